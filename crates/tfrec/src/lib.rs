@@ -1,0 +1,6 @@
+//! tfrec: TensorFlow's data-record layer without TensorFlow.
+//!
+//! The crate is split by layer, each module owning one part of the format:
+//! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes).
+
+pub mod record;

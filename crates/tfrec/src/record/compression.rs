@@ -1,0 +1,197 @@
+//! Whole-stream compression of TFRecord files (none, GZIP, ZLIB) and how it is chosen.
+//!
+//! As in TensorFlow, the *whole* file is one compressed stream and the record framing lives
+//! inside the decompressed bytes; records are never compressed one by one. ZLIB is an
+//! RFC 1950 stream (zlib `window_bits` 15), GZIP an RFC 1952 stream (`window_bits` 31).
+
+use std::fmt;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+use std::str::FromStr;
+
+use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
+
+use super::format::{Header, HEADER_LEN};
+
+/// The compression of a TFRecord stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Compression {
+    /// Plain framed records (TensorFlow's `""` / `NONE`).
+    #[default]
+    None,
+    /// An RFC 1952 gzip stream (TensorFlow's `GZIP`). Concatenated members are read in turn.
+    Gzip,
+    /// An RFC 1950 zlib stream (TensorFlow's `ZLIB`).
+    Zlib,
+}
+
+/// How a reader decides the compression of its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CompressionChoice {
+    /// Use this compression whatever the file is called or contains.
+    Exactly(Compression),
+    /// Decide from the file extension (`.gz`/`.gzip`, `.zz`/`.zlib`), else by sniffing the
+    /// first bytes. This is the default.
+    #[default]
+    Auto,
+}
+
+impl From<Compression> for CompressionChoice {
+    fn from(c: Compression) -> Self {
+        CompressionChoice::Exactly(c)
+    }
+}
+
+impl Compression {
+    /// The compression a file name implies, if its extension names one.
+    pub fn from_extension(path: &Path) -> Option<Compression> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "gz" | "gzip" => Some(Compression::Gzip),
+            "zz" | "zlib" => Some(Compression::Zlib),
+            _ => None,
+        }
+    }
+
+    /// Guesses the compression from the first bytes of a stream.
+    ///
+    /// A plain TFRecord stream is recognised first, by a header whose length CRC agrees, because
+    /// a plain length byte can look like a zlib header (a 120-byte record starts with 0x78).
+    /// An empty or unrecognisable prefix is taken as plain, so that the record reader reports
+    /// what is wrong with it.
+    pub fn sniff(prefix: &[u8]) -> Compression {
+        if let Some(header) = prefix.get(..HEADER_LEN) {
+            let mut bytes = [0u8; HEADER_LEN];
+            bytes.copy_from_slice(header);
+            if Header::decode(&bytes).is_valid() {
+                return Compression::None;
+            }
+        }
+        match prefix {
+            [0x1f, 0x8b, ..] => Compression::Gzip,
+            // RFC 1950: CM = 8 (deflate), CINFO <= 7, and the check bits make CMF*256+FLG a
+            // multiple of 31.
+            [cmf, flg, ..]
+                if cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(*cmf) * 256 + u16::from(*flg)) % 31 == 0 =>
+            {
+                Compression::Zlib
+            }
+            _ => Compression::None,
+        }
+    }
+
+    /// The name TensorFlow uses for this compression (`""`, `"GZIP"`, `"ZLIB"`).
+    pub fn tf_name(self) -> &'static str {
+        match self {
+            Compression::None => "",
+            Compression::Gzip => "GZIP",
+            Compression::Zlib => "ZLIB",
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Zlib => "zlib",
+        })
+    }
+}
+
+/// The error for a compression name that is not one of ours or TensorFlow's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid compression type: {0:?} (expected none, gzip or zlib)")]
+pub struct UnknownCompression(pub String);
+
+impl FromStr for Compression {
+    type Err = UnknownCompression;
+
+    /// Accepts TensorFlow's names (`""`, `NONE`, `GZIP`, `ZLIB`) in any case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "" | "none" => Ok(Compression::None),
+            "gzip" | "gz" => Ok(Compression::Gzip),
+            "zlib" | "zz" => Ok(Compression::Zlib),
+            _ => Err(UnknownCompression(s.to_owned())),
+        }
+    }
+}
+
+impl FromStr for CompressionChoice {
+    type Err = UnknownCompression;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("auto") {
+            Ok(CompressionChoice::Auto)
+        } else {
+            s.parse().map(CompressionChoice::Exactly)
+        }
+    }
+}
+
+/// A stream with its first bytes read ahead and put back in front.
+pub(crate) type Peeked<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
+/// Reads up to `want` bytes from the start of `reader` without losing them: the returned reader
+/// yields the same stream from its first byte, and `peeked.get_ref().0.get_ref()` is the prefix.
+pub(crate) fn peek_prefix<R: Read>(mut reader: R, want: usize) -> io::Result<Peeked<R>> {
+    let mut prefix = Vec::with_capacity(want);
+    (&mut reader).take(want as u64).read_to_end(&mut prefix)?;
+    Ok(io::Cursor::new(prefix).chain(reader))
+}
+
+/// Wraps a raw stream in the decoder for `compression`.
+pub(crate) fn decoder<'a, R: Read + Send + 'a>(reader: R, compression: Compression) -> Box<dyn Read + Send + 'a> {
+    match compression {
+        Compression::None => Box::new(reader),
+        Compression::Gzip => Box::new(MultiGzDecoder::new(buffered(reader))),
+        Compression::Zlib => Box::new(ZlibDecoder::new(buffered(reader))),
+    }
+}
+
+/// TensorFlow reads compressed input through 256 KiB buffers; so do we.
+const COMPRESSED_BUFFER: usize = 256 * 1024;
+
+fn buffered<R: Read>(reader: R) -> impl BufRead {
+    BufReader::with_capacity(COMPRESSED_BUFFER, reader)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::format::encode_header;
+
+    #[test]
+    fn extension_decides() {
+        assert_eq!(
+            Compression::from_extension(Path::new("a.tfrecord.gz")),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(Compression::from_extension(Path::new("a.ZZ")), Some(Compression::Zlib));
+        assert_eq!(
+            Compression::from_extension(Path::new("a.zlib")),
+            Some(Compression::Zlib)
+        );
+        assert_eq!(Compression::from_extension(Path::new("a.tfrecord")), None);
+    }
+
+    #[test]
+    fn sniff_prefers_a_valid_plain_header() {
+        // A 120-byte record's first byte is 0x78, a zlib CMF; its valid CRC says plain.
+        let header = encode_header(0x78);
+        assert_eq!(Compression::sniff(&header), Compression::None);
+        assert_eq!(Compression::sniff(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
+        assert_eq!(Compression::sniff(&[0x78, 0x9c, 1, 2]), Compression::Zlib);
+        assert_eq!(Compression::sniff(&[]), Compression::None);
+    }
+
+    #[test]
+    fn names_parse() {
+        assert_eq!("GZIP".parse::<Compression>(), Ok(Compression::Gzip));
+        assert_eq!("".parse::<Compression>(), Ok(Compression::None));
+        assert_eq!("auto".parse::<CompressionChoice>(), Ok(CompressionChoice::Auto));
+        assert!("snappy".parse::<Compression>().is_err());
+    }
+}

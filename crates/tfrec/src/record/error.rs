@@ -1,0 +1,168 @@
+//! Errors of the TFRecord layer: what went wrong, and exactly where.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where in the input a problem was found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Location {
+    /// The file, when the reader was opened on one (`None` for an anonymous stream).
+    pub path: Option<Arc<Path>>,
+    /// Byte offset of the start of the record's header in the (decompressed) stream.
+    pub offset: u64,
+    /// Zero-based index of the record in its file or stream.
+    pub record_index: u64,
+    /// Whether `offset` counts decompressed bytes (the file was GZIP or ZLIB).
+    pub decompressed: bool,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{}: ", path.display())?,
+            None => f.write_str("<stream>: ")?,
+        }
+        write!(f, "record {} at ", self.record_index)?;
+        if self.decompressed {
+            write!(f, "decompressed ")?;
+        }
+        write!(f, "byte {}", self.offset)
+    }
+}
+
+/// What is wrong with the input. Each variant says whether reading can go on after it.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordErrorKind {
+    /// The length field does not match its CRC. The length cannot be trusted, so the reader
+    /// can only go on by resynchronising (scanning for the next valid header).
+    #[error("corrupted record: the length's CRC does not match (stored {stored:#010x}, computed {computed:#010x})")]
+    LengthCrcMismatch { stored: u32, computed: u32 },
+
+    /// The data does not match its CRC (or the CRC itself was damaged). The length was valid,
+    /// so the next record starts right after this one and reading can go on past it.
+    #[error("corrupted record: the data's CRC does not match (stored {stored:#010x}, computed {computed:#010x}; data starts at byte {data_offset})")]
+    DataCrcMismatch {
+        stored: u32,
+        computed: u32,
+        data_offset: u64,
+    },
+
+    /// The header was complete and valid but the stream ended inside the data or footer.
+    /// Nothing can follow; a growing file may be read again later.
+    #[error("truncated record: the header promises {len} data bytes plus a 4-byte footer but the stream ends {available} bytes later")]
+    Truncated { len: u64, available: u64 },
+
+    /// 1 to 11 bytes at the end of the stream: a torn write of a record header. TensorFlow
+    /// silently ignores it; tfrec reports it unless told to tolerate a torn tail.
+    #[error("partial record header at the end of the stream: {available} of 12 bytes (a torn write?)")]
+    PartialHeader { available: usize },
+
+    /// A length with a valid CRC that is larger than what is left of the file. Nothing is
+    /// allocated for it; reading can only go on by resynchronising.
+    #[error("record length {len} is larger than the {remaining} bytes left in the file")]
+    LengthExceedsFile { len: u64, remaining: u64 },
+
+    /// A length with a valid CRC above the configured limit ([`ReaderOptions::max_record_len`](crate::record::ReaderOptions::max_record_len)).
+    /// Reading can only go on by resynchronising.
+    #[error("record length {len} exceeds the limit of {limit} bytes")]
+    LengthOverLimit { len: u64, limit: u64 },
+
+    /// The compressed stream is damaged (bad deflate data, wrong gzip/zlib checksum). Nothing
+    /// after it can be read.
+    #[error("the compressed stream is damaged: {0}")]
+    Decompress(#[source] io::Error),
+
+    /// Reading the underlying file or stream failed.
+    #[error("I/O error: {0}")]
+    Io(#[source] io::Error),
+
+    /// The file could not be opened or listed (it does not exist, a glob matched nothing, no
+    /// permission). Nothing was read.
+    #[error("cannot open: {0}")]
+    Open(#[source] io::Error),
+}
+
+/// An error of the TFRecord layer, with the place it happened.
+#[derive(Debug)]
+pub struct RecordError {
+    /// What is wrong.
+    pub kind: RecordErrorKind,
+    /// Where: file, byte offset of the record and record index.
+    pub location: Location,
+}
+
+impl RecordError {
+    /// Whether the reader can skip the damaged record and go on: true for CRC mismatches and
+    /// implausible lengths (by resynchronising), false at the end of the data or for I/O and
+    /// decompression failures.
+    pub fn is_recoverable(&self) -> bool {
+        matches!(
+            self.kind,
+            RecordErrorKind::LengthCrcMismatch { .. }
+                | RecordErrorKind::DataCrcMismatch { .. }
+                | RecordErrorKind::LengthExceedsFile { .. }
+                | RecordErrorKind::LengthOverLimit { .. }
+        )
+    }
+
+    /// A short stable name for the kind of problem, used in machine-readable reports.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            RecordErrorKind::LengthCrcMismatch { .. } => "length_crc_mismatch",
+            RecordErrorKind::DataCrcMismatch { .. } => "data_crc_mismatch",
+            RecordErrorKind::Truncated { .. } => "truncated",
+            RecordErrorKind::PartialHeader { .. } => "partial_header",
+            RecordErrorKind::LengthExceedsFile { .. } => "length_exceeds_file",
+            RecordErrorKind::LengthOverLimit { .. } => "length_over_limit",
+            RecordErrorKind::Decompress(_) => "decompress",
+            RecordErrorKind::Io(_) => "io",
+            RecordErrorKind::Open(_) => "open",
+        }
+    }
+
+    /// The offset TensorFlow would name for this problem: the data offset for a data CRC
+    /// mismatch ("corrupted record at <offset+12>"), else the record's offset.
+    pub fn tf_offset(&self) -> u64 {
+        match self.kind {
+            RecordErrorKind::DataCrcMismatch { data_offset, .. } => data_offset,
+            _ => self.location.offset,
+        }
+    }
+
+    /// The file the error happened in, if known.
+    pub fn path(&self) -> Option<&Path> {
+        self.location.path.as_deref()
+    }
+
+    /// A file that could not be opened, listed or inspected.
+    pub(crate) fn open_failed(error: io::Error, path: Option<PathBuf>) -> RecordError {
+        RecordError {
+            kind: RecordErrorKind::Open(error),
+            location: Location {
+                path: path.map(Arc::from),
+                ..Location::default()
+            },
+        }
+    }
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.kind, &self.location.path) {
+            // Nothing was read, so only the file is worth naming.
+            (RecordErrorKind::Open(_), Some(path)) => write!(f, "{}: {}", path.display(), self.kind),
+            _ => write!(f, "{}: {}", self.location, self.kind),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            RecordErrorKind::Decompress(e) | RecordErrorKind::Io(e) | RecordErrorKind::Open(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! Many TFRecord files read as one stream: expanding paths, globs and directories, and reading
+//! the files in turn with per-file compression.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::error::RecordError;
+use super::reader::{FileRecordReader, ReadStats, ReaderOptions, RecordReader};
+
+/// Expands inputs into a list of files: a file stays itself; a directory gives the files in it
+/// (not recursing, sorted by name; hidden files, `.idx` indexes and the metadata that data set
+/// directories often hold — `.json`, `.txt`, `.md`, `.pbtxt`, `.yaml` — left out); a pattern with
+/// `*`, `?` or `[` is a glob (matches sorted by name). A glob that matches nothing, or a path
+/// that does not exist, is an error: a typo must not read as an empty data set.
+pub fn expand_inputs<I, S>(inputs: I) -> Result<Vec<PathBuf>, RecordError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut files = Vec::new();
+    for input in inputs {
+        let input = input.as_ref();
+        let as_path = Path::new(input);
+        if as_path.is_dir() {
+            let mut found = Vec::new();
+            let entries = fs::read_dir(as_path).map_err(|e| RecordError::open_failed(e, Some(as_path.into())))?;
+            for entry in entries {
+                let path = entry
+                    .map_err(|e| RecordError::open_failed(e, Some(as_path.into())))?
+                    .path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if path.is_file() && !name.starts_with('.') && !is_metadata(name) {
+                    found.push(path);
+                }
+            }
+            found.sort();
+            files.extend(found);
+        } else if as_path.exists() {
+            files.push(as_path.to_path_buf());
+        } else if input.contains(['*', '?', '[']) {
+            let not_found = |msg: String| {
+                RecordError::open_failed(io::Error::new(io::ErrorKind::NotFound, msg), Some(as_path.into()))
+            };
+            let paths = glob::glob(input).map_err(|e| not_found(format!("bad glob pattern: {e}")))?;
+            let mut found = Vec::new();
+            for path in paths {
+                let path = path.map_err(|e| RecordError::open_failed(e.into(), Some(as_path.into())))?;
+                if path.is_file() {
+                    found.push(path);
+                }
+            }
+            if found.is_empty() {
+                return Err(not_found("no file matches this pattern".into()));
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            return Err(RecordError::open_failed(
+                io::Error::new(io::ErrorKind::NotFound, "no such file or directory"),
+                Some(as_path.into()),
+            ));
+        }
+    }
+    Ok(files)
+}
+
+/// Files a data set directory holds beside its records.
+fn is_metadata(name: &str) -> bool {
+    const METADATA: [&str; 8] = [".idx", ".json", ".txt", ".md", ".pbtxt", ".yaml", ".yml", ".csv"];
+    let lower = name.to_ascii_lowercase();
+    METADATA.iter().any(|ext| lower.ends_with(ext))
+}
+
+/// Counts the bytes read from a file, before decompression, for progress reporting.
+struct CountingRead<R> {
+    inner: R,
+    counter: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counter.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Reads the records of several files in order, as one stream.
+///
+/// Each file gets its own compression (by [`ReaderOptions::compression`]) and the corruption
+/// policy applies per file: under [`OnCorruption::SkipFile`](super::OnCorruption::SkipFile) a
+/// damaged file is abandoned and the next one is read.
+pub struct MultiFileReader {
+    files: Vec<PathBuf>,
+    options: ReaderOptions,
+    /// Index in `files` of the file `current` reads, or of the next file to open.
+    file_index: usize,
+    current: Option<FileRecordReader>,
+    /// Counters of the files already finished.
+    finished: ReadStats,
+    problems: Vec<RecordError>,
+    /// On-disk bytes read so far, shared with the readers' [`CountingRead`].
+    disk_bytes: Arc<AtomicU64>,
+    ended: bool,
+}
+
+impl MultiFileReader {
+    /// A reader over `files`, in order.
+    pub fn new(files: Vec<PathBuf>, options: ReaderOptions) -> Self {
+        MultiFileReader {
+            files,
+            options,
+            file_index: 0,
+            current: None,
+            finished: ReadStats::default(),
+            problems: Vec::new(),
+            disk_bytes: Arc::new(AtomicU64::new(0)),
+            ended: false,
+        }
+    }
+
+    /// A reader over the files that `inputs` (paths, globs, directories) expand to.
+    pub fn open<I, S>(inputs: I, options: ReaderOptions) -> Result<Self, RecordError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        Ok(Self::new(expand_inputs(inputs)?, options))
+    }
+
+    /// The next record, `Ok(None)` after the last file. The slice is valid until the next call.
+    pub fn next_record(&mut self) -> Result<Option<&[u8]>, RecordError> {
+        let span = loop {
+            if self.ended {
+                return Ok(None);
+            }
+            let Some(reader) = self.current.as_mut() else {
+                self.open_next()?;
+                continue;
+            };
+            match reader.next_span() {
+                Ok(Some(span)) => break span,
+                Ok(None) => self.close_current(),
+                Err(error) => {
+                    self.close_current();
+                    self.ended = true;
+                    return Err(error);
+                }
+            }
+        };
+        match &self.current {
+            Some(reader) => Ok(Some(reader.span_data(span))),
+            None => Ok(None),
+        }
+    }
+
+    /// The file the last record came from (or the one being read).
+    pub fn current_path(&self) -> Option<&Path> {
+        self.current.as_ref().and_then(|r| r.path())
+    }
+
+    /// The stream offset of the last record returned, within its file.
+    pub fn last_record_offset(&self) -> u64 {
+        self.current.as_ref().map_or(0, |r| r.last_record_offset())
+    }
+
+    /// The files this reader reads, in order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Index in [`MultiFileReader::files`] of the file being read.
+    pub fn file_index(&self) -> usize {
+        self.file_index
+    }
+
+    /// Counters over all files so far.
+    pub fn stats(&self) -> ReadStats {
+        let mut stats = self.finished;
+        if let Some(reader) = &self.current {
+            stats.add(&reader.stats());
+        }
+        stats
+    }
+
+    /// Problems skipped so far, over all files (see [`RecordReader::problems`]).
+    pub fn problems(&self) -> Vec<&RecordError> {
+        let current = self.current.iter().flat_map(|r| r.problems());
+        self.problems.iter().chain(current).collect()
+    }
+
+    /// On-disk (compressed) bytes read so far, for a progress bar.
+    pub fn disk_bytes_read(&self) -> u64 {
+        self.disk_bytes.load(Ordering::Relaxed)
+    }
+
+    /// A shared counter of on-disk bytes read, for a progress bar drawn by another thread.
+    pub fn disk_bytes_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.disk_bytes)
+    }
+
+    /// The total on-disk size of all files (files that cannot be inspected count as 0).
+    pub fn total_disk_bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    fn open_next(&mut self) -> Result<(), RecordError> {
+        let Some(path) = self.files.get(self.file_index) else {
+            self.ended = true;
+            return Ok(());
+        };
+        let counter = Arc::clone(&self.disk_bytes);
+        let reader = RecordReader::open_with(path, self.options.clone(), move |file| {
+            Box::new(CountingRead { inner: file, counter }) as Box<dyn Read + Send>
+        });
+        match reader {
+            Ok(reader) => {
+                self.current = Some(reader);
+                Ok(())
+            }
+            Err(error) => {
+                self.ended = true;
+                Err(error)
+            }
+        }
+    }
+
+    fn close_current(&mut self) {
+        if let Some(mut reader) = self.current.take() {
+            self.finished.add(&reader.stats());
+            self.problems.extend(reader.take_problems());
+            self.file_index += 1;
+        }
+    }
+}

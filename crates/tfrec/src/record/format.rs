@@ -1,0 +1,133 @@
+//! The TFRecord framing, written down once next to the constants that encode it.
+//!
+//! Every record in the (decompressed) stream is laid out as, all integers little-endian:
+//!
+//! ```text
+//! u64 length | u32 masked_crc32c(length's 8 bytes) | data[length] | u32 masked_crc32c(data)
+//! ```
+//!
+//! CRC-32C is the Castagnoli CRC (reflected polynomial 0x82F63B78); TensorFlow stores it
+//! "masked" so that a CRC of data that itself contains CRCs does not degenerate. Source:
+//! TensorFlow's `core/lib/io/record_writer.cc` and `tsl/lib/hash/crc32c.h`.
+
+/// Bytes before the data: the length and its masked CRC.
+pub const HEADER_LEN: usize = 12;
+/// Bytes after the data: the data's masked CRC.
+pub const FOOTER_LEN: usize = 4;
+/// Bytes a record adds around its data.
+pub const FRAMING_LEN: usize = HEADER_LEN + FOOTER_LEN;
+
+const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// Masks a CRC the way TensorFlow stores it: `((c >> 15) | (c << 17)) + 0xa282ead8`.
+#[inline]
+pub fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
+/// Inverse of [`mask_crc`].
+#[inline]
+pub fn unmask_crc(masked: u32) -> u32 {
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
+/// The masked CRC-32C of `bytes`, as stored in a record.
+///
+/// Uses the `crc32c` crate, which picks SSE4.2 / ARMv8 CRC instructions at run time.
+#[inline]
+pub fn masked_crc32c(bytes: &[u8]) -> u32 {
+    mask_crc(crc32c::crc32c(bytes))
+}
+
+/// Encodes the 12-byte header of a record of `len` data bytes.
+#[inline]
+pub fn encode_header(len: u64) -> [u8; HEADER_LEN] {
+    let mut header = [0u8; HEADER_LEN];
+    header[..8].copy_from_slice(&len.to_le_bytes());
+    let crc = masked_crc32c(&header[..8]);
+    header[8..].copy_from_slice(&crc.to_le_bytes());
+    header
+}
+
+/// What a 12-byte header says, before anything is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// The data length the header claims.
+    pub len: u64,
+    /// The masked CRC stored after the length.
+    pub stored_crc: u32,
+    /// The masked CRC computed over the 8 length bytes.
+    pub actual_crc: u32,
+}
+
+impl Header {
+    /// Splits a header into its fields and computes the CRC of the length bytes.
+    #[inline]
+    pub fn decode(bytes: &[u8; HEADER_LEN]) -> Header {
+        let mut len_bytes = [0u8; 8];
+        len_bytes.copy_from_slice(&bytes[..8]);
+        let mut crc_bytes = [0u8; 4];
+        crc_bytes.copy_from_slice(&bytes[8..]);
+        Header {
+            len: u64::from_le_bytes(len_bytes),
+            stored_crc: u32::from_le_bytes(crc_bytes),
+            actual_crc: masked_crc32c(&bytes[..8]),
+        }
+    }
+
+    /// Whether the length's CRC matches, i.e. the length can be trusted.
+    #[inline]
+    pub fn is_valid(&self) -> bool {
+        self.stored_crc == self.actual_crc
+    }
+}
+
+/// Reads the little-endian u32 footer.
+#[inline]
+pub fn decode_footer(bytes: &[u8; FOOTER_LEN]) -> u32 {
+    u32::from_le_bytes(*bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn crc32c_check_value() {
+        assert_eq!(crc32c::crc32c(b"123456789"), 0xE306_9283);
+    }
+
+    #[test]
+    fn mask_round_trips() {
+        for crc in [0u32, 1, 0xdead_beef, u32::MAX, 0xE306_9283] {
+            assert_eq!(unmask_crc(mask_crc(crc)), crc);
+        }
+    }
+
+    #[test]
+    fn spec_test_vectors() {
+        // TF_SEMANTICS.md §4: "" and "hello" framed.
+        let empty = encode_header(0);
+        let mut framed = empty.to_vec();
+        framed.extend_from_slice(&masked_crc32c(b"").to_le_bytes());
+        assert_eq!(hex(&framed), "000000000000000029039807d8ea82a2");
+
+        let mut framed = encode_header(5).to_vec();
+        framed.extend_from_slice(b"hello");
+        framed.extend_from_slice(&masked_crc32c(b"hello").to_le_bytes());
+        assert_eq!(hex(&framed), "0500000000000000eab2043e68656c6c6fbb1f1c19");
+    }
+
+    #[test]
+    fn header_decode_checks_crc() {
+        let mut header = encode_header(283);
+        assert!(Header::decode(&header).is_valid());
+        assert_eq!(Header::decode(&header).len, 283);
+        header[0] ^= 1;
+        assert!(!Header::decode(&header).is_valid());
+    }
+}

@@ -1,0 +1,224 @@
+//! Random access into a plain TFRecord file through an index of record offsets.
+//!
+//! The index is the plain-text format other TFRecord tools use (the `tfrecord` Python package's
+//! `tfrecord2idx`, NVIDIA DALI): one line per record, `offset length`, where `offset` is where
+//! the record's header starts and `length` is the whole framed record (12 + data + 4 bytes).
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::compression::{Compression, CompressionChoice};
+use super::error::RecordError;
+use super::format::FRAMING_LEN;
+use super::reader::{ReaderOptions, RecordReader};
+
+/// One record's place in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// Byte offset of the record's header.
+    pub offset: u64,
+    /// Length of the framed record: 16 + data length.
+    pub len: u64,
+}
+
+/// What can go wrong building, loading or using an index.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// Reading the records failed.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// Offsets into a compressed stream cannot be sought to.
+    #[error("{path}: cannot index a {compression}-compressed file: offsets into it cannot be sought to (decompress it first, e.g. with `tfrec convert`)")]
+    Compressed { path: PathBuf, compression: Compression },
+    /// A line of an index file is not `offset length`.
+    #[error("{path}:{line}: not an index line (`offset length`): {text:?}")]
+    Parse { path: PathBuf, line: usize, text: String },
+    /// Reading or writing the index file failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A record number past the end of the index.
+    #[error("record {index} is out of range: the index has {len} records")]
+    OutOfRange { index: u64, len: u64 },
+    /// The record found at an indexed offset does not have the indexed length (stale index).
+    #[error("record {index} at byte {offset}: the file has a record of {actual} framed bytes where the index says {expected} (is the index stale?)")]
+    Mismatch {
+        index: u64,
+        offset: u64,
+        expected: u64,
+        actual: u64,
+    },
+}
+
+/// The offsets and lengths of every record of a file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordIndex {
+    entries: Vec<IndexEntry>,
+}
+
+impl RecordIndex {
+    /// Reads a plain file once and records where each record is (CRCs are checked).
+    pub fn build(path: impl AsRef<Path>) -> Result<Self, IndexError> {
+        let path = path.as_ref();
+        let reader = RecordReader::open(path, ReaderOptions::default())?;
+        if reader.compression() != Compression::None {
+            return Err(IndexError::Compressed {
+                path: path.to_path_buf(),
+                compression: reader.compression(),
+            });
+        }
+        Self::from_reader(reader)
+    }
+
+    /// Indexes the records a reader yields from here on.
+    pub fn from_reader<R: io::Read>(mut reader: RecordReader<R>) -> Result<Self, IndexError> {
+        let mut entries = Vec::new();
+        while let Some(record) = reader.next_record()? {
+            let len = (record.len() + FRAMING_LEN) as u64;
+            entries.push(IndexEntry {
+                offset: reader.last_record_offset(),
+                len,
+            });
+        }
+        Ok(RecordIndex { entries })
+    }
+
+    /// Loads an index file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, IndexError> {
+        let path = path.as_ref();
+        let io_err = |source| IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io_err)?;
+        let mut entries = Vec::new();
+        for (i, line) in BufReader::new(file).lines().enumerate() {
+            let line = line.map_err(io_err)?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut fields = line.split_ascii_whitespace().map(str::parse::<u64>);
+            match (fields.next(), fields.next(), fields.next()) {
+                (Some(Ok(offset)), Some(Ok(len)), None) => entries.push(IndexEntry { offset, len }),
+                _ => {
+                    return Err(IndexError::Parse {
+                        path: path.to_path_buf(),
+                        line: i + 1,
+                        text: line,
+                    })
+                }
+            }
+        }
+        Ok(RecordIndex { entries })
+    }
+
+    /// Writes the index as `offset length` lines.
+    pub fn write_to<W: Write>(&self, out: W) -> io::Result<()> {
+        let mut out = BufWriter::new(out);
+        for e in &self.entries {
+            writeln!(out, "{} {}", e.offset, e.len)?;
+        }
+        out.flush()
+    }
+
+    /// Saves the index to `path`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), IndexError> {
+        let path = path.as_ref();
+        let io_err = |source| IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::create(path).map_err(io_err)?;
+        self.write_to(file).map_err(io_err)
+    }
+
+    /// The conventional index path for a data file: `FILE.idx`.
+    pub fn default_path(data_path: &Path) -> PathBuf {
+        let mut name = data_path.as_os_str().to_owned();
+        name.push(".idx");
+        PathBuf::from(name)
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the file has no records.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries, in file order.
+    pub fn entries(&self) -> &[IndexEntry] {
+        &self.entries
+    }
+}
+
+/// Reads record N of a plain file by seeking to it.
+pub struct IndexedReader {
+    reader: RecordReader<File>,
+    index: RecordIndex,
+}
+
+impl IndexedReader {
+    /// Opens `path` with an index (for example from [`RecordIndex::load`]).
+    pub fn open(path: impl AsRef<Path>, index: RecordIndex) -> Result<Self, IndexError> {
+        let path = path.as_ref();
+        let io_err = |source| IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io_err)?;
+        // Random access only reads records the index names, so a small window suffices.
+        let options = ReaderOptions::default()
+            .compression(CompressionChoice::Exactly(Compression::None))
+            .buffer_size(64 << 10);
+        let reader = RecordReader::new_seekable(file, options)
+            .map_err(io_err)?
+            .with_path(path);
+        Ok(IndexedReader { reader, index })
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// The data of record `n`, CRC-checked. Valid until the next call.
+    pub fn get(&mut self, n: u64) -> Result<&[u8], IndexError> {
+        let entry = usize::try_from(n)
+            .ok()
+            .and_then(|i| self.index.entries.get(i))
+            .copied()
+            .ok_or(IndexError::OutOfRange {
+                index: n,
+                len: self.index.len() as u64,
+            })?;
+        self.reader.seek_to(entry.offset, n)?;
+        match self.reader.next_record()? {
+            Some(data) if (data.len() + FRAMING_LEN) as u64 == entry.len => Ok(data),
+            Some(data) => Err(IndexError::Mismatch {
+                index: n,
+                offset: entry.offset,
+                expected: entry.len,
+                actual: (data.len() + FRAMING_LEN) as u64,
+            }),
+            None => Err(IndexError::Mismatch {
+                index: n,
+                offset: entry.offset,
+                expected: entry.len,
+                actual: 0,
+            }),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! TFRecord files: the framing, compression, streaming readers and writers, many files as one
+//! stream, and a random-access index.
+//!
+//! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
+//! [`MultiFileReader`] for paths, globs and directories, and [`RecordIndex`] to read record N.
+
+mod compression;
+mod error;
+mod files;
+pub mod format;
+mod index;
+mod reader;
+mod writer;
+
+pub use compression::{Compression, CompressionChoice, UnknownCompression};
+pub use error::{Location, RecordError, RecordErrorKind};
+pub use files::{expand_inputs, MultiFileReader};
+pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
+pub use reader::{
+    FileRecordReader, OnCorruption, ReadStats, ReaderOptions, RecordReader, Records, TornTail, DEFAULT_MAX_RECORD_LEN,
+};
+pub use writer::{RecordWriter, WriteError, WriterOptions};

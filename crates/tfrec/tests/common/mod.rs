@@ -1,0 +1,24 @@
+//! Helpers shared by the integration tests: where the golden vectors are.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The golden vectors: `$TFREC_GOLDEN_DIR`, else `../shared/golden` beside the repository root.
+/// A missing directory fails the test: conformance is never silently skipped.
+pub fn golden_dir() -> PathBuf {
+    let dir = match std::env::var_os("TFREC_GOLDEN_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden"),
+    };
+    assert!(
+        dir.is_dir(),
+        "golden vectors not found at {} (set TFREC_GOLDEN_DIR)",
+        dir.display()
+    );
+    dir
+}
+
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

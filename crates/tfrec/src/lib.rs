@@ -2,5 +2,7 @@
 //!
 //! The crate is split by layer, each module owning one part of the format:
 //! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes).
+//! - [`example`]: the `Example` / `SequenceExample` messages, their wire format and renderings.
 
+pub mod example;
 pub mod record;

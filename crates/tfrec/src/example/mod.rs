@@ -1,0 +1,26 @@
+//! `tf.train.Example` and `tf.train.SequenceExample`: owned messages with builders, exact
+//! protobuf decoding and canonical encoding, zero-copy views for the parsing hot path, and
+//! rendering as protobuf text format, protobuf JSON and a friendlier JSON-lines form.
+
+mod builder;
+mod codec;
+mod json;
+mod model;
+mod pyfloat;
+mod text;
+mod view;
+pub mod wire;
+
+pub use builder::{
+    BuildError, BytesValue, ExampleBuilder, FloatValue, Int64Value, IntoBytesList, IntoFloats, IntoInt64s,
+    SequenceExampleBuilder,
+};
+pub use json::{FriendlyJsonError, TypeHints};
+pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
+pub use pyfloat::{python_repr, shortest_repr};
+pub use text::TextError;
+pub use view::{
+    ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,
+    SequenceExampleView,
+};
+pub use wire::{DecodeError, DecodeErrorKind};

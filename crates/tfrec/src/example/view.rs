@@ -1,0 +1,507 @@
+//! Zero-copy views of serialized `Example`s and `SequenceExample`s, for the parsing hot path.
+//!
+//! A view walks the bytes in place: map entries are yielded one by one with their key as a
+//! slice, and a feature's values are decoded only when asked for. Features nobody asks for are
+//! skipped without looking at their values. The semantics are protobuf's, the same as
+//! [`Example::decode`](super::Example::decode): several `features` fields are one map, the
+//! last entry of a duplicated key wins, a oneof keeps the last kind (merging repeats of it),
+//! packed and unpacked elements may mix, unknown fields are skipped.
+//!
+//! ```
+//! use tfrec::example::{Example, ExampleView, Kind};
+//!
+//! let bytes = Example::builder().int64("age", 19).float("score", [0.5, 1.5]).build()?.encode();
+//! let view = ExampleView::new(&bytes);
+//! let score = view.get(b"score")?.expect("present");
+//! assert_eq!(score.kind(), Some(Kind::Float));
+//! let mut values = Vec::new();
+//! score.extend_floats(&mut values)?;
+//! assert_eq!(values, [0.5, 1.5]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use super::codec::{merge_float_list, merge_int64_list};
+use super::model::{Feature, Kind};
+use super::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
+
+/// The serialized body of a message and its absolute offset (for errors).
+type Part<'a> = (&'a [u8], usize);
+
+/// The list messages of a feature's final oneof kind: usually exactly one.
+#[derive(Debug, Clone)]
+enum Lists<'a> {
+    None,
+    One(Part<'a>),
+    Many(Vec<Part<'a>>),
+}
+
+impl<'a> Lists<'a> {
+    fn push(&mut self, part: Part<'a>) {
+        *self = match std::mem::replace(self, Lists::None) {
+            Lists::None => Lists::One(part),
+            Lists::One(first) => Lists::Many(vec![first, part]),
+            Lists::Many(mut v) => {
+                v.push(part);
+                Lists::Many(v)
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[Part<'a>] {
+        match self {
+            Lists::None => &[],
+            Lists::One(p) => std::slice::from_ref(p),
+            Lists::Many(v) => v,
+        }
+    }
+}
+
+/// One feature's value, not yet decoded.
+#[derive(Debug, Clone)]
+pub struct FeatureView<'a> {
+    kind: Option<Kind>,
+    lists: Lists<'a>,
+}
+
+impl<'a> FeatureView<'a> {
+    /// A view of one serialized `Feature` message found at absolute offset `base`.
+    pub fn from_feature_bytes(bytes: &'a [u8], base: usize) -> Result<Self, DecodeError> {
+        let mut view = FeatureView {
+            kind: None,
+            lists: Lists::None,
+        };
+        view.merge(bytes, base)?;
+        Ok(view)
+    }
+
+    /// Merges another serialized `Feature` into this one (a repeated `value` field).
+    fn merge(&mut self, bytes: &'a [u8], base: usize) -> Result<(), DecodeError> {
+        let mut r = WireReader::nested(bytes, base);
+        while !r.is_empty() {
+            let kind = match r.read_tag()? {
+                (1, WireType::Len) => Kind::Bytes,
+                (2, WireType::Len) => Kind::Float,
+                (3, WireType::Len) => Kind::Int64,
+                (field, wt) => {
+                    r.skip(field, wt)?;
+                    continue;
+                }
+            };
+            let part = r.read_len()?;
+            if self.kind != Some(kind) {
+                self.kind = Some(kind);
+                self.lists = Lists::None;
+            }
+            self.lists.push(part);
+        }
+        Ok(())
+    }
+
+    /// The kind, or `None` when no kind is set (an empty `Feature`).
+    #[inline]
+    pub fn kind(&self) -> Option<Kind> {
+        self.kind
+    }
+
+    /// Number of values, counted without decoding them where the encoding allows (a packed
+    /// int64 block is counted by its varint terminators, a packed float block by its length).
+    pub fn count(&self) -> Result<usize, DecodeError> {
+        let mut n = 0;
+        for &(bytes, base) in self.lists.as_slice() {
+            let mut r = WireReader::nested(bytes, base);
+            while !r.is_empty() {
+                match (self.kind, r.read_tag()?) {
+                    (Some(Kind::Int64), (1, WireType::Varint)) => {
+                        r.read_varint()?;
+                        n += 1;
+                    }
+                    (Some(Kind::Int64), (1, WireType::Len)) => {
+                        let (packed, at) = r.read_len()?;
+                        n += count_varints(packed, at)?;
+                    }
+                    (Some(Kind::Float), (1, WireType::Fixed32)) => {
+                        r.read_fixed32()?;
+                        n += 1;
+                    }
+                    (Some(Kind::Float), (1, WireType::Len)) => {
+                        let (packed, at) = r.read_len()?;
+                        if packed.len() % 4 != 0 {
+                            return Err(DecodeError {
+                                offset: at,
+                                kind: DecodeErrorKind::PackedFloatLength(packed.len()),
+                            });
+                        }
+                        n += packed.len() / 4;
+                    }
+                    (Some(Kind::Bytes), (1, WireType::Len)) => {
+                        r.read_len()?;
+                        n += 1;
+                    }
+                    (_, (field, wt)) => r.skip(field, wt)?,
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Appends the int64 values to `out` (nothing unless the kind is int64); returns how many.
+    pub fn extend_int64s(&self, out: &mut Vec<i64>) -> Result<usize, DecodeError> {
+        if self.kind != Some(Kind::Int64) {
+            return Ok(0);
+        }
+        let before = out.len();
+        for &(bytes, base) in self.lists.as_slice() {
+            // Fast path: exactly one packed block, as every standard writer produces.
+            if let Some((packed, at)) = single_packed_block(bytes, base) {
+                let mut r = WireReader::nested(packed, at);
+                while !r.is_empty() {
+                    out.push(r.read_varint()? as i64);
+                }
+            } else {
+                merge_int64_list(out, WireReader::nested(bytes, base))?;
+            }
+        }
+        Ok(out.len() - before)
+    }
+
+    /// Appends the float values to `out` (nothing unless the kind is float); returns how many.
+    pub fn extend_floats(&self, out: &mut Vec<f32>) -> Result<usize, DecodeError> {
+        if self.kind != Some(Kind::Float) {
+            return Ok(0);
+        }
+        let before = out.len();
+        for &(bytes, base) in self.lists.as_slice() {
+            match single_packed_block(bytes, base) {
+                // Fast path: one packed block of little-endian floats, copied in one pass.
+                Some((packed, _)) if packed.len() % 4 == 0 => out.extend(
+                    packed
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                ),
+                _ => merge_float_list(out, WireReader::nested(bytes, base))?,
+            }
+        }
+        Ok(out.len() - before)
+    }
+
+    /// Calls `f` with each bytes value (nothing unless the kind is bytes); returns how many.
+    pub fn for_each_bytes(&self, mut f: impl FnMut(&'a [u8])) -> Result<usize, DecodeError> {
+        if self.kind != Some(Kind::Bytes) {
+            return Ok(0);
+        }
+        let mut n = 0;
+        for &(bytes, base) in self.lists.as_slice() {
+            let mut r = WireReader::nested(bytes, base);
+            while !r.is_empty() {
+                match r.read_tag()? {
+                    (1, WireType::Len) => {
+                        f(r.read_len()?.0);
+                        n += 1;
+                    }
+                    (field, wt) => r.skip(field, wt)?,
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Decodes into an owned [`Feature`].
+    pub fn to_feature(&self) -> Result<Feature, DecodeError> {
+        Ok(match self.kind {
+            None => Feature::None,
+            Some(Kind::Int64) => {
+                let mut v = Vec::new();
+                self.extend_int64s(&mut v)?;
+                Feature::Int64(v)
+            }
+            Some(Kind::Float) => {
+                let mut v = Vec::new();
+                self.extend_floats(&mut v)?;
+                Feature::Float(v)
+            }
+            Some(Kind::Bytes) => {
+                let mut v = Vec::new();
+                self.for_each_bytes(|b| v.push(b.to_vec()))?;
+                Feature::Bytes(v)
+            }
+        })
+    }
+}
+
+/// `Some(block)` when a list message is exactly one packed field `0a <len> <block>`.
+#[inline]
+fn single_packed_block(bytes: &[u8], base: usize) -> Option<Part<'_>> {
+    if bytes.first() != Some(&0x0a) {
+        return None;
+    }
+    let mut r = WireReader::nested(&bytes[1..], base + 1);
+    let (block, at) = r.read_len().ok()?;
+    r.is_empty().then_some((block, at))
+}
+
+fn count_varints(packed: &[u8], base: usize) -> Result<usize, DecodeError> {
+    // Every varint ends in exactly one byte below 0x80; a block must end on one.
+    if packed.last().is_some_and(|&b| b >= 0x80) {
+        return Err(DecodeError {
+            offset: base + packed.len(),
+            kind: DecodeErrorKind::Truncated,
+        });
+    }
+    let n = packed.iter().filter(|&&b| b < 0x80).count();
+    // An overlong varint (11+ bytes) must still fail, as the decoder does.
+    if packed.len() > n * 10 {
+        let mut r = WireReader::nested(packed, base);
+        while !r.is_empty() {
+            r.read_varint()?;
+        }
+    }
+    Ok(n)
+}
+
+/// Iterates the map entries of one or more serialized `Features` (or `FeatureLists`) fields:
+/// yields `(key, value parts)` for each entry in wire order.
+struct MapEntries<'a> {
+    /// The enclosing message: the fields holding maps are read from it in turn.
+    outer: WireReader<'a>,
+    /// Which field of `outer` holds the map (1 for `features`/`context`, 2 for `feature_lists`).
+    map_field: u32,
+    /// The map message being walked.
+    inner: Option<WireReader<'a>>,
+}
+
+/// A map entry: its key and its value message(s) (more than one only when `value` repeats).
+struct Entry<'a> {
+    key: &'a [u8],
+    value: Lists<'a>,
+}
+
+impl<'a> MapEntries<'a> {
+    fn new(outer: WireReader<'a>, map_field: u32) -> Self {
+        MapEntries {
+            outer,
+            map_field,
+            inner: None,
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry<'a>>, DecodeError> {
+        loop {
+            if let Some(inner) = self.inner.as_mut() {
+                while !inner.is_empty() {
+                    match inner.read_tag()? {
+                        (1, WireType::Len) => {
+                            let (entry, at) = inner.read_len()?;
+                            return parse_entry(entry, at).map(Some);
+                        }
+                        (field, wt) => inner.skip(field, wt)?,
+                    }
+                }
+                self.inner = None;
+            }
+            if self.outer.is_empty() {
+                return Ok(None);
+            }
+            match self.outer.read_tag()? {
+                (field, WireType::Len) if field == self.map_field => {
+                    let (map, at) = self.outer.read_len()?;
+                    self.inner = Some(WireReader::nested(map, at));
+                }
+                (field, wt) => self.outer.skip(field, wt)?,
+            }
+        }
+    }
+}
+
+#[inline]
+fn parse_entry(entry: &[u8], base: usize) -> Result<Entry<'_>, DecodeError> {
+    let mut r = WireReader::nested(entry, base);
+    let mut key: &[u8] = &[];
+    let mut value = Lists::None;
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (1, WireType::Len) => key = r.read_len()?.0,
+            (2, WireType::Len) => value.push(r.read_len()?),
+            (field, wt) => r.skip(field, wt)?,
+        }
+    }
+    Ok(Entry { key, value })
+}
+
+fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, DecodeError> {
+    let mut view = FeatureView {
+        kind: None,
+        lists: Lists::None,
+    };
+    for &(bytes, base) in value.as_slice() {
+        view.merge(bytes, base)?;
+    }
+    Ok(view)
+}
+
+/// A zero-copy view of a serialized `tf.train.Example`.
+#[derive(Debug, Clone, Copy)]
+pub struct ExampleView<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> ExampleView<'a> {
+    /// A view of `bytes`; nothing is checked until the view is walked.
+    #[inline]
+    pub fn new(bytes: &'a [u8]) -> Self {
+        ExampleView { bytes }
+    }
+
+    /// The map entries in wire order, duplicates included (the last one counts).
+    pub fn entries(&self) -> FeatureEntries<'a> {
+        FeatureEntries {
+            inner: MapEntries::new(WireReader::new(self.bytes), 1),
+        }
+    }
+
+    /// The feature called `key` (the last entry when the key repeats).
+    pub fn get(&self, key: &[u8]) -> Result<Option<FeatureView<'a>>, DecodeError> {
+        let mut found = None;
+        let mut entries = self.entries();
+        while let Some((k, view)) = entries.next_raw()? {
+            if k == key {
+                found = Some(view);
+            }
+        }
+        found.map(|v| feature_view_of(&v)).transpose()
+    }
+}
+
+/// The entries of a `Features` map: `(key, feature)` pairs in wire order.
+pub struct FeatureEntries<'a> {
+    inner: MapEntries<'a>,
+}
+
+/// A map entry's value, not yet inspected: cheap to keep for the entries a caller wants.
+#[derive(Debug, Clone)]
+pub struct RawFeature<'a> {
+    value: Lists<'a>,
+}
+
+impl<'a> RawFeature<'a> {
+    /// Looks at the feature's kind (not its values).
+    pub fn view(&self) -> Result<FeatureView<'a>, DecodeError> {
+        feature_view_of(&self.value)
+    }
+}
+
+impl<'a> FeatureEntries<'a> {
+    /// The next entry: its key, and its value unexamined (so skipping costs nothing more).
+    fn next_raw(&mut self) -> Result<Option<(&'a [u8], Lists<'a>)>, DecodeError> {
+        Ok(self.inner.next_entry()?.map(|e| (e.key, e.value)))
+    }
+
+    /// The next entry with its value as a [`RawFeature`].
+    pub fn next_entry(&mut self) -> Result<Option<(&'a [u8], RawFeature<'a>)>, DecodeError> {
+        Ok(self.inner.next_entry()?.map(|e| (e.key, RawFeature { value: e.value })))
+    }
+}
+
+impl<'a> Iterator for FeatureEntries<'a> {
+    type Item = Result<(&'a [u8], FeatureView<'a>), DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.inner.next_entry() {
+            Ok(Some(entry)) => Some(feature_view_of(&entry.value).map(|v| (entry.key, v))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// A zero-copy view of a serialized `tf.train.SequenceExample`.
+#[derive(Debug, Clone, Copy)]
+pub struct SequenceExampleView<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> SequenceExampleView<'a> {
+    /// A view of `bytes`; nothing is checked until the view is walked.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        SequenceExampleView { bytes }
+    }
+
+    /// The context entries in wire order.
+    pub fn context(&self) -> FeatureEntries<'a> {
+        FeatureEntries {
+            inner: MapEntries::new(WireReader::new(self.bytes), 1),
+        }
+    }
+
+    /// The feature-list entries in wire order: `(key, list)`.
+    pub fn feature_lists(&self) -> FeatureListEntries<'a> {
+        FeatureListEntries {
+            inner: MapEntries::new(WireReader::new(self.bytes), 2),
+        }
+    }
+}
+
+/// The entries of a `FeatureLists` map.
+pub struct FeatureListEntries<'a> {
+    inner: MapEntries<'a>,
+}
+
+impl<'a> Iterator for FeatureListEntries<'a> {
+    type Item = Result<(&'a [u8], FeatureListView<'a>), DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.inner.next_entry() {
+            Ok(Some(entry)) => Some(Ok((entry.key, FeatureListView { parts: entry.value }))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// A `FeatureList`: one `Feature` per step.
+#[derive(Debug, Clone)]
+pub struct FeatureListView<'a> {
+    parts: Lists<'a>,
+}
+
+impl<'a> FeatureListView<'a> {
+    /// The steps in order, each a serialized `Feature` and its absolute offset.
+    pub fn rows(&self) -> FeatureRows<'a> {
+        FeatureRows {
+            parts: self.parts.clone(),
+            next_part: 0,
+            current: None,
+        }
+    }
+}
+
+/// The rows of a [`FeatureListView`], as raw `Feature` bytes with their offsets.
+pub struct FeatureRows<'a> {
+    parts: Lists<'a>,
+    next_part: usize,
+    current: Option<WireReader<'a>>,
+}
+
+impl<'a> Iterator for FeatureRows<'a> {
+    type Item = Result<(&'a [u8], usize), DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(r) = self.current.as_mut() {
+                while !r.is_empty() {
+                    match r.read_tag() {
+                        Ok((1, WireType::Len)) => return Some(r.read_len()),
+                        Ok((field, wt)) => {
+                            if let Err(e) = r.skip(field, wt) {
+                                return Some(Err(e));
+                            }
+                        }
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+            }
+            let &(bytes, base) = self.parts.as_slice().get(self.next_part)?;
+            self.next_part += 1;
+            self.current = Some(WireReader::nested(bytes, base));
+        }
+    }
+}

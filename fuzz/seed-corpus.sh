@@ -10,4 +10,22 @@ for f in "$golden"/records/*; do
   # Large files slow fuzzing without adding coverage: keep the first 64 KiB.
   head -c 65536 "$f" > "$here/corpus/record_reader/$(basename "$f")"
 done
-echo "seeded: $(ls "$here/corpus/record_reader" | wc -l) record_reader inputs"
+# Messages: every serialized message of the golden cases, and their text format.
+mkdir -p "$here/corpus/example_decoder" "$here/corpus/text_parser"
+python3 - "$golden" "$here/corpus" <<'PY'
+import base64, hashlib, json, sys
+golden, corpus = sys.argv[1], sys.argv[2]
+def put(target, data):
+    name = hashlib.sha1(data).hexdigest()[:16]
+    open(f"{corpus}/{target}/{name}", "wb").write(data)
+for line in open(f"{golden}/parse_cases.jsonl"):
+    for s in json.loads(line)["serialized"]:
+        put("example_decoder", base64.b64decode(s))
+for line in open(f"{golden}/text_format.jsonl"):
+    case = json.loads(line)
+    put("example_decoder", base64.b64decode(case["serialized"]))
+    put("text_parser", case["text_format"].encode())
+PY
+for t in record_reader example_decoder text_parser; do
+  echo "seeded: $(ls "$here/corpus/$t" | wc -l) $t inputs"
+done

@@ -267,6 +267,8 @@ struct MapEntries<'a> {
     map_field: u32,
     /// The map message being walked.
     inner: Option<WireReader<'a>>,
+    /// Set after an error: a malformed message yields its error once, then ends.
+    failed: bool,
 }
 
 /// A map entry: its key and its value message(s) (more than one only when `value` repeats).
@@ -281,10 +283,20 @@ impl<'a> MapEntries<'a> {
             outer,
             map_field,
             inner: None,
+            failed: false,
         }
     }
 
     fn next_entry(&mut self) -> Result<Option<Entry<'a>>, DecodeError> {
+        if self.failed {
+            return Ok(None);
+        }
+        let result = self.advance();
+        self.failed = result.is_err();
+        result
+    }
+
+    fn advance(&mut self) -> Result<Option<Entry<'a>>, DecodeError> {
         loop {
             if let Some(inner) = self.inner.as_mut() {
                 while !inner.is_empty() {
@@ -470,6 +482,7 @@ impl<'a> FeatureListView<'a> {
             parts: self.parts.clone(),
             next_part: 0,
             current: None,
+            failed: false,
         }
     }
 }
@@ -479,29 +492,55 @@ pub struct FeatureRows<'a> {
     parts: Lists<'a>,
     next_part: usize,
     current: Option<WireReader<'a>>,
+    /// Set after an error: the rows end there.
+    failed: bool,
 }
 
 impl<'a> Iterator for FeatureRows<'a> {
     type Item = Result<(&'a [u8], usize), DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let next = self.advance().transpose();
+        self.failed = matches!(next, Some(Err(_)));
+        next
+    }
+}
+
+impl<'a> FeatureRows<'a> {
+    fn advance(&mut self) -> Result<Option<(&'a [u8], usize)>, DecodeError> {
         loop {
             if let Some(r) = self.current.as_mut() {
                 while !r.is_empty() {
-                    match r.read_tag() {
-                        Ok((1, WireType::Len)) => return Some(r.read_len()),
-                        Ok((field, wt)) => {
-                            if let Err(e) = r.skip(field, wt) {
-                                return Some(Err(e));
-                            }
-                        }
-                        Err(e) => return Some(Err(e)),
+                    match r.read_tag()? {
+                        (1, WireType::Len) => return r.read_len().map(Some),
+                        (field, wt) => r.skip(field, wt)?,
                     }
                 }
             }
-            let &(bytes, base) = self.parts.as_slice().get(self.next_part)?;
+            let Some(&(bytes, base)) = self.parts.as_slice().get(self.next_part) else {
+                return Ok(None);
+            };
             self.next_part += 1;
             self.current = Some(WireReader::nested(bytes, base));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_message_yields_one_error_then_ends() {
+        // A features field whose map entry claims more bytes than there are.
+        let bytes = [0x0a, 0x04, 0x0a, 0x09, 0x0a, 0x01];
+        let items: Vec<_> = ExampleView::new(&bytes).entries().take(5).collect();
+        assert_eq!(items.len(), 1);
+        assert!(items[0].is_err());
+        let seq = SequenceExampleView::new(&[0x12, 0x03, 0x0a, 0x05, 0x00]);
+        assert_eq!(seq.feature_lists().take(5).count(), 1);
     }
 }

@@ -269,37 +269,50 @@ fn parse_feature_lists(p: &mut Parser<'_>, into: &mut FeatureLists) -> Result<()
 fn parse_feature(p: &mut Parser<'_>, into: &mut Feature) -> Result<(), TextError> {
     p.fields(Some(p.closer()), |p, name| match name {
         "bytes_list" => {
-            if !matches!(into, Feature::Bytes(_)) {
-                *into = Feature::Bytes(Vec::new());
-            }
-            let Feature::Bytes(values) = into else { unreachable!() };
-            p.message(|p| p.list_values("BytesList", |p| values.push(p.bytes_value()?).pipe(Ok)))
+            let mut values = match std::mem::take(into) {
+                Feature::Bytes(v) => v,
+                _ => Vec::new(),
+            };
+            let result = p.message(|p| {
+                p.list_values("BytesList", |p| {
+                    values.push(p.bytes_value()?);
+                    Ok(())
+                })
+            });
+            *into = Feature::Bytes(values);
+            result
         }
         "float_list" => {
-            if !matches!(into, Feature::Float(_)) {
-                *into = Feature::Float(Vec::new());
-            }
-            let Feature::Float(values) = into else { unreachable!() };
-            p.message(|p| p.list_values("FloatList", |p| values.push(p.float_value()?).pipe(Ok)))
+            let mut values = match std::mem::take(into) {
+                Feature::Float(v) => v,
+                _ => Vec::new(),
+            };
+            let result = p.message(|p| {
+                p.list_values("FloatList", |p| {
+                    values.push(p.float_value()?);
+                    Ok(())
+                })
+            });
+            *into = Feature::Float(values);
+            result
         }
         "int64_list" => {
-            if !matches!(into, Feature::Int64(_)) {
-                *into = Feature::Int64(Vec::new());
-            }
-            let Feature::Int64(values) = into else { unreachable!() };
-            p.message(|p| p.list_values("Int64List", |p| values.push(p.int_value()?).pipe(Ok)))
+            let mut values = match std::mem::take(into) {
+                Feature::Int64(v) => v,
+                _ => Vec::new(),
+            };
+            let result = p.message(|p| {
+                p.list_values("Int64List", |p| {
+                    values.push(p.int_value()?);
+                    Ok(())
+                })
+            });
+            *into = Feature::Int64(values);
+            result
         }
         _ => Err(p.unknown_field(name, "Feature")),
     })
 }
-
-/// `x.pipe(f)` = `f(x)`, to keep the list closures one-liners.
-trait Pipe: Sized {
-    fn pipe<R>(self, f: impl FnOnce(Self) -> R) -> R {
-        f(self)
-    }
-}
-impl<T> Pipe for T {}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Token {

@@ -436,7 +436,7 @@ impl<'t> Parser<'t> {
             let t = self.next()?;
             self.peeked = Some(t);
         }
-        Ok(&self.peeked.as_ref().map(|(t, _)| t).unwrap_or(&Token::End))
+        Ok(self.peeked.as_ref().map(|(t, _)| t).unwrap_or(&Token::End))
     }
 
     fn expect_punct(&mut self, c: char) -> Result<(), TextError> {

@@ -166,11 +166,9 @@ proptest! {
         let _ = SequenceExample::decode(&bytes);
         let _ = view_features(&bytes);
         let seq = SequenceExampleView::new(&bytes);
-        for entry in seq.feature_lists() {
-            if let Ok((_, list)) = entry {
-                for row in list.rows().flatten() {
-                    let _ = tfrec::example::FeatureView::from_feature_bytes(row.0, row.1).map(|v| v.count());
-                }
+        for (_, list) in seq.feature_lists().flatten() {
+            for row in list.rows().flatten() {
+                let _ = tfrec::example::FeatureView::from_feature_bytes(row.0, row.1).map(|v| v.count());
             }
         }
     }

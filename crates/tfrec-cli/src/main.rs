@@ -2,6 +2,8 @@
 
 mod commands;
 mod input;
+mod messages;
+mod output;
 mod progress;
 
 use std::process::ExitCode;
@@ -24,8 +26,16 @@ enum Command {
     Verify(commands::verify::Args),
     /// Write FILE.idx, the `offset length` index other TFRecord tools read.
     Index(commands::index::Args),
-    /// Print records.
+    /// Print records as protobuf text, protobuf JSON, friendly JSON lines, or raw.
     Cat(commands::cat::Args),
+    /// Infer the features the records hold (kind, values per record, presence) and their spec.
+    Schema(commands::schema::Args),
+    /// Write records from protobuf text format.
+    FromText(commands::from_text::Args),
+    /// Write records from friendly JSON lines.
+    FromJsonl(commands::from_jsonl::Args),
+    /// Write one Example per image (height, width, depth, label, image_raw).
+    FromImages(commands::from_images::Args),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +45,10 @@ fn main() -> ExitCode {
         Command::Verify(args) => commands::verify::run(args),
         Command::Index(args) => commands::index::run(args),
         Command::Cat(args) => commands::cat::run(args),
+        Command::Schema(args) => commands::schema::run(args),
+        Command::FromText(args) => commands::from_text::run(args),
+        Command::FromJsonl(args) => commands::from_jsonl::run(args),
+        Command::FromImages(args) => commands::from_images::run(args),
     };
     match result {
         Ok(code) => code,

@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         match reader.next_record() {
             Ok(Some(_)) => {
                 counts[reader.file_index()] += 1;
-                progress.record(&reader);
+                progress.record();
             }
             Ok(None) => break,
             Err(error) => {

@@ -2,5 +2,9 @@
 
 pub mod cat;
 pub mod count;
+pub mod from_images;
+pub mod from_jsonl;
+pub mod from_text;
 pub mod index;
+pub mod schema;
 pub mod verify;

@@ -433,3 +433,28 @@ mod tests {
         assert_eq!(Example::decode(&bytes).unwrap(), ex);
     }
 }
+
+/// Which message a serialized record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// Only an Example reading makes sense of it.
+    Example,
+    /// It has feature lists: a SequenceExample.
+    SequenceExample,
+    /// It reads the same as either (an Example's `features` is a SequenceExample's `context`,
+    /// and empty bytes are both).
+    Either,
+    /// It is malformed as both.
+    Neither,
+}
+
+/// Tells Example from SequenceExample where the bytes allow it.
+pub fn detect_message(bytes: &[u8]) -> MessageKind {
+    match (Example::decode(bytes), SequenceExample::decode(bytes)) {
+        (_, Ok(seq)) if seq.feature_lists.is_some() => MessageKind::SequenceExample,
+        (Ok(_), Ok(_)) => MessageKind::Either,
+        (Ok(_), Err(_)) => MessageKind::Example,
+        (Err(_), Ok(_)) => MessageKind::SequenceExample,
+        (Err(_), Err(_)) => MessageKind::Neither,
+    }
+}

@@ -7,6 +7,7 @@ mod codec;
 mod json;
 mod model;
 mod pyfloat;
+mod schema;
 mod text;
 mod view;
 pub mod wire;
@@ -15,9 +16,11 @@ pub use builder::{
     BuildError, BytesValue, ExampleBuilder, FloatValue, Int64Value, IntoBytesList, IntoFloats, IntoInt64s,
     SequenceExampleBuilder,
 };
+pub use codec::{detect_message, MessageKind};
 pub use json::{FriendlyJsonError, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr};
+pub use schema::{dtype, FeatureStats, Schema};
 pub use text::TextError;
 pub use view::{
     ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,

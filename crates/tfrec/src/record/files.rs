@@ -7,12 +7,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::compression::Compression;
 use super::error::RecordError;
+use super::format::{Header, HEADER_LEN};
 use super::reader::{FileRecordReader, ReadStats, ReaderOptions, RecordReader};
 
-/// Expands inputs into a list of files: a file stays itself; a directory gives the files in it
-/// (not recursing, sorted by name; hidden files, `.idx` indexes and the metadata that data set
-/// directories often hold — `.json`, `.txt`, `.md`, `.pbtxt`, `.yaml` — left out); a pattern with
+/// Expands inputs into a list of files: a file stays itself; a directory gives the record files
+/// in it (not recursing, sorted by name): files named as records (`.tfrecord`, `.tfrecords`,
+/// `.tfrec`, `.gz`, `.zz`, `.zlib`, or no extension as in `train-00000-of-00010`), and other
+/// files whose first bytes are a valid record header or a gzip/zlib stream; hidden files and
+/// the rest (`.idx`, `.json`, scripts…) are left out. A pattern with
 /// `*`, `?` or `[` is a glob (matches sorted by name). A glob that matches nothing, or a path
 /// that does not exist, is an error: a typo must not read as an empty data set.
 pub fn expand_inputs<I, S>(inputs: I) -> Result<Vec<PathBuf>, RecordError>
@@ -32,7 +36,7 @@ where
                     .map_err(|e| RecordError::open_failed(e, Some(as_path.into())))?
                     .path();
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if path.is_file() && !name.starts_with('.') && !is_metadata(name) {
+                if path.is_file() && !name.starts_with('.') && looks_like_records(&path) {
                     found.push(path);
                 }
             }
@@ -67,11 +71,28 @@ where
     Ok(files)
 }
 
-/// Files a data set directory holds beside its records.
-fn is_metadata(name: &str) -> bool {
-    const METADATA: [&str; 8] = [".idx", ".json", ".txt", ".md", ".pbtxt", ".yaml", ".yml", ".csv"];
-    let lower = name.to_ascii_lowercase();
-    METADATA.iter().any(|ext| lower.ends_with(ext))
+/// Whether a file in a directory should be read as records (see [`expand_inputs`]).
+fn looks_like_records(path: &Path) -> bool {
+    const RECORD_EXTENSIONS: [&str; 8] = ["tfrecord", "tfrecords", "tfrec", "gz", "gzip", "zz", "zlib", "record"];
+    match path.extension().and_then(|e| e.to_str()) {
+        None => true,
+        Some(ext) if RECORD_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => true,
+        Some(_) => {
+            let mut prefix = Vec::with_capacity(HEADER_LEN);
+            let read = fs::File::open(path).and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut prefix));
+            read.is_ok() && sniff_is_record(&prefix)
+        }
+    }
+}
+
+/// A valid plain header, or a gzip or zlib stream start.
+fn sniff_is_record(prefix: &[u8]) -> bool {
+    if prefix.len() == HEADER_LEN && Compression::sniff(prefix) == Compression::None {
+        let mut header = [0u8; HEADER_LEN];
+        header.copy_from_slice(prefix);
+        return Header::decode(&header).is_valid();
+    }
+    Compression::sniff(prefix) != Compression::None
 }
 
 /// Counts the bytes read from a file, before decompression, for progress reporting.
@@ -85,6 +106,26 @@ impl<R: Read> Read for CountingRead<R> {
         let n = self.inner.read(buf)?;
         self.counter.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+/// A record and where it came from.
+#[derive(Debug, Clone, Copy)]
+pub struct LocatedRecord<'a> {
+    /// The record's data.
+    pub data: &'a [u8],
+    /// The file it is in.
+    pub path: &'a Path,
+    /// The offset of its header in the (decompressed) file.
+    pub offset: u64,
+    /// The index of the file in [`MultiFileReader::files`].
+    pub file_index: usize,
+}
+
+impl std::fmt::Display for LocatedRecord<'_> {
+    /// `path@offset`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}", self.path.display(), self.offset)
     }
 }
 
@@ -133,6 +174,11 @@ impl MultiFileReader {
 
     /// The next record, `Ok(None)` after the last file. The slice is valid until the next call.
     pub fn next_record(&mut self) -> Result<Option<&[u8]>, RecordError> {
+        Ok(self.next_located()?.map(|r| r.data))
+    }
+
+    /// The next record with the file and offset it came from.
+    pub fn next_located(&mut self) -> Result<Option<LocatedRecord<'_>>, RecordError> {
         let span = loop {
             if self.ended {
                 return Ok(None);
@@ -151,9 +197,14 @@ impl MultiFileReader {
                 }
             }
         };
-        match &self.current {
-            Some(reader) => Ok(Some(reader.span_data(span))),
-            None => Ok(None),
+        match (&self.current, self.files.get(self.file_index)) {
+            (Some(reader), Some(path)) => Ok(Some(LocatedRecord {
+                data: reader.span_data(span),
+                path,
+                offset: reader.last_record_offset(),
+                file_index: self.file_index,
+            })),
+            _ => Ok(None),
         }
     }
 

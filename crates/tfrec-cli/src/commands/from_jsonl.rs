@@ -1,0 +1,111 @@
+//! `tfrec from-jsonl`: writes records from friendly JSON lines (`{"age": [19], "name": ["goat"]}`).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+use serde_json::Value;
+use tfrec::example::{Example, Kind, SequenceExample, TypeHints};
+
+use crate::output::OutputArgs;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// JSON-lines files, one record per line (`-` for standard input).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Kinds of features whose values do not show them: `name=int64,score=float,raw=bytes`.
+    #[arg(long, value_delimiter = ',')]
+    types: Vec<String>,
+    /// A feature spec JSON file (as `tfrec schema --json` prints): every feature's kind.
+    #[arg(long)]
+    spec: Option<PathBuf>,
+    /// The records are SequenceExamples (default: a line whose keys are `context` and/or
+    /// `feature_lists` is one).
+    #[arg(long)]
+    sequence: bool,
+}
+
+fn kind_named(name: &str) -> Option<Kind> {
+    match name {
+        "int64" | "int" => Some(Kind::Int64),
+        "float" | "float32" => Some(Kind::Float),
+        "bytes" | "string" | "str" => Some(Kind::Bytes),
+        _ => None,
+    }
+}
+
+fn hints(args: &Args) -> Result<TypeHints, Box<dyn std::error::Error>> {
+    let mut hints = TypeHints::new();
+    if let Some(path) = &args.spec {
+        let spec: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        let mut add = |map: &serde_json::Map<String, Value>| {
+            for (name, s) in map {
+                if let Some(kind) = s.get("dtype").and_then(Value::as_str).and_then(kind_named) {
+                    hints.insert(name.clone(), kind);
+                }
+            }
+        };
+        let object = spec.as_object().ok_or("the spec must be a JSON object")?;
+        match (object.get("context_features"), object.get("sequence_features")) {
+            (None, None) => add(object),
+            (c, s) => {
+                for part in [c, s].into_iter().flatten() {
+                    add(part
+                        .as_object()
+                        .ok_or("context_features/sequence_features must be objects")?);
+                }
+            }
+        }
+    }
+    for pair in &args.types {
+        let (name, kind) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--types wants name=kind, got {pair:?}"))?;
+        let kind = kind_named(kind).ok_or_else(|| format!("unknown kind {kind:?} (int64, float or bytes)"))?;
+        hints.insert(name.to_owned(), kind);
+    }
+    Ok(hints)
+}
+
+fn is_sequence_line(line: &str) -> bool {
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(o)) => !o.is_empty() && o.keys().all(|k| k == "context" || k == "feature_lists"),
+        _ => false,
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let hints = hints(&args)?;
+    let mut writer = args.output.create()?;
+    for path in &args.inputs {
+        let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
+            Box::new(BufReader::new(std::io::stdin()))
+        } else {
+            Box::new(BufReader::new(
+                std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?,
+            ))
+        };
+        for (i, line) in input.lines().enumerate() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let place = |e: tfrec::example::FriendlyJsonError| format!("{}:{}: {e}", path.display(), i + 1);
+            let bytes = if args.sequence || is_sequence_line(&line) {
+                SequenceExample::from_friendly_json(&line, &hints)
+                    .map_err(place)?
+                    .encode()
+            } else {
+                Example::from_friendly_json(&line, &hints).map_err(place)?.encode()
+            };
+            writer.write_record(&bytes)?;
+        }
+    }
+    let n = args.output.finish_verified(writer)?;
+    eprintln!("wrote {n} records to {}", args.output.output.display());
+    Ok(ExitCode::SUCCESS)
+}

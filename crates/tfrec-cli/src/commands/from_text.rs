@@ -1,0 +1,69 @@
+//! `tfrec from-text`: writes records from protobuf text format.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+use tfrec::example::{Example, SequenceExample};
+
+use crate::output::OutputArgs;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Text-format files: one message each, or several separated by lines holding only `---`.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// The messages are SequenceExamples (default: detected from their top-level fields).
+    #[arg(long)]
+    sequence: bool,
+}
+
+/// Splits a file into messages at lines holding only `---`.
+fn messages(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for line in text.lines() {
+        if line.trim() == "---" {
+            out.push(String::new());
+        } else if let Some(last) = out.last_mut() {
+            last.push_str(line);
+            last.push('\n');
+        }
+    }
+    out.retain(|m| {
+        m.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
+    out
+}
+
+/// A SequenceExample's top-level fields are `context` and `feature_lists`; an Example's is
+/// `features`. The first field name tells.
+fn looks_like_sequence(text: &str) -> bool {
+    let first_field = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or("");
+    first_field.starts_with("context") || first_field.starts_with("feature_lists")
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let mut writer = args.output.create()?;
+    for path in &args.inputs {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (i, message) in messages(&text).iter().enumerate() {
+            let place = |e: tfrec::example::TextError| format!("{} message {i}: {e}", path.display());
+            let bytes = if args.sequence || looks_like_sequence(message) {
+                SequenceExample::from_text(message).map_err(place)?.encode()
+            } else {
+                Example::from_text(message).map_err(place)?.encode()
+            };
+            writer.write_record(&bytes)?;
+        }
+    }
+    let n = args.output.finish_verified(writer)?;
+    eprintln!("wrote {n} records to {}", args.output.output.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,128 @@
+//! `tfrec schema`: which features the records hold, and the spec that parses them.
+
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+use tfrec::example::{Example, FeatureStats, Kind, Schema, SequenceExample};
+
+use crate::input::InputArgs;
+use crate::messages::{MessageArgs, DETECT_RECORDS};
+use crate::progress::Progress;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    message: MessageArgs,
+    /// Look at no more than this many records.
+    #[arg(long)]
+    limit: Option<u64>,
+    /// Print the inferred feature spec as JSON (the spec format `tfrec parse` reads).
+    #[arg(long)]
+    json: bool,
+}
+
+fn kinds(stats: &FeatureStats) -> String {
+    let names: Vec<&str> = stats
+        .kinds
+        .iter()
+        .map(|k| match k {
+            Kind::Int64 => "int64",
+            Kind::Float => "float",
+            Kind::Bytes => "bytes",
+        })
+        .collect();
+    match names.as_slice() {
+        [] => "(no kind)".to_owned(),
+        [one] => (*one).to_owned(),
+        many => format!("MIXED {}", many.join("+")),
+    }
+}
+
+fn range(min: usize, max: usize) -> String {
+    if min == max {
+        min.to_string()
+    } else {
+        format!("{min}..{max}")
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let mut reader = args.input.open(false)?;
+    let mut progress = Progress::for_reader(&reader);
+    let limit = args.limit.unwrap_or(u64::MAX);
+    let mut first: Vec<Vec<u8>> = Vec::new();
+    let mut sequence = None;
+    let mut schema = Schema::default();
+    let mut seen = 0u64;
+    let observe = |record: &[u8], sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
+        if sequence {
+            schema.observe_sequence(&SequenceExample::decode(record)?);
+        } else {
+            schema.observe_example(&Example::decode(record)?);
+        }
+        Ok(())
+    };
+    while seen < limit {
+        let Some(record) = reader.next_record()? else { break };
+        seen += 1;
+        progress.record();
+        match sequence {
+            Some(s) => observe(record, s, &mut schema)?,
+            None => {
+                first.push(record.to_vec());
+                if first.len() == DETECT_RECORDS {
+                    let s = args.message.is_sequence(&first);
+                    for r in first.drain(..) {
+                        observe(&r, s, &mut schema)?;
+                    }
+                    sequence = Some(s);
+                }
+            }
+        }
+    }
+    if sequence.is_none() {
+        let s = args.message.is_sequence(&first);
+        for r in first.drain(..) {
+            observe(&r, s, &mut schema)?;
+        }
+    }
+    progress.finish();
+    if args.json {
+        println!("{:#}", schema.to_spec());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let records = schema.records;
+    let heading = if schema.feature_lists.is_empty() {
+        "feature"
+    } else {
+        "context feature"
+    };
+    println!("{records} records");
+    println!("{heading:<24} {:<10} {:>14} {:>12}", "kind", "values/record", "present");
+    for (name, s) in &schema.features {
+        println!(
+            "{name:<24} {:<10} {:>14} {:>12}",
+            kinds(s),
+            range(s.min_values, s.max_values),
+            format!("{}/{records}", s.present)
+        );
+    }
+    if !schema.feature_lists.is_empty() {
+        println!(
+            "\n{:<24} {:<10} {:>14} {:>12} {:>12}",
+            "feature list", "kind", "values/step", "steps", "present"
+        );
+        for (name, s) in &schema.feature_lists {
+            println!(
+                "{name:<24} {:<10} {:>14} {:>12} {:>12}",
+                kinds(s),
+                range(s.min_values, s.max_values),
+                range(s.min_steps, s.max_steps),
+                format!("{}/{records}", s.present)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

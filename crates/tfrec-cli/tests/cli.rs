@@ -1,0 +1,166 @@
+//! End-to-end tests of the `tfrec` binary on the bundled samples and the golden files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn golden_records() -> PathBuf {
+    let dir = match std::env::var_os("TFREC_GOLDEN_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => repo().join("../shared/golden"),
+    };
+    dir.join("records")
+}
+
+fn tfrec(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tfrec"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run tfrec")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = tfrec(args);
+    assert!(
+        out.status.success(),
+        "tfrec {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn samples_are_what_the_converters_make() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["from-jsonl", "samples/notebook.jsonl", "--types", "feature3=float"],
+            "notebook.tfrecord",
+        ),
+        (&["from-text", "samples/movie.txtpb"], "movie.tfrecord"),
+        (&["from-images", "samples/images"], "images.tfrecord"),
+    ];
+    for (args, name) in cases {
+        let out = dir.path().join(name);
+        let mut full: Vec<&str> = args.to_vec();
+        full.extend(["-o", path_str(&out)]);
+        ok(&full);
+        let made = std::fs::read(&out).expect("output");
+        let committed = std::fs::read(repo().join("samples").join(name)).expect("committed sample");
+        assert!(made == committed, "samples/{name} is stale: run samples/make.sh");
+    }
+}
+
+#[test]
+fn count_and_verify_report_files_and_offsets() {
+    let out = ok(&["count", "samples/notebook.tfrecord", "samples/movie.tfrecord"]);
+    assert!(out.contains("100  samples/notebook.tfrecord"), "{out}");
+    assert!(out.contains("101  total"), "{out}");
+
+    let golden = golden_records();
+    let damaged = golden.join("corrupt_data_crc.tfrecord");
+    let out = tfrec(&["verify", path_str(&damaged)]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("at byte 299") && text.contains("data starts at byte 311"),
+        "{text}"
+    );
+
+    let out = tfrec(&["verify", "--json", path_str(&golden.join("truncated_header.tfrecord"))]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["files"][0]["problems"][0]["kind"], "partial_header");
+    assert_eq!(report["files"][0]["problems"][0]["offset"], 299);
+
+    ok(&["verify", "samples/"]);
+}
+
+#[test]
+fn jsonl_round_trips_through_the_converter() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for sample in [
+        "samples/notebook.tfrecord",
+        "samples/movie.tfrecord",
+        "samples/images.tfrecord",
+    ] {
+        let lines = ok(&["cat", "--format", "jsonl", sample]);
+        let jsonl = dir.path().join("records.jsonl");
+        std::fs::write(&jsonl, lines).expect("write jsonl");
+        let back = dir.path().join("back.tfrecord");
+        ok(&["from-jsonl", path_str(&jsonl), "-o", path_str(&back)]);
+        let original = std::fs::read(repo().join(sample)).expect("sample");
+        assert!(
+            std::fs::read(&back).expect("back") == original,
+            "{sample}: JSONL round trip differs"
+        );
+    }
+}
+
+#[test]
+fn text_output_parses_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = ok(&["cat", "samples/movie.tfrecord"]);
+    assert!(text.contains("feature_lists {"), "{text}");
+    let file = dir.path().join("movie.txtpb");
+    std::fs::write(&file, text).expect("write");
+    let back = dir.path().join("movie.tfrecord");
+    ok(&["from-text", path_str(&file), "-o", path_str(&back)]);
+    assert!(
+        std::fs::read(back).expect("back") == std::fs::read(repo().join("samples/movie.tfrecord")).expect("sample")
+    );
+}
+
+#[test]
+fn schema_infers_a_spec() {
+    let spec: serde_json::Value =
+        serde_json::from_str(&ok(&["schema", "--json", "samples/images.tfrecord"])).expect("JSON");
+    assert_eq!(spec["height"]["type"], "FixedLenFeature");
+    assert_eq!(spec["image_raw"]["dtype"], "string");
+    let spec: serde_json::Value =
+        serde_json::from_str(&ok(&["schema", "--json", "samples/movie.tfrecord"])).expect("JSON");
+    assert_eq!(
+        spec["sequence_features"]["movie_ratings"]["type"],
+        "FixedLenSequenceFeature"
+    );
+    assert_eq!(spec["sequence_features"]["actors"]["type"], "VarLenFeature");
+}
+
+#[test]
+fn index_then_read_record_n() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("notebook.tfrecord");
+    std::fs::copy(repo().join("samples/notebook.tfrecord"), &data).expect("copy");
+    ok(&["index", path_str(&data)]);
+    let index = tfrec::record::RecordIndex::load(data.with_extension("tfrecord.idx")).expect("index");
+    assert_eq!(index.len(), 100);
+    let mut reader = tfrec::record::IndexedReader::open(&data, index).expect("open");
+    let record = reader.get(57).expect("record 57").to_vec();
+    let all: Vec<Vec<u8>> = tfrec::record::RecordReader::open(&data, Default::default())
+        .expect("open")
+        .records()
+        .collect::<Result<_, _>>()
+        .expect("read");
+    assert_eq!(record, all[57]);
+}
+
+#[test]
+fn bad_input_is_a_clean_error() {
+    let out = tfrec(&["count", "no/such/file.tfrecord"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open"));
+    let out = tfrec(&[
+        "count",
+        path_str(&golden_records().join("corrupt_length_huge.tfrecord")),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}

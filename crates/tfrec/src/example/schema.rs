@@ -1,0 +1,205 @@
+//! Inferring what features a set of records holds: kind, values per record, presence; and the
+//! feature spec that would parse them (in the JSON form of the golden vectors' README).
+
+use indexmap::IndexMap;
+use serde_json::{json, Map, Value};
+
+use super::model::{Example, Feature, Features, Kind, SequenceExample};
+
+/// What was seen of one feature (or one feature list) over the records observed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FeatureStats {
+    /// Kinds seen (more than one means the data disagrees with itself).
+    pub kinds: Vec<Kind>,
+    /// Records in which the feature is present.
+    pub present: u64,
+    /// Records in which it is present but has no kind set.
+    pub no_kind: u64,
+    /// Fewest and most values in one record (for a feature list: in one step).
+    pub min_values: usize,
+    pub max_values: usize,
+    /// For a feature list: fewest and most steps in one record.
+    pub min_steps: usize,
+    pub max_steps: usize,
+}
+
+impl FeatureStats {
+    fn observe_values(&mut self, feature: &Feature) {
+        match feature.kind() {
+            None => self.no_kind += 1,
+            Some(kind) => {
+                if !self.kinds.contains(&kind) {
+                    self.kinds.push(kind);
+                }
+            }
+        }
+        let n = feature.len();
+        if self.present == 0 && self.max_values == 0 && self.min_values == 0 {
+            self.min_values = n;
+        }
+        self.min_values = self.min_values.min(n);
+        self.max_values = self.max_values.max(n);
+    }
+
+    /// The one kind seen, if the data agrees on it.
+    pub fn kind(&self) -> Option<Kind> {
+        match self.kinds.as_slice() {
+            [k] => Some(*k),
+            _ => None,
+        }
+    }
+}
+
+/// Feature statistics over many records, in the order features were first seen.
+#[derive(Debug, Clone, Default)]
+pub struct Schema {
+    /// Records observed.
+    pub records: u64,
+    /// Features of Examples, or context features of SequenceExamples.
+    pub features: IndexMap<String, FeatureStats>,
+    /// Feature lists of SequenceExamples.
+    pub feature_lists: IndexMap<String, FeatureStats>,
+}
+
+impl Schema {
+    /// Adds one Example.
+    pub fn observe_example(&mut self, example: &Example) {
+        self.records += 1;
+        observe_features(&mut self.features, example.features());
+    }
+
+    /// Adds one SequenceExample.
+    pub fn observe_sequence(&mut self, seq: &SequenceExample) {
+        self.records += 1;
+        if let Some(context) = &seq.context {
+            observe_features(&mut self.features, context);
+        }
+        for (name, list) in seq.feature_lists.iter().flat_map(|l| l.iter()) {
+            let stats = self.feature_lists.entry(name.to_owned()).or_default();
+            let first = stats.present == 0;
+            let steps = list.feature.len();
+            stats.min_steps = if first { steps } else { stats.min_steps.min(steps) };
+            stats.max_steps = stats.max_steps.max(steps);
+            for step in &list.feature {
+                stats.observe_values(step);
+            }
+            stats.present += 1;
+        }
+    }
+
+    /// The spec that parses these records, as a JSON object of name → spec (for Examples) or
+    /// `{"context_features", "sequence_features"}` (when feature lists were seen). A feature
+    /// present in every record with the same number of values everywhere becomes a
+    /// `FixedLenFeature` (shape `[]` for one value); anything else a `VarLenFeature`. A feature
+    /// list whose steps all hold n values becomes a `FixedLenSequenceFeature` (with
+    /// `allow_missing` when some records lack it). Features whose kind varies are left out.
+    pub fn to_spec(&self) -> Value {
+        let mut context = Map::new();
+        for (name, stats) in &self.features {
+            let Some(kind) = stats.kind() else { continue };
+            let fixed = stats.present == self.records && stats.no_kind == 0 && stats.min_values == stats.max_values;
+            let spec = if fixed {
+                let shape: Vec<usize> = if stats.max_values == 1 {
+                    vec![]
+                } else {
+                    vec![stats.max_values]
+                };
+                json!({"type": "FixedLenFeature", "shape": shape, "dtype": dtype(kind), "default_value": null})
+            } else {
+                json!({"type": "VarLenFeature", "dtype": dtype(kind)})
+            };
+            context.insert(name.clone(), spec);
+        }
+        if self.feature_lists.is_empty() {
+            return Value::Object(context);
+        }
+        let mut sequence = Map::new();
+        for (name, stats) in &self.feature_lists {
+            let Some(kind) = stats.kind() else { continue };
+            let spec = if stats.no_kind == 0 && stats.min_values == stats.max_values {
+                let shape: Vec<usize> = if stats.max_values == 1 {
+                    vec![]
+                } else {
+                    vec![stats.max_values]
+                };
+                json!({
+                    "type": "FixedLenSequenceFeature",
+                    "shape": shape,
+                    "dtype": dtype(kind),
+                    "allow_missing": stats.present < self.records,
+                    "default_value": null,
+                })
+            } else {
+                json!({"type": "VarLenFeature", "dtype": dtype(kind)})
+            };
+            sequence.insert(name.clone(), spec);
+        }
+        json!({"context_features": context, "sequence_features": sequence})
+    }
+}
+
+fn observe_features(into: &mut IndexMap<String, FeatureStats>, features: &Features) {
+    for (name, feature) in features.iter() {
+        let stats = into.entry(name.to_owned()).or_default();
+        stats.observe_values(feature);
+        stats.present += 1;
+    }
+}
+
+/// The dtype name of the spec JSON: `int64`, `float32`, `string`.
+pub fn dtype(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Int64 => "int64",
+        Kind::Float => "float32",
+        Kind::Bytes => "string",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_and_varlen_are_told_apart() {
+        let mut schema = Schema::default();
+        for i in 0..3 {
+            let ex = Example::builder()
+                .int64("id", i)
+                .float("pair", [1.0f32, 2.0])
+                .int64("tags", vec![1i64; i as usize])
+                .build()
+                .unwrap();
+            schema.observe_example(&ex);
+        }
+        schema.observe_example(
+            &Example::builder()
+                .int64("id", 3)
+                .float("pair", [0.0f32, 1.0])
+                .build()
+                .unwrap(),
+        );
+        let spec = schema.to_spec();
+        assert_eq!(spec["id"]["type"], "FixedLenFeature");
+        assert_eq!(spec["id"]["shape"], json!([]));
+        assert_eq!(spec["pair"]["shape"], json!([2]));
+        assert_eq!(spec["tags"]["type"], "VarLenFeature");
+        assert_eq!(schema.features["tags"].min_values, 0);
+        assert_eq!(schema.features["tags"].present, 3);
+    }
+
+    #[test]
+    fn sequences_get_sequence_specs() {
+        let mut schema = Schema::default();
+        let seq = SequenceExample::builder()
+            .context_float("age", 19.0)
+            .float_list("ratings", [4.5f32, 5.0])
+            .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
+            .build()
+            .unwrap();
+        schema.observe_sequence(&seq);
+        let spec = schema.to_spec();
+        assert_eq!(spec["context_features"]["age"]["type"], "FixedLenFeature");
+        assert_eq!(spec["sequence_features"]["ratings"]["type"], "FixedLenSequenceFeature");
+        assert_eq!(spec["sequence_features"]["actors"]["type"], "VarLenFeature");
+    }
+}

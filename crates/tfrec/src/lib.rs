@@ -3,6 +3,8 @@
 //! The crate is split by layer, each module owning one part of the format:
 //! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes).
 //! - [`example`]: the `Example` / `SequenceExample` messages, their wire format and renderings.
+//! - [`parse`]: feature specs and the parse ops, into dense, sparse and ragged tensors.
 
 pub mod example;
+pub mod parse;
 pub mod record;

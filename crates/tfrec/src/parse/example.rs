@@ -1,0 +1,596 @@
+//! `tf.io.parse_example` / `parse_single_example`: serialized Examples into tensors.
+//!
+//! The hot path, measured by `cargo bench -p tfrec --bench parse`: the specs are compiled once
+//! into a hash table of the requested keys; each record is walked with the zero-copy view, so
+//! features nobody asked for are skipped without decoding; requested values are appended
+//! straight into one growing column per key (packed floats copied in one pass); tensors are
+//! assembled from the columns at the end. Large batches are split into minibatches parsed in
+//! parallel (rayon) whose columns are joined in order, so the result is identical to the
+//! sequential path, errors included (the lowest failing example wins).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::columns::{dense_fixed, dense_padded, sparse_feature, varlen_sparse, Column, RaggedBuild};
+use super::error::{ParseError, ParseErrorKind};
+use super::ragged;
+use super::spec::{
+    known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError, SplitsDType, Values,
+};
+use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
+use crate::example::{ExampleView, RawFeature};
+
+/// Parsed tensors by feature name.
+pub type TensorMap = BTreeMap<String, Tensor>;
+
+/// How a key is parsed: the three key sets of TensorFlow's parse op.
+#[derive(Debug, Clone)]
+pub(crate) enum Role {
+    /// FixedLenFeature: exactly `stride` values, or the default.
+    Fixed {
+        shape: Vec<usize>,
+        stride: usize,
+        default: Option<Values>,
+    },
+    /// FixedLenSequenceFeature in parse_example: a multiple of `stride` values, padded.
+    Padded { shape: Vec<usize>, stride: usize },
+    /// VarLenFeature and SparseFeature parts.
+    Sparse,
+    /// RaggedFeature values and partitions.
+    Ragged,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    pub key: String,
+    pub dtype: DType,
+    pub role: Role,
+}
+
+/// How an output tensor is assembled from slots.
+#[derive(Debug, Clone)]
+enum Output {
+    Fixed(usize),
+    Padded {
+        slot: usize,
+        pad: Values,
+    },
+    VarLen(usize),
+    Sparse {
+        index_slots: Vec<usize>,
+        value_slot: usize,
+        size: Vec<i64>,
+        already_sorted: bool,
+    },
+    Ragged {
+        value_slot: usize,
+        partitions: Vec<(Partition, Option<usize>)>,
+        splits_dtype: SplitsDType,
+        validate: bool,
+    },
+}
+
+/// Compiled `parse_example` specs, reusable across batches.
+///
+/// ```
+/// use tfrec::example::Example;
+/// use tfrec::parse::{specs_from_json, ExampleParser};
+///
+/// let specs = specs_from_json(&serde_json::json!({
+///     "age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+///     "tags": {"type": "VarLenFeature", "dtype": "string"},
+/// }))?;
+/// let parser = ExampleParser::new(&specs)?;
+/// let records: Vec<Vec<u8>> = (0..3)
+///     .map(|i| Example::builder().int64("age", i).bytes("tags", vec!["a"; i as usize]).build().unwrap().encode())
+///     .collect();
+/// let tensors = parser.parse_batch(&records)?;
+/// assert_eq!(tensors["age"].as_dense().unwrap().shape(), &[3]);
+/// assert_eq!(tensors["tags"].as_sparse().unwrap().dense_shape, vec![3, 2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ExampleParser {
+    slots: Vec<Slot>,
+    lookup: FxHashMap<Box<[u8]>, usize>,
+    outputs: Vec<(String, Output)>,
+}
+
+/// Adds `key` to a key set, or checks it agrees with the dtype it already has there.
+fn add_key(set: &mut BTreeMap<String, DType>, key: &str, dtype: DType) -> Result<(), SpecError> {
+    match set.get(key) {
+        Some(&existing) if existing != dtype => Err(SpecError::Invalid(format!(
+            "Conflicting type {} vs {} for feature {key}.",
+            existing.tf_name(),
+            dtype.tf_name()
+        ))),
+        _ => {
+            set.insert(key.to_owned(), dtype);
+            Ok(())
+        }
+    }
+}
+
+fn check_disjoint(a: &BTreeMap<String, DType>, b: &BTreeMap<String, DType>, names: &str) -> Result<(), SpecError> {
+    let common: BTreeSet<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    if common.is_empty() {
+        Ok(())
+    } else {
+        Err(SpecError::Invalid(format!(
+            "{names} keys must not intersect; intersection: {{{}}}",
+            common.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+        )))
+    }
+}
+
+impl ExampleParser {
+    /// Checks and compiles `specs` as `parse_example` does.
+    pub fn new(specs: &FeatureSpecs) -> Result<ExampleParser, SpecError> {
+        if specs.is_empty() {
+            return Err(SpecError::NoFeatures(
+                "Argument `features` cannot be None or falsy. Got {}",
+            ));
+        }
+        let mut dense: BTreeMap<String, DType> = BTreeMap::new();
+        let mut sparse: BTreeMap<String, DType> = BTreeMap::new();
+        let mut ragged_keys: BTreeMap<String, DType> = BTreeMap::new();
+        let mut splits_types: BTreeMap<String, SplitsDType> = BTreeMap::new();
+        for (name, spec) in specs {
+            match spec {
+                FeatureSpec::FixedLen(f) => {
+                    let stride: usize = f.shape.iter().product();
+                    if let Some(d) = &f.default_value {
+                        if d.len() != stride {
+                            return Err(SpecError::Invalid(format!(
+                                "Cannot reshape a tensor with {} elements to shape {} ({stride} elements) for feature {name}'s default_value",
+                                d.len(),
+                                known_shape_string(&f.shape)
+                            )));
+                        }
+                    }
+                    add_key(&mut dense, name, f.dtype)?;
+                }
+                FeatureSpec::FixedLenSequence(f) => {
+                    if !f.allow_missing {
+                        return Err(SpecError::Invalid(
+                            "Unsupported: FixedLenSequenceFeature requires allow_missing to be True.".into(),
+                        ));
+                    }
+                    if f.default_value.as_ref().is_some_and(|d| d.len() != 1) {
+                        let mut dims = vec![None];
+                        dims.extend(f.shape.iter().map(|&d| Some(d)));
+                        return Err(SpecError::Invalid(format!(
+                            "dense_shape[{name}] is a variable length shape: {}, therefore def_value must contain a single element (the padding element)",
+                            shape_string(&dims)
+                        )));
+                    }
+                    add_key(&mut dense, name, f.dtype)?;
+                }
+                FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
+                FeatureSpec::Sparse(f) => {
+                    for key in &f.index_keys {
+                        add_key(&mut sparse, key, DType::Int64)?;
+                    }
+                    add_key(&mut sparse, &f.value_key, f.dtype)?;
+                }
+                FeatureSpec::Ragged(f) => {
+                    let value_key = f.value_key.as_deref().unwrap_or(name);
+                    add_key(&mut ragged_keys, value_key, f.dtype)?;
+                    for p in &f.partitions {
+                        match p {
+                            Partition::UniformRowLength(n) if *n <= 0 => {
+                                return Err(SpecError::Invalid(format!(
+                                    "feature {name}: uniform_row_length must be positive, got {n}"
+                                )))
+                            }
+                            Partition::UniformRowLength(_) => {}
+                            keyed => {
+                                let key = keyed.key().unwrap_or_default();
+                                add_key(&mut ragged_keys, key, DType::Int64)?;
+                                if let Some(&t) = splits_types.get(key) {
+                                    if t != f.row_splits_dtype {
+                                        return Err(SpecError::Invalid(format!(
+                                            "Conflicting partition type {} vs {} for feature {key}.",
+                                            t.json_name(),
+                                            f.row_splits_dtype.json_name()
+                                        )));
+                                    }
+                                }
+                                splits_types.insert(key.to_owned(), f.row_splits_dtype);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        check_disjoint(&dense, &sparse, "Dense and sparse")?;
+        check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
+        check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
+
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        let mut slot_for = |key: &str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
+            *index.entry(key.to_owned()).or_insert_with(|| {
+                slots.push(Slot {
+                    key: key.to_owned(),
+                    dtype,
+                    role,
+                });
+                slots.len() - 1
+            })
+        };
+        let mut outputs = Vec::new();
+        for (name, spec) in specs {
+            let output = match spec {
+                FeatureSpec::FixedLen(f) => {
+                    let role = Role::Fixed {
+                        shape: f.shape.clone(),
+                        stride: f.shape.iter().product(),
+                        default: f.default_value.clone(),
+                    };
+                    Output::Fixed(slot_for(name, f.dtype, role, &mut slots))
+                }
+                FeatureSpec::FixedLenSequence(f) => {
+                    let role = Role::Padded {
+                        shape: f.shape.clone(),
+                        stride: f.shape.iter().product(),
+                    };
+                    Output::Padded {
+                        slot: slot_for(name, f.dtype, role, &mut slots),
+                        pad: f.default_value.clone().unwrap_or_else(|| Values::zero(f.dtype)),
+                    }
+                }
+                FeatureSpec::VarLen(f) => Output::VarLen(slot_for(name, f.dtype, Role::Sparse, &mut slots)),
+                FeatureSpec::Sparse(f) => Output::Sparse {
+                    index_slots: f
+                        .index_keys
+                        .iter()
+                        .map(|k| slot_for(k, DType::Int64, Role::Sparse, &mut slots))
+                        .collect(),
+                    value_slot: slot_for(&f.value_key, f.dtype, Role::Sparse, &mut slots),
+                    size: f.size.clone(),
+                    already_sorted: f.already_sorted,
+                },
+                FeatureSpec::Ragged(f) => Output::Ragged {
+                    value_slot: slot_for(
+                        f.value_key.as_deref().unwrap_or(name),
+                        f.dtype,
+                        Role::Ragged,
+                        &mut slots,
+                    ),
+                    partitions: f
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            let slot = p.key().map(|k| slot_for(k, DType::Int64, Role::Ragged, &mut slots));
+                            (p.clone(), slot)
+                        })
+                        .collect(),
+                    splits_dtype: f.row_splits_dtype,
+                    validate: f.validate,
+                },
+            };
+            outputs.push((name.clone(), output));
+        }
+        let lookup = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.key.as_bytes().to_vec().into_boxed_slice(), i))
+            .collect();
+        Ok(ExampleParser { slots, lookup, outputs })
+    }
+
+    /// Parses a batch (`parse_example`): every tensor gets a leading batch dimension.
+    pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<TensorMap, ParseError> {
+        let columns = self.parse_columns(records, 0, false)?;
+        self.assemble(columns, records.len())
+    }
+
+    /// Parses a batch on the rayon thread pool, in minibatches of `minibatch` records; the
+    /// result is identical to [`ExampleParser::parse_batch`].
+    pub fn parse_batch_parallel<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        minibatch: usize,
+    ) -> Result<TensorMap, ParseError> {
+        let minibatch = minibatch.max(1);
+        if records.len() <= minibatch {
+            return self.parse_batch(records);
+        }
+        let parts: Vec<Result<Vec<Column>, ParseError>> = records
+            .par_chunks(minibatch)
+            .enumerate()
+            .map(|(i, chunk)| self.parse_columns(chunk, i * minibatch, false))
+            .collect();
+        let mut columns: Option<Vec<Column>> = None;
+        for part in parts {
+            // Chunks are in order, so the first error is the lowest failing example's.
+            let part = part?;
+            match columns.as_mut() {
+                None => columns = Some(part),
+                Some(all) => all.iter_mut().zip(part).for_each(|(a, p)| a.append(p)),
+            }
+        }
+        let columns = columns.unwrap_or_else(|| self.empty_columns());
+        self.assemble(columns, records.len())
+    }
+
+    /// Parses one record (`parse_single_example`): no batch dimension.
+    pub fn parse_single(&self, record: &[u8]) -> Result<TensorMap, ParseError> {
+        let columns = self.parse_columns(&[record], 0, true).map_err(|mut e| {
+            e.single = true;
+            e
+        })?;
+        let batch = self.assemble(columns, 1).map_err(|mut e| {
+            e.single = true;
+            e
+        })?;
+        Ok(batch.into_iter().map(|(k, t)| (k, strip_batch(t))).collect())
+    }
+
+    fn empty_columns(&self) -> Vec<Column> {
+        self.slots.iter().map(|s| Column::new(s.dtype)).collect()
+    }
+
+    /// Parses records into one column per slot; `first` is the batch index of `records[0]`.
+    fn parse_columns<R: AsRef<[u8]>>(
+        &self,
+        records: &[R],
+        first: usize,
+        single: bool,
+    ) -> Result<Vec<Column>, ParseError> {
+        let mut columns = self.empty_columns();
+        for (column, slot) in columns.iter_mut().zip(&self.slots) {
+            column.counts.reserve(records.len());
+            if let (Role::Fixed { stride, .. }, Values::Int64(v)) = (&slot.role, &mut column.values) {
+                v.reserve(records.len() * stride);
+            }
+        }
+        let mut found: Vec<Option<RawFeature<'_>>> = vec![None; self.slots.len()];
+        let mut order: Vec<usize> = Vec::with_capacity(self.slots.len());
+        let mut done = vec![false; self.slots.len()];
+        for (j, record) in records.iter().enumerate() {
+            let example = first + j;
+            let at = |e: ParseError| if single { e } else { e.example(example) };
+            order.clear();
+            let mut entries = ExampleView::new(record.as_ref()).entries();
+            loop {
+                let entry = entries
+                    .next_entry()
+                    .map_err(|e| at(ParseError::new(ParseErrorKind::Malformed(e)).example(example)))?;
+                let Some((key, raw)) = entry else { break };
+                if let Some(&slot) = self.lookup.get(key) {
+                    if found[slot].is_none() {
+                        order.push(slot);
+                    }
+                    found[slot] = Some(raw);
+                }
+            }
+            done.iter_mut().for_each(|d| *d = false);
+            // Present features first, in the order they appear: type, then count.
+            for &slot in &order {
+                let raw = found[slot].take();
+                if let Some(raw) = raw {
+                    done[slot] = self.take_feature(slot, &raw, &mut columns[slot]).map_err(at)?;
+                }
+            }
+            // Then the missing ones.
+            for (slot, spec) in self.slots.iter().enumerate() {
+                if done[slot] {
+                    continue;
+                }
+                let column = &mut columns[slot];
+                match &spec.role {
+                    Role::Fixed {
+                        default: Some(d),
+                        stride,
+                        ..
+                    } => {
+                        column.extend_values(d);
+                        column.counts.push(*stride);
+                    }
+                    Role::Fixed { default: None, .. } => {
+                        return Err(at(ParseError::new(ParseErrorKind::Required {
+                            key: spec.key.clone(),
+                            dtype: spec.dtype,
+                        })
+                        .key(&spec.key)));
+                    }
+                    _ => column.counts.push(0),
+                }
+            }
+        }
+        Ok(columns)
+    }
+
+    /// Takes a present feature into its column; `false` when it counts as missing (a dense
+    /// feature with no kind set).
+    #[inline]
+    fn take_feature(&self, slot: usize, raw: &RawFeature<'_>, column: &mut Column) -> Result<bool, ParseError> {
+        let spec = &self.slots[slot];
+        let malformed = |e| ParseError::new(ParseErrorKind::MalformedFeature(e)).key(&spec.key);
+        let view = raw.view().map_err(malformed)?;
+        let Some(kind) = view.kind() else {
+            return match spec.role {
+                Role::Fixed { .. } => Ok(false),
+                _ => {
+                    column.counts.push(0);
+                    Ok(true)
+                }
+            };
+        };
+        let actual = DType::of_kind(kind);
+        if actual != spec.dtype {
+            let kind = match spec.role {
+                Role::Fixed { .. } | Role::Padded { .. } => ParseErrorKind::DenseTypeMismatch {
+                    expected: spec.dtype,
+                    actual,
+                },
+                _ => ParseErrorKind::TypeMismatch {
+                    expected: spec.dtype,
+                    actual,
+                },
+            };
+            return Err(ParseError::new(kind).key(&spec.key));
+        }
+        let before = column.values.len();
+        let n = column.extend_from(&view).map_err(malformed)?;
+        match &spec.role {
+            Role::Fixed { shape, stride, .. } if n != *stride => {
+                column.truncate_values(before);
+                return Err(ParseError::new(ParseErrorKind::WrongCount {
+                    dtype: spec.dtype,
+                    count: n,
+                    shape: known_shape_string(shape),
+                })
+                .key(&spec.key));
+            }
+            Role::Padded { shape, stride } if (*stride == 0 && n != 0) || (*stride != 0 && n % stride != 0) => {
+                let mut dims = vec![None];
+                dims.extend(shape.iter().map(|&d| Some(d)));
+                return Err(ParseError::new(ParseErrorKind::NotMultipleOfStride {
+                    dtype: spec.dtype,
+                    count: n,
+                    shape: shape_string(&dims),
+                })
+                .key(&spec.key));
+            }
+            _ => {}
+        }
+        column.counts.push(n);
+        Ok(true)
+    }
+
+    /// Builds the output tensors from the columns of a whole batch.
+    fn assemble(&self, columns: Vec<Column>, batch: usize) -> Result<TensorMap, ParseError> {
+        // A column used by several outputs is cloned for all but its last use.
+        let mut uses = vec![0usize; columns.len()];
+        for (_, output) in &self.outputs {
+            for slot in output_slots(output) {
+                uses[slot] += 1;
+            }
+        }
+        let mut columns: Vec<Option<Column>> = columns.into_iter().map(Some).collect();
+        let mut take = |slot: usize| -> Column {
+            uses[slot] -= 1;
+            let column = if uses[slot] == 0 {
+                columns[slot].take()
+            } else {
+                columns[slot].clone()
+            };
+            column.unwrap_or_else(|| Column::new(self.slots[slot].dtype))
+        };
+        let mut out = TensorMap::new();
+        for (name, output) in &self.outputs {
+            let tensor = match output {
+                Output::Fixed(slot) => {
+                    let Role::Fixed { shape, .. } = &self.slots[*slot].role else {
+                        continue;
+                    };
+                    Tensor::Dense(dense_fixed(take(*slot).values, batch, shape)?)
+                }
+                Output::Padded { slot, pad } => {
+                    let Role::Padded { shape, .. } = &self.slots[*slot].role else {
+                        continue;
+                    };
+                    Tensor::Dense(dense_padded(&take(*slot), shape, pad)?)
+                }
+                Output::VarLen(slot) => Tensor::Sparse(varlen_sparse(take(*slot))?),
+                Output::Sparse {
+                    index_slots,
+                    value_slot,
+                    size,
+                    already_sorted,
+                } => {
+                    let index: Vec<Column> = index_slots.iter().map(|&s| take(s)).collect();
+                    let keys: Vec<String> = index_slots.iter().map(|&s| self.slots[s].key.clone()).collect();
+                    let value_key = self.slots[*value_slot].key.clone();
+                    let value = take(*value_slot);
+                    let refs: Vec<&Column> = index.iter().collect();
+                    Tensor::Sparse(
+                        sparse_feature(&refs, &keys, value, &value_key, size, *already_sorted)
+                            .map_err(|e| e.key(name))?,
+                    )
+                }
+                Output::Ragged {
+                    value_slot,
+                    partitions,
+                    splits_dtype,
+                    validate,
+                } => {
+                    let mut rt = RaggedBuild::from_column(take(*value_slot));
+                    for (partition, slot) in partitions.iter().rev() {
+                        let column = slot.map(&mut take);
+                        ragged::apply(&mut rt, partition, column.as_ref(), *validate, name)?;
+                    }
+                    Tensor::Ragged(rt.finish(*splits_dtype)?)
+                }
+            };
+            out.insert(name.clone(), tensor);
+        }
+        Ok(out)
+    }
+}
+
+fn output_slots(output: &Output) -> Vec<usize> {
+    match output {
+        Output::Fixed(s) | Output::VarLen(s) => vec![*s],
+        Output::Padded { slot, .. } => vec![*slot],
+        Output::Sparse {
+            index_slots,
+            value_slot,
+            ..
+        } => index_slots
+            .iter()
+            .copied()
+            .chain(std::iter::once(*value_slot))
+            .collect(),
+        Output::Ragged {
+            value_slot, partitions, ..
+        } => std::iter::once(*value_slot)
+            .chain(partitions.iter().filter_map(|(_, s)| *s))
+            .collect(),
+    }
+}
+
+/// Removes the batch dimension of a batch of one, giving the single-example op's tensor.
+pub(crate) fn strip_batch(tensor: Tensor) -> Tensor {
+    match tensor {
+        Tensor::Dense(t) => {
+            let shape = t.shape().get(1..).unwrap_or(&[]).to_vec();
+            match DenseTensor::from_values(t.to_values(), &shape) {
+                Ok(d) => Tensor::Dense(d),
+                Err(_) => Tensor::Dense(t),
+            }
+        }
+        Tensor::Sparse(t) => {
+            let indices = t.indices.slice(ndarray::s![.., 1..]).to_owned();
+            let dense_shape = t.dense_shape.get(1..).unwrap_or(&[]).to_vec();
+            Tensor::Sparse(SparseTensor {
+                indices,
+                values: t.values,
+                dense_shape,
+            })
+        }
+        Tensor::Ragged(t) => {
+            let mut splits = t.nested_row_splits;
+            let mut uniform = t.uniform_row_lengths;
+            if !splits.is_empty() {
+                splits.remove(0);
+                uniform.remove(0);
+            }
+            if splits.is_empty() {
+                Tensor::Dense(t.flat_values)
+            } else {
+                Tensor::Ragged(RaggedTensor {
+                    flat_values: t.flat_values,
+                    nested_row_splits: splits,
+                    uniform_row_lengths: uniform,
+                    row_splits_dtype: t.row_splits_dtype,
+                })
+            }
+        }
+    }
+}

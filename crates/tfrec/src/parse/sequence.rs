@@ -1,0 +1,601 @@
+//! `tf.io.parse_sequence_example` / `parse_single_sequence_example`: SequenceExamples into
+//! context tensors, feature-list tensors and `feature_list_dense_lengths`.
+//!
+//! Errors come in TensorFlow's order of phases, each over the whole batch: extraction, context
+//! types, feature-list row types, context dense, context sparse and ragged, then feature-list
+//! dense, sparse and ragged.
+//!
+//! Context VarLen and Ragged features parse exactly as in `parse_example` (a SequenceExample's
+//! `context` is field 1, as an Example's `features` is), so they are delegated to an
+//! [`ExampleParser`]; context FixedLen features have the sequence op's own rules.
+
+use rustc_hash::FxHashMap;
+
+use super::columns::{dense_fixed, dense_padded, splits_of, Column, RaggedBuild};
+use super::error::{ParseError, ParseErrorKind};
+use super::example::{strip_batch, ExampleParser, TensorMap};
+use super::ragged;
+use super::spec::{
+    known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition, SequenceSpecs,
+    SpecError, SplitsDType, Values,
+};
+use super::tensor::{DenseTensor, Tensor};
+use crate::example::{FeatureView, RawFeature, SequenceExampleView};
+
+/// The three outputs of `parse_sequence_example`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedSequences {
+    /// Context tensors by name.
+    pub context: TensorMap,
+    /// Feature-list tensors by name.
+    pub feature_lists: TensorMap,
+    /// Rows per example of each FixedLenSequenceFeature (`feature_list_dense_lengths`);
+    /// empty for the single-example op.
+    pub lengths: TensorMap,
+}
+
+#[derive(Debug, Clone)]
+enum ListRole {
+    Dense {
+        shape: Vec<usize>,
+        stride: usize,
+        allow_missing: bool,
+    },
+    VarLen,
+    Ragged {
+        partitions: Vec<(Partition, Option<usize>)>,
+        splits_dtype: SplitsDType,
+        validate: bool,
+    },
+    /// A feature list read only as another one's partition.
+    Partition,
+}
+
+#[derive(Debug, Clone)]
+struct ListSlot {
+    key: String,
+    dtype: DType,
+    /// The output name, unless the slot is only a partition.
+    output: Option<String>,
+    role: ListRole,
+}
+
+/// Compiled `parse_sequence_example` specs.
+#[derive(Debug, Clone)]
+pub struct SequenceParser {
+    context_fixed: Vec<(String, FixedLenFeature)>,
+    /// The context VarLen and Ragged features.
+    context_other: Option<ExampleParser>,
+    /// Every context key read, with its dtype, for the type phase.
+    context_keys: FxHashMap<Box<[u8]>, (usize, DType)>,
+    context_key_names: Vec<String>,
+    lists: Vec<ListSlot>,
+    list_lookup: FxHashMap<Box<[u8]>, usize>,
+}
+
+/// A feature list found in one example: its rows, already checked for type.
+type Rows<'a> = Vec<FeatureView<'a>>;
+
+impl SequenceParser {
+    /// Checks and compiles the specs as `parse_sequence_example` does.
+    pub fn new(specs: &SequenceSpecs) -> Result<SequenceParser, SpecError> {
+        if specs.context_features.is_empty() && specs.sequence_features.is_empty() {
+            return Err(SpecError::NoFeatures("Missing features."));
+        }
+        let mut context_fixed = Vec::new();
+        let mut context_other = FeatureSpecs::new();
+        let mut context_keys: Vec<(String, DType)> = Vec::new();
+        for (name, spec) in &specs.context_features {
+            match spec {
+                FeatureSpec::FixedLen(f) => {
+                    let stride: usize = f.shape.iter().product();
+                    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
+                        return Err(SpecError::Invalid(format!(
+                            "Default value for context feature {name} has an incorrect shape: saw [{}] but expected {}",
+                            f.default_value.as_ref().map_or(0, Values::len),
+                            known_shape_string(&f.shape)
+                        )));
+                    }
+                    context_fixed.push((name.clone(), f.clone()));
+                    context_keys.push((name.clone(), f.dtype));
+                }
+                FeatureSpec::VarLen(f) => {
+                    context_other.insert(name.clone(), spec.clone());
+                    context_keys.push((name.clone(), f.dtype));
+                }
+                FeatureSpec::Ragged(f) => {
+                    context_other.insert(name.clone(), spec.clone());
+                    context_keys.push((f.value_key.clone().unwrap_or_else(|| name.clone()), f.dtype));
+                    for key in f.partitions.iter().filter_map(Partition::key) {
+                        context_keys.push((key.to_owned(), DType::Int64));
+                    }
+                }
+                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+            }
+        }
+        let context_other = if context_other.is_empty() {
+            None
+        } else {
+            Some(ExampleParser::new(&context_other)?)
+        };
+        let mut key_map: FxHashMap<Box<[u8]>, (usize, DType)> = FxHashMap::default();
+        let mut context_key_names = Vec::new();
+        for (key, dtype) in context_keys {
+            let boxed: Box<[u8]> = key.as_bytes().into();
+            if let Some(&(_, existing)) = key_map.get(&boxed) {
+                if existing != dtype {
+                    return Err(SpecError::Invalid(format!(
+                        "Conflicting type {} vs {} for feature {key}.",
+                        existing.tf_name(),
+                        dtype.tf_name()
+                    )));
+                }
+                continue;
+            }
+            key_map.insert(boxed, (context_key_names.len(), dtype));
+            context_key_names.push(key);
+        }
+
+        let mut lists: Vec<ListSlot> = Vec::new();
+        let mut list_lookup: FxHashMap<Box<[u8]>, usize> = FxHashMap::default();
+        let mut slot_for = |key: &str, dtype: DType, lists: &mut Vec<ListSlot>| -> Result<usize, SpecError> {
+            if let Some(&i) = list_lookup.get(key.as_bytes()) {
+                if lists[i].dtype != dtype {
+                    return Err(SpecError::Invalid(format!(
+                        "Conflicting type {} vs {} for feature {key}.",
+                        lists[i].dtype.tf_name(),
+                        dtype.tf_name()
+                    )));
+                }
+                return Ok(i);
+            }
+            lists.push(ListSlot {
+                key: key.to_owned(),
+                dtype,
+                output: None,
+                role: ListRole::Partition,
+            });
+            list_lookup.insert(key.as_bytes().into(), lists.len() - 1);
+            Ok(lists.len() - 1)
+        };
+        for (name, spec) in &specs.sequence_features {
+            let (key, role) = match spec {
+                FeatureSpec::FixedLenSequence(f) => {
+                    if f.default_value.is_some() {
+                        return Err(SpecError::Invalid(format!(
+                            "Value feature_list.dense_defaults[{name}] must be None"
+                        )));
+                    }
+                    let role = ListRole::Dense {
+                        shape: f.shape.clone(),
+                        stride: f.shape.iter().product(),
+                        allow_missing: f.allow_missing,
+                    };
+                    (name.clone(), role)
+                }
+                FeatureSpec::VarLen(_) => (name.clone(), ListRole::VarLen),
+                FeatureSpec::Ragged(f) => {
+                    let mut partitions = Vec::new();
+                    for p in &f.partitions {
+                        if let Partition::UniformRowLength(n) = p {
+                            if *n <= 0 {
+                                return Err(SpecError::Invalid(format!(
+                                    "feature {name}: uniform_row_length must be positive, got {n}"
+                                )));
+                            }
+                        }
+                        let slot = p.key().map(|k| slot_for(k, DType::Int64, &mut lists)).transpose()?;
+                        partitions.push((p.clone(), slot));
+                    }
+                    let role = ListRole::Ragged {
+                        partitions,
+                        splits_dtype: f.row_splits_dtype,
+                        validate: f.validate,
+                    };
+                    (f.value_key.clone().unwrap_or_else(|| name.clone()), role)
+                }
+                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+            };
+            let slot = slot_for(&key, spec.dtype(), &mut lists)?;
+            if lists[slot].output.is_some() {
+                // Two outputs from one list: keep a second slot of the same key.
+                lists.push(ListSlot {
+                    key: key.clone(),
+                    dtype: spec.dtype(),
+                    output: Some(name.clone()),
+                    role,
+                });
+            } else {
+                lists[slot].output = Some(name.clone());
+                lists[slot].role = role;
+            }
+        }
+        Ok(SequenceParser {
+            context_fixed,
+            context_other,
+            context_keys: key_map,
+            context_key_names,
+            lists,
+            list_lookup,
+        })
+    }
+
+    /// `parse_sequence_example` over a batch.
+    pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<ParsedSequences, ParseError> {
+        self.parse(records, false)
+    }
+
+    /// `parse_single_sequence_example`: no batch dimension, no lengths.
+    pub fn parse_single(&self, record: &[u8]) -> Result<ParsedSequences, ParseError> {
+        let parsed = self.parse(&[record], true).map_err(|mut e| {
+            e.single = true;
+            e
+        })?;
+        let strip = |m: TensorMap| m.into_iter().map(|(k, t)| (k, strip_batch(t))).collect();
+        Ok(ParsedSequences {
+            context: strip(parsed.context),
+            feature_lists: strip(parsed.feature_lists),
+            lengths: TensorMap::new(),
+        })
+    }
+
+    fn parse<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Result<ParsedSequences, ParseError> {
+        let batch = records.len();
+        let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
+        // 1. Extraction: every requested context feature and feature list of every example.
+        let mut context: Vec<Vec<Option<RawFeature<'_>>>> = Vec::with_capacity(batch);
+        let mut found_lists: Vec<Vec<Option<crate::example::FeatureListView<'_>>>> = Vec::with_capacity(batch);
+        for (e, record) in records.iter().enumerate() {
+            let view = SequenceExampleView::new(record.as_ref());
+            let mut ctx = vec![None; self.context_key_names.len()];
+            let mut entries = view.context();
+            while let Some((key, raw)) = entries
+                .next_entry()
+                .map_err(|err| at(ParseError::new(ParseErrorKind::Malformed(err)), e).example(e))?
+            {
+                if let Some(&(i, _)) = self.context_keys.get(key) {
+                    ctx[i] = Some(raw);
+                }
+            }
+            let mut lists = vec![None; self.lists.len()];
+            for entry in view.feature_lists() {
+                let (key, list) =
+                    entry.map_err(|err| at(ParseError::new(ParseErrorKind::Malformed(err)), e).example(e))?;
+                if let Some(&i) = self.list_lookup.get(key) {
+                    // Every slot of this key (a list may feed two outputs) sees it.
+                    for (j, slot) in self.lists.iter().enumerate() {
+                        if j == i || slot.key.as_bytes() == key {
+                            lists[j] = Some(list.clone());
+                        }
+                    }
+                }
+            }
+            context.push(ctx);
+            found_lists.push(lists);
+        }
+        // 2. Context types.
+        let mut context_views: Vec<Vec<Option<FeatureView<'_>>>> = Vec::with_capacity(batch);
+        for (e, ctx) in context.iter().enumerate() {
+            let mut views = Vec::with_capacity(ctx.len());
+            for (i, raw) in ctx.iter().enumerate() {
+                let key = &self.context_key_names[i];
+                let Some(raw) = raw else {
+                    views.push(None);
+                    continue;
+                };
+                let view = raw
+                    .view()
+                    .map_err(|err| at(ParseError::new(ParseErrorKind::MalformedFeature(err)).key(key), e))?;
+                let expected = self.context_keys[key.as_bytes()].1;
+                if let Some(kind) = view.kind() {
+                    if DType::of_kind(kind) != expected {
+                        return Err(at(
+                            ParseError::new(ParseErrorKind::ContextTypeMismatch { expected }).key(key),
+                            e,
+                        ));
+                    }
+                }
+                views.push(Some(view));
+            }
+            context_views.push(views);
+        }
+        // 3. Feature-list row types.
+        let mut rows: Vec<Vec<Option<Rows<'_>>>> = Vec::with_capacity(batch);
+        for (e, lists) in found_lists.iter().enumerate() {
+            let mut per_slot = Vec::with_capacity(lists.len());
+            for (i, list) in lists.iter().enumerate() {
+                let slot = &self.lists[i];
+                let Some(list) = list else {
+                    per_slot.push(None);
+                    continue;
+                };
+                let mut views = Vec::new();
+                for (r, row) in list.rows().enumerate() {
+                    let malformed = |err| {
+                        at(
+                            ParseError::new(ParseErrorKind::MalformedFeature(err))
+                                .key(&slot.key)
+                                .row(r),
+                            e,
+                        )
+                    };
+                    let (bytes, offset) = row.map_err(malformed)?;
+                    let view = FeatureView::from_feature_bytes(bytes, offset).map_err(malformed)?;
+                    if let Some(kind) = view.kind() {
+                        if DType::of_kind(kind) != slot.dtype {
+                            return Err(at(
+                                ParseError::new(ParseErrorKind::RowTypeMismatch { expected: slot.dtype })
+                                    .key(&slot.key)
+                                    .row(r),
+                                e,
+                            ));
+                        }
+                    }
+                    views.push(view);
+                }
+                per_slot.push(Some(views));
+            }
+            rows.push(per_slot);
+        }
+
+        let mut out = ParsedSequences::default();
+        // 4. Context dense.
+        for (name, spec) in &self.context_fixed {
+            let i = self.context_keys[name.as_bytes()].0;
+            let tensor = self.context_dense(name, spec, i, &context_views, single)?;
+            out.context.insert(name.clone(), Tensor::Dense(tensor));
+        }
+        // 5, 6. Context sparse and ragged.
+        if let Some(parser) = &self.context_other {
+            out.context.extend(parser.parse_batch(records)?);
+        }
+        // 7, 8, 9. Feature lists: dense, then sparse, then ragged.
+        let mut columns: Vec<Option<(Column, Vec<usize>)>> = vec![None; self.lists.len()];
+        for phase in 0..3 {
+            for (i, slot) in self.lists.iter().enumerate() {
+                let in_phase = matches!(
+                    (&slot.role, phase),
+                    (ListRole::Dense { .. }, 0)
+                        | (ListRole::VarLen, 1)
+                        | (ListRole::Ragged { .. } | ListRole::Partition, 2)
+                );
+                if !in_phase {
+                    continue;
+                }
+                let (column, row_counts) = self.list_column(i, &rows, single)?;
+                match &slot.role {
+                    ListRole::Dense { shape, .. } => {
+                        let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
+                        let lengths: Vec<i64> = row_counts.iter().map(|&r| r as i64).collect();
+                        let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch])
+                            .map_err(|err| ParseError::new(ParseErrorKind::Ragged(err.to_string())))?;
+                        out.lengths.insert(name.clone(), Tensor::Dense(lengths));
+                        // Per example, all rows' values together, padded to the longest.
+                        let per_example = Column {
+                            counts: per_example_totals(&column.counts, &row_counts),
+                            values: column.values,
+                        };
+                        let tensor = dense_padded(&per_example, shape, &Values::zero(slot.dtype))?;
+                        out.feature_lists.insert(name, Tensor::Dense(tensor));
+                    }
+                    ListRole::VarLen => {
+                        let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
+                        out.feature_lists
+                            .insert(name, Tensor::Sparse(sequence_varlen(column, &row_counts)?));
+                    }
+                    _ => columns[i] = Some((column, row_counts)),
+                }
+            }
+        }
+        for (i, slot) in self.lists.iter().enumerate() {
+            let (
+                ListRole::Ragged {
+                    partitions,
+                    splits_dtype,
+                    validate,
+                },
+                Some(name),
+            ) = (&slot.role, &slot.output)
+            else {
+                continue;
+            };
+            let Some((column, row_counts)) = columns[i].clone() else {
+                continue;
+            };
+            // Partitions apply below the rows: treat the rows as the outer dimension, then
+            // put the examples back on top.
+            let mut rt = RaggedBuild::from_column(column);
+            for (partition, p_slot) in partitions.iter().rev() {
+                let p_column = p_slot.and_then(|s| columns[s].as_ref().map(|(c, _)| c));
+                ragged::apply(&mut rt, partition, p_column, *validate, name)?;
+            }
+            rt.splits.insert(0, splits_of(&row_counts));
+            rt.uniform.insert(0, None);
+            out.feature_lists
+                .insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
+        }
+        Ok(out)
+    }
+
+    /// A context FixedLenFeature, with the sequence op's rules (see TF_SEMANTICS §3).
+    fn context_dense(
+        &self,
+        name: &str,
+        spec: &FixedLenFeature,
+        i: usize,
+        views: &[Vec<Option<FeatureView<'_>>>],
+        single: bool,
+    ) -> Result<DenseTensor, ParseError> {
+        let stride: usize = spec.shape.iter().product();
+        let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
+        let mut counts = Vec::with_capacity(views.len());
+        for (e, v) in views.iter().enumerate() {
+            counts.push(match &v[i] {
+                Some(view) => Some(
+                    view.count()
+                        .map_err(|err| at(ParseError::new(ParseErrorKind::MalformedFeature(err)).key(name), e))?,
+                ),
+                None => None,
+            });
+        }
+        let default_count = spec.default_value.as_ref().map_or(0, Values::len);
+        let most = counts
+            .iter()
+            .flatten()
+            .copied()
+            .chain(std::iter::once(default_count))
+            .max()
+            .unwrap_or(0);
+        if most != stride {
+            return Err(ParseError::new(ParseErrorKind::ContextInconsistentMax {
+                key: name.to_owned(),
+                expected: stride,
+                found: most,
+            })
+            .key(name));
+        }
+        let mut column = Column::new(spec.dtype);
+        for (e, count) in counts.iter().enumerate() {
+            match (count, &views[e][i], &spec.default_value) {
+                (Some(n), Some(view), _) if *n == stride && view.kind().is_some() => {
+                    column
+                        .extend_from(view)
+                        .map_err(|err| at(ParseError::new(ParseErrorKind::MalformedFeature(err)).key(name), e))?;
+                }
+                (Some(_), _, _) => {
+                    return Err(at(
+                        ParseError::new(ParseErrorKind::ContextUnexpectedCount {
+                            example: "<unknown>".into(),
+                        })
+                        .key(name),
+                        e,
+                    ))
+                }
+                (None, _, Some(default)) => column.extend_values(default),
+                (None, _, None) => {
+                    return Err(at(
+                        ParseError::new(ParseErrorKind::Required {
+                            key: name.to_owned(),
+                            dtype: spec.dtype,
+                        })
+                        .key(name),
+                        e,
+                    ))
+                }
+            }
+        }
+        dense_fixed(column.values, views.len(), &spec.shape)
+    }
+
+    /// All values of a feature list over the batch: the column counts values per row; the
+    /// second vector counts rows per example. Checks a dense list's presence and row sizes.
+    fn list_column(
+        &self,
+        i: usize,
+        rows: &[Vec<Option<Rows<'_>>>],
+        single: bool,
+    ) -> Result<(Column, Vec<usize>), ParseError> {
+        let slot = &self.lists[i];
+        let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
+        let mut column = Column::new(slot.dtype);
+        let mut row_counts = Vec::with_capacity(rows.len());
+        for (e, per_slot) in rows.iter().enumerate() {
+            let Some(list) = &per_slot[i] else {
+                if let ListRole::Dense {
+                    allow_missing: false, ..
+                } = slot.role
+                {
+                    return Err(at(
+                        ParseError::new(ParseErrorKind::ListRequired { key: slot.key.clone() }).key(&slot.key),
+                        e,
+                    ));
+                }
+                row_counts.push(0);
+                continue;
+            };
+            for (r, view) in list.iter().enumerate() {
+                let n = column.extend_from(view).map_err(|err| {
+                    at(
+                        ParseError::new(ParseErrorKind::MalformedFeature(err))
+                            .key(&slot.key)
+                            .row(r),
+                        e,
+                    )
+                })?;
+                column.counts.push(n);
+            }
+            row_counts.push(list.len());
+        }
+        if let ListRole::Dense { shape, stride, .. } = &slot.role {
+            let totals = per_example_totals(&column.counts, &row_counts);
+            let most = totals.iter().max().copied().unwrap_or(0);
+            if *stride > 0 && most % stride != 0 {
+                let mut dims = vec![None];
+                dims.extend(shape.iter().map(|&d| Some(d)));
+                return Err(ParseError::new(ParseErrorKind::ListNotMultiple {
+                    key: slot.key.clone(),
+                    total: most,
+                    shape: shape_string(&dims),
+                })
+                .key(&slot.key));
+            }
+            let mut at_row = 0;
+            for (e, &nrows) in row_counts.iter().enumerate() {
+                for r in 0..nrows {
+                    let n = column.counts[at_row + r];
+                    if n != *stride {
+                        return Err(at(
+                            ParseError::new(ParseErrorKind::RowWrongCount {
+                                count: n,
+                                shape: known_shape_string(shape),
+                            })
+                            .key(&slot.key)
+                            .row(r),
+                            e,
+                        ));
+                    }
+                }
+                at_row += nrows;
+            }
+        }
+        Ok((column, row_counts))
+    }
+}
+
+/// Sums per-row counts into per-example totals.
+fn per_example_totals(row_values: &[usize], rows: &[usize]) -> Vec<usize> {
+    let mut at = 0;
+    rows.iter()
+        .map(|&n| {
+            let total = row_values[at..at + n].iter().sum();
+            at += n;
+            total
+        })
+        .collect()
+}
+
+/// A VarLenFeature over feature lists: indices `(example, row, position)`.
+fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<super::tensor::SparseTensor, ParseError> {
+    let total = column.values.len();
+    let mut indices = Vec::with_capacity(total * 3);
+    let mut at = 0;
+    let mut longest_row = 0;
+    for (e, &nrows) in row_counts.iter().enumerate() {
+        for r in 0..nrows {
+            let n = column.counts[at + r];
+            longest_row = longest_row.max(n);
+            for p in 0..n {
+                indices.extend_from_slice(&[e as i64, r as i64, p as i64]);
+            }
+        }
+        at += nrows;
+    }
+    let most_rows = row_counts.iter().max().copied().unwrap_or(0);
+    Ok(super::tensor::SparseTensor {
+        indices: ndarray::Array2::from_shape_vec((total, 3), indices)
+            .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())))?,
+        values: DenseTensor::from_values(column.values, &[total])
+            .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())))?,
+        dense_shape: vec![row_counts.len() as i64, most_rows as i64, longest_row as i64],
+    })
+}

@@ -1,0 +1,369 @@
+//! The tensors parsing produces: dense (an `ndarray` array of i64, f32 or bytes), sparse
+//! (indices, values, dense shape) and ragged (flat values and nested row splits), with their
+//! JSON form (as the golden vectors write them) and helpers for ragged tensors.
+
+use ndarray::{Array2, ArrayD, IxDyn};
+use serde_json::{json, Value};
+
+use super::spec::{bytes_to_json, float_to_json, DType, SplitsDType, Values};
+
+/// A dense tensor.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DenseTensor {
+    Int64(ArrayD<i64>),
+    Float32(ArrayD<f32>),
+    String(ArrayD<Vec<u8>>),
+}
+
+/// A shape that does not hold the values given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{len} values do not fill a tensor of shape {shape:?}")]
+pub struct ShapeError {
+    pub len: usize,
+    pub shape: Vec<usize>,
+}
+
+impl DenseTensor {
+    /// A tensor of `shape` holding `values` in row-major order.
+    pub fn from_values(values: Values, shape: &[usize]) -> Result<DenseTensor, ShapeError> {
+        let err = |len| ShapeError {
+            len,
+            shape: shape.to_vec(),
+        };
+        let dims = IxDyn(shape);
+        Ok(match values {
+            Values::Int64(v) => {
+                let n = v.len();
+                DenseTensor::Int64(ArrayD::from_shape_vec(dims, v).map_err(|_| err(n))?)
+            }
+            Values::Float32(v) => {
+                let n = v.len();
+                DenseTensor::Float32(ArrayD::from_shape_vec(dims, v).map_err(|_| err(n))?)
+            }
+            Values::String(v) => {
+                let n = v.len();
+                DenseTensor::String(ArrayD::from_shape_vec(dims, v).map_err(|_| err(n))?)
+            }
+        })
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            DenseTensor::Int64(a) => a.shape(),
+            DenseTensor::Float32(a) => a.shape(),
+            DenseTensor::String(a) => a.shape(),
+        }
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        match self {
+            DenseTensor::Int64(_) => DType::Int64,
+            DenseTensor::Float32(_) => DType::Float32,
+            DenseTensor::String(_) => DType::String,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements in row-major order.
+    pub fn to_values(&self) -> Values {
+        match self {
+            DenseTensor::Int64(a) => Values::Int64(a.iter().copied().collect()),
+            DenseTensor::Float32(a) => Values::Float32(a.iter().copied().collect()),
+            DenseTensor::String(a) => Values::String(a.iter().cloned().collect()),
+        }
+    }
+
+    /// The golden JSON form: `{"kind": "dense", "dtype", "shape", "values"}`.
+    pub fn to_json(&self) -> Value {
+        let values: Vec<Value> = match self {
+            DenseTensor::Int64(a) => a.iter().map(|v| json!(v)).collect(),
+            DenseTensor::Float32(a) => a.iter().map(|&v| float_to_json(v)).collect(),
+            DenseTensor::String(a) => a.iter().map(|v| bytes_to_json(v)).collect(),
+        };
+        json!({"kind": "dense", "dtype": self.dtype().json_name(), "shape": self.shape(), "values": values})
+    }
+}
+
+/// A sparse tensor: `values[i]` sits at `indices[i]` in a tensor of `dense_shape`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseTensor {
+    /// `[N, rank]` indices.
+    pub indices: Array2<i64>,
+    /// `[N]` values.
+    pub values: DenseTensor,
+    /// `[rank]` dense shape.
+    pub dense_shape: Vec<i64>,
+}
+
+impl SparseTensor {
+    /// The golden JSON form.
+    pub fn to_json(&self) -> Value {
+        let indices: Vec<Vec<i64>> = self.indices.rows().into_iter().map(|r| r.to_vec()).collect();
+        let values = self.values.to_json()["values"].clone();
+        json!({"kind": "sparse", "dtype": self.values.dtype().json_name(), "indices": indices,
+               "values": values, "dense_shape": self.dense_shape})
+    }
+}
+
+/// A ragged tensor: flat values and, from the outermost in, the row splits of each ragged
+/// dimension.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaggedTensor {
+    /// The values; more than one dimension when an innermost uniform partition reshaped them.
+    pub flat_values: DenseTensor,
+    /// Row splits per ragged dimension, outermost first; level `i` splits the rows of level
+    /// `i + 1` (or the first dimension of `flat_values` for the last level).
+    pub nested_row_splits: Vec<Vec<i64>>,
+    /// For each level, the uniform row length when the level was built from one.
+    pub uniform_row_lengths: Vec<Option<i64>>,
+    /// The dtype TensorFlow gives the splits (the values are the same either way).
+    pub row_splits_dtype: SplitsDType,
+}
+
+/// A ragged tensor turned into nested lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Nested {
+    Int64(i64),
+    Float32(f32),
+    Bytes(Vec<u8>),
+    List(Vec<Nested>),
+}
+
+impl RaggedTensor {
+    /// Number of rows of the outermost dimension.
+    pub fn nrows(&self) -> usize {
+        self.nested_row_splits
+            .first()
+            .map_or(self.flat_values.shape().first().copied().unwrap_or(0), |s| {
+                s.len().saturating_sub(1)
+            })
+    }
+
+    /// The golden JSON form.
+    pub fn to_json(&self) -> Value {
+        json!({"kind": "ragged", "dtype": self.flat_values.dtype().json_name(),
+               "row_splits_dtype": self.row_splits_dtype.json_name(),
+               "nested_row_splits": self.nested_row_splits, "uniform_row_lengths": self.uniform_row_lengths,
+               "flat_values": self.flat_values.to_json()})
+    }
+
+    /// The tensor as nested lists: one list per ragged level, then the dense dimensions of the
+    /// flat values.
+    pub fn to_nested(&self) -> Nested {
+        let flat = flat_rows(&self.flat_values);
+        let mut rows: Vec<Nested> = flat;
+        for splits in self.nested_row_splits.iter().rev() {
+            let mut grouped = Vec::with_capacity(splits.len().saturating_sub(1));
+            let mut items = rows.into_iter();
+            for w in splits.windows(2) {
+                let n = (w[1] - w[0]).max(0) as usize;
+                grouped.push(Nested::List(items.by_ref().take(n).collect()));
+            }
+            rows = grouped;
+        }
+        Nested::List(rows)
+    }
+
+    /// Checks that the splits form a valid ragged tensor: each level starts at 0, never
+    /// decreases, and ends at the number of rows of the level below (or of flat values).
+    /// Parsing with `validate = false` can, as in TensorFlow, produce tensors that fail this.
+    pub fn check(&self) -> Result<(), String> {
+        for (level, splits) in self.nested_row_splits.iter().enumerate() {
+            let below = match self.nested_row_splits.get(level + 1) {
+                Some(next) => next.len().saturating_sub(1),
+                None => self.flat_values.shape().first().copied().unwrap_or(0),
+            };
+            if splits.first() != Some(&0) {
+                return Err(format!("level {level}: row splits do not start at 0"));
+            }
+            if splits.windows(2).any(|w| w[1] < w[0]) {
+                return Err(format!("level {level}: row splits decrease"));
+            }
+            if splits.last().copied() != Some(below as i64) {
+                return Err(format!(
+                    "level {level}: row splits end at {:?}, not at the {below} rows below",
+                    splits.last()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pads every ragged dimension to its longest row with `pad` (a single value of the
+    /// tensor's dtype), as `RaggedTensor.to_tensor(default_value=pad)` does. An inconsistent
+    /// tensor (see [`RaggedTensor::check`]) is an error.
+    pub fn to_dense(&self, pad: &Values) -> Result<DenseTensor, ShapeError> {
+        if self.check().is_err() {
+            return Err(ShapeError {
+                len: self.flat_values.len(),
+                shape: self.flat_values.shape().to_vec(),
+            });
+        }
+        let inner: &[usize] = self.flat_values.shape().get(1..).unwrap_or(&[]);
+        let inner_len: usize = inner.iter().product();
+        // The longest row at each level.
+        let widths: Vec<usize> = self
+            .nested_row_splits
+            .iter()
+            .map(|splits| {
+                splits
+                    .windows(2)
+                    .map(|w| (w[1] - w[0]).max(0) as usize)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut shape = vec![self.nrows()];
+        shape.extend(&widths);
+        shape.extend(inner);
+        let total: usize = shape.iter().product();
+        let flat = self.flat_values.to_values();
+        let mut out = fill(pad, total);
+        // Walk from the outermost level: each row of level l starts at a base offset in `out`.
+        let mut bases: Vec<usize> = (0..self.nrows()).map(|r| r * stride(&shape, 1)).collect();
+        for (level, splits) in self.nested_row_splits.iter().enumerate() {
+            let step = stride(&shape, level + 2);
+            let mut next = Vec::new();
+            for (row, w) in splits.windows(2).enumerate() {
+                for j in 0..(w[1] - w[0]).max(0) as usize {
+                    next.push(bases[row] + j * step);
+                }
+            }
+            bases = next;
+        }
+        for (i, &base) in bases.iter().enumerate() {
+            copy_range(&flat, i * inner_len, &mut out, base, inner_len);
+        }
+        DenseTensor::from_values(out, &shape)
+    }
+}
+
+fn stride(shape: &[usize], from: usize) -> usize {
+    shape.get(from..).map_or(1, |s| s.iter().product())
+}
+
+fn fill(pad: &Values, n: usize) -> Values {
+    match pad {
+        Values::Int64(v) => Values::Int64(vec![v.first().copied().unwrap_or(0); n]),
+        Values::Float32(v) => Values::Float32(vec![v.first().copied().unwrap_or(0.0); n]),
+        Values::String(v) => Values::String(vec![v.first().cloned().unwrap_or_default(); n]),
+    }
+}
+
+fn copy_range(from: &Values, start: usize, to: &mut Values, at: usize, n: usize) {
+    match (from, to) {
+        (Values::Int64(a), Values::Int64(b)) => b[at..at + n].copy_from_slice(&a[start..start + n]),
+        (Values::Float32(a), Values::Float32(b)) => b[at..at + n].copy_from_slice(&a[start..start + n]),
+        (Values::String(a), Values::String(b)) => b[at..at + n].clone_from_slice(&a[start..start + n]),
+        _ => {}
+    }
+}
+
+/// The first-dimension rows of a dense tensor as nested lists.
+fn flat_rows(t: &DenseTensor) -> Vec<Nested> {
+    fn nest(values: &[Nested], shape: &[usize]) -> Vec<Nested> {
+        match shape {
+            [] | [_] => values.to_vec(),
+            [n, rest @ ..] => {
+                let each = rest.iter().product::<usize>().max(1);
+                (0..*n)
+                    .map(|i| Nested::List(nest(&values[i * each..((i + 1) * each).min(values.len())], rest)))
+                    .collect()
+            }
+        }
+    }
+    let leaves: Vec<Nested> = match t.to_values() {
+        Values::Int64(v) => v.into_iter().map(Nested::Int64).collect(),
+        Values::Float32(v) => v.into_iter().map(Nested::Float32).collect(),
+        Values::String(v) => v.into_iter().map(Nested::Bytes).collect(),
+    };
+    nest(&leaves, t.shape())
+}
+
+/// Any parsed tensor.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tensor {
+    Dense(DenseTensor),
+    Sparse(SparseTensor),
+    Ragged(RaggedTensor),
+}
+
+impl Tensor {
+    /// The golden JSON form.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Tensor::Dense(t) => t.to_json(),
+            Tensor::Sparse(t) => t.to_json(),
+            Tensor::Ragged(t) => t.to_json(),
+        }
+    }
+
+    /// The dense tensor, if this is one.
+    pub fn as_dense(&self) -> Option<&DenseTensor> {
+        match self {
+            Tensor::Dense(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The sparse tensor, if this is one.
+    pub fn as_sparse(&self) -> Option<&SparseTensor> {
+        match self {
+            Tensor::Sparse(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The ragged tensor, if this is one.
+    pub fn as_ragged(&self) -> Option<&RaggedTensor> {
+        match self {
+            Tensor::Ragged(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ragged() -> RaggedTensor {
+        // [[[1, 2], []], [[3]]]
+        RaggedTensor {
+            flat_values: DenseTensor::from_values(Values::Int64(vec![1, 2, 3]), &[3]).unwrap(),
+            nested_row_splits: vec![vec![0, 2, 3], vec![0, 2, 2, 3]],
+            uniform_row_lengths: vec![None, None],
+            row_splits_dtype: SplitsDType::Int32,
+        }
+    }
+
+    #[test]
+    fn nested_lists() {
+        use Nested::*;
+        assert_eq!(
+            ragged().to_nested(),
+            List(vec![
+                List(vec![List(vec![Int64(1), Int64(2)]), List(vec![])]),
+                List(vec![List(vec![Int64(3)])])
+            ])
+        );
+    }
+
+    #[test]
+    fn padded_to_dense() {
+        let dense = ragged().to_dense(&Values::Int64(vec![-1])).unwrap();
+        assert_eq!(dense.shape(), &[2, 2, 2]);
+        assert_eq!(dense.to_values(), Values::Int64(vec![1, 2, -1, -1, 3, -1, -1, -1]));
+    }
+}

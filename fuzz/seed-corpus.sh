@@ -11,7 +11,7 @@ for f in "$golden"/records/*; do
   head -c 65536 "$f" > "$here/corpus/record_reader/$(basename "$f")"
 done
 # Messages: every serialized message of the golden cases, and their text format.
-mkdir -p "$here/corpus/example_decoder" "$here/corpus/text_parser"
+mkdir -p "$here/corpus/example_decoder" "$here/corpus/text_parser" "$here/corpus/parse_example"
 python3 - "$golden" "$here/corpus" <<'PY'
 import base64, hashlib, json, sys
 golden, corpus = sys.argv[1], sys.argv[2]
@@ -19,13 +19,16 @@ def put(target, data):
     name = hashlib.sha1(data).hexdigest()[:16]
     open(f"{corpus}/{target}/{name}", "wb").write(data)
 for line in open(f"{golden}/parse_cases.jsonl"):
-    for s in json.loads(line)["serialized"]:
-        put("example_decoder", base64.b64decode(s))
+    records = [base64.b64decode(s) for s in json.loads(line)["serialized"]]
+    for r in records:
+        put("example_decoder", r)
+    # A parse_example input is a batch: records joined by 0xfe.
+    put("parse_example", b"\xfe".join(records))
 for line in open(f"{golden}/text_format.jsonl"):
     case = json.loads(line)
     put("example_decoder", base64.b64decode(case["serialized"]))
     put("text_parser", case["text_format"].encode())
 PY
-for t in record_reader example_decoder text_parser; do
+for t in record_reader example_decoder text_parser parse_example; do
   echo "seeded: $(ls "$here/corpus/$t" | wc -l) $t inputs"
 done

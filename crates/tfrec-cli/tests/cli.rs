@@ -164,3 +164,59 @@ fn bad_input_is_a_clean_error() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn parse_prints_json_and_saves_npz() {
+    let out = ok(&["parse", "--spec", "samples/movie.spec.json", "samples/movie.tfrecord"]);
+    let batch: serde_json::Value = serde_json::from_str(out.lines().next().expect("one batch")).expect("JSON");
+    assert_eq!(
+        batch["feature_lists"]["movie_ratings"]["values"],
+        serde_json::json!([4.5, 5.0])
+    );
+    assert_eq!(batch["lengths"]["movie_ratings"]["values"], serde_json::json!([2]));
+
+    let out = ok(&[
+        "parse",
+        "--spec",
+        "samples/notebook.spec.json",
+        "samples/notebook.tfrecord",
+        "--batch",
+        "30",
+    ]);
+    assert_eq!(out.lines().count(), 4, "100 records in batches of 30");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let npz = dir.path().join("notebook.npz");
+    ok(&[
+        "parse",
+        "--spec",
+        "samples/notebook.spec.json",
+        "samples/notebook.tfrecord",
+        "--format",
+        "npz",
+        "-o",
+        path_str(&npz),
+        "--threads",
+        "2",
+    ]);
+    // NumPy itself must read it (CI installs numpy).
+    let check = "import numpy as np, sys\nz = np.load(sys.argv[1])\nassert z['b0/feature2'].dtype.kind == 'S' and z['b0/feature0'].shape == (100,), z.files\nprint(z['b0/feature3'][:2])";
+    let status = Command::new("python3")
+        .args(["-c", check, path_str(&npz)])
+        .status()
+        .expect("python3 with numpy is needed for this check");
+    assert!(status.success(), "numpy could not read our .npz");
+
+    let out = tfrec(&[
+        "parse",
+        "--spec",
+        "samples/notebook.spec.json",
+        "samples/movie.tfrecord",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a spec that does not fit the data is an error"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("required"));
+}

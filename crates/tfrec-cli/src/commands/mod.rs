@@ -6,5 +6,6 @@ pub mod from_images;
 pub mod from_jsonl;
 pub mod from_text;
 pub mod index;
+pub mod parse;
 pub mod schema;
 pub mod verify;

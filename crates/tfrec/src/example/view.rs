@@ -65,7 +65,28 @@ pub struct FeatureView<'a> {
 
 impl<'a> FeatureView<'a> {
     /// A view of one serialized `Feature` message found at absolute offset `base`.
+    #[inline]
     pub fn from_feature_bytes(bytes: &'a [u8], base: usize) -> Result<Self, DecodeError> {
+        // Fast path: exactly one list field, as every standard writer produces.
+        if let Some((&tag, rest)) = bytes.split_first() {
+            let kind = match tag {
+                0x0a => Some(Kind::Bytes),
+                0x12 => Some(Kind::Float),
+                0x1a => Some(Kind::Int64),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                let mut r = WireReader::nested(rest, base + 1);
+                if let Ok(part) = r.read_len() {
+                    if r.is_empty() {
+                        return Ok(FeatureView {
+                            kind: Some(kind),
+                            lists: Lists::One(part),
+                        });
+                    }
+                }
+            }
+        }
         let mut view = FeatureView {
             kind: None,
             lists: Lists::None,
@@ -326,6 +347,24 @@ impl<'a> MapEntries<'a> {
 
 #[inline]
 fn parse_entry(entry: &[u8], base: usize) -> Result<Entry<'_>, DecodeError> {
+    // Fast path: `0a <key> 12 <value>` and nothing else, as every standard writer produces.
+    if entry.first() == Some(&0x0a) {
+        let mut r = WireReader::nested(&entry[1..], base + 1);
+        if let Ok((key, _)) = r.read_len() {
+            let value_tag_at = r.offset() - base;
+            if entry.get(value_tag_at) == Some(&0x12) {
+                let mut v = WireReader::nested(&entry[value_tag_at + 1..], base + value_tag_at + 1);
+                if let Ok(value) = v.read_len() {
+                    if v.is_empty() {
+                        return Ok(Entry {
+                            key,
+                            value: Lists::One(value),
+                        });
+                    }
+                }
+            }
+        }
+    }
     let mut r = WireReader::nested(entry, base);
     let mut key: &[u8] = &[];
     let mut value = Lists::None;
@@ -339,7 +378,11 @@ fn parse_entry(entry: &[u8], base: usize) -> Result<Entry<'_>, DecodeError> {
     Ok(Entry { key, value })
 }
 
+#[inline]
 fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, DecodeError> {
+    if let Lists::One((bytes, base)) = value {
+        return FeatureView::from_feature_bytes(bytes, *base);
+    }
     let mut view = FeatureView {
         kind: None,
         lists: Lists::None,

@@ -15,12 +15,20 @@ use rustc_hash::FxHashMap;
 
 use super::columns::{dense_fixed, dense_padded, sparse_feature, varlen_sparse, Column, RaggedBuild};
 use super::error::{ParseError, ParseErrorKind};
+use super::fast;
 use super::ragged;
 use super::spec::{
     known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError, SplitsDType, Values,
 };
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use crate::example::{ExampleView, RawFeature};
+
+/// Reusable buffers of the careful path.
+struct Careful<'r> {
+    found: Vec<Option<RawFeature<'r>>>,
+    order: Vec<usize>,
+    done: Vec<bool>,
+}
 
 /// Parsed tensors by feature name.
 pub type TensorMap = BTreeMap<String, Tensor>;
@@ -348,61 +356,133 @@ impl ExampleParser {
                 v.reserve(records.len() * stride);
             }
         }
-        let mut found: Vec<Option<RawFeature<'_>>> = vec![None; self.slots.len()];
-        let mut order: Vec<usize> = Vec::with_capacity(self.slots.len());
-        let mut done = vec![false; self.slots.len()];
+        let mut careful = Careful {
+            found: vec![None; self.slots.len()],
+            order: Vec::with_capacity(self.slots.len()),
+            done: vec![false; self.slots.len()],
+        };
+        let mut found: Vec<Option<&[u8]>> = vec![None; self.slots.len()];
+        let mut marks: Vec<(usize, usize)> = vec![(0, 0); self.slots.len()];
         for (j, record) in records.iter().enumerate() {
-            let example = first + j;
-            let at = |e: ParseError| if single { e } else { e.example(example) };
-            order.clear();
-            let mut entries = ExampleView::new(record.as_ref()).entries();
-            loop {
-                let entry = entries
-                    .next_entry()
-                    .map_err(|e| at(ParseError::new(ParseErrorKind::Malformed(e)).example(example)))?;
-                let Some((key, raw)) = entry else { break };
-                if let Some(&slot) = self.lookup.get(key) {
-                    if found[slot].is_none() {
-                        order.push(slot);
-                    }
-                    found[slot] = Some(raw);
-                }
+            let record = record.as_ref();
+            for (mark, column) in marks.iter_mut().zip(&columns) {
+                *mark = (column.values.len(), column.counts.len());
             }
-            done.iter_mut().for_each(|d| *d = false);
-            // Present features first, in the order they appear: type, then count.
-            for &slot in &order {
-                let raw = found[slot].take();
-                if let Some(raw) = raw {
-                    done[slot] = self.take_feature(slot, &raw, &mut columns[slot]).map_err(at)?;
-                }
+            if self.fast_example(record, &mut columns, &mut found) {
+                continue;
             }
-            // Then the missing ones.
-            for (slot, spec) in self.slots.iter().enumerate() {
-                if done[slot] {
-                    continue;
+            // Not the canonical encoding, or a problem: undo, then take the careful path.
+            for (mark, column) in marks.iter().zip(&mut columns) {
+                column.truncate_values(mark.0);
+                column.counts.truncate(mark.1);
+            }
+            self.careful_example(record, first + j, single, &mut columns, &mut careful)?;
+        }
+        Ok(columns)
+    }
+
+    /// The hot path (see [`fast`](super::fast)): `false` when the example needs the careful
+    /// path, in which case the columns may hold part of it (the caller undoes that).
+    #[inline]
+    fn fast_example<'r>(&self, record: &'r [u8], columns: &mut [Column], found: &mut [Option<&'r [u8]>]) -> bool {
+        found.iter_mut().for_each(|f| *f = None);
+        let walked = fast::walk_entries(record, 0x0a, |key, value| {
+            if let Some(&slot) = self.lookup.get(key) {
+                found[slot] = Some(value);
+            }
+        });
+        if !walked {
+            return false;
+        }
+        for ((spec, column), value) in self.slots.iter().zip(columns.iter_mut()).zip(found.iter()) {
+            let taken = match value {
+                Some(v) => fast::take_feature(v, &mut column.values),
+                None => fast::Taken::KindUnset,
+            };
+            match (taken, &spec.role) {
+                (fast::Taken::GiveUp, _) => return false,
+                (fast::Taken::Values(n), Role::Fixed { stride, .. }) if n != *stride => return false,
+                (fast::Taken::Values(n), Role::Padded { stride, .. }) if n.checked_rem(*stride).unwrap_or(n) != 0 => {
+                    return false
                 }
-                let column = &mut columns[slot];
-                match &spec.role {
+                (fast::Taken::Values(n), _) => column.counts.push(n),
+                (
+                    fast::Taken::KindUnset,
                     Role::Fixed {
                         default: Some(d),
                         stride,
                         ..
-                    } => {
-                        column.extend_values(d);
-                        column.counts.push(*stride);
-                    }
-                    Role::Fixed { default: None, .. } => {
-                        return Err(at(ParseError::new(ParseErrorKind::Required {
-                            key: spec.key.clone(),
-                            dtype: spec.dtype,
-                        })
-                        .key(&spec.key)));
-                    }
-                    _ => column.counts.push(0),
+                    },
+                ) => {
+                    column.extend_values(d);
+                    column.counts.push(*stride);
                 }
+                (fast::Taken::KindUnset, Role::Fixed { default: None, .. }) => return false,
+                (fast::Taken::KindUnset, _) => column.counts.push(0),
             }
         }
-        Ok(columns)
+        true
+    }
+
+    /// One example with the exact protobuf semantics and TensorFlow's errors.
+    fn careful_example<'r>(
+        &self,
+        record: &'r [u8],
+        example: usize,
+        single: bool,
+        columns: &mut [Column],
+        state: &mut Careful<'r>,
+    ) -> Result<(), ParseError> {
+        let at = |e: ParseError| if single { e } else { e.example(example) };
+        let Careful { found, order, done } = state;
+        order.clear();
+        found.iter_mut().for_each(|f| *f = None);
+        let mut entries = ExampleView::new(record).entries();
+        loop {
+            let entry = entries
+                .next_entry()
+                .map_err(|e| at(ParseError::new(ParseErrorKind::Malformed(e)).example(example)))?;
+            let Some((key, raw)) = entry else { break };
+            if let Some(&slot) = self.lookup.get(key) {
+                if found[slot].is_none() {
+                    order.push(slot);
+                }
+                found[slot] = Some(raw);
+            }
+        }
+        done.iter_mut().for_each(|d| *d = false);
+        // Present features first, in the order they appear: type, then count.
+        for &slot in order.iter() {
+            if let Some(raw) = found[slot].take() {
+                done[slot] = self.take_feature(slot, &raw, &mut columns[slot]).map_err(at)?;
+            }
+        }
+        // Then the missing ones.
+        for (slot, spec) in self.slots.iter().enumerate() {
+            if done[slot] {
+                continue;
+            }
+            let column = &mut columns[slot];
+            match &spec.role {
+                Role::Fixed {
+                    default: Some(d),
+                    stride,
+                    ..
+                } => {
+                    column.extend_values(d);
+                    column.counts.push(*stride);
+                }
+                Role::Fixed { default: None, .. } => {
+                    return Err(at(ParseError::new(ParseErrorKind::Required {
+                        key: spec.key.clone(),
+                        dtype: spec.dtype,
+                    })
+                    .key(&spec.key)));
+                }
+                _ => column.counts.push(0),
+            }
+        }
+        Ok(())
     }
 
     /// Takes a present feature into its column; `false` when it counts as missing (a dense

@@ -5,6 +5,7 @@
 mod columns;
 mod error;
 mod example;
+mod fast;
 mod ragged;
 mod sequence;
 mod spec;
@@ -18,4 +19,4 @@ pub use spec::{
     FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs, SparseFeature, SpecError,
     SpecFile, SplitsDType, Values, VarLenFeature,
 };
-pub use tensor::{DenseTensor, Nested, RaggedTensor, ShapeError, SparseTensor, Tensor};
+pub use tensor::{concat_batch, ConcatError, DenseTensor, Nested, RaggedTensor, ShapeError, SparseTensor, Tensor};

@@ -9,11 +9,13 @@
 //! `context` is field 1, as an Example's `features` is), so they are delegated to an
 //! [`ExampleParser`]; context FixedLen features have the sequence op's own rules.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::columns::{dense_fixed, dense_padded, splits_of, Column, RaggedBuild};
 use super::error::{ParseError, ParseErrorKind};
 use super::example::{strip_batch, ExampleParser, TensorMap};
+use super::fast;
 use super::ragged;
 use super::spec::{
     known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition, SequenceSpecs,
@@ -71,7 +73,12 @@ pub struct SequenceParser {
     context_key_names: Vec<String>,
     lists: Vec<ListSlot>,
     list_lookup: FxHashMap<Box<[u8]>, usize>,
+    /// The hot path applies: no context FixedLen features and no list feeding two outputs.
+    fast_ok: bool,
 }
+
+/// One feature list over a batch: its values (counted per row) and its rows per example.
+type ListColumn = (Column, Vec<usize>);
 
 /// A feature list found in one example: its rows, already checked for type.
 type Rows<'a> = Vec<FeatureView<'a>>;
@@ -210,7 +217,16 @@ impl SequenceParser {
                 lists[slot].role = role;
             }
         }
+        let shared = lists.iter().filter(|s| s.output.is_some()).count()
+            != lists
+                .iter()
+                .filter(|s| s.output.is_some())
+                .map(|s| &s.key)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+        let fast_ok = context_fixed.is_empty() && !shared;
         Ok(SequenceParser {
+            fast_ok,
             context_fixed,
             context_other,
             context_keys: key_map,
@@ -223,6 +239,52 @@ impl SequenceParser {
     /// `parse_sequence_example` over a batch.
     pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<ParsedSequences, ParseError> {
         self.parse(records, false)
+    }
+
+    /// Parses a batch on the rayon thread pool, in minibatches of `minibatch` records, then
+    /// joins the minibatches' tensors in order; identical to [`SequenceParser::parse_batch`].
+    pub fn parse_batch_parallel<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        minibatch: usize,
+    ) -> Result<ParsedSequences, ParseError> {
+        // Minibatches are parsed into columns in parallel, joined in order and assembled once.
+        // Anything the hot path does not take (and every error) is parsed again sequentially,
+        // so results and errors are the sequential ones.
+        let minibatch = minibatch.max(1);
+        if records.len() <= minibatch || !self.fast_ok {
+            return self.parse_batch(records);
+        }
+        let parts: Vec<Option<Vec<ListColumn>>> = records
+            .par_chunks(minibatch)
+            .map(|chunk| self.fast_columns(chunk))
+            .collect();
+        let mut joined: Option<Vec<ListColumn>> = None;
+        for part in parts {
+            let Some(part) = part else {
+                return self.parse_batch(records);
+            };
+            match joined.as_mut() {
+                None => joined = Some(part),
+                Some(all) => {
+                    for ((column, rows), (c, mut r)) in all.iter_mut().zip(part) {
+                        column.append(c);
+                        rows.append(&mut r);
+                    }
+                }
+            }
+        }
+        let Some(columns) = joined else {
+            return self.parse_batch(records);
+        };
+        let mut out = ParsedSequences::default();
+        if let Some(parser) = &self.context_other {
+            out.context = parser.parse_batch_parallel(records, minibatch)?;
+        }
+        match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), &mut out) {
+            Ok(()) => Ok(out),
+            Err(_) => self.parse_batch(records),
+        }
     }
 
     /// `parse_single_sequence_example`: no batch dimension, no lengths.
@@ -240,6 +302,9 @@ impl SequenceParser {
     }
 
     fn parse<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Result<ParsedSequences, ParseError> {
+        if let Some(parsed) = self.parse_fast(records) {
+            return Ok(parsed);
+        }
         let batch = records.len();
         let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
         // 1. Extraction: every requested context feature and feature list of every example.
@@ -349,8 +414,8 @@ impl SequenceParser {
         if let Some(parser) = &self.context_other {
             out.context.extend(parser.parse_batch(records)?);
         }
-        // 7, 8, 9. Feature lists: dense, then sparse, then ragged.
-        let mut columns: Vec<Option<(Column, Vec<usize>)>> = vec![None; self.lists.len()];
+        // 7, 8, 9. Feature lists: dense, then sparse, then ragged, each checked in turn.
+        let mut columns: Vec<Option<ListColumn>> = vec![None; self.lists.len()];
         for phase in 0..3 {
             for (i, slot) in self.lists.iter().enumerate() {
                 let in_phase = matches!(
@@ -359,32 +424,50 @@ impl SequenceParser {
                         | (ListRole::VarLen, 1)
                         | (ListRole::Ragged { .. } | ListRole::Partition, 2)
                 );
-                if !in_phase {
-                    continue;
+                if in_phase {
+                    columns[i] = Some(self.list_column(i, &rows, single)?);
                 }
-                let (column, row_counts) = self.list_column(i, &rows, single)?;
-                match &slot.role {
-                    ListRole::Dense { shape, .. } => {
-                        let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
-                        let lengths: Vec<i64> = row_counts.iter().map(|&r| r as i64).collect();
-                        let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch])
-                            .map_err(|err| ParseError::new(ParseErrorKind::Ragged(err.to_string())))?;
-                        out.lengths.insert(name.clone(), Tensor::Dense(lengths));
-                        // Per example, all rows' values together, padded to the longest.
-                        let per_example = Column {
-                            counts: per_example_totals(&column.counts, &row_counts),
-                            values: column.values,
-                        };
-                        let tensor = dense_padded(&per_example, shape, &Values::zero(slot.dtype))?;
-                        out.feature_lists.insert(name, Tensor::Dense(tensor));
-                    }
-                    ListRole::VarLen => {
-                        let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
-                        out.feature_lists
-                            .insert(name, Tensor::Sparse(sequence_varlen(column, &row_counts)?));
-                    }
-                    _ => columns[i] = Some((column, row_counts)),
+            }
+        }
+        self.assemble_lists(columns, batch, &mut out)?;
+        Ok(out)
+    }
+
+    /// The feature-list tensors (and lengths) from each list's values (counted per row) and
+    /// rows per example.
+    fn assemble_lists(
+        &self,
+        mut columns: Vec<Option<ListColumn>>,
+        batch: usize,
+        out: &mut ParsedSequences,
+    ) -> Result<(), ParseError> {
+        for (i, slot) in self.lists.iter().enumerate() {
+            let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
+            match &slot.role {
+                ListRole::Dense { shape, .. } => {
+                    let Some((column, row_counts)) = columns[i].take() else {
+                        continue;
+                    };
+                    let lengths: Vec<i64> = row_counts.iter().map(|&r| r as i64).collect();
+                    let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch])
+                        .map_err(|err| ParseError::new(ParseErrorKind::Ragged(err.to_string())))?;
+                    out.lengths.insert(name.clone(), Tensor::Dense(lengths));
+                    // Per example, all rows' values together, padded to the longest.
+                    let per_example = Column {
+                        counts: per_example_totals(&column.counts, &row_counts),
+                        values: column.values,
+                    };
+                    let tensor = dense_padded(&per_example, shape, &Values::zero(slot.dtype))?;
+                    out.feature_lists.insert(name, Tensor::Dense(tensor));
                 }
+                ListRole::VarLen => {
+                    let Some((column, row_counts)) = columns[i].take() else {
+                        continue;
+                    };
+                    out.feature_lists
+                        .insert(name, Tensor::Sparse(sequence_varlen(column, &row_counts)?));
+                }
+                _ => {}
             }
         }
         for (i, slot) in self.lists.iter().enumerate() {
@@ -414,7 +497,94 @@ impl SequenceParser {
             out.feature_lists
                 .insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// The hot path (see [`fast`](super::fast)): feature lists in the canonical encoding,
+    /// decoded straight into columns. `None` when anything needs the careful path (context
+    /// FixedLen features, a non-canonical encoding, any problem), which then runs instead.
+    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R]) -> Option<ParsedSequences> {
+        let columns = self.fast_columns(records)?;
+        let mut out = ParsedSequences::default();
+        if let Some(parser) = &self.context_other {
+            out.context = parser.parse_batch(records).ok()?;
+        }
+        self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), &mut out)
+            .ok()?;
+        Some(out)
+    }
+
+    /// The feature lists of `records` in the canonical encoding, as columns; `None` when
+    /// anything needs the careful path.
+    fn fast_columns<R: AsRef<[u8]>>(&self, records: &[R]) -> Option<Vec<ListColumn>> {
+        if !self.fast_ok {
+            return None;
+        }
+        let batch = records.len();
+        let mut columns: Vec<ListColumn> = self
+            .lists
+            .iter()
+            .map(|s| (Column::new(s.dtype), Vec::with_capacity(batch)))
+            .collect();
+        let mut found: Vec<Option<&[u8]>> = vec![None; self.lists.len()];
+        for record in records {
+            found.iter_mut().for_each(|f| *f = None);
+            let walked = fast::walk_entries(record.as_ref(), 0x12, |key, value| {
+                if let Some(&slot) = self.list_lookup.get(key) {
+                    found[slot] = Some(value);
+                }
+            });
+            if !walked {
+                return None;
+            }
+            for ((slot, (column, row_counts)), list) in self.lists.iter().zip(columns.iter_mut()).zip(found.iter()) {
+                let Some(list) = list else {
+                    if let ListRole::Dense {
+                        allow_missing: false, ..
+                    } = slot.role
+                    {
+                        return None;
+                    }
+                    row_counts.push(0);
+                    continue;
+                };
+                let mut rows = 0;
+                let mut pos = 0;
+                while pos < list.len() {
+                    if list[pos] != 0x0a {
+                        return None;
+                    }
+                    pos += 1;
+                    let row = fast::len_delimited(list, &mut pos)?;
+                    let n = match fast::take_feature(row, &mut column.values) {
+                        fast::Taken::Values(n) => n,
+                        fast::Taken::KindUnset => 0,
+                        fast::Taken::GiveUp => return None,
+                    };
+                    if let ListRole::Dense { stride, .. } = slot.role {
+                        if n != stride {
+                            return None;
+                        }
+                    }
+                    column.counts.push(n);
+                    rows += 1;
+                }
+                row_counts.push(rows);
+            }
+        }
+        // A dense list's longest must fill whole rows; otherwise the careful path reports it.
+        for (slot, (column, row_counts)) in self.lists.iter().zip(&columns) {
+            if let ListRole::Dense { stride, .. } = slot.role {
+                let most = per_example_totals(&column.counts, row_counts)
+                    .into_iter()
+                    .max()
+                    .unwrap_or(0);
+                if stride > 0 && most % stride != 0 {
+                    return None;
+                }
+            }
+        }
+        Some(columns)
     }
 
     /// A context FixedLenFeature, with the sequence op's rules (see TF_SEMANTICS §3).
@@ -489,12 +659,7 @@ impl SequenceParser {
 
     /// All values of a feature list over the batch: the column counts values per row; the
     /// second vector counts rows per example. Checks a dense list's presence and row sizes.
-    fn list_column(
-        &self,
-        i: usize,
-        rows: &[Vec<Option<Rows<'_>>>],
-        single: bool,
-    ) -> Result<(Column, Vec<usize>), ParseError> {
+    fn list_column(&self, i: usize, rows: &[Vec<Option<Rows<'_>>>], single: bool) -> Result<ListColumn, ParseError> {
         let slot = &self.lists[i];
         let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
         let mut column = Column::new(slot.dtype);

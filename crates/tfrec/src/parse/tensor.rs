@@ -367,3 +367,172 @@ mod tests {
         assert_eq!(dense.to_values(), Values::Int64(vec![1, 2, -1, -1, 3, -1, -1, -1]));
     }
 }
+
+/// Tensors that cannot be joined along the batch dimension.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot join tensors along the batch dimension: {0}")]
+pub struct ConcatError(pub String);
+
+/// Joins batch tensors of the same feature along their first (batch) dimension, as parsing the
+/// batches together would have given them: a dense tensor whose second dimension was padded to
+/// each part's longest is re-padded with zeros (0, 0.0, `""`) to the longest overall; sparse
+/// indices are offset by the examples before them and the dense shape takes the largest
+/// extents; ragged row splits are offset level by level.
+pub fn concat_batch(parts: Vec<Tensor>) -> Result<Tensor, ConcatError> {
+    let mut parts = parts.into_iter();
+    let Some(first) = parts.next() else {
+        return Err(ConcatError("no tensors".into()));
+    };
+    let rest: Vec<Tensor> = parts.collect();
+    match first {
+        Tensor::Dense(d) => {
+            let mut all = vec![d];
+            for t in rest {
+                all.push(
+                    t.as_dense()
+                        .cloned()
+                        .ok_or_else(|| ConcatError("mixed tensor kinds".into()))?,
+                );
+            }
+            concat_dense(all).map(Tensor::Dense)
+        }
+        Tensor::Sparse(s) => {
+            let mut all = vec![s];
+            for t in rest {
+                all.push(
+                    t.as_sparse()
+                        .cloned()
+                        .ok_or_else(|| ConcatError("mixed tensor kinds".into()))?,
+                );
+            }
+            concat_sparse(all).map(Tensor::Sparse)
+        }
+        Tensor::Ragged(r) => {
+            let mut all = vec![r];
+            for t in rest {
+                all.push(
+                    t.as_ragged()
+                        .cloned()
+                        .ok_or_else(|| ConcatError("mixed tensor kinds".into()))?,
+                );
+            }
+            concat_ragged(all).map(Tensor::Ragged)
+        }
+    }
+}
+
+fn concat_dense(parts: Vec<DenseTensor>) -> Result<DenseTensor, ConcatError> {
+    let dtype = parts[0].dtype();
+    let rank = parts[0].shape().len();
+    if rank == 0 || parts.iter().any(|p| p.shape().len() != rank || p.dtype() != dtype) {
+        return Err(ConcatError("dense tensors of different ranks or dtypes".into()));
+    }
+    let inner: Vec<usize> = parts[0].shape().get(2..).unwrap_or(&[]).to_vec();
+    if parts
+        .iter()
+        .any(|p| p.shape().get(2..).unwrap_or(&[]) != inner.as_slice())
+    {
+        return Err(ConcatError("dense tensors differ beyond their second dimension".into()));
+    }
+    let inner_len: usize = inner.iter().product();
+    let width = parts
+        .iter()
+        .map(|p| p.shape().get(1).copied().unwrap_or(1))
+        .max()
+        .unwrap_or(0);
+    let batch: usize = parts.iter().map(|p| p.shape()[0]).sum();
+    let mut counts = Vec::with_capacity(batch);
+    let mut column = super::columns::Column::new(dtype);
+    for p in &parts {
+        let w = p.shape().get(1).copied().unwrap_or(1);
+        counts.extend(std::iter::repeat_n(w * inner_len, p.shape()[0]));
+        column.extend_values(&p.to_values());
+    }
+    let out = if rank == 1 {
+        column.values
+    } else {
+        match super::columns::pad_rows(&column.values, &counts, width * inner_len, &Values::zero(dtype)) {
+            v if v.len() == batch * width * inner_len => v,
+            _ => return Err(ConcatError("inconsistent dense parts".into())),
+        }
+    };
+    let mut shape = vec![batch];
+    if rank > 1 {
+        shape.push(width);
+        shape.extend(inner);
+    }
+    DenseTensor::from_values(out, &shape).map_err(|e| ConcatError(e.to_string()))
+}
+
+fn concat_sparse(parts: Vec<SparseTensor>) -> Result<SparseTensor, ConcatError> {
+    let rank = parts[0].dense_shape.len();
+    if parts
+        .iter()
+        .any(|p| p.dense_shape.len() != rank || p.indices.ncols() != rank)
+    {
+        return Err(ConcatError("sparse tensors of different ranks".into()));
+    }
+    let mut indices = Vec::new();
+    let mut values = super::columns::Column::new(parts[0].values.dtype());
+    let mut dense_shape = vec![0i64; rank];
+    let mut offset = 0i64;
+    for p in &parts {
+        for row in p.indices.rows() {
+            indices.push(row[0] + offset);
+            indices.extend(row.iter().skip(1));
+        }
+        values.extend_values(&p.values.to_values());
+        offset += p.dense_shape[0];
+        for (d, &e) in dense_shape.iter_mut().zip(&p.dense_shape).skip(1) {
+            *d = (*d).max(e);
+        }
+    }
+    dense_shape[0] = offset;
+    let n = values.values.len();
+    Ok(SparseTensor {
+        indices: Array2::from_shape_vec((n, rank), indices).map_err(|e| ConcatError(e.to_string()))?,
+        values: DenseTensor::from_values(values.values, &[n]).map_err(|e| ConcatError(e.to_string()))?,
+        dense_shape,
+    })
+}
+
+fn concat_ragged(parts: Vec<RaggedTensor>) -> Result<RaggedTensor, ConcatError> {
+    let levels = parts[0].nested_row_splits.len();
+    if parts.iter().any(|p| p.nested_row_splits.len() != levels) {
+        return Err(ConcatError("ragged tensors of different ragged ranks".into()));
+    }
+    let flat = concat_dense_rows(parts.iter().map(|p| &p.flat_values).collect())?;
+    let mut splits: Vec<Vec<i64>> = vec![vec![0]; levels];
+    for p in &parts {
+        for (level, s) in p.nested_row_splits.iter().enumerate() {
+            let base = *splits[level].last().unwrap_or(&0);
+            splits[level].extend(s.iter().skip(1).map(|x| x + base));
+        }
+    }
+    Ok(RaggedTensor {
+        flat_values: flat,
+        nested_row_splits: splits,
+        uniform_row_lengths: parts[0].uniform_row_lengths.clone(),
+        row_splits_dtype: parts[0].row_splits_dtype,
+    })
+}
+
+/// Stacks dense tensors along their first dimension (all other dimensions equal).
+fn concat_dense_rows(parts: Vec<&DenseTensor>) -> Result<DenseTensor, ConcatError> {
+    let inner: Vec<usize> = parts[0].shape().get(1..).unwrap_or(&[]).to_vec();
+    if parts
+        .iter()
+        .any(|p| p.shape().get(1..).unwrap_or(&[]) != inner.as_slice())
+    {
+        return Err(ConcatError("flat values differ beyond their first dimension".into()));
+    }
+    let mut column = super::columns::Column::new(parts[0].dtype());
+    let mut rows = 0;
+    for p in &parts {
+        column.extend_values(&p.to_values());
+        rows += p.shape().first().copied().unwrap_or(0);
+    }
+    let mut shape = vec![rows];
+    shape.extend(inner);
+    DenseTensor::from_values(column.values, &shape).map_err(|e| ConcatError(e.to_string()))
+}

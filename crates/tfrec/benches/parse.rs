@@ -1,0 +1,247 @@
+//! Batch parse throughput, end to end from files, on the parsing issue's three data sets.
+//!
+//! `cargo bench -p tfrec --bench parse`. For each data set, in one run: `read only` (records
+//! read and verified, batched, not parsed: the floor), then read + parse in batches of 1024 on
+//! one thread and on two (minibatches on the rayon pool). Reported as records/s and MB/s, and
+//! against TensorFlow 2.21's records/s on this kind of machine (TFRecordDataset → batch(1024) →
+//! parse_example, one thread), as given in the issue: 0.76 M/s (a), 0.14 M/s (b), 0.10 M/s (c).
+//!
+//! `TFREC_BENCH_SCALE=0.05` for a quick smoke run; `TFREC_BENCH_ONLY=b` (a, b or c) for one set.
+
+mod data;
+
+// The application picks the allocator: mimalloc keeps freed batch buffers for reuse instead of
+// returning them to the kernel, which otherwise costs page faults on every batch.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tfrec::parse::{ExampleParser, SequenceParser};
+use tfrec::record::{ReaderOptions, RecordReader};
+
+const BATCH: usize = 1024;
+const ROUNDS: usize = 3;
+
+/// Reads a file in batches of `BATCH` records into one reused arena, calling `each` per batch.
+fn for_each_batch(path: &Path, mut each: impl FnMut(&[&[u8]])) {
+    let mut reader = RecordReader::open(path, ReaderOptions::default()).expect("open");
+    let mut arena: Vec<u8> = Vec::new();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(BATCH);
+    loop {
+        arena.clear();
+        spans.clear();
+        while spans.len() < BATCH {
+            match reader.next_record().expect("valid bench file") {
+                Some(r) => {
+                    let start = arena.len();
+                    arena.extend_from_slice(r);
+                    spans.push((start, arena.len()));
+                }
+                None => break,
+            }
+        }
+        if spans.is_empty() {
+            return;
+        }
+        let batch: Vec<&[u8]> = spans.iter().map(|&(s, e)| &arena[s..e]).collect();
+        each(&batch);
+        if spans.len() < BATCH {
+            return;
+        }
+    }
+}
+
+/// All batches of a file, read once into memory (for timing the parse alone).
+fn batches_in_memory(path: &Path) -> Vec<Vec<Vec<u8>>> {
+    let mut all = Vec::new();
+    for_each_batch(path, |b| all.push(b.iter().map(|r| r.to_vec()).collect()));
+    all
+}
+
+fn best(f: &mut dyn FnMut()) -> Duration {
+    (0..ROUNDS)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn report(name: &str, records: u64, bytes: u64, tf: f64, read: Duration, one: Duration, two: Duration) {
+    let rate = |d: Duration| records as f64 / d.as_secs_f64() / 1e6;
+    let mb = |d: Duration| bytes as f64 / d.as_secs_f64() / 1e6;
+    println!(
+        "\n{name}: {records} records, {:.0} MB (best of {ROUNDS})",
+        bytes as f64 / 1e6
+    );
+    println!(
+        "  read only            {:>6.2} M rec/s {:>7.0} MB/s",
+        rate(read),
+        mb(read)
+    );
+    println!(
+        "  read+parse, 1 thread {:>6.2} M rec/s {:>7.0} MB/s  = {:.1}x TensorFlow ({tf} M/s)",
+        rate(one),
+        mb(one),
+        rate(one) / tf
+    );
+    println!(
+        "  read+parse, 2 threads{:>6.2} M rec/s {:>7.0} MB/s  = {:.1}x TensorFlow, {:.2}x one thread",
+        rate(two),
+        mb(two),
+        rate(two) / tf,
+        one.as_secs_f64() / two.as_secs_f64()
+    );
+}
+
+fn in_memory(records: u64, one: Duration, two: Duration) {
+    let rate = |d: Duration| records as f64 / d.as_secs_f64() / 1e6;
+    println!(
+        "  parse in memory: 1 thread {:.2} M rec/s, 2 threads {:.2} M rec/s ({:.2}x)",
+        rate(one),
+        rate(two),
+        one.as_secs_f64() / two.as_secs_f64()
+    );
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let scale: f64 = std::env::var("TFREC_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let n = |full: f64| ((full * scale) as usize).max(2 * BATCH);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let two_threads = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+
+    let sets: [(
+        &str,
+        f64,
+        usize,
+        Box<dyn Fn(usize) -> Box<dyn Iterator<Item = Vec<u8>>>>,
+        f64,
+    ); 2] = [
+        (
+            "(a) notebook, 4 scalars",
+            1_000_000.0,
+            0,
+            Box::new(|k| Box::new(data::notebook(k))),
+            0.76,
+        ),
+        (
+            "(b) 48 features",
+            200_000.0,
+            1,
+            Box::new(|k| Box::new(data::wide(k))),
+            0.14,
+        ),
+    ];
+    let only = std::env::var("TFREC_BENCH_ONLY").unwrap_or_default();
+    let wanted = |set: &str| only.is_empty() || only == set;
+    for (name, full, which, make, tf) in sets {
+        if !wanted(if which == 0 { "a" } else { "b" }) {
+            continue;
+        }
+        let path = dir.path().join(format!("set{which}.tfrecord"));
+        let (records, bytes) = data::write(&path, make(n(full)));
+        let spec = if which == 0 {
+            data::notebook_spec()
+        } else {
+            data::wide_spec()
+        };
+        let parser = ExampleParser::new(&spec).expect("spec");
+        let read = best(&mut || {
+            for_each_batch(&path, |b| {
+                std::hint::black_box(b);
+            })
+        });
+        let one = best(&mut || {
+            for_each_batch(&path, |b| {
+                drop(std::hint::black_box(parser.parse_batch(b).expect("parse")))
+            })
+        });
+        let two = best(&mut || {
+            two_threads.install(|| {
+                for_each_batch(&path, |b| {
+                    drop(std::hint::black_box(
+                        parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
+                    ))
+                })
+            })
+        });
+        report(name, records, bytes, tf, read, one, two);
+        let memory = batches_in_memory(&path);
+        let mem_one = best(&mut || {
+            memory
+                .iter()
+                .for_each(|b| drop(std::hint::black_box(parser.parse_batch(b).expect("parse"))))
+        });
+        let mem_two = best(&mut || {
+            two_threads.install(|| {
+                memory.iter().for_each(|b| {
+                    drop(std::hint::black_box(
+                        parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
+                    ))
+                })
+            })
+        });
+        in_memory(records, mem_one, mem_two);
+    }
+
+    if !wanted("c") {
+        return;
+    }
+    let path = dir.path().join("sequences.tfrecord");
+    let (records, bytes) = data::write(&path, data::sequences(n(50_000.0)));
+    let parser = SequenceParser::new(&data::sequence_spec()).expect("spec");
+    let read = best(&mut || {
+        for_each_batch(&path, |b| {
+            std::hint::black_box(b);
+        })
+    });
+    let one = best(&mut || {
+        for_each_batch(&path, |b| {
+            drop(std::hint::black_box(parser.parse_batch(b).expect("parse")))
+        })
+    });
+    let two = best(&mut || {
+        two_threads.install(|| {
+            for_each_batch(&path, |b| {
+                drop(std::hint::black_box(
+                    parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
+                ))
+            })
+        })
+    });
+    report(
+        "(c) SequenceExamples, 0-100 frames",
+        records,
+        bytes,
+        0.10,
+        read,
+        one,
+        two,
+    );
+    let memory = batches_in_memory(&path);
+    let mem_one = best(&mut || {
+        memory
+            .iter()
+            .for_each(|b| drop(std::hint::black_box(parser.parse_batch(b).expect("parse"))))
+    });
+    let mem_two = best(&mut || {
+        two_threads.install(|| {
+            memory.iter().for_each(|b| {
+                drop(std::hint::black_box(
+                    parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
+                ))
+            })
+        })
+    });
+    in_memory(records, mem_one, mem_two);
+}

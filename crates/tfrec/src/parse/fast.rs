@@ -1,0 +1,202 @@
+//! The hand-written hot path of parsing, for the encoding every standard writer produces:
+//! map entries `0a <key> 12 <value>`, a Feature holding exactly one list, a packed numeric
+//! list in one block. It decodes values straight into the output columns with no intermediate
+//! views.
+//!
+//! It only ever answers for inputs whose meaning is unambiguous; anything else (another
+//! encoding, a type or count problem, a malformed byte) makes it give up, and the caller
+//! re-runs that example through the careful path, which has the exact protobuf semantics and
+//! TensorFlow's errors. So results and errors are identical whichever path ran.
+//! `cargo bench -p tfrec --bench parse` measures what it buys (about 2x on wide Examples).
+
+use super::spec::Values;
+
+/// Reads a varint at `*pos`; `None` if truncated or longer than 10 bytes.
+#[inline(always)]
+pub(crate) fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let b = *buf.get(*pos)?;
+    *pos += 1;
+    if b < 0x80 {
+        return Some(u64::from(b));
+    }
+    let mut value = u64::from(b & 0x7f);
+    for shift in (7..70).step_by(7) {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// A length-delimited payload at `*pos`; `None` if it runs past the end.
+#[inline(always)]
+pub(crate) fn len_delimited<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    let len = usize::try_from(varint(buf, pos)?).ok()?;
+    let end = pos.checked_add(len)?;
+    let payload = buf.get(*pos..end)?;
+    *pos = end;
+    Some(payload)
+}
+
+/// `Some(payload)` when `buf` is exactly `tag <len> payload`.
+#[inline(always)]
+pub(crate) fn single_field(buf: &[u8], tag: u8) -> Option<&[u8]> {
+    if buf.first() != Some(&tag) {
+        return None;
+    }
+    let mut pos = 1;
+    let payload = len_delimited(buf, &mut pos)?;
+    (pos == buf.len()).then_some(payload)
+}
+
+/// What the fast path made of one Feature.
+pub(crate) enum Taken {
+    /// The values were appended; this many.
+    Values(usize),
+    /// An empty Feature: no kind set.
+    KindUnset,
+    /// Anything else: leave it to the careful path.
+    GiveUp,
+}
+
+/// Appends the values of a serialized Feature to `values` if it is one list of their type in
+/// the canonical encoding.
+#[inline]
+pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
+    if feature.is_empty() {
+        return Taken::KindUnset;
+    }
+    match values {
+        Values::Int64(out) => {
+            let Some(list) = single_field(feature, 0x1a) else {
+                return Taken::GiveUp;
+            };
+            if list.is_empty() {
+                return Taken::Values(0);
+            }
+            let Some(block) = single_field(list, 0x0a) else {
+                return Taken::GiveUp;
+            };
+            let before = out.len();
+            let mut pos = 0;
+            while pos < block.len() {
+                match varint(block, &mut pos) {
+                    Some(v) => out.push(v as i64),
+                    None => {
+                        out.truncate(before);
+                        return Taken::GiveUp;
+                    }
+                }
+            }
+            Taken::Values(out.len() - before)
+        }
+        Values::Float32(out) => {
+            let Some(list) = single_field(feature, 0x12) else {
+                return Taken::GiveUp;
+            };
+            if list.is_empty() {
+                return Taken::Values(0);
+            }
+            let Some(block) = single_field(list, 0x0a) else {
+                return Taken::GiveUp;
+            };
+            if block.len() % 4 != 0 {
+                return Taken::GiveUp;
+            }
+            out.extend(
+                block
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            Taken::Values(block.len() / 4)
+        }
+        Values::String(out) => {
+            let Some(list) = single_field(feature, 0x0a) else {
+                return Taken::GiveUp;
+            };
+            let before = out.len();
+            let mut pos = 0;
+            while pos < list.len() {
+                let ok = list[pos] == 0x0a && {
+                    pos += 1;
+                    match len_delimited(list, &mut pos) {
+                        Some(bytes) => {
+                            out.push(bytes.to_vec());
+                            true
+                        }
+                        None => false,
+                    }
+                };
+                if !ok {
+                    out.truncate(before);
+                    return Taken::GiveUp;
+                }
+            }
+            Taken::Values(out.len() - before)
+        }
+    }
+}
+
+/// Walks the map entries of a serialized Example (or a SequenceExample's map field
+/// `map_tag`), calling `each(key, value)` for each entry in the canonical form. `false` when
+/// anything is not canonical (the caller then takes the careful path); fields other than the
+/// map are skipped as protobuf does, if they are simple to skip.
+#[inline]
+pub(crate) fn walk_entries<'a>(message: &'a [u8], map_tag: u8, mut each: impl FnMut(&'a [u8], &'a [u8])) -> bool {
+    let mut pos = 0;
+    while pos < message.len() {
+        let tag = message[pos];
+        pos += 1;
+        if tag == map_tag {
+            let Some(map) = len_delimited(message, &mut pos) else {
+                return false;
+            };
+            let mut at = 0;
+            while at < map.len() {
+                if map[at] != 0x0a {
+                    return false;
+                }
+                at += 1;
+                let Some(entry) = len_delimited(map, &mut at) else {
+                    return false;
+                };
+                // `0a <key> 12 <value>` exactly.
+                if entry.first() != Some(&0x0a) {
+                    return false;
+                }
+                let mut e = 1;
+                let Some(key) = len_delimited(entry, &mut e) else {
+                    return false;
+                };
+                if entry.get(e) != Some(&0x12) {
+                    return false;
+                }
+                e += 1;
+                let Some(value) = len_delimited(entry, &mut e) else {
+                    return false;
+                };
+                if e != entry.len() {
+                    return false;
+                }
+                each(key, value);
+            }
+        } else {
+            // Another field: skip it if it is a one-byte-tag varint or length-delimited field.
+            if !(0x08..0x80).contains(&tag) {
+                return false;
+            }
+            let skipped = match tag & 7 {
+                0 => varint(message, &mut pos).is_some(),
+                2 => len_delimited(message, &mut pos).is_some(),
+                _ => false,
+            };
+            if !skipped {
+                return false;
+            }
+        }
+    }
+    true
+}

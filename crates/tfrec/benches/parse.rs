@@ -98,6 +98,15 @@ fn report(name: &str, records: u64, bytes: u64, tf: f64, read: Duration, one: Du
     );
 }
 
+/// A data set of Examples: how to make `n` records, and TensorFlow's records/s on it.
+struct DataSet {
+    name: &'static str,
+    full: f64,
+    which: usize,
+    make: Box<dyn Fn(usize) -> Box<dyn Iterator<Item = Vec<u8>>>>,
+    tf: f64,
+}
+
 fn in_memory(records: u64, one: Duration, two: Duration) {
     let rate = |d: Duration| records as f64 / d.as_secs_f64() / 1e6;
     println!(
@@ -120,31 +129,32 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let two_threads = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
 
-    let sets: [(
-        &str,
-        f64,
-        usize,
-        Box<dyn Fn(usize) -> Box<dyn Iterator<Item = Vec<u8>>>>,
-        f64,
-    ); 2] = [
-        (
-            "(a) notebook, 4 scalars",
-            1_000_000.0,
-            0,
-            Box::new(|k| Box::new(data::notebook(k))),
-            0.76,
-        ),
-        (
-            "(b) 48 features",
-            200_000.0,
-            1,
-            Box::new(|k| Box::new(data::wide(k))),
-            0.14,
-        ),
+    let sets = [
+        DataSet {
+            name: "(a) notebook, 4 scalars",
+            full: 1_000_000.0,
+            which: 0,
+            make: Box::new(|k| Box::new(data::notebook(k))),
+            tf: 0.76,
+        },
+        DataSet {
+            name: "(b) 48 features",
+            full: 200_000.0,
+            which: 1,
+            make: Box::new(|k| Box::new(data::wide(k))),
+            tf: 0.14,
+        },
     ];
     let only = std::env::var("TFREC_BENCH_ONLY").unwrap_or_default();
     let wanted = |set: &str| only.is_empty() || only == set;
-    for (name, full, which, make, tf) in sets {
+    for DataSet {
+        name,
+        full,
+        which,
+        make,
+        tf,
+    } in sets
+    {
         if !wanted(if which == 0 { "a" } else { "b" }) {
             continue;
         }

@@ -4,7 +4,9 @@
 //! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes).
 //! - [`example`]: the `Example` / `SequenceExample` messages, their wire format and renderings.
 //! - [`parse`]: feature specs and the parse ops, into dense, sparse and ragged tensors.
+//! - [`pipeline`]: many files in, shuffled parsed batches out, on worker threads.
 
 pub mod example;
 pub mod parse;
+pub mod pipeline;
 pub mod record;

@@ -1,0 +1,306 @@
+//! Tests of the input pipeline: sharding, determinism, shuffling, epochs, batching, errors,
+//! and shutting down.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use tfrec::example::Example;
+use tfrec::parse::specs_from_json;
+use tfrec::pipeline::{Dataset, PipelineError, ShardBy};
+use tfrec::record::{RecordWriter, WriterOptions};
+
+/// `files` files of `per_file` records each; record text is `f<file>-r<record>`.
+fn write_files(dir: &std::path::Path, files: usize, per_file: usize) -> Vec<PathBuf> {
+    (0..files)
+        .map(|f| {
+            let path = dir.join(format!("part-{f:03}.tfrecord"));
+            let mut w = RecordWriter::create(&path, WriterOptions::default()).expect("create");
+            for r in 0..per_file {
+                w.write_record(format!("f{f}-r{r}").as_bytes()).expect("write");
+            }
+            w.finish().expect("finish");
+            path
+        })
+        .collect()
+}
+
+fn all_records(dataset: Dataset) -> Vec<String> {
+    dataset
+        .records()
+        .map(|r| String::from_utf8(r.expect("record")).expect("utf-8"))
+        .collect()
+}
+
+#[test]
+fn shards_read_every_record_exactly_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 7, 13);
+    let expected: HashSet<String> = all_records(Dataset::from_files(files.clone())).into_iter().collect();
+    assert_eq!(expected.len(), 7 * 13);
+    for by in [ShardBy::File, ShardBy::Record] {
+        for n in [1, 2, 3, 5, 8] {
+            let mut seen = Vec::new();
+            for i in 0..n {
+                seen.extend(all_records(
+                    Dataset::from_files(files.clone()).interleave(3, 2).shard_by(n, i, by),
+                ));
+            }
+            assert_eq!(seen.len(), expected.len(), "{by:?} {n}: every record once");
+            assert_eq!(seen.into_iter().collect::<HashSet<_>>(), expected, "{by:?} {n}");
+        }
+    }
+}
+
+#[test]
+fn interleave_takes_blocks_in_turn() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 3, 3);
+    let order = all_records(Dataset::from_files(files).interleave(2, 2));
+    assert_eq!(
+        order,
+        ["f0-r0", "f0-r1", "f1-r0", "f1-r1", "f0-r2", "f1-r2", "f2-r0", "f2-r1", "f2-r2"],
+        "an exhausted file's place goes to the next file"
+    );
+}
+
+#[test]
+fn shuffle_is_a_permutation_with_bounded_displacement() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 500);
+    let plain = all_records(Dataset::from_files(files.clone()));
+    for buffer in [1, 10, 100] {
+        let shuffled = all_records(Dataset::from_files(files.clone()).shuffle(buffer, 7));
+        let mut sorted = shuffled.clone();
+        sorted.sort();
+        let mut expected = plain.clone();
+        expected.sort();
+        assert_eq!(sorted, expected, "a permutation");
+        // Output k is drawn from inputs [0, k + buffer): nothing arrives from further ahead.
+        for (k, record) in shuffled.iter().enumerate() {
+            let input = plain.iter().position(|p| p == record).expect("present");
+            assert!(input < k + buffer, "buffer {buffer}: input {input} came out at {k}");
+        }
+        if buffer == 1 {
+            assert_eq!(shuffled, plain, "a buffer of one keeps the order");
+        } else {
+            assert_ne!(shuffled, plain, "buffer {buffer} shuffles");
+        }
+    }
+    let again = all_records(Dataset::from_files(files.clone()).shuffle(100, 7));
+    assert_eq!(
+        again,
+        all_records(Dataset::from_files(files.clone()).shuffle(100, 7)),
+        "same seed, same order"
+    );
+    assert_ne!(
+        again,
+        all_records(Dataset::from_files(files).shuffle(100, 8)),
+        "another seed, another order"
+    );
+}
+
+#[test]
+fn epochs_reshuffle_when_asked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 2, 50);
+    let epochs = |reshuffle: bool| {
+        let all = all_records(
+            Dataset::from_files(files.clone())
+                .shuffle_with(30, 3, reshuffle)
+                .repeat_epochs(2),
+        );
+        assert_eq!(all.len(), 200);
+        let (first, second) = all.split_at(100);
+        let set = |s: &[String]| s.iter().cloned().collect::<HashSet<_>>();
+        assert_eq!(set(first), set(second), "each epoch holds every record once");
+        (first.to_vec(), second.to_vec())
+    };
+    let (a, b) = epochs(true);
+    assert_ne!(a, b, "a new order each epoch");
+    let (a, b) = epochs(false);
+    assert_eq!(a, b, "the same order each epoch");
+}
+
+#[test]
+fn skip_take_and_drop_remainder() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 10);
+    let taken = all_records(Dataset::from_files(files.clone()).skip(2).take(5));
+    assert_eq!(taken, ["f0-r2", "f0-r3", "f0-r4", "f0-r5", "f0-r6"]);
+    let sizes = |drop: bool| {
+        Dataset::from_files(files.clone())
+            .batch(4, drop)
+            .raw()
+            .iter()
+            .map(|b| b.expect("batch").len())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sizes(true), [4, 4]);
+    assert_eq!(sizes(false), [4, 4, 2]);
+}
+
+fn numbered_examples(dir: &std::path::Path, files: usize, per_file: usize) -> Vec<PathBuf> {
+    (0..files)
+        .map(|f| {
+            let path = dir.join(format!("ex-{f}.tfrecord"));
+            let mut w = RecordWriter::create(&path, WriterOptions::default()).expect("create");
+            for r in 0..per_file {
+                let ex = Example::builder()
+                    .int64("id", (f * 1000 + r) as i64)
+                    .build()
+                    .expect("ok");
+                w.write_record(&ex.encode()).expect("write");
+            }
+            w.finish().expect("finish");
+            path
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = numbered_examples(dir.path(), 5, 200);
+    let specs = specs_from_json(&serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}))
+        .expect("spec");
+    let run = |threads: usize| -> Vec<serde_json::Value> {
+        Dataset::from_files(files.clone())
+            .interleave(3, 7)
+            .shuffle(64, 99)
+            .repeat_epochs(2)
+            .batch(16, false)
+            .parse_examples(&specs)
+            .expect("spec")
+            .threads(threads)
+            .prefetch(3)
+            .iter()
+            .map(|b| b.expect("batch")["id"].to_json())
+            .collect()
+    };
+    let one = run(1);
+    assert_eq!(one.len(), (5 * 200 * 2usize).div_ceil(16));
+    assert_eq!(one, run(4));
+    // Unordered delivery still delivers every batch.
+    let unordered: usize = Dataset::from_files(files)
+        .batch(16, false)
+        .parse_examples(&specs)
+        .expect("spec")
+        .threads(4)
+        .deterministic(false)
+        .iter()
+        .map(|b| b.expect("batch")["id"].as_dense().expect("dense").len())
+        .sum();
+    assert_eq!(unordered, 1000);
+}
+
+#[test]
+fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 3, 20);
+    let mut bytes = std::fs::read(&files[1]).expect("read");
+    bytes[40] ^= 0x55;
+    std::fs::write(&files[1], bytes).expect("write");
+
+    let results: Vec<_> = Dataset::from_files(files.clone())
+        .batch(8, false)
+        .raw()
+        .threads(2)
+        .iter()
+        .collect();
+    let error = results.iter().find_map(|r| r.as_ref().err()).expect("an error");
+    assert!(matches!(error, PipelineError::Record(_)));
+    assert!(error.to_string().contains("part-001.tfrecord"), "{error}");
+    assert!(
+        results.last().is_some_and(Result::is_err),
+        "the stream ends at the error"
+    );
+    // As in tf.data, the batches completed before the damage arrive; the batch the damaged
+    // record falls in is replaced by the error (records 16..23 hold file 1's second record).
+    let before: Vec<usize> = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|b| b.len())
+        .collect();
+    assert_eq!(before, [8, 8]);
+
+    let pipeline = Dataset::from_files(files.clone())
+        .skip_corrupt()
+        .batch(8, false)
+        .raw()
+        .threads(2)
+        .iter();
+    let counters = pipeline.counters();
+    let total: usize = pipeline.map(|b| b.expect("skipped, not failed").len()).sum();
+    assert!(total < 60 && total >= 57, "only the damaged record is lost: {total}");
+    assert_eq!(counters.skipped_regions.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert!(counters.problems.lock().expect("lock")[0].contains("part-001.tfrecord"));
+
+    let pipeline = Dataset::from_files(files)
+        .skip_corrupt_files()
+        .batch(8, false)
+        .raw()
+        .iter();
+    let counters = pipeline.counters();
+    let total: usize = pipeline.map(|b| b.expect("skipped").len()).sum();
+    assert!(total < 60);
+    assert_eq!(counters.skipped_files.load(std::sync::atomic::Ordering::Relaxed), 1);
+}
+
+#[test]
+fn worker_panics_and_parse_errors_reach_the_consumer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 2, 40);
+    let results: Vec<_> = Dataset::from_files(files.clone())
+        .batch(10, false)
+        .map_batches(|b| {
+            if b.index == 3 {
+                panic!("worker fails on batch 3")
+            } else {
+                Ok(b.len())
+            }
+        })
+        .threads(2)
+        .iter()
+        .collect();
+    assert_eq!(results.len(), 4, "batches 0-2, then the panic, then the end");
+    assert!(matches!(&results[3], Err(PipelineError::Panic(m)) if m.contains("batch 3")));
+
+    // The records are not Examples with an int64 "id": a parse error names the batch.
+    let specs = specs_from_json(&serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}))
+        .expect("spec");
+    let first = Dataset::from_files(files)
+        .batch(10, false)
+        .parse_examples(&specs)
+        .expect("spec")
+        .iter()
+        .next();
+    assert!(
+        matches!(first, Some(Err(PipelineError::Parse { batch: 0, .. }))),
+        "{first:?}"
+    );
+}
+
+#[test]
+fn dropping_early_stops_every_thread() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 4, 500);
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut it = Dataset::from_files(files)
+            .repeat_forever()
+            .shuffle(100, 1)
+            .batch(32, false)
+            .map_batches(|b| Ok(b.len()))
+            .threads(4)
+            .prefetch(2)
+            .iter();
+        assert_eq!(it.next().map(|b| b.expect("batch")), Some(32));
+        drop(it); // joins the reader and the four workers
+        done_tx.send(()).expect("report");
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("dropping the iterator must stop and join every thread promptly");
+}

@@ -76,7 +76,7 @@ pub enum PipelineError {
     Record(#[from] RecordError),
     /// A batch did not parse (`batch` is its index; the error names the example in it).
     #[error("batch {batch}: {error}")]
-    Parse { batch: u64, error: ParseError },
+    Parse { batch: u64, error: Box<ParseError> },
     /// A user function failed.
     #[error("batch {batch}: {message}")]
     Map { batch: u64, message: String },
@@ -280,7 +280,7 @@ impl Iterator for Records {
         if self.failed {
             return None;
         }
-        let next = self.source.next().transpose();
+        let next = self.source.next().map_err(PipelineError::Record).transpose();
         self.failed = matches!(next, Some(Err(_)));
         next
     }
@@ -299,7 +299,7 @@ type Work<T> = Arc<dyn Fn(RecordBatch) -> Result<T, PipelineError> + Send + Sync
 impl Batched {
     /// Raw record batches (workers only pass them on).
     pub fn raw(self) -> Pipeline<RecordBatch> {
-        self.map_batches(|batch| Ok(batch))
+        self.map_batches(Ok)
     }
 
     /// Parses each batch of Examples (`parse_example`) on the workers.
@@ -310,7 +310,7 @@ impl Batched {
                 .parse_batch(&batch.records())
                 .map_err(|error| PipelineError::Parse {
                     batch: batch.index,
-                    error,
+                    error: Box::new(error),
                 })
         }))
     }
@@ -323,7 +323,7 @@ impl Batched {
                 .parse_batch(&batch.records())
                 .map_err(|error| PipelineError::Parse {
                     batch: batch.index,
-                    error,
+                    error: Box::new(error),
                 })
         }))
     }
@@ -477,7 +477,7 @@ impl<T: Send + 'static> PipelineIter<T> {
                                 Ok(Some(record)) => batch.push(&record),
                                 Ok(None) => break,
                                 Err(e) => {
-                                    failure = Some(e);
+                                    failure = Some(PipelineError::Record(e));
                                     break;
                                 }
                             }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{Counters, PipelineError, Repeat, ShardBy};
+use super::{Counters, Repeat, ShardBy};
 use crate::record::{FileRecordReader, ReaderOptions, RecordError, RecordReader};
 
 /// SplitMix64: a tiny, fully specified generator, so a seed means the same order in every
@@ -106,7 +106,7 @@ impl Source {
     }
 
     /// The next record after skip and take, or `None` at the end.
-    pub fn next(&mut self) -> Result<Option<Vec<u8>>, PipelineError> {
+    pub fn next(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
         if self.finished || self.config.take.is_some_and(|t| self.delivered >= t) {
             self.finished = true;
             return Ok(None);
@@ -126,7 +126,7 @@ impl Source {
     }
 
     /// The next record of the shuffled, repeated stream.
-    fn next_shuffled(&mut self) -> Result<Option<Vec<u8>>, PipelineError> {
+    fn next_shuffled(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
         loop {
             if let Some(r) = self.draining.pop_front() {
                 return Ok(Some(r));
@@ -197,7 +197,7 @@ impl Source {
     }
 
     /// The next record of this epoch's interleaved stream that belongs to this shard.
-    fn next_of_epoch(&mut self) -> Result<Option<Vec<u8>>, PipelineError> {
+    fn next_of_epoch(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
         loop {
             let Some(record) = self.next_interleaved()? else {
                 return Ok(None);
@@ -215,14 +215,14 @@ impl Source {
 
     /// tf.data's interleave: up to `cycle_length` files open; `block_length` records from each
     /// in turn; an exhausted file's place goes to the next file.
-    fn next_interleaved(&mut self) -> Result<Option<Vec<u8>>, PipelineError> {
+    fn next_interleaved(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
         let cycle = self.cycle.len();
         let mut idle_turns = 0;
         loop {
             if self.cycle[self.turn].is_none() && self.next_file < self.files.len() {
                 let path = self.files[self.next_file].clone();
                 self.next_file += 1;
-                let reader = RecordReader::open(&path, self.config.reader.clone()).map_err(PipelineError::Record)?;
+                let reader = RecordReader::open(&path, self.config.reader.clone())?;
                 self.cycle[self.turn] = Some(reader);
                 self.taken_in_block = 0;
             }
@@ -253,7 +253,7 @@ impl Source {
                 }
                 Err(e) => {
                     self.close_turn();
-                    return Err(PipelineError::Record(e));
+                    return Err(e);
                 }
             }
             idle_turns = 0;

@@ -38,6 +38,10 @@ enum Command {
     Schema(commands::schema::Args),
     /// Parse records with a feature spec into tensors (JSON, .npz, or timed and discarded).
     Parse(commands::parse::Args),
+    /// Rewrite a data set into N shards (round robin or by a feature's hash), verified.
+    Shard(commands::shard::ShardArgs),
+    /// Rewrite a data set shuffled (through a buffer, seeded) into shards, verified.
+    Shuffle(commands::shard::ShuffleArgs),
     /// Write records from protobuf text format.
     FromText(commands::from_text::Args),
     /// Write records from friendly JSON lines.
@@ -55,6 +59,8 @@ fn main() -> ExitCode {
         Command::Cat(args) => commands::cat::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Parse(args) => commands::parse::run(args),
+        Command::Shard(args) => commands::shard::run(args),
+        Command::Shuffle(args) => commands::shard::run_shuffle(args),
         Command::FromText(args) => commands::from_text::run(args),
         Command::FromJsonl(args) => commands::from_jsonl::run(args),
         Command::FromImages(args) => commands::from_images::run(args),

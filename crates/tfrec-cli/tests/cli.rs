@@ -220,3 +220,106 @@ fn parse_prints_json_and_saves_npz() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("required"));
 }
+
+fn records_of(paths: &[PathBuf]) -> Vec<Vec<u8>> {
+    paths
+        .iter()
+        .flat_map(|p| {
+            tfrec::record::RecordReader::open(p, Default::default())
+                .expect("open")
+                .records()
+                .collect::<Result<Vec<_>, _>>()
+                .expect("read")
+        })
+        .collect()
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn shard_and_shuffle_rewrite_every_record_once() {
+    let original = records_of(&[repo().join("samples/notebook.tfrecord")]);
+    let mut sorted_original = original.clone();
+    sorted_original.sort();
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    let by_feature = dir.path().join("by_feature");
+    ok(&[
+        "shard",
+        "samples/notebook.tfrecord",
+        "-o",
+        path_str(&by_feature),
+        "--shards",
+        "3",
+        "--by-feature",
+        "feature2",
+        "--output-compression",
+        "gzip",
+    ]);
+    let shards = files_in(&by_feature);
+    assert_eq!(shards.len(), 3);
+    assert!(shards.iter().all(|p| p.to_string_lossy().ends_with(".tfrecord.gz")));
+    let mut all = records_of(&shards);
+    all.sort();
+    assert_eq!(all, sorted_original, "every record exactly once");
+    // Equal values of the feature land in the same shard.
+    for shard in &shards {
+        let others: Vec<&PathBuf> = shards.iter().filter(|s| *s != shard).collect();
+        let names = |paths: &[&PathBuf]| -> std::collections::HashSet<Vec<u8>> {
+            paths
+                .iter()
+                .flat_map(|p| records_of(&[(*p).clone()]))
+                .map(|r| {
+                    tfrec::example::Example::decode(&r)
+                        .expect("example")
+                        .get("feature2")
+                        .expect("f2")
+                        .as_bytes()
+                        .expect("bytes")[0]
+                        .clone()
+                })
+                .collect()
+        };
+        assert!(names(&[shard]).is_disjoint(&names(&others)));
+    }
+
+    let shuffled = dir.path().join("shuffled");
+    ok(&[
+        "shuffle",
+        "samples/notebook.tfrecord",
+        "-o",
+        path_str(&shuffled),
+        "--buffer",
+        "40",
+        "--seed",
+        "5",
+        "--shards",
+        "2",
+    ]);
+    let out = records_of(&files_in(&shuffled));
+    assert_ne!(out, original, "shuffled");
+    let mut sorted = out.clone();
+    sorted.sort();
+    assert_eq!(sorted, sorted_original, "a permutation");
+    let again = dir.path().join("again");
+    ok(&[
+        "shuffle",
+        "samples/notebook.tfrecord",
+        "-o",
+        path_str(&again),
+        "--buffer",
+        "40",
+        "--seed",
+        "5",
+        "--shards",
+        "2",
+    ]);
+    assert_eq!(records_of(&files_in(&again)), out, "the same seed gives the same files");
+}

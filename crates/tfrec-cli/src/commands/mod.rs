@@ -8,4 +8,5 @@ pub mod from_text;
 pub mod index;
 pub mod parse;
 pub mod schema;
+pub mod shard;
 pub mod verify;

@@ -135,11 +135,6 @@ impl RecordBatch {
     pub fn records(&self) -> Vec<&[u8]> {
         (0..self.len()).filter_map(|i| self.get(i)).collect()
     }
-
-    fn push(&mut self, record: &[u8]) {
-        self.data.extend_from_slice(record);
-        self.ends.push(self.data.len());
-    }
 }
 
 /// A data set: files and the record-level stages. Finish it with [`Dataset::batch`].
@@ -461,21 +456,24 @@ impl<T: Send + 'static> PipelineIter<T> {
                 let sent = AtomicU64::new(0);
                 let run = catch_unwind(AssertUnwindSafe(|| {
                     let mut source = Source::new(dataset.config, counters);
+                    let mut last_bytes = 0usize;
                     loop {
                         // A permit first: bounds the batches between here and the consumer.
                         if permit_rx.recv().is_err() || stop.load(Ordering::Relaxed) {
                             return;
                         }
                         let index = sent.load(Ordering::Relaxed);
+                        // Sized like the last batch, so filling it does not reallocate.
                         let mut batch = RecordBatch {
                             index,
-                            ..RecordBatch::default()
+                            data: Vec::with_capacity(last_bytes + last_bytes / 8),
+                            ends: Vec::with_capacity(size),
                         };
                         let mut failure = None;
                         while batch.len() < size {
-                            match source.next() {
-                                Ok(Some(record)) => batch.push(&record),
-                                Ok(None) => break,
+                            match source.next_into(&mut batch.data) {
+                                Ok(true) => batch.ends.push(batch.data.len()),
+                                Ok(false) => break,
                                 Err(e) => {
                                     failure = Some(PipelineError::Record(e));
                                     break;
@@ -483,6 +481,7 @@ impl<T: Send + 'static> PipelineIter<T> {
                             }
                         }
                         let full = batch.len() == size;
+                        last_bytes = batch.data.len();
                         if !batch.is_empty() && (full || !drop_remainder) && failure.is_none() {
                             if work_tx.send(batch).is_err() {
                                 return;

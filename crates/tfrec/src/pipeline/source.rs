@@ -70,6 +70,8 @@ pub(crate) struct Source {
     skipped: u64,
     delivered: u64,
     finished: bool,
+    /// Records and bytes read but not yet added to the shared counters.
+    unflushed: (u64, u64),
 }
 
 impl Source {
@@ -102,27 +104,81 @@ impl Source {
             skipped: 0,
             delivered: 0,
             finished: false,
+            unflushed: (0, 0),
         }
     }
 
     /// The next record after skip and take, or `None` at the end.
     pub fn next(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
+        let mut record = Vec::new();
+        Ok(self.next_into(&mut record)?.then_some(record))
+    }
+
+    /// Appends the next record (after skip and take) to `out`; `false` at the end. Without a
+    /// shuffle buffer the record goes straight from the file reader's buffer into `out`.
+    pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<bool, RecordError> {
         if self.finished || self.config.take.is_some_and(|t| self.delivered >= t) {
-            self.finished = true;
-            return Ok(None);
+            self.finish();
+            return Ok(false);
         }
         loop {
-            let Some(record) = self.next_shuffled()? else {
-                self.finished = true;
-                return Ok(None);
+            let got = if self.config.shuffle.is_some() {
+                match self.next_shuffled()? {
+                    Some(record) => {
+                        if self.skipped >= self.config.skip {
+                            out.extend_from_slice(&record);
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            } else {
+                self.next_unshuffled_into(out, self.skipped >= self.config.skip)?
             };
+            if !got {
+                self.finish();
+                return Ok(false);
+            }
             if self.skipped < self.config.skip {
                 self.skipped += 1;
                 continue;
             }
             self.delivered += 1;
-            return Ok(Some(record));
+            return Ok(true);
         }
+    }
+
+    /// The stream without shuffling: the epoch's records, epoch after epoch, each copied into
+    /// `out` only if `keep`.
+    fn next_unshuffled_into(&mut self, out: &mut Vec<u8>, keep: bool) -> Result<bool, RecordError> {
+        loop {
+            if self.epoch_done {
+                if !self.start_next_epoch() {
+                    return Ok(false);
+                }
+            }
+            let got = self.next_of_epoch_with(|record| {
+                if keep {
+                    out.extend_from_slice(record);
+                }
+            })?;
+            if got.is_some() {
+                return Ok(true);
+            }
+            self.epoch_done = true;
+        }
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.flush_counters();
+    }
+
+    /// Adds the records and bytes read since the last flush to the shared counters.
+    fn flush_counters(&mut self) {
+        self.counters.records.fetch_add(self.unflushed.0, Ordering::Relaxed);
+        self.counters.bytes.fetch_add(self.unflushed.1, Ordering::Relaxed);
+        self.unflushed = (0, 0);
     }
 
     /// The next record of the shuffled, repeated stream.
@@ -138,7 +194,7 @@ impl Source {
                 continue;
             }
             let Some((size, _, _)) = self.config.shuffle else {
-                match self.next_of_epoch()? {
+                match self.next_of_epoch_with(<[u8]>::to_vec)? {
                     Some(r) => return Ok(Some(r)),
                     None => {
                         self.epoch_done = true;
@@ -148,7 +204,7 @@ impl Source {
             };
             // tf.data's shuffle: keep `size` records; emit a random one, replace it by the next.
             while self.shuffle_buffer.len() < size.max(1) {
-                match self.next_of_epoch()? {
+                match self.next_of_epoch_with(<[u8]>::to_vec)? {
                     Some(r) => self.shuffle_buffer.push(r),
                     None => break,
                 }
@@ -196,34 +252,39 @@ impl Source {
         true
     }
 
-    /// The next record of this epoch's interleaved stream that belongs to this shard.
-    fn next_of_epoch(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
+    /// Calls `take` with the next record of this epoch's interleaved stream that belongs to
+    /// this shard (records of other shards are passed over without a copy).
+    fn next_of_epoch_with<T>(&mut self, take: impl FnOnce(&[u8]) -> T) -> Result<Option<T>, RecordError> {
+        let mut take = Some(take);
         loop {
-            let Some(record) = self.next_interleaved()? else {
-                return Ok(None);
-            };
             let position = self.position;
-            self.position += 1;
-            if let Some((n, i, ShardBy::Record)) = self.config.shard {
-                if position % n as u64 != i as u64 {
-                    continue;
+            let mine = match self.config.shard {
+                Some((n, i, ShardBy::Record)) => position % n as u64 == i as u64,
+                _ => true,
+            };
+            let got = self.next_interleaved_with(|record| if mine { take.take().map(|f| f(record)) } else { None })?;
+            match got {
+                None => return Ok(None),
+                Some(value) => {
+                    self.position += 1;
+                    if let Some(value) = value {
+                        return Ok(Some(value));
+                    }
                 }
             }
-            return Ok(Some(record));
         }
     }
 
     /// tf.data's interleave: up to `cycle_length` files open; `block_length` records from each
-    /// in turn; an exhausted file's place goes to the next file.
-    fn next_interleaved(&mut self) -> Result<Option<Vec<u8>>, RecordError> {
+    /// in turn; when a file ends the turn moves on and its place takes the next file.
+    fn next_interleaved_with<T>(&mut self, take: impl FnOnce(&[u8]) -> T) -> Result<Option<T>, RecordError> {
         let cycle = self.cycle.len();
         let mut idle_turns = 0;
         loop {
             if self.cycle[self.turn].is_none() && self.next_file < self.files.len() {
                 let path = self.files[self.next_file].clone();
                 self.next_file += 1;
-                let reader = RecordReader::open(&path, self.config.reader.clone())?;
-                self.cycle[self.turn] = Some(reader);
+                self.cycle[self.turn] = Some(RecordReader::open(&path, self.config.reader.clone())?);
                 self.taken_in_block = 0;
             }
             let Some(reader) = self.cycle[self.turn].as_mut() else {
@@ -236,14 +297,17 @@ impl Source {
             };
             match reader.next_record() {
                 Ok(Some(data)) => {
-                    let record = data.to_vec();
-                    self.counters.records.fetch_add(1, Ordering::Relaxed);
-                    self.counters.bytes.fetch_add(record.len() as u64, Ordering::Relaxed);
+                    self.unflushed.0 += 1;
+                    self.unflushed.1 += data.len() as u64;
+                    let value = take(data);
+                    if self.unflushed.0 >= 1024 {
+                        self.flush_counters();
+                    }
                     self.taken_in_block += 1;
                     if self.taken_in_block >= self.config.block_length.max(1) {
                         self.advance_turn();
                     }
-                    return Ok(Some(record));
+                    return Ok(Some(value));
                 }
                 Ok(None) => {
                     // As tf.data: the turn moves on; the freed place takes the next file when
@@ -261,6 +325,7 @@ impl Source {
     }
 
     fn close_turn(&mut self) {
+        self.flush_counters();
         if let Some(mut reader) = self.cycle[self.turn].take() {
             let stats = reader.stats();
             self.counters

@@ -152,10 +152,8 @@ impl Source {
     /// `out` only if `keep`.
     fn next_unshuffled_into(&mut self, out: &mut Vec<u8>, keep: bool) -> Result<bool, RecordError> {
         loop {
-            if self.epoch_done {
-                if !self.start_next_epoch() {
-                    return Ok(false);
-                }
+            if self.epoch_done && !self.start_next_epoch() {
+                return Ok(false);
             }
             let got = self.next_of_epoch_with(|record| {
                 if keep {

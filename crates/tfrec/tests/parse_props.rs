@@ -110,7 +110,9 @@ proptest! {
         let parser = ExampleParser::new(&specs).expect("compiles");
         let sequential = parser.parse_batch(&records).map(|m| json_of(&m)).map_err(|e| e.to_string());
         let parallel = parser.parse_batch_parallel(&records, minibatch).map(|m| json_of(&m)).map_err(|e| e.to_string());
-        prop_assert_eq!(sequential, parallel);
+        prop_assert_eq!(&sequential, &parallel);
+        let from_iter = parser.parse_iter(records.iter()).map(|m| json_of(&m)).map_err(|e| e.to_string());
+        prop_assert_eq!(sequential, from_iter);
     }
 
     #[test]

@@ -296,6 +296,16 @@ impl ExampleParser {
         self.assemble(columns, records.len())
     }
 
+    /// Parses a batch given as any iterator of records (collected first).
+    pub fn parse_iter<I, R>(&self, records: I) -> Result<TensorMap, ParseError>
+    where
+        I: IntoIterator<Item = R>,
+        R: AsRef<[u8]>,
+    {
+        let records: Vec<R> = records.into_iter().collect();
+        self.parse_batch(&records)
+    }
+
     /// Parses a batch on the rayon thread pool, in minibatches of `minibatch` records; the
     /// result is identical to [`ExampleParser::parse_batch`].
     pub fn parse_batch_parallel<R: AsRef<[u8]> + Sync>(

@@ -287,6 +287,16 @@ impl SequenceParser {
         }
     }
 
+    /// Parses a batch given as any iterator of records (collected first).
+    pub fn parse_iter<I, R>(&self, records: I) -> Result<ParsedSequences, ParseError>
+    where
+        I: IntoIterator<Item = R>,
+        R: AsRef<[u8]>,
+    {
+        let records: Vec<R> = records.into_iter().collect();
+        self.parse_batch(&records)
+    }
+
     /// `parse_single_sequence_example`: no batch dimension, no lengths.
     pub fn parse_single(&self, record: &[u8]) -> Result<ParsedSequences, ParseError> {
         let parsed = self.parse(&[record], true).map_err(|mut e| {

@@ -16,7 +16,7 @@ mod data;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tfrec::parse::{ExampleParser, SequenceParser};
 use tfrec::record::{ReaderOptions, RecordReader};
@@ -58,17 +58,6 @@ fn batches_in_memory(path: &Path) -> Vec<Vec<Vec<u8>>> {
     let mut all = Vec::new();
     for_each_batch(path, |b| all.push(b.iter().map(|r| r.to_vec()).collect()));
     all
-}
-
-fn best(f: &mut dyn FnMut()) -> Duration {
-    (0..ROUNDS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
 }
 
 fn report(name: &str, records: u64, bytes: u64, tf: f64, read: Duration, one: Duration, two: Duration) {
@@ -166,92 +155,75 @@ fn main() {
             data::wide_spec()
         };
         let parser = ExampleParser::new(&spec).expect("spec");
-        let read = best(&mut || {
-            for_each_batch(&path, |b| {
-                std::hint::black_box(b);
-            })
-        });
-        let one = best(&mut || {
-            for_each_batch(&path, |b| {
-                drop(std::hint::black_box(parser.parse_batch(b).expect("parse")))
-            })
-        });
-        let two = best(&mut || {
-            two_threads.install(|| {
-                for_each_batch(&path, |b| {
-                    drop(std::hint::black_box(
-                        parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
-                    ))
-                })
-            })
-        });
-        report(name, records, bytes, tf, read, one, two);
-        let memory = batches_in_memory(&path);
-        let mem_one = best(&mut || {
-            memory
-                .iter()
-                .for_each(|b| drop(std::hint::black_box(parser.parse_batch(b).expect("parse"))))
-        });
-        let mem_two = best(&mut || {
-            two_threads.install(|| {
-                memory.iter().for_each(|b| {
-                    drop(std::hint::black_box(
-                        parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
-                    ))
-                })
-            })
-        });
-        in_memory(records, mem_one, mem_two);
+        measure(name, &path, records, bytes, tf, &parser, &two_threads);
     }
+    if wanted("c") {
+        let path = dir.path().join("sequences.tfrecord");
+        let (records, bytes) = data::write(&path, data::sequences(n(50_000.0)));
+        let parser = SequenceParser::new(&data::sequence_spec()).expect("spec");
+        measure(
+            "(c) SequenceExamples, 0-100 frames",
+            &path,
+            records,
+            bytes,
+            0.10,
+            &parser,
+            &two_threads,
+        );
+    }
+}
 
-    if !wanted("c") {
-        return;
+/// The two parsers, as the benchmark drives them.
+trait BatchParse: Sync {
+    fn parse(&self, batch: &[&[u8]]);
+    fn parse_parallel(&self, batch: &[&[u8]]);
+}
+
+impl BatchParse for ExampleParser {
+    fn parse(&self, batch: &[&[u8]]) {
+        std::hint::black_box(self.parse_batch(batch).expect("parse"));
     }
-    let path = dir.path().join("sequences.tfrecord");
-    let (records, bytes) = data::write(&path, data::sequences(n(50_000.0)));
-    let parser = SequenceParser::new(&data::sequence_spec()).expect("spec");
-    let read = best(&mut || {
-        for_each_batch(&path, |b| {
+    fn parse_parallel(&self, batch: &[&[u8]]) {
+        std::hint::black_box(self.parse_batch_parallel(batch, BATCH / 2).expect("parse"));
+    }
+}
+
+impl BatchParse for SequenceParser {
+    fn parse(&self, batch: &[&[u8]]) {
+        std::hint::black_box(self.parse_batch(batch).expect("parse"));
+    }
+    fn parse_parallel(&self, batch: &[&[u8]]) {
+        std::hint::black_box(self.parse_batch_parallel(batch, BATCH / 2).expect("parse"));
+    }
+}
+
+/// Reads only, then reads and parses on one thread and on two, then parses from memory.
+fn measure(
+    name: &str,
+    path: &Path,
+    records: u64,
+    bytes: u64,
+    tf: f64,
+    parser: &dyn BatchParse,
+    two_threads: &rayon::ThreadPool,
+) {
+    let read = data::best_of(ROUNDS, &mut || {
+        for_each_batch(path, |b| {
             std::hint::black_box(b);
         })
     });
-    let one = best(&mut || {
-        for_each_batch(&path, |b| {
-            drop(std::hint::black_box(parser.parse_batch(b).expect("parse")))
-        })
+    let one = data::best_of(ROUNDS, &mut || for_each_batch(path, |b| parser.parse(b)));
+    let two = data::best_of(ROUNDS, &mut || {
+        two_threads.install(|| for_each_batch(path, |b| parser.parse_parallel(b)))
     });
-    let two = best(&mut || {
-        two_threads.install(|| {
-            for_each_batch(&path, |b| {
-                drop(std::hint::black_box(
-                    parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
-                ))
-            })
-        })
-    });
-    report(
-        "(c) SequenceExamples, 0-100 frames",
-        records,
-        bytes,
-        0.10,
-        read,
-        one,
-        two,
-    );
-    let memory = batches_in_memory(&path);
-    let mem_one = best(&mut || {
-        memory
-            .iter()
-            .for_each(|b| drop(std::hint::black_box(parser.parse_batch(b).expect("parse"))))
-    });
-    let mem_two = best(&mut || {
-        two_threads.install(|| {
-            memory.iter().for_each(|b| {
-                drop(std::hint::black_box(
-                    parser.parse_batch_parallel(b, BATCH / 2).expect("parse"),
-                ))
-            })
-        })
+    report(name, records, bytes, tf, read, one, two);
+    let memory = batches_in_memory(path);
+    fn as_slices(b: &[Vec<u8>]) -> Vec<&[u8]> {
+        b.iter().map(Vec::as_slice).collect()
+    }
+    let mem_one = data::best_of(ROUNDS, &mut || memory.iter().for_each(|b| parser.parse(&as_slices(b))));
+    let mem_two = data::best_of(ROUNDS, &mut || {
+        two_threads.install(|| memory.iter().for_each(|b| parser.parse_parallel(&as_slices(b))))
     });
     in_memory(records, mem_one, mem_two);
 }

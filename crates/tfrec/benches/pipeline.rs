@@ -18,17 +18,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const BATCH: usize = 1024;
 const ROUNDS: usize = 5;
 
-fn best_of(f: &dyn Fn()) -> Duration {
-    (0..ROUNDS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
-}
-
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
@@ -101,7 +90,7 @@ fn main() {
     let [reader_only, in_memory, one, two] = times;
     // No pipeline at all: two plain threads, each parsing half of the batches in memory. This
     // is the most two threads can give this parse on this machine.
-    let halves = best_of(&|| {
+    let halves = data::best_of(ROUNDS, &mut || {
         let batches: Vec<&[Vec<u8>]> = records.chunks(BATCH).collect();
         let (a, b) = batches.split_at(batches.len() / 2);
         std::thread::scope(|s| {

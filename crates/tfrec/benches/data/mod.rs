@@ -1,7 +1,9 @@
-//! The benchmark data sets of the parsing and pipeline issues, generated deterministically.
+//! The benchmark data sets of the parsing and pipeline issues, generated deterministically,
+//! and the timing helper the benchmarks share.
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use tfrec::example::{Example, Feature, SequenceExample};
 use tfrec::parse::{specs_from_json, FeatureSpecs, SequenceSpecs};
@@ -148,4 +150,16 @@ pub fn sequence_spec() -> SequenceSpecs {
         }
     }))
     .expect("spec")
+}
+
+/// The fastest of `rounds` runs of `f`: on a shared machine, the least disturbed one.
+pub fn best_of(rounds: usize, f: &mut dyn FnMut()) -> Duration {
+    (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
 }

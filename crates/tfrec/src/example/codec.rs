@@ -103,14 +103,21 @@ fn utf8_key(bytes: &[u8], offset: usize) -> Result<String, DecodeError> {
     })
 }
 
-fn merge_features(into: &mut Features, mut r: WireReader<'_>) -> Result<(), DecodeError> {
+/// Reads the entries of a protobuf `map<string, V>` (field 1 of `r`): each entry's key, and
+/// its value fields merged by `merge_value`; `insert` gets each entry (a repeated key replaces
+/// the earlier entry's value, as protobuf's maps do).
+fn merge_map<V: Default>(
+    mut r: WireReader<'_>,
+    merge_value: impl Fn(&mut V, WireReader<'_>) -> Result<(), DecodeError>,
+    mut insert: impl FnMut(String, V),
+) -> Result<(), DecodeError> {
     while !r.is_empty() {
         match r.read_tag()? {
             (1, WireType::Len) => {
                 let (entry, base) = r.read_len()?;
                 let mut r = WireReader::nested(entry, base);
                 let mut key = String::new();
-                let mut value = Feature::None;
+                let mut value = V::default();
                 while !r.is_empty() {
                     match r.read_tag()? {
                         (1, WireType::Len) => {
@@ -119,12 +126,12 @@ fn merge_features(into: &mut Features, mut r: WireReader<'_>) -> Result<(), Deco
                         }
                         (2, WireType::Len) => {
                             let (bytes, at) = r.read_len()?;
-                            merge_feature(&mut value, WireReader::nested(bytes, at))?;
+                            merge_value(&mut value, WireReader::nested(bytes, at))?;
                         }
                         (field, wt) => r.skip(field, wt)?,
                     }
                 }
-                into.feature.insert(key, value);
+                insert(key, value);
             }
             (field, wt) => r.skip(field, wt)?,
         }
@@ -132,33 +139,16 @@ fn merge_features(into: &mut Features, mut r: WireReader<'_>) -> Result<(), Deco
     Ok(())
 }
 
-fn merge_feature_lists(into: &mut FeatureLists, mut r: WireReader<'_>) -> Result<(), DecodeError> {
-    while !r.is_empty() {
-        match r.read_tag()? {
-            (1, WireType::Len) => {
-                let (entry, base) = r.read_len()?;
-                let mut r = WireReader::nested(entry, base);
-                let mut key = String::new();
-                let mut value = FeatureList::default();
-                while !r.is_empty() {
-                    match r.read_tag()? {
-                        (1, WireType::Len) => {
-                            let (bytes, at) = r.read_len()?;
-                            key = utf8_key(bytes, at)?;
-                        }
-                        (2, WireType::Len) => {
-                            let (bytes, at) = r.read_len()?;
-                            merge_feature_list(&mut value, WireReader::nested(bytes, at))?;
-                        }
-                        (field, wt) => r.skip(field, wt)?,
-                    }
-                }
-                into.feature_list.insert(key, value);
-            }
-            (field, wt) => r.skip(field, wt)?,
-        }
-    }
-    Ok(())
+fn merge_features(into: &mut Features, r: WireReader<'_>) -> Result<(), DecodeError> {
+    merge_map(r, merge_feature, |key, value| {
+        into.feature.insert(key, value);
+    })
+}
+
+fn merge_feature_lists(into: &mut FeatureLists, r: WireReader<'_>) -> Result<(), DecodeError> {
+    merge_map(r, merge_feature_list, |key, value| {
+        into.feature_list.insert(key, value);
+    })
 }
 
 fn merge_feature_list(into: &mut FeatureList, mut r: WireReader<'_>) -> Result<(), DecodeError> {

@@ -9,6 +9,8 @@
 //!
 //! Set `TFREC_BENCH_SCALE=0.05` for a quick smoke run.
 
+mod data;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -51,10 +53,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let scale: f64 = std::env::var("TFREC_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
+    let scale = data::scale();
     let n = ((1_000_000.0 * scale) as usize).max(1000);
     let (buf, spans) = records(n);
     let mb = buf.len() as f64 / 1e6;

@@ -110,10 +110,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let scale: f64 = std::env::var("TFREC_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
+    let scale = data::scale();
     let n = |full: f64| ((full * scale) as usize).max(2 * BATCH);
     let dir = tempfile::tempdir().expect("temp dir");
     let two_threads = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");

@@ -22,10 +22,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let scale: f64 = std::env::var("TFREC_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
+    let scale = data::scale();
     let n = ((200_000.0 * scale) as usize).max(4 * BATCH);
     let dir = tempfile::tempdir().expect("temp dir");
     // Four shards, as a data set usually comes.

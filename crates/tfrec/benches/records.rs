@@ -11,6 +11,8 @@
 //! Set `TFREC_BENCH_SCALE=0.05` (for example) for a quick smoke run.
 
 use std::fs::File;
+mod data;
+
 use std::hint::black_box;
 use std::io::Read;
 use std::path::Path;
@@ -19,13 +21,6 @@ use std::time::{Duration, Instant};
 use tfrec::record::{ReaderOptions, RecordReader, RecordWriter, WriterOptions};
 
 const ROUNDS: usize = 5;
-
-fn scale() -> f64 {
-    std::env::var("TFREC_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0)
-}
 
 /// Deterministic, poorly compressible bytes.
 fn fill(buf: &mut [u8], seed: u64) {
@@ -132,7 +127,7 @@ fn main() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let s = scale();
+    let s = data::scale();
     let big = ((2000.0 * s) as usize).max(10);
     bench("100 KB records", &dir.path().join("big.tfrecord"), big, |_| 100_000);
     let small = ((1_000_000.0 * s) as usize).max(1000);

@@ -163,3 +163,11 @@ pub fn best_of(rounds: usize, f: &mut dyn FnMut()) -> Duration {
         .min()
         .unwrap_or_default()
 }
+
+/// `TFREC_BENCH_SCALE` (default 1): a fraction of the full data set, for quick runs.
+pub fn scale() -> f64 {
+    std::env::var("TFREC_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0)
+}

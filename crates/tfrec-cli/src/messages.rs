@@ -20,10 +20,11 @@ pub const DETECT_RECORDS: usize = 64;
 impl MessageArgs {
     /// Decides from the first records unless forced: SequenceExample if any record has feature
     /// lists, else Example. Says on stderr when the records could be either.
-    pub fn is_sequence(&self, first: &[Vec<u8>]) -> bool {
+    pub fn is_sequence<'a>(&self, first: impl IntoIterator<Item = &'a [u8]>) -> bool {
         if self.sequence || self.example {
             return self.sequence;
         }
+        let first: Vec<&[u8]> = first.into_iter().collect();
         let kinds: Vec<MessageKind> = first.iter().map(|r| detect_message(r)).collect();
         if kinds.contains(&MessageKind::SequenceExample) {
             return true;

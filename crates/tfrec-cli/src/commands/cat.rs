@@ -95,10 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     let format = if args.raw { Format::Raw } else { args.format };
-    let sequence = matches!(format, Format::Raw)
-        || args
-            .message
-            .is_sequence(&first.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>());
+    let sequence = matches!(format, Format::Raw) || args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
     let printer = Printer { format, sequence };
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             None => {
                 first.push(record.to_vec());
                 if first.len() == DETECT_RECORDS {
-                    let s = args.message.is_sequence(&first);
+                    let s = args.message.is_sequence(first.iter().map(Vec::as_slice));
                     for r in first.drain(..) {
                         observe(&r, s, &mut schema)?;
                     }
@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     if sequence.is_none() {
-        let s = args.message.is_sequence(&first);
+        let s = args.message.is_sequence(first.iter().map(Vec::as_slice));
         for r in first.drain(..) {
             observe(&r, s, &mut schema)?;
         }

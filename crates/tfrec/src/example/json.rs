@@ -44,60 +44,55 @@ impl Json {
     }
 
     fn write(&self, out: &mut String, level: Option<usize>) {
-        let newline = |out: &mut String, level: usize| {
-            out.push('\n');
-            for _ in 0..level {
-                out.push_str("  ");
-            }
-        };
         match self {
             Json::Null => out.push_str("null"),
             Json::Number(n) => out.push_str(n),
             Json::String(s) => write_json_string(out, s),
-            Json::Array(items) if items.is_empty() => out.push_str("[]"),
-            Json::Object(items) if items.is_empty() => out.push_str("{}"),
-            Json::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                        if level.is_none() {
-                            out.push(' ');
-                        }
-                    }
-                    if let Some(l) = level {
-                        newline(out, l + 1);
-                    }
-                    item.write(out, level.map(|l| l + 1));
-                }
-                if let Some(l) = level {
-                    newline(out, l);
-                }
-                out.push(']');
-            }
-            Json::Object(items) => {
-                out.push('{');
-                for (i, (key, item)) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                        if level.is_none() {
-                            out.push(' ');
-                        }
-                    }
-                    if let Some(l) = level {
-                        newline(out, l + 1);
-                    }
-                    write_json_string(out, key);
-                    out.push_str(": ");
-                    item.write(out, level.map(|l| l + 1));
-                }
-                if let Some(l) = level {
-                    newline(out, l);
-                }
-                out.push('}');
-            }
+            Json::Array(items) => write_items(out, level, ('[', ']'), items.iter().map(|item| (None, item))),
+            Json::Object(items) => write_items(
+                out,
+                level,
+                ('{', '}'),
+                items.iter().map(|(key, item)| (Some(key.as_str()), item)),
+            ),
         }
     }
+}
+
+/// The items of an array (no keys) or an object, as `json.dumps` lays them out: on one line
+/// with `", "` when `level` is `None`, else one per line, indented two spaces per level.
+fn write_items<'a>(
+    out: &mut String,
+    level: Option<usize>,
+    (open, close): (char, char),
+    items: impl ExactSizeIterator<Item = (Option<&'a str>, &'a Json)>,
+) {
+    let newline = |out: &mut String, level: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(level));
+    };
+    out.push(open);
+    let empty = items.len() == 0;
+    for (i, (key, item)) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+            if level.is_none() {
+                out.push(' ');
+            }
+        }
+        if let Some(l) = level {
+            newline(out, l + 1);
+        }
+        if let Some(key) = key {
+            write_json_string(out, key);
+            out.push_str(": ");
+        }
+        item.write(out, level.map(|l| l + 1));
+    }
+    if let (Some(l), false) = (level, empty) {
+        newline(out, l);
+    }
+    out.push(close);
 }
 
 /// A JSON string with Python's `ensure_ascii` escaping.

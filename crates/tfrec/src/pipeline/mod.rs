@@ -300,27 +300,27 @@ impl Batched {
     /// Parses each batch of Examples (`parse_example`) on the workers.
     pub fn parse_examples(self, specs: &FeatureSpecs) -> Result<Pipeline<TensorMap>, SpecError> {
         let parser = ExampleParser::new(specs)?;
-        Ok(self.map_batches(move |batch| {
-            parser
-                .parse_batch(&batch.records())
-                .map_err(|error| PipelineError::Parse {
-                    batch: batch.index,
-                    error: Box::new(error),
-                })
-        }))
+        Ok(self.parse_with(move |records| parser.parse_batch(records)))
     }
 
     /// Parses each batch of SequenceExamples (`parse_sequence_example`) on the workers.
     pub fn parse_sequences(self, specs: &SequenceSpecs) -> Result<Pipeline<ParsedSequences>, SpecError> {
         let parser = SequenceParser::new(specs)?;
-        Ok(self.map_batches(move |batch| {
-            parser
-                .parse_batch(&batch.records())
-                .map_err(|error| PipelineError::Parse {
-                    batch: batch.index,
-                    error: Box::new(error),
-                })
-        }))
+        Ok(self.parse_with(move |records| parser.parse_batch(records)))
+    }
+
+    /// Runs a parse on each batch, naming the batch in its errors.
+    fn parse_with<T, F>(self, parse: F) -> Pipeline<T>
+    where
+        T: Send + 'static,
+        F: Fn(&[&[u8]]) -> Result<T, ParseError> + Send + Sync + 'static,
+    {
+        self.map_batches(move |batch| {
+            parse(&batch.records()).map_err(|error| PipelineError::Parse {
+                batch: batch.index,
+                error: Box::new(error),
+            })
+        })
     }
 
     /// Applies `f` to each batch of raw records on the workers.

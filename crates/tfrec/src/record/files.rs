@@ -87,12 +87,8 @@ fn looks_like_records(path: &Path) -> bool {
 
 /// A valid plain header, or a gzip or zlib stream start.
 fn sniff_is_record(prefix: &[u8]) -> bool {
-    if prefix.len() == HEADER_LEN && Compression::sniff(prefix) == Compression::None {
-        let mut header = [0u8; HEADER_LEN];
-        header.copy_from_slice(prefix);
-        return Header::decode(&header).is_valid();
-    }
-    Compression::sniff(prefix) != Compression::None
+    let valid_header = <[u8; HEADER_LEN]>::try_from(prefix).is_ok_and(|h| Header::decode(&h).is_valid());
+    valid_header || Compression::sniff(prefix) != Compression::None
 }
 
 /// Counts the bytes read from a file, before decompression, for progress reporting.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Seeds each fuzz target's corpus from the golden vectors (../shared/golden, or
-# $TFREC_GOLDEN_DIR). The corpora are not committed: they are copies of shared data.
+# Seeds each fuzz target's corpus from the golden vectors (testdata/golden, or
+# $TFREC_GOLDEN_DIR). The corpora are not committed: they are copies of test data.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-golden=${TFREC_GOLDEN_DIR:-$here/../../shared/golden}
+golden=${TFREC_GOLDEN_DIR:-$here/../testdata/golden}
 mkdir -p "$here/corpus/record_reader"
 for f in "$golden"/records/*; do
   case "$f" in *.json) continue ;; esac

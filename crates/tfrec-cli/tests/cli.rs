@@ -10,7 +10,7 @@ fn repo() -> PathBuf {
 fn golden_records() -> PathBuf {
     let dir = match std::env::var_os("TFREC_GOLDEN_DIR") {
         Some(d) => PathBuf::from(d),
-        None => repo().join("../shared/golden"),
+        None => repo().join("testdata/golden"),
     };
     dir.join("records")
 }

@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-/// The golden vectors: `$TFREC_GOLDEN_DIR`, else `../shared/golden` beside the repository root.
+/// The golden vectors: `$TFREC_GOLDEN_DIR`, else the copy in the repository (`testdata/golden`).
 /// A missing directory fails the test: conformance is never silently skipped.
 pub fn golden_dir() -> PathBuf {
     let dir = match std::env::var_os("TFREC_GOLDEN_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/golden"),
     };
     assert!(
         dir.is_dir(),

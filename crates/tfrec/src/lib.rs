@@ -10,3 +10,4 @@ pub mod example;
 pub mod parse;
 pub mod pipeline;
 pub mod record;
+pub mod tensor_proto;

@@ -1,0 +1,70 @@
+"""tfrec: TensorFlow's TFRecord files, ``tf.train.Example`` and ``tf.io`` parsing for NumPy
+users, without TensorFlow. Built on the tfrec Rust library.
+
+>>> import tfrec
+>>> ex = tfrec.Example.from_dict({"age": 19, "name": "goat", "score": [0.5, 0.25]})
+>>> with tfrec.TFRecordWriter("data.tfrecord") as w:
+...     w.write(ex.SerializeToString())
+>>> spec = {"age": tfrec.io.FixedLenFeature([], tfrec.int64)}
+>>> tfrec.io.parse_example(list(tfrec.TFRecordDataset("data.tfrecord")), spec)
+{'age': array([19])}
+"""
+
+from . import errors, io, train
+from .data import Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
+from .errors import DataLossError, DecodeError, InvalidArgumentError, NotFoundError, ParseError, TfrecError
+from .train import (
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
+
+
+class DType(str):
+    """A dtype name with ``.name``, like ``tf.int64`` (a ``str``, so it works anywhere a dtype
+    name does)."""
+
+    @property
+    def name(self):
+        return str(self)
+
+
+int64 = DType("int64")
+float32 = DType("float32")
+string = DType("string")
+int32 = DType("int32")
+
+__all__ = [
+    "BytesList",
+    "DataLossError",
+    "Dataset",
+    "DecodeError",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "ParseError",
+    "SequenceExample",
+    "TFRecordDataset",
+    "TFRecordOptions",
+    "TFRecordWriter",
+    "TfrecError",
+    "errors",
+    "float32",
+    "int32",
+    "int64",
+    "io",
+    "string",
+    "train",
+]

@@ -1,0 +1,62 @@
+"""Exceptions raised by tfrec. Every one derives from :class:`TfrecError`.
+
+The classes carry the context the Rust library reports as attributes, so a caller can act on
+them without parsing the message: ``path``, ``offset`` and ``record_index`` for damaged files;
+``key``, ``example_index`` and ``row`` for parse failures.
+"""
+
+
+class TfrecError(Exception):
+    """Base class of tfrec's errors."""
+
+    def __init__(self, message, **attrs):
+        super().__init__(message)
+        self.message = message
+        for name, value in attrs.items():
+            setattr(self, name, value)
+
+
+class DataLossError(TfrecError):
+    """A damaged TFRecord file (bad CRC, truncated record, torn tail, bad compression).
+
+    Attributes: ``path``, ``offset`` (byte offset of the record), ``record_index``, ``kind``.
+    """
+
+    path = None
+    offset = None
+    record_index = None
+    kind = None
+
+
+class NotFoundError(TfrecError, FileNotFoundError):
+    """A file that does not exist, or a glob that matched nothing."""
+
+    path = None
+    offset = None
+    record_index = None
+    kind = None
+
+
+class InvalidArgumentError(TfrecError, ValueError):
+    """Input TensorFlow rejects as an invalid argument (e.g. bytes that are not a TensorProto)."""
+
+
+class ParseError(InvalidArgumentError):
+    """A serialized Example that does not fit the specs.
+
+    Attributes: ``key`` (the feature), ``example_index`` (in the batch), ``row`` (the row of a
+    feature list, for SequenceExamples), ``batch_index`` (for ``Dataset`` pipelines).
+    """
+
+    key = None
+    example_index = None
+    row = None
+    batch_index = None
+
+
+class DecodeError(TfrecError, ValueError):
+    """Bytes that are not a valid message (``Example.FromString`` on garbage)."""
+
+
+class WriteError(TfrecError, OSError):
+    """A TFRecord file could not be written."""

@@ -1,0 +1,510 @@
+"""``tf.io`` without TensorFlow: feature specs, the four parse ops, and
+``serialize_tensor`` / ``parse_tensor``.
+
+Specs are the ``tf.io`` names with TensorFlow's signatures. A dtype may be ``"int64"`` /
+``"float32"`` / ``"string"``, a NumPy dtype or type, or any object whose ``.name`` is one of
+those (so ``tf.int64`` works). TensorFlow's own spec objects are accepted too, by duck typing,
+so an existing ``feature_description`` dict works unchanged.
+
+Outputs: a dense feature is a ``numpy.ndarray`` (int64, float32, or an object array of
+``bytes`` for strings, as TF's ``.numpy()`` gives); sparse is a :class:`SparseTensor`; ragged is
+a :class:`RaggedTensor`.
+"""
+
+import collections
+import json
+import math
+import numbers
+
+import numpy as np
+
+from . import _tfrec
+from .train import as_bytes
+
+__all__ = [
+    "FixedLenFeature",
+    "FixedLenSequenceFeature",
+    "VarLenFeature",
+    "SparseFeature",
+    "RaggedFeature",
+    "SparseTensor",
+    "RaggedTensor",
+    "parse_example",
+    "parse_single_example",
+    "parse_sequence_example",
+    "parse_single_sequence_example",
+    "serialize_tensor",
+    "parse_tensor",
+    "TFRecordWriter",
+]
+
+
+class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
+    """A fixed-shape feature; a missing one takes ``default_value`` (or is an error)."""
+
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+class FixedLenSequenceFeature(
+    collections.namedtuple("FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])
+):
+    """A feature with a variable first dimension: a feature list, or a padded batch."""
+
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A variable-length feature, parsed into a :class:`SparseTensor`."""
+
+    __slots__ = ()
+
+
+class SparseFeature(
+    collections.namedtuple("SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])
+):
+    """A sparse tensor from index feature(s) and a value feature."""
+
+    __slots__ = ()
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
+
+
+class RaggedFeature(
+    collections.namedtuple("RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])
+):
+    """A ragged tensor from a value feature and partition features (TF's six kinds)."""
+
+    __slots__ = ()
+
+    RowSplits = collections.namedtuple("RowSplits", ["key"])
+    RowLengths = collections.namedtuple("RowLengths", ["key"])
+    RowStarts = collections.namedtuple("RowStarts", ["key"])
+    RowLimits = collections.namedtuple("RowLimits", ["key"])
+    ValueRowIds = collections.namedtuple("ValueRowIds", ["key"])
+    UniformRowLength = collections.namedtuple("UniformRowLength", ["length"])
+
+    def __new__(cls, dtype, value_key=None, partitions=(), row_splits_dtype="int32", validate=False):
+        return super().__new__(cls, dtype, value_key, tuple(partitions), row_splits_dtype, validate)
+
+
+_PARTITION_KINDS = {
+    "RowSplits": "row_splits",
+    "RowLengths": "row_lengths",
+    "RowStarts": "row_starts",
+    "RowLimits": "row_limits",
+    "ValueRowIds": "value_row_ids",
+    "UniformRowLength": "uniform_row_length",
+}
+
+_DTYPE_NAMES = {
+    "int64": "int64",
+    "float32": "float32",
+    "float": "float32",
+    "string": "string",
+    "bytes": "string",
+    "str": "string",
+    "object": "string",
+    "int32": "int32",
+}
+
+
+def dtype_name(dtype):
+    """The name of a dtype given as a string, a NumPy dtype or type, a Python type, or any
+    object with a ``.name`` (``tf.int64``)."""
+    if isinstance(dtype, str):
+        name = dtype
+    elif dtype is int:
+        name = "int64"
+    elif dtype is float:
+        name = "float32"
+    elif dtype in (bytes, str):
+        name = "string"
+    elif isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        d = np.dtype(dtype)
+        name = "string" if d.kind in "OSU" else d.name
+    elif hasattr(dtype, "name") and isinstance(dtype.name, str):
+        name = dtype.name
+    else:
+        raise TypeError(f"not a dtype: {dtype!r}")
+    return _DTYPE_NAMES.get(name, name)
+
+
+def _shape(shape, key):
+    if shape is None:
+        return None
+    if hasattr(shape, "as_list"):  # tf.TensorShape
+        shape = shape.as_list()
+    if isinstance(shape, numbers.Integral):
+        return [int(shape)]
+    try:
+        return [None if d is None else int(d) for d in shape]
+    except TypeError:
+        raise ValueError(f"feature {key}: shape must be a list of ints, not {shape!r}") from None
+
+
+def _json_value(v):
+    """A default value as the JSON spec form writes it."""
+    if hasattr(v, "numpy") and not isinstance(v, np.ndarray):  # a tf.Tensor
+        v = v.numpy()
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, (bytes, np.bytes_)):
+        try:
+            return bytes(v).decode("utf-8")
+        except UnicodeDecodeError:
+            import base64
+
+            return {"base64": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (numbers.Integral, np.integer)):
+        return int(v)
+    if isinstance(v, (numbers.Real, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "Infinity" if f > 0 else "-Infinity"
+        return f
+    return v
+
+
+def _spec_kind(spec):
+    """The spec's type name: ours, TensorFlow's (same class names), or a stand-in's."""
+    return type(spec).__name__
+
+
+def spec_to_json(key, spec):
+    """One spec in the JSON spec form (the golden vectors' and the CLI's)."""
+    kind = _spec_kind(spec)
+    if kind == "FixedLenFeature":
+        return {
+            "type": kind,
+            "shape": _shape(spec.shape, key),
+            "dtype": dtype_name(spec.dtype),
+            "default_value": None if spec.default_value is None else _json_value(spec.default_value),
+        }
+    if kind == "FixedLenSequenceFeature":
+        return {
+            "type": kind,
+            "shape": _shape(spec.shape, key),
+            "dtype": dtype_name(spec.dtype),
+            "allow_missing": bool(spec.allow_missing),
+            "default_value": None if spec.default_value is None else _json_value(spec.default_value),
+        }
+    if kind == "VarLenFeature":
+        return {"type": kind, "dtype": dtype_name(spec.dtype)}
+    if kind == "SparseFeature":
+        size = spec.size
+        size = list(size) if isinstance(size, (list, tuple)) else size
+        return {
+            "type": kind,
+            "index_key": spec.index_key if isinstance(spec.index_key, str) else list(spec.index_key),
+            "value_key": spec.value_key,
+            "dtype": dtype_name(spec.dtype),
+            "size": size,
+            "already_sorted": bool(spec.already_sorted),
+        }
+    if kind == "RaggedFeature":
+        partitions = []
+        for p in spec.partitions or ():
+            pkind = _PARTITION_KINDS.get(type(p).__name__)
+            if pkind is None:
+                raise ValueError(f"feature {key}: unknown ragged partition {p!r}")
+            if pkind == "uniform_row_length":
+                partitions.append({"kind": pkind, "length": int(p.length)})
+            else:
+                partitions.append({"kind": pkind, "key": p.key})
+        return {
+            "type": kind,
+            "dtype": dtype_name(spec.dtype),
+            "value_key": spec.value_key,
+            "partitions": partitions,
+            "row_splits_dtype": dtype_name(spec.row_splits_dtype),
+            "validate": bool(spec.validate),
+        }
+    if isinstance(spec, dict) and "type" in spec:  # already in the JSON form
+        return spec
+    raise ValueError(f"feature {key}: unsupported feature spec {spec!r}")
+
+
+def specs_to_json(features):
+    if features is None:
+        return {}
+    if not isinstance(features, dict):
+        raise TypeError(f"features must be a dict of name -> spec, not {type(features).__name__}")
+    return {str(k): spec_to_json(k, v) for k, v in features.items()}
+
+
+class SparseTensor:
+    """A sparse tensor: ``indices`` (int64, [N, rank]), ``values`` and ``dense_shape``."""
+
+    __slots__ = ("indices", "values", "dense_shape")
+
+    def __init__(self, indices, values, dense_shape):
+        self.indices = indices
+        self.values = values
+        self.dense_shape = dense_shape
+
+    @property
+    def shape(self):
+        return tuple(int(d) for d in self.dense_shape)
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    def to_dense(self, default_value=None):
+        """The dense array (``tf.sparse.to_dense``): missing entries are ``default_value``
+        (0, 0.0 or ``b""`` by default)."""
+        if default_value is None:
+            default_value = b"" if self.values.dtype == object else 0
+        out = np.full(self.shape, default_value, dtype=self.values.dtype)
+        if len(self.values):
+            out[tuple(self.indices.T)] = self.values
+        return out
+
+    def __repr__(self):
+        return (
+            f"SparseTensor(indices={self.indices!r}, values={self.values!r}, "
+            f"dense_shape={self.dense_shape!r})"
+        )
+
+
+class RaggedTensor:
+    """A ragged tensor: ``flat_values`` and ``nested_row_splits`` (outermost first), with
+    ``uniform_row_lengths`` (``None`` per level, or the length of a uniform level)."""
+
+    __slots__ = ("flat_values", "nested_row_splits", "uniform_row_lengths")
+
+    def __init__(self, flat_values, nested_row_splits, uniform_row_lengths=None):
+        self.flat_values = flat_values
+        self.nested_row_splits = tuple(nested_row_splits)
+        self.uniform_row_lengths = tuple(uniform_row_lengths or [None] * len(self.nested_row_splits))
+
+    @property
+    def row_splits(self):
+        return self.nested_row_splits[0]
+
+    @property
+    def ragged_rank(self):
+        return len(self.nested_row_splits)
+
+    @property
+    def dtype(self):
+        return self.flat_values.dtype
+
+    def nrows(self):
+        return len(self.nested_row_splits[0]) - 1
+
+    def to_list(self):
+        """Nested Python lists, as TF's ``RaggedTensor.to_list()``."""
+        values = self.flat_values.tolist()
+        for splits in reversed(self.nested_row_splits):
+            values = [values[int(a) : int(b)] for a, b in zip(splits[:-1], splits[1:])]
+        return values
+
+    def __repr__(self):
+        return f"<tfrec.io.RaggedTensor {self.to_list()!r}>"
+
+
+def _wrap(value):
+    if isinstance(value, tuple):
+        if value[0] == "sparse":
+            return SparseTensor(value[1], value[2], value[3])
+        if value[0] == "ragged":
+            return RaggedTensor(value[1], value[2], value[3])
+    return value
+
+
+def _wrap_dict(d):
+    for k, v in d.items():
+        if isinstance(v, tuple):
+            d[k] = _wrap(v)
+    return d
+
+
+_PARSERS = {}
+
+
+def _parser(spec_json, sequence):
+    key = (spec_json, sequence)
+    parser = _PARSERS.get(key)
+    if parser is None:
+        if len(_PARSERS) >= 64:
+            _PARSERS.clear()
+        parser = _PARSERS[key] = _tfrec.Parser(spec_json, sequence)
+    return parser
+
+
+def _call_with_serialized(run, serialized):
+    """Runs ``run(serialized)``; on a non-bytes element, serializes message objects (anything
+    with ``SerializeToString()``) and tries again."""
+    try:
+        return run(serialized)
+    except TypeError:
+        if isinstance(serialized, (bytes, str)) or not hasattr(serialized, "__iter__"):
+            if hasattr(serialized, "SerializeToString"):
+                return run(serialized.SerializeToString())
+            raise
+        items = list(serialized)
+        if not any(hasattr(x, "SerializeToString") for x in items):
+            raise
+        return run([as_bytes(x) if hasattr(x, "SerializeToString") else x for x in items])
+
+
+def parse_example(serialized, features, example_names=None, name=None, num_threads=1):
+    """``tf.io.parse_example``: a batch (list or array of ``bytes``) into a dict of tensors
+    with a leading batch dimension. ``num_threads > 1`` parses on a thread pool."""
+    parser = _parser(json.dumps(specs_to_json(features)), False)
+    out = _call_with_serialized(lambda s: parser.parse_example(s, False, num_threads), serialized)
+    return _wrap_dict(out)
+
+
+def parse_single_example(serialized, features, example_names=None, name=None):
+    """``tf.io.parse_single_example``: one record, no batch dimension."""
+    parser = _parser(json.dumps(specs_to_json(features)), False)
+    if not isinstance(serialized, bytes):
+        serialized = _single(serialized)
+    return _wrap_dict(parser.parse_example(serialized, True))
+
+
+def _sequence_parser(context_features, sequence_features):
+    specs = {
+        "context_features": specs_to_json(context_features),
+        "sequence_features": specs_to_json(sequence_features),
+    }
+    return _parser(json.dumps(specs), True)
+
+
+def parse_sequence_example(
+    serialized, context_features=None, sequence_features=None, example_names=None, name=None, num_threads=1
+):
+    """``tf.io.parse_sequence_example``: ``(context, feature_lists, feature_list_lengths)``."""
+    parser = _sequence_parser(context_features, sequence_features)
+    context, lists, lengths = _call_with_serialized(
+        lambda s: parser.parse_sequence_example(s, False, num_threads), serialized
+    )
+    return _wrap_dict(context), _wrap_dict(lists), _wrap_dict(lengths)
+
+
+def parse_single_sequence_example(
+    serialized, context_features=None, sequence_features=None, example_name=None, name=None
+):
+    """``tf.io.parse_single_sequence_example``: ``(context, feature_lists)``."""
+    parser = _sequence_parser(context_features, sequence_features)
+    if not isinstance(serialized, bytes):
+        serialized = _single(serialized)
+    context, lists, _ = parser.parse_sequence_example(serialized, True)
+    return _wrap_dict(context), _wrap_dict(lists)
+
+
+def _single(serialized):
+    if isinstance(serialized, np.ndarray) and serialized.shape == () and isinstance(serialized.item(), bytes):
+        return serialized.item()
+    if hasattr(serialized, "numpy"):  # a scalar tf.Tensor
+        serialized = serialized.numpy()
+        if isinstance(serialized, bytes):
+            return serialized
+    if hasattr(serialized, "SerializeToString"):
+        return serialized.SerializeToString()
+    raise TypeError(f"serialized must be one bytes object, not {type(serialized).__name__}")
+
+
+# serialize_tensor / parse_tensor ------------------------------------------------------------
+
+_NUMPY_OF_TENSOR = {
+    "float16": np.float16,
+    "float32": np.float32,
+    "float64": np.float64,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "bool": np.bool_,
+    "complex64": np.complex64,
+    "complex128": np.complex128,
+}
+
+
+def _bfloat16():
+    """``ml_dtypes.bfloat16`` when installed (NumPy has no bfloat16), else ``None``."""
+    try:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return None
+
+
+def serialize_tensor(tensor, name=None):
+    """``tf.io.serialize_tensor``: TensorFlow's ``TensorProto`` bytes for an array.
+
+    Python scalars and lists follow ``tf.constant``: ints become int32 and floats float32; a
+    NumPy array keeps its dtype. Strings (``str`` is encoded as UTF-8) become a string tensor.
+    """
+    if hasattr(tensor, "numpy") and not isinstance(tensor, np.ndarray):
+        tensor = tensor.numpy()
+    if not isinstance(tensor, (np.ndarray, np.generic)):
+        arr = np.asarray(tensor)
+        if arr.dtype == np.int64:
+            arr = arr.astype(np.int32)
+        elif arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+    else:
+        arr = np.asarray(tensor)
+    shape = list(arr.shape)
+    if arr.dtype.kind in "OSU":
+        values = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in arr.ravel().tolist()]
+        return _tfrec.serialize_tensor("string", shape, values)
+    if arr.dtype.name == "bfloat16":
+        name_, raw = "bfloat16", np.ascontiguousarray(arr).view(np.uint16).astype("<u2").tobytes()
+    else:
+        name_ = arr.dtype.name
+        if name_ not in _NUMPY_OF_TENSOR:
+            raise TypeError(f"serialize_tensor does not support dtype {arr.dtype}")
+        raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+    return _tfrec.serialize_tensor(name_, shape, raw)
+
+
+def parse_tensor(serialized, out_type, name=None):
+    """``tf.io.parse_tensor``: the array in ``TensorProto`` bytes, which must hold ``out_type``.
+
+    ``bfloat16`` comes back as ``ml_dtypes.bfloat16`` when that package is installed, else as
+    float32 (every bfloat16 value is exactly a float32).
+    """
+    if hasattr(serialized, "numpy") and not isinstance(serialized, (bytes, np.ndarray)):
+        serialized = serialized.numpy()
+    if isinstance(serialized, np.ndarray) and serialized.shape == ():
+        serialized = serialized.item()
+    out_name = dtype_name(out_type)
+    out_name = {"float": "float32", "double": "float64", "half": "float16"}.get(out_name, out_name)
+    dtype, shape, values = _tfrec.parse_tensor(serialized, out_name)
+    if dtype == "string":
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+        return arr.reshape(shape)
+    if dtype == "bfloat16":
+        bits = np.frombuffer(values, dtype="<u2").astype(np.uint16)
+        bf16 = _bfloat16()
+        if bf16 is not None:
+            return bits.view(bf16).reshape(shape)
+        return (bits.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    np_dtype = np.dtype(_NUMPY_OF_TENSOR[dtype]).newbyteorder("<")
+    return np.frombuffer(values, dtype=np_dtype).astype(np_dtype.newbyteorder("="), copy=True).reshape(shape)
+
+
+from .data import TFRecordWriter  # noqa: E402  (tf.io.TFRecordWriter)

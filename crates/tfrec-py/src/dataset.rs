@@ -1,0 +1,347 @@
+//! `tfrec.Dataset`: the library's input pipeline (`pipeline::Dataset`) from Python. Each
+//! builder call returns a new object, as `tf.data` does; iterating starts the pipeline's
+//! threads, and every wait for the next batch releases the GIL.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use serde_json::Value;
+use tfrec::parse::{specs_from_json, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
+use tfrec::pipeline::{Dataset as Pipeline, PipelineError, PipelineIter, RecordBatch, ShardBy};
+
+use crate::convert::tensors_to_dict;
+use crate::errors::{pipeline_error, record_error, spec_error};
+use crate::records::reader_options;
+
+/// What the workers do with each batch.
+#[derive(Clone)]
+enum Stage {
+    /// Hand the raw records over.
+    Raw,
+    /// `parse_example` with these specs (JSON form).
+    Examples(Value),
+    /// `parse_sequence_example` with these specs.
+    Sequences(Value),
+}
+
+/// The batching asked for; `None` in [`Dataset::batch`] means records one by one.
+#[derive(Clone, Copy)]
+struct Batching {
+    size: usize,
+    drop_remainder: bool,
+}
+
+/// A pipeline description. Immutable: builder methods return a changed copy.
+#[pyclass(module = "tfrec._tfrec", frozen)]
+#[derive(Clone)]
+pub struct Dataset {
+    pipeline: Pipeline,
+    batch: Option<Batching>,
+    stage: Stage,
+    threads: usize,
+    prefetch: usize,
+    deterministic: bool,
+}
+
+/// One item of the worker stage.
+enum Output {
+    Records(RecordBatch),
+    Tensors(TensorMap),
+    Sequences(ParsedSequences),
+}
+
+/// Records per batch when the user asked for none (records are then handed out one by one).
+const UNBATCHED_CHUNK: usize = 256;
+
+impl Dataset {
+    fn with(&self, f: impl FnOnce(&mut Dataset)) -> Dataset {
+        let mut d = self.clone();
+        f(&mut d);
+        d
+    }
+}
+
+#[pymethods]
+impl Dataset {
+    #[new]
+    #[pyo3(signature = (paths, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=true))]
+    fn new(
+        py: Python<'_>,
+        paths: Vec<String>,
+        compression_type: Option<&str>,
+        on_corruption: &str,
+        torn_tail: &str,
+        verify_crc: bool,
+    ) -> PyResult<Self> {
+        let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, None)?;
+        let pipeline = Pipeline::from_inputs(&paths)
+            .map_err(|e| record_error(py, &e))?
+            .reader_options(options);
+        Ok(Dataset {
+            pipeline,
+            batch: None,
+            stage: Stage::Raw,
+            threads: 1,
+            prefetch: 2,
+            deterministic: true,
+        })
+    }
+
+    #[pyo3(signature = (cycle_length, block_length=1))]
+    fn interleave(&self, cycle_length: usize, block_length: usize) -> Dataset {
+        self.with(|d| d.pipeline = d.pipeline.clone().interleave(cycle_length, block_length))
+    }
+
+    /// Part `index` of `num_shards`, by `"file"` (default) or `"record"`.
+    #[pyo3(signature = (num_shards, index, by="file"))]
+    fn shard(&self, num_shards: usize, index: usize, by: &str) -> PyResult<Dataset> {
+        if num_shards == 0 || index >= num_shards {
+            return Err(PyValueError::new_err(format!(
+                "shard index {index} is not below num_shards {num_shards}"
+            )));
+        }
+        let by = match by {
+            "file" => ShardBy::File,
+            "record" => ShardBy::Record,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "by must be 'file' or 'record', not {other:?}"
+                )))
+            }
+        };
+        Ok(self.with(|d| d.pipeline = d.pipeline.clone().shard_by(num_shards, index, by)))
+    }
+
+    #[pyo3(signature = (buffer_size, seed=0, reshuffle_each_iteration=true))]
+    fn shuffle(&self, buffer_size: usize, seed: u64, reshuffle_each_iteration: bool) -> Dataset {
+        self.with(|d| {
+            d.pipeline = d
+                .pipeline
+                .clone()
+                .shuffle_with(buffer_size, seed, reshuffle_each_iteration)
+        })
+    }
+
+    /// `count=None` repeats forever.
+    #[pyo3(signature = (count=None))]
+    fn repeat(&self, count: Option<u64>) -> Dataset {
+        self.with(|d| {
+            d.pipeline = match count {
+                Some(n) => d.pipeline.clone().repeat_epochs(n),
+                None => d.pipeline.clone().repeat_forever(),
+            }
+        })
+    }
+
+    fn skip(&self, count: u64) -> Dataset {
+        self.with(|d| d.pipeline = d.pipeline.clone().skip(count))
+    }
+
+    fn take(&self, count: u64) -> Dataset {
+        self.with(|d| d.pipeline = d.pipeline.clone().take(count))
+    }
+
+    #[pyo3(signature = (batch_size, drop_remainder=false))]
+    fn batch(&self, batch_size: usize, drop_remainder: bool) -> PyResult<Dataset> {
+        if batch_size == 0 {
+            return Err(PyValueError::new_err("batch_size must be at least 1"));
+        }
+        Ok(self.with(|d| {
+            d.batch = Some(Batching {
+                size: batch_size,
+                drop_remainder,
+            })
+        }))
+    }
+
+    /// Parses with specs in the JSON form; `sequence` for SequenceExamples. Checked now, so a
+    /// bad spec fails here rather than on the worker threads.
+    #[pyo3(signature = (specs, sequence=false))]
+    fn parse(&self, specs: &str, sequence: bool) -> PyResult<Dataset> {
+        let value: Value =
+            serde_json::from_str(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
+        let stage = if sequence {
+            let s = SequenceSpecs::from_json(&value).map_err(|e| spec_error(&e))?;
+            tfrec::parse::SequenceParser::new(&s).map_err(|e| spec_error(&e))?;
+            Stage::Sequences(value)
+        } else {
+            let s = specs_from_json(&value).map_err(|e| spec_error(&e))?;
+            ExampleParser::new(&s).map_err(|e| spec_error(&e))?;
+            Stage::Examples(value)
+        };
+        Ok(self.with(|d| d.stage = stage))
+    }
+
+    fn threads(&self, threads: usize) -> Dataset {
+        self.with(|d| d.threads = threads.max(1))
+    }
+
+    fn prefetch(&self, batches: usize) -> Dataset {
+        self.with(|d| d.prefetch = batches.max(1))
+    }
+
+    fn deterministic(&self, deterministic: bool) -> Dataset {
+        self.with(|d| d.deterministic = deterministic)
+    }
+
+    #[getter]
+    fn batch_size(&self) -> Option<usize> {
+        self.batch.map(|b| b.size)
+    }
+
+    fn __iter__(&self) -> PyResult<DatasetIterator> {
+        let (size, drop_remainder, unbatched) = match self.batch {
+            Some(b) => (b.size, b.drop_remainder, false),
+            None => (UNBATCHED_CHUNK, false, true),
+        };
+        // Unbatched parsing parses each record alone (parse_single_example), in batches of one.
+        let size = if unbatched && !matches!(self.stage, Stage::Raw) {
+            1
+        } else {
+            size
+        };
+        let batched = self.pipeline.clone().batch(size, drop_remainder);
+        let pipeline = match &self.stage {
+            Stage::Raw => batched.map_batches(|b| Ok(Output::Records(b))),
+            Stage::Examples(v) => {
+                let parser =
+                    ExampleParser::new(&specs_from_json(v).map_err(|e| spec_error(&e))?).map_err(|e| spec_error(&e))?;
+                batched.map_batches(move |b| {
+                    let records = b.records();
+                    let parsed = if unbatched {
+                        parser.parse_single(records.first().copied().unwrap_or_default())
+                    } else {
+                        parser.parse_batch(&records)
+                    };
+                    parsed.map(Output::Tensors).map_err(|error| PipelineError::Parse {
+                        batch: b.index,
+                        error: Box::new(error),
+                    })
+                })
+            }
+            Stage::Sequences(v) => {
+                let specs = SequenceSpecs::from_json(v).map_err(|e| spec_error(&e))?;
+                let parser = tfrec::parse::SequenceParser::new(&specs).map_err(|e| spec_error(&e))?;
+                batched.map_batches(move |b| {
+                    let records = b.records();
+                    let parsed = if unbatched {
+                        parser.parse_single(records.first().copied().unwrap_or_default())
+                    } else {
+                        parser.parse_batch(&records)
+                    };
+                    parsed.map(Output::Sequences).map_err(|error| PipelineError::Parse {
+                        batch: b.index,
+                        error: Box::new(error),
+                    })
+                })
+            }
+        };
+        let iter = pipeline
+            .threads(self.threads)
+            .prefetch(self.prefetch)
+            .deterministic(self.deterministic)
+            .iter();
+        Ok(DatasetIterator {
+            state: Mutex::new(IterState {
+                iter,
+                pending: VecDeque::new(),
+                done: false,
+            }),
+            records_one_by_one: unbatched && matches!(self.stage, Stage::Raw),
+        })
+    }
+}
+
+struct IterState {
+    iter: PipelineIter<Output>,
+    /// Records of the current chunk not yet handed out (unbatched raw records).
+    pending: VecDeque<Vec<u8>>,
+    done: bool,
+}
+
+/// A running pipeline.
+#[pyclass(module = "tfrec._tfrec")]
+pub struct DatasetIterator {
+    state: Mutex<IterState>,
+    records_one_by_one: bool,
+}
+
+#[pymethods]
+impl DatasetIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// A batch: a list of `bytes` (raw), a dict of arrays (parsed Examples), or
+    /// `(context, feature_lists, lengths)` (parsed SequenceExamples); or one record when no
+    /// batching was asked for.
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut guard = self
+            .state
+            .lock()
+            .map_err(|_| PyValueError::new_err("the iterator was poisoned by an earlier failure"))?;
+        let state: &mut IterState = &mut guard;
+        loop {
+            if let Some(record) = state.pending.pop_front() {
+                return Ok(Some(PyBytes::new(py, &record).into_any()));
+            }
+            if state.done {
+                return Ok(None);
+            }
+            let iter = &mut state.iter;
+            let next = py.detach(|| iter.next());
+            let output = match next {
+                None => {
+                    state.done = true;
+                    return Ok(None);
+                }
+                Some(Err(e)) => {
+                    state.done = true;
+                    return Err(pipeline_error(py, &e));
+                }
+                Some(Ok(output)) => output,
+            };
+            match output {
+                Output::Records(batch) if self.records_one_by_one => {
+                    state.pending.extend(batch.records().into_iter().map(<[u8]>::to_vec));
+                }
+                Output::Records(batch) => {
+                    let list = PyList::new(py, batch.records().into_iter().map(|r| PyBytes::new(py, r)))?;
+                    return Ok(Some(list.into_any()));
+                }
+                Output::Tensors(map) => return tensors_to_dict(py, map).map(Some),
+                Output::Sequences(parsed) => {
+                    let tuple = (
+                        tensors_to_dict(py, parsed.context)?,
+                        tensors_to_dict(py, parsed.feature_lists)?,
+                        tensors_to_dict(py, parsed.lengths)?,
+                    );
+                    return Ok(Some(tuple.into_pyobject(py)?.into_any()));
+                }
+            }
+        }
+    }
+
+    /// The pipeline's counters so far (records read, bytes, files done, skipped…).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let guard = self
+            .state
+            .lock()
+            .map_err(|_| PyValueError::new_err("the iterator was poisoned by an earlier failure"))?;
+        let c = guard.iter.counters();
+        let d = PyDict::new(py);
+        d.set_item("records", c.records.load(Relaxed))?;
+        d.set_item("bytes", c.bytes.load(Relaxed))?;
+        d.set_item("files_done", c.files_done.load(Relaxed))?;
+        d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
+        d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
+        d.set_item("batches", c.batches.load(Relaxed))?;
+        let problems = c.problems.lock().map(|p| p.clone()).unwrap_or_default();
+        d.set_item("problems", problems)?;
+        Ok(d)
+    }
+}

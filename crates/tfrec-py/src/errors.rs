@@ -1,0 +1,94 @@
+//! The library's errors as the exception classes of `tfrec.errors`, with their structured
+//! context (file, byte offset, record index; feature key, example index) as attributes.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::IntoPyObjectExt;
+use tfrec::parse::{ParseError, SpecError};
+use tfrec::pipeline::PipelineError;
+use tfrec::record::{RecordError, RecordErrorKind, WriteError};
+use tfrec::tensor_proto::TensorProtoError;
+
+/// An instance of `tfrec.errors.<class>(message, **attrs)` as a `PyErr`.
+fn raise(py: Python<'_>, class: &str, message: String, attrs: &[(&str, Py<PyAny>)]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("tfrec.errors")?.getattr(class)?;
+        let kwargs = PyDict::new(py);
+        for (k, v) in attrs {
+            kwargs.set_item(k, v)?;
+        }
+        Ok(PyErr::from_value(cls.call((message.clone(),), Some(&kwargs))?))
+    };
+    // If the errors module cannot be imported the package is broken; still say what failed.
+    build().unwrap_or_else(|import_error| PyRuntimeError::new_err(format!("{message} ({import_error})")))
+}
+
+fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
+    v.into_py_any(py).unwrap_or_else(|_| py.None())
+}
+
+/// A damaged or unreadable TFRecord file: `DataLossError` (or `NotFoundError` when a file
+/// could not be opened), naming the file, byte offset and record index.
+pub fn record_error(py: Python<'_>, e: &RecordError) -> PyErr {
+    let class = match e.kind {
+        RecordErrorKind::Open(_) => "NotFoundError",
+        _ => "DataLossError",
+    };
+    let path = e.path().map(|p| p.display().to_string());
+    raise(
+        py,
+        class,
+        e.to_string(),
+        &[
+            ("path", obj(py, path)),
+            ("offset", obj(py, e.location.offset)),
+            ("record_index", obj(py, e.location.record_index)),
+            ("kind", obj(py, e.kind_name())),
+        ],
+    )
+}
+
+pub fn write_error(py: Python<'_>, e: &WriteError) -> PyErr {
+    raise(py, "WriteError", e.to_string(), &[])
+}
+
+/// A parse failure: `tfrec.errors.ParseError` with `key`, `example_index` and `row`.
+pub fn parse_error(py: Python<'_>, e: &ParseError) -> PyErr {
+    raise(
+        py,
+        "ParseError",
+        e.to_string(),
+        &[
+            ("key", obj(py, e.key.clone())),
+            ("example_index", obj(py, e.example)),
+            ("row", obj(py, e.row)),
+        ],
+    )
+}
+
+/// A bad spec is a `ValueError`, as in TensorFlow's Python layer.
+pub fn spec_error(e: &SpecError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+pub fn tensor_error(py: Python<'_>, e: &TensorProtoError) -> PyErr {
+    raise(py, "InvalidArgumentError", e.to_string(), &[])
+}
+
+pub fn pipeline_error(py: Python<'_>, e: &PipelineError) -> PyErr {
+    match e {
+        PipelineError::Record(r) => record_error(py, r),
+        PipelineError::Parse { batch, error } => {
+            let err = parse_error(py, error);
+            let _ = err.value(py).setattr("batch_index", batch);
+            err
+        }
+        other => raise(py, "TfrecError", other.to_string(), &[]),
+    }
+}
+
+/// A malformed message (`Example.FromString` on bytes that are not one).
+pub fn decode_error(py: Python<'_>, what: &str, e: &dyn std::fmt::Display) -> PyErr {
+    raise(py, "DecodeError", format!("not a valid {what}: {e}"), &[])
+}

@@ -1,0 +1,36 @@
+//! `tfrec._tfrec`: the Python extension module. A thin layer over the `tfrec` library: it turns
+//! Python values into the library's types and back (numeric tensors into NumPy arrays without a
+//! copy of their values), releases the GIL while the library works, and turns the library's
+//! errors into the exceptions of `tfrec.errors`. The Python API itself lives in `python/tfrec`.
+
+mod convert;
+mod dataset;
+mod errors;
+mod messages;
+mod parsing;
+mod records;
+mod tensors;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<records::RecordWriter>()?;
+    m.add_class::<records::RecordIterator>()?;
+    m.add_class::<parsing::Parser>()?;
+    m.add_class::<dataset::Dataset>()?;
+    m.add_class::<dataset::DatasetIterator>()?;
+    m.add_function(wrap_pyfunction!(messages::encode_example, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::decode_example, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::encode_sequence_example, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::decode_sequence_example, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::message_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::message_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::message_to_friendly_json, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::message_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::message_from_friendly_json, m)?)?;
+    m.add_function(wrap_pyfunction!(tensors::serialize_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(tensors::parse_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(tensors::tensor_dtype_names, m)?)?;
+    Ok(())
+}

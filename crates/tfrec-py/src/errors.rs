@@ -44,6 +44,8 @@ pub fn record_error(py: Python<'_>, e: &RecordError) -> PyErr {
             ("path", obj(py, path)),
             ("offset", obj(py, e.location.offset)),
             ("record_index", obj(py, e.location.record_index)),
+            // Where TensorFlow's message points: the data of a record whose data CRC fails.
+            ("tf_offset", obj(py, e.tf_offset())),
             ("kind", obj(py, e.kind_name())),
         ],
     )

@@ -19,9 +19,11 @@ class TfrecError(Exception):
 class DataLossError(TfrecError):
     """A damaged TFRecord file (bad CRC, truncated record, torn tail, bad compression).
 
-    Attributes: ``path``, ``offset`` (byte offset of the record), ``record_index``, ``kind``.
+    Attributes: ``path``, ``offset`` (byte offset of the record), ``record_index``, ``kind``,
+    ``tf_offset`` (the offset TensorFlow's message names: the data's, for a bad data CRC).
     """
 
+    tf_offset = None
     path = None
     offset = None
     record_index = None

@@ -450,11 +450,22 @@ def _bfloat16():
         return None
 
 
-def serialize_tensor(tensor, name=None):
+def _to_bfloat16_bits(arr):
+    """bfloat16 bit patterns of float values, rounded to nearest even (NaN: TF's 0x7FC0)."""
+    f32 = np.asarray(arr, dtype=np.float32).reshape(-1)
+    bits = f32.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    rounded[np.isnan(f32)] = 0x7FC0
+    return rounded
+
+
+def serialize_tensor(tensor, name=None, dtype=None):
     """``tf.io.serialize_tensor``: TensorFlow's ``TensorProto`` bytes for an array.
 
     Python scalars and lists follow ``tf.constant``: ints become int32 and floats float32; a
     NumPy array keeps its dtype. Strings (``str`` is encoded as UTF-8) become a string tensor.
+    ``dtype`` converts first (as ``tf.cast`` would); ``dtype="bfloat16"`` makes a bfloat16
+    tensor from floats without needing a NumPy bfloat16 type.
     """
     if hasattr(tensor, "numpy") and not isinstance(tensor, np.ndarray):
         tensor = tensor.numpy()
@@ -467,9 +478,17 @@ def serialize_tensor(tensor, name=None):
     else:
         arr = np.asarray(tensor)
     shape = list(arr.shape)
-    if arr.dtype.kind in "OSU":
+    target = None if dtype is None else dtype_name(dtype)
+    if target == "string" or (target is None and arr.dtype.kind in "OSU"):
         values = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in arr.ravel().tolist()]
         return _tfrec.serialize_tensor("string", shape, values)
+    if target == "bfloat16" and arr.dtype.name != "bfloat16":
+        return _tfrec.serialize_tensor("bfloat16", shape, _to_bfloat16_bits(arr).astype("<u2").tobytes())
+    if target is not None and target != arr.dtype.name:
+        target = {"float": "float32", "double": "float64", "half": "float16"}.get(target, target)
+        if target not in _NUMPY_OF_TENSOR:
+            raise TypeError(f"serialize_tensor does not support dtype {dtype!r}")
+        arr = arr.astype(_NUMPY_OF_TENSOR[target])
     if arr.dtype.name == "bfloat16":
         name_, raw = "bfloat16", np.ascontiguousarray(arr).view(np.uint16).astype("<u2").tobytes()
     else:

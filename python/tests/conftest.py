@@ -1,0 +1,37 @@
+"""Shared fixtures: where the golden vectors are, and the conformance summaries printed at the
+end of the run (``python parse cases: N run, N passed`` …)."""
+
+import json
+import os
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SUMMARIES = []
+
+
+def golden_dir():
+    """``$TFREC_GOLDEN_DIR``, else the repository's copy (``testdata/golden``)."""
+    d = pathlib.Path(os.environ.get("TFREC_GOLDEN_DIR") or REPO / "testdata" / "golden")
+    if not d.is_dir():
+        pytest.fail(f"golden vectors not found at {d} (set TFREC_GOLDEN_DIR)")
+    return d
+
+
+def golden_lines(name):
+    path = golden_dir() / name
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert cases, f"{path} has no cases"
+    return cases
+
+
+def summary(line):
+    """Records a line for the end-of-run summary (and prints it for ``-s`` runs)."""
+    SUMMARIES.append(line)
+    print(line)
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in SUMMARIES:
+        terminalreporter.write_line(line)

@@ -1,0 +1,294 @@
+"""``tfrec.Dataset`` (the Rust pipeline from Python), the PyTorch adapter with a stand-in
+``torch`` module, zero-copy outputs, the GIL released while Rust works, and the message
+classes' dict and JSON forms."""
+
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+import tfrec
+from tfrec import io
+
+SPEC = {
+    "id": io.FixedLenFeature([], tfrec.int64),
+    "x": io.FixedLenFeature([3], tfrec.float32),
+    "name": io.FixedLenFeature([], tfrec.string),
+    "tags": io.VarLenFeature(tfrec.int64),
+}
+
+
+def make_files(tmp_path, files=4, per_file=25, compression=None):
+    paths = []
+    for f in range(files):
+        suffix = ".tfrecord.gz" if compression == "GZIP" else ".tfrecord"
+        path = tmp_path / f"part-{f}{suffix}"
+        with tfrec.TFRecordWriter(str(path), compression=compression) as w:
+            for i in range(per_file):
+                n = f * per_file + i
+                w.write(
+                    tfrec.Example.from_dict(
+                        {"id": n, "x": [n, n + 0.5, -n], "name": f"r{n}", "tags": list(range(n % 3))}
+                    )
+                )
+        paths.append(str(path))
+    return paths
+
+
+def ids(batches):
+    return [int(i) for b in batches for i in b["id"]]
+
+
+def test_batches_parse_and_keep_order(tmp_path):
+    paths = make_files(tmp_path)
+    batches = list(tfrec.Dataset(paths).batch(10).parse(SPEC))
+    assert ids(batches) == list(range(100))
+    b = batches[0]
+    assert b["x"].shape == (10, 3) and b["x"].dtype == np.float32
+    assert b["name"].dtype == object and b["name"][3] == b"r3"
+    assert isinstance(b["tags"], io.SparseTensor) and b["tags"].dense_shape.tolist() == [10, 2]
+    # The same as parse_example on the same records.
+    records = list(tfrec.TFRecordDataset(paths))[:10]
+    direct = io.parse_example(records, SPEC)
+    np.testing.assert_array_equal(direct["x"], b["x"])
+
+
+def test_glob_and_compression(tmp_path):
+    make_files(tmp_path, compression="GZIP")
+    assert len(list(tfrec.Dataset(str(tmp_path / "*.tfrecord.gz")))) == 100
+    assert len(list(tfrec.TFRecordDataset(str(tmp_path / "part-*")))) == 100
+
+
+def test_unbatched_records_and_unbatched_parse(tmp_path):
+    paths = make_files(tmp_path, files=1, per_file=7)
+    records = list(tfrec.Dataset(paths))
+    assert records == list(tfrec.TFRecordDataset(paths))
+    parsed = list(tfrec.Dataset(paths).parse(SPEC))
+    assert len(parsed) == 7 and parsed[2]["id"].shape == () and parsed[2]["x"].shape == (3,)
+
+
+def test_skip_take_repeat_and_remainder(tmp_path):
+    paths = make_files(tmp_path)
+    assert ids(tfrec.Dataset(paths).skip(5).take(12).batch(5).parse(SPEC)) == list(range(5, 17))
+    assert len(list(tfrec.Dataset(paths).repeat(3))) == 300
+    sizes = [len(b) for b in tfrec.Dataset(paths).batch(30)]
+    assert sizes == [30, 30, 30, 10]
+    sizes = [len(b) for b in tfrec.Dataset(paths).batch(30, drop_remainder=True)]
+    assert sizes == [30, 30, 30]
+    forever = iter(tfrec.Dataset(paths).repeat())
+    assert len([next(forever) for _ in range(250)]) == 250
+
+
+def test_shards_cover_the_data_once(tmp_path):
+    paths = make_files(tmp_path)
+    for by in ("file", "record"):
+        seen = []
+        for i in range(3):
+            seen += ids(tfrec.Dataset(paths).shard(3, i, by=by).batch(7).parse(SPEC))
+        assert sorted(seen) == list(range(100)), by
+    with pytest.raises(ValueError):
+        tfrec.Dataset(paths).shard(2, 2)
+
+
+def test_shuffle_is_seeded_and_a_permutation(tmp_path):
+    paths = make_files(tmp_path)
+    a = ids(tfrec.Dataset(paths).shuffle(50, seed=7).batch(10).parse(SPEC))
+    b = ids(tfrec.Dataset(paths).shuffle(50, seed=7).batch(10).parse(SPEC))
+    c = ids(tfrec.Dataset(paths).shuffle(50, seed=8).batch(10).parse(SPEC))
+    assert a == b and a != c and sorted(a) == list(range(100)) and a != list(range(100))
+
+
+def test_interleave_threads_prefetch_deterministic(tmp_path):
+    paths = make_files(tmp_path)
+    base = ids(tfrec.Dataset(paths).interleave(4, 2).batch(8).parse(SPEC))
+    assert base[:4] == [0, 1, 25, 26]
+    threaded = ids(tfrec.Dataset(paths).interleave(4, 2).batch(8).parse(SPEC).threads(2).prefetch(4))
+    assert threaded == base
+    loose = ids(tfrec.Dataset(paths).interleave(4, 2).batch(8).parse(SPEC).threads(2).deterministic(False))
+    assert sorted(loose) == sorted(base)
+
+
+def test_sequence_examples_in_a_pipeline(tmp_path):
+    path = tmp_path / "seq.tfrecord"
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for i in range(5):
+            w.write(
+                tfrec.SequenceExample.from_dict(
+                    {"context": {"id": i}, "feature_lists": {"tok": [[t] for t in range(i + 1)]}}
+                )
+            )
+    batches = list(
+        tfrec.Dataset(str(path))
+        .batch(5)
+        .parse(
+            context_features={"id": io.FixedLenFeature([], tfrec.int64)},
+            sequence_features={"tok": io.FixedLenSequenceFeature([], tfrec.int64)},
+        )
+    )
+    (ctx, lists, lengths), = batches
+    assert ctx["id"].tolist() == [0, 1, 2, 3, 4]
+    assert lists["tok"].shape == (5, 5) and lengths["tok"].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_parse_errors_in_a_pipeline_name_the_batch(tmp_path):
+    paths = make_files(tmp_path, files=1)
+    with pytest.raises(tfrec.ParseError) as info:
+        list(tfrec.Dataset(paths).batch(10).parse({"missing": io.FixedLenFeature([], tfrec.int64)}))
+    assert info.value.key == "missing" and info.value.batch_index == 0
+    with pytest.raises(ValueError):
+        tfrec.Dataset(paths).batch(4).parse({"x": io.FixedLenFeature([None], tfrec.int64)})
+
+
+def test_numeric_columns_are_not_copied(tmp_path):
+    paths = make_files(tmp_path, files=1)
+    batch = next(iter(tfrec.Dataset(paths).batch(10).parse(SPEC)))
+    for key in ("id", "x"):
+        arr = batch[key]
+        # NumPy borrows the Rust buffer: it does not own its data, and the owner is the
+        # container the Rust array was moved into, not another NumPy array.
+        assert not arr.flags.owndata and not isinstance(arr.base, np.ndarray), key
+        assert arr.flags.writeable and arr.flags.c_contiguous
+    out = io.parse_example(list(tfrec.TFRecordDataset(paths)), SPEC)
+    assert not out["x"].flags.owndata and not isinstance(out["x"].base, np.ndarray)
+
+
+def test_the_gil_is_released_while_rust_parses():
+    records = [
+        tfrec.Example.from_dict({f"f{k}": [float(i + k)] * 8 for k in range(16)}).SerializeToString()
+        for i in range(2000)
+    ] * 25
+    spec = {f"f{k}": io.FixedLenFeature([8], tfrec.float32) for k in range(16)}
+    io.parse_example(records[:10], spec)  # build the parser outside the timing
+    done = threading.Event()
+    ticks = []
+
+    def counter():
+        while not done.is_set():
+            ticks.append(None)
+            time.sleep(0)
+
+    t = threading.Thread(target=counter)
+    t.start()
+    time.sleep(0.05)
+    before = len(ticks)
+    start = time.perf_counter()
+    io.parse_example(records, spec)
+    elapsed = time.perf_counter() - start
+    during = len(ticks) - before
+    done.set()
+    t.join()
+    # Holding the GIL for the whole call would let the counter run at most at the
+    # interpreter's 5 ms switch points; released, it runs all along.
+    print("gil", during, elapsed)
+    assert during > 5 * (elapsed / 0.005) + 20, (during, elapsed)
+
+
+def fake_torch(monkeypatch, worker=None, rank=None):
+    """A stand-in for the parts of torch the adapter uses."""
+    torch = types.ModuleType("torch")
+    utils = types.ModuleType("torch.utils")
+    data = types.ModuleType("torch.utils.data")
+    dist = types.ModuleType("torch.distributed")
+
+    class IterableDataset:
+        def __init__(self):
+            pass
+
+    data.IterableDataset = IterableDataset
+    data.get_worker_info = lambda: worker
+    dist.is_available = lambda: True
+    dist.is_initialized = lambda: rank is not None
+    dist.get_rank = lambda: rank[0]
+    dist.get_world_size = lambda: rank[1]
+    torch.utils, utils.data, torch.distributed = utils, data, dist
+    torch.from_numpy = lambda a: ("tensor", a)
+    for name, mod in {"torch": torch, "torch.utils": utils, "torch.utils.data": data, "torch.distributed": dist}.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    import tfrec.torch as adapter
+
+    monkeypatch.setattr(adapter, "_CLASS", None)
+    return adapter
+
+
+def test_torch_adapter_shards_by_worker_and_rank(tmp_path, monkeypatch):
+    paths = make_files(tmp_path, files=8, per_file=5)
+    ds = tfrec.Dataset(paths).batch(5).parse(SPEC)
+    seen = []
+    for rank in range(2):
+        for worker_id in range(2):
+            worker = types.SimpleNamespace(num_workers=2, id=worker_id)
+            adapter = fake_torch(monkeypatch, worker=worker, rank=(rank, 2))
+            it = adapter.IterableDataset(ds)
+            assert isinstance(it, sys.modules["torch"].utils.data.IterableDataset)
+            batches = list(it)
+            assert all(b["x"][0] == "tensor" for b in batches)
+            mine = [int(i) for b in batches for i in b["id"][1]]
+            assert len(mine) == 10  # 2 of the 8 files
+            seen += mine
+    assert sorted(seen) == list(range(40))
+
+
+def test_torch_adapter_single_process_reads_everything(tmp_path, monkeypatch):
+    paths = make_files(tmp_path, files=2, per_file=5)
+    adapter = fake_torch(monkeypatch)
+    batches = list(adapter.IterableDataset(tfrec.Dataset(paths).batch(5).parse(SPEC), to_tensors=False))
+    assert ids(batches) == list(range(10))
+
+
+def test_torch_is_only_needed_when_used(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    import tfrec.torch as adapter
+
+    monkeypatch.setattr(adapter, "_CLASS", None)
+    with pytest.raises(ImportError, match="PyTorch"):
+        adapter.IterableDataset
+
+
+def test_from_dict_coercions_and_json():
+    ex = tfrec.Example.from_dict(
+        {
+            "flag": True,
+            "count": np.int32(3),
+            "ints": np.arange(3, dtype=np.uint8),
+            "score": 0.5,
+            "floats": np.array([1.5, 2.5]),
+            "name": "goat",
+            "raw": b"\xff",
+            "names": ["a", b"b"],
+            "empty": [],
+        }
+    )
+    assert ex.to_dict() == {
+        "flag": [1],
+        "count": [3],
+        "ints": [0, 1, 2],
+        "score": [0.5],
+        "floats": [1.5, 2.5],
+        "name": [b"goat"],
+        "raw": [b"\xff"],
+        "names": [b"a", b"b"],
+        "empty": [],
+    }
+    assert ex.features.feature["flag"].WhichOneof("kind") == "int64_list"
+    assert ex.features.feature["floats"].WhichOneof("kind") == "float_list"
+    assert tfrec.Example.from_json(ex.to_json()) == ex
+    friendly = tfrec.Example.from_dict({"a": [1, 2], "b": [0.5], "c": ["x"]})
+    assert friendly.to_friendly_json() == '{"a": [1, 2], "b": [0.5], "c": ["x"]}'
+    assert tfrec.Example.from_json(friendly.to_friendly_json()) == friendly
+    seq = tfrec.SequenceExample.from_dict({"context": {"id": 1}, "feature_lists": {"t": [[1], [2, 3]]}})
+    assert tfrec.SequenceExample.FromString(seq.SerializeToString()).to_dict() == {
+        "context": {"id": [1]},
+        "feature_lists": {"t": [[1], [2, 3]]},
+    }
+    assert tfrec.SequenceExample.from_json(seq.to_friendly_json()) == seq
+    assert "feature_lists" in str(seq)
+
+
+def test_presence_of_features_is_kept():
+    assert tfrec.Example().SerializeToString() == b""
+    assert tfrec.Example(features=tfrec.Features()).SerializeToString() == b"\n\x00"
+    assert not tfrec.Example.FromString(b"").HasField("features")
+    assert tfrec.Example.FromString(b"\n\x00").HasField("features")

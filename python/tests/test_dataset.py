@@ -180,10 +180,9 @@ def test_the_gil_is_released_while_rust_parses():
     during = len(ticks) - before
     done.set()
     t.join()
-    # Holding the GIL for the whole call would let the counter run at most at the
-    # interpreter's 5 ms switch points; released, it runs all along.
-    print("gil", during, elapsed)
-    assert during > 5 * (elapsed / 0.005) + 20, (during, elapsed)
+    # Holding the GIL through the call would stop the counter for all of it (a C call has no
+    # switch points; at best one per 5 ms interval); released, it runs all along.
+    assert during > elapsed / 0.005 + 20, (during, elapsed)
 
 
 def fake_torch(monkeypatch, worker=None, rank=None):

@@ -39,6 +39,12 @@ int64 = DType("int64")
 float32 = DType("float32")
 string = DType("string")
 int32 = DType("int32")
+# The rest of TensorFlow's dtypes, for serialize_tensor / parse_tensor (tfrec.float64, …).
+for _name in ("float16", "bfloat16", "float64", "int8", "int16", "uint8", "uint16", "uint32", "uint64",
+              "bool", "complex64", "complex128"):
+    globals()[_name] = DType(_name)
+half, double = globals()["float16"], globals()["float64"]
+del _name
 
 __all__ = [
     "BytesList",

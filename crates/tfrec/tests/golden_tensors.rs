@@ -52,7 +52,7 @@ fn f16_bits(x: f64) -> u16 {
         return sign | (a / 2f64.powi(-24)).round() as u16;
     }
     let mantissa = ((a / 2f64.powi(exp) - 1.0) * 1024.0).round() as u16;
-    sign | (((exp + 15) as u16) << 10) + mantissa
+    sign | ((((exp + 15) as u16) << 10) + mantissa)
 }
 
 fn f16_value(bits: u16) -> f64 {

@@ -157,8 +157,6 @@ class TFRecordDataset:
 
 
 def _wrap_outputs(item):
-    from .io import _wrap_dict
-
     if isinstance(item, dict):
         return _wrap_dict(item)
     if isinstance(item, tuple):
@@ -256,3 +254,6 @@ class Dataset:
         it = iter(self._inner)
         for item in it:
             yield _wrap_outputs(item)
+
+
+from .io import _wrap_dict  # noqa: E402  (io imports this module)

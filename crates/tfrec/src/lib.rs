@@ -5,8 +5,10 @@
 //! - [`example`]: the `Example` / `SequenceExample` messages, their wire format and renderings.
 //! - [`parse`]: feature specs and the parse ops, into dense, sparse and ragged tensors.
 //! - [`pipeline`]: many files in, shuffled parsed batches out, on worker threads.
+//! - [`state_saver`]: sequences cut into segments, batched, with state carried between them.
 
 pub mod example;
 pub mod parse;
 pub mod pipeline;
 pub mod record;
+pub mod state_saver;

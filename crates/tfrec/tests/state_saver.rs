@@ -85,7 +85,9 @@ fn keys_and_next_keys() {
     assert_eq!(next, ["00001_of_00003:abc", "00002_of_00003:abc", "STOP:abc"]);
     let seq: Vec<i32> = batches.iter().map(|b| b.sequence[0]).collect();
     assert_eq!(seq, [0, 1, 2]);
-    assert!(batches.iter().all(|b| b.sequence_count[0] == 3 && b.total_length[0] == 5));
+    assert!(batches
+        .iter()
+        .all(|b| b.sequence_count[0] == 3 && b.total_length[0] == 5));
 }
 
 #[test]
@@ -132,10 +134,19 @@ fn length_three_unroll_two_gives_two_then_one_with_padding() {
     assert!(batches.iter().all(|b| b.total_length[0] == 3));
     let last = &batches[1];
     assert_eq!(last.sequences["f"].shape(), [1, 2, 2]);
-    assert_eq!(f32s(&last.sequences["f"]).iter().copied().collect::<Vec<_>>(), [5.5, 6.5, 0.0, 0.0]);
+    assert_eq!(
+        f32s(&last.sequences["f"]).iter().copied().collect::<Vec<_>>(),
+        [5.5, 6.5, 0.0, 0.0]
+    );
     assert_eq!(i64s(&last.sequences["i"]).iter().copied().collect::<Vec<_>>(), [9, 0]);
-    assert_eq!(strings(&last.sequences["s"]).iter().cloned().collect::<Vec<_>>(), [b"z".to_vec(), Vec::new()]);
-    assert_eq!(i64s(&batches[0].sequences["i"]).iter().copied().collect::<Vec<_>>(), [7, 8]);
+    assert_eq!(
+        strings(&last.sequences["s"]).iter().cloned().collect::<Vec<_>>(),
+        [b"z".to_vec(), Vec::new()]
+    );
+    assert_eq!(
+        i64s(&batches[0].sequences["i"]).iter().copied().collect::<Vec<_>>(),
+        [7, 8]
+    );
 }
 
 #[test]
@@ -151,7 +162,10 @@ fn explicit_length_counts_valid_steps_only() {
     assert_eq!(lengths, [2, 2, 0]);
     assert!(batches.iter().all(|b| b.total_length[0] == 4));
     // The rows past the valid length are the input's, not padding.
-    assert_eq!(f32s(&batches[2].sequences["x"]).iter().copied().collect::<Vec<_>>(), [5.0, 6.0]);
+    assert_eq!(
+        f32s(&batches[2].sequences["x"]).iter().copied().collect::<Vec<_>>(),
+        [5.0, 6.0]
+    );
 }
 
 #[test]
@@ -173,7 +187,11 @@ fn context_is_copied_into_every_segment() {
         assert_eq!(batch.context["label"].shape(), [batch.batch_size()]);
         assert_eq!(batch.context["name"].shape(), [batch.batch_size(), 2]);
         for j in 0..batch.batch_size() {
-            let i: i64 = batch.key[j].rsplit("k").next().and_then(|s| s.parse().ok()).expect("key");
+            let i: i64 = batch.key[j]
+                .rsplit("k")
+                .next()
+                .and_then(|s| s.parse().ok())
+                .expect("key");
             assert_eq!(i64s(&batch.context["label"])[[j]], 100 + i);
             assert_eq!(strings(&batch.context["name"])[[j, 0]], format!("n{i}").into_bytes());
             seen += 1;
@@ -198,7 +216,11 @@ fn check_running_sums(options: StateSaverOptions, lengths: &[usize]) -> Vec<(Str
         let x = f32s(&batch.sequences["x"]);
         let mut sum = f32s(batch.state("sum").expect("state")).clone();
         for j in 0..batch.batch_size() {
-            let i: usize = batch.key[j].rsplit(":s").next().and_then(|s| s.parse().ok()).expect("key");
+            let i: usize = batch.key[j]
+                .rsplit(":s")
+                .next()
+                .and_then(|s| s.parse().ok())
+                .expect("key");
             let seg = batch.sequence[j] as usize;
             let base = 10.0 * i as f32;
             let expected: f32 = (0..seg * u).map(|t| base + t as f32 + 1.0).sum();
@@ -240,7 +262,10 @@ fn several_reader_threads_give_the_same_segments_and_state_chains() {
     // TensorFlow's mode (batches as soon as ready) has timing-dependent batches but the same
     // segments and chains.
     let free = check_running_sums(
-        StateSaverOptions::new(5, 3).capacity(12).num_threads(3).deterministic(false),
+        StateSaverOptions::new(5, 3)
+            .capacity(12)
+            .num_threads(3)
+            .deterministic(false),
         &lengths,
     );
     assert_eq!(one, free);
@@ -311,7 +336,11 @@ fn insertion_indices_order_every_batch() {
         .expect("saver");
     for batch in drain(&mut saver) {
         for j in 0..batch.batch_size() {
-            let i: i64 = batch.key[j].split(':').nth(1).and_then(|s| s.parse().ok()).expect("key");
+            let i: i64 = batch.key[j]
+                .split(':')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .expect("key");
             assert_eq!(batch.insertion_index[j], i64::MIN + i);
         }
         assert!(batch.insertion_index.windows(2).all(|w| w[0] < w[1]));
@@ -339,7 +368,10 @@ fn small_batch_at_the_end_of_input() {
         save_all(&b);
     }
     match strict.next_batch() {
-        Err(StateSaverError::InsufficientElements { requested: 2, remaining: 1 }) => {}
+        Err(StateSaverError::InsufficientElements {
+            requested: 2,
+            remaining: 1,
+        }) => {}
         other => panic!("expected the end-of-input error, got {other:?}"),
     }
     // An input that divides evenly simply ends.
@@ -377,9 +409,11 @@ fn capacity_bounds_examples_in_flight() {
     let mut max_seen = 0;
     while let Some(batch) = saver.next_batch().expect("batch") {
         let finals = batch.next_key.iter().filter(|k| k.starts_with("STOP:")).count();
-        // Examples read from the input and not finished: in flight, or held by a reader.
+        // Examples read from the input and not finished: in flight, or read ahead (a buffer of
+        // 2 * threads + 2, plus one being read by each reader and by the consumer).
         let outstanding = pulled.load(Ordering::SeqCst) - (finished + finals);
-        assert!(outstanding <= capacity + threads, "{outstanding} outstanding");
+        let read_ahead = 2 * threads + 2 + threads + 1;
+        assert!(outstanding <= capacity + read_ahead, "{outstanding} outstanding");
         for j in 0..batch.batch_size() {
             let key = batch.key[j].split(':').nth(1).expect("key").to_owned();
             started.insert(key);
@@ -412,8 +446,18 @@ fn expect_err(result: Result<StateSaver, StateSaverError>) -> StateSaverError {
 
 #[test]
 fn capacity_below_batch_size_is_refused() {
-    let e = expect_err(StateSaverOptions::new(4, 2).capacity(3).build(Vec::<SequenceInput>::new()));
-    assert!(matches!(e, StateSaverError::CapacityTooSmall { capacity: 3, batch_size: 4 }));
+    let e = expect_err(
+        StateSaverOptions::new(4, 2)
+            .capacity(3)
+            .build(Vec::<SequenceInput>::new()),
+    );
+    assert!(matches!(
+        e,
+        StateSaverError::CapacityTooSmall {
+            capacity: 3,
+            batch_size: 4
+        }
+    ));
     assert_eq!(e.to_string(), "capacity 3 needs to be >= batch_size 4");
 }
 
@@ -424,7 +468,9 @@ fn next_batch_with_unsaved_states_names_them() {
         .initial_state("h", sum_state());
     let mut saver = StateSaverOptions::new(1, 2).build(vec![input]).expect("saver");
     let batch = saver.next_batch().expect("ok").expect("batch");
-    batch.save_state("h", sum_state().insert_axis(ndarray::Axis(0))).expect("save h");
+    batch
+        .save_state("h", sum_state().insert_axis(ndarray::Axis(0)))
+        .expect("save h");
     match saver.next_batch() {
         Err(StateSaverError::UnsavedStates { states, keys }) => {
             assert_eq!(states, ["c"]);
@@ -433,7 +479,9 @@ fn next_batch_with_unsaved_states_names_them() {
         other => panic!("expected unsaved states, got {other:?}"),
     }
     // Nothing changed: saving the rest and asking again goes on.
-    batch.save_state("c", sum_state().insert_axis(ndarray::Axis(0))).expect("save c");
+    batch
+        .save_state("c", sum_state().insert_axis(ndarray::Axis(0)))
+        .expect("save c");
     let next = saver.next_batch().expect("ok").expect("batch");
     assert_eq!(next.key, ["00001_of_00003:long"]);
 }
@@ -453,7 +501,12 @@ fn bad_save_state_calls_are_errors() {
         other => panic!("{other:?}"),
     }
     match batch.save_state("h", ArrayD::<f32>::zeros(vec![1, 3])) {
-        Err(StateSaverError::StateShape { state, expected, found, keys }) => {
+        Err(StateSaverError::StateShape {
+            state,
+            expected,
+            found,
+            keys,
+        }) => {
             assert_eq!((state.as_str(), expected, found), ("h", vec![1, 2], vec![1, 3]));
             assert_eq!(keys, ["00000_of_00002:k"]);
         }
@@ -492,7 +545,11 @@ fn stale_batch_cannot_save() {
 
 #[test]
 fn key_reused_in_flight_is_an_error() {
-    let inputs = vec![counting("same", 4, 0.0), counting("other", 2, 0.0), counting("same", 4, 0.0)];
+    let inputs = vec![
+        counting("same", 4, 0.0),
+        counting("other", 2, 0.0),
+        counting("same", 4, 0.0),
+    ];
     let e = expect_err(
         StateSaverOptions::new(1, 2)
             .capacity(3)
@@ -537,7 +594,10 @@ fn unique_keys_get_a_seeded_suffix() {
     assert_ne!(a, keys(2));
     for k in &a {
         let suffix = k.split(":dup").nth(1).expect("key");
-        assert!(!suffix.is_empty() && suffix.len() <= 8 && suffix.bytes().all(|b| b.is_ascii_digit()), "{k}");
+        assert!(
+            !suffix.is_empty() && suffix.len() <= 8 && suffix.bytes().all(|b| b.is_ascii_digit()),
+            "{k}"
+        );
     }
 }
 
@@ -576,7 +636,11 @@ fn bad_examples_are_errors_naming_the_key() {
         other => panic!("{other:?}"),
     }
     match run(counting("long", 2, 0.0).length(3), true) {
-        StateSaverError::LengthTooLong { key, length: 3, steps: 2 } => assert_eq!(key, "long"),
+        StateSaverError::LengthTooLong {
+            key,
+            length: 3,
+            steps: 2,
+        } => assert_eq!(key, "long"),
         other => panic!("{other:?}"),
     }
     match run(SequenceInput::new("none"), true) {
@@ -587,7 +651,10 @@ fn bad_examples_are_errors_naming_the_key() {
         StateSaverError::BadName { key, name } => assert_eq!((key.as_str(), name.as_str()), ("colon", "a:b")),
         other => panic!("{other:?}"),
     }
-    match run(SequenceInput::new("scalar").sequence("x", arr0(1.0f32).into_dyn()), true) {
+    match run(
+        SequenceInput::new("scalar").sequence("x", arr0(1.0f32).into_dyn()),
+        true,
+    ) {
         StateSaverError::NotASequence { key, .. } => assert_eq!(key, "scalar"),
         other => panic!("{other:?}"),
     }
@@ -612,7 +679,10 @@ fn bad_examples_are_errors_naming_the_key() {
     }
     // No states at all.
     let e = expect_err(StateSaverOptions::new(1, 2).build(vec![counting("bare", 2, 0.0)]));
-    assert!(matches!(e, StateSaverError::NoStates { ref key } if key == "bare"), "{e:?}");
+    assert!(
+        matches!(e, StateSaverError::NoStates { ref key } if key == "bare"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -690,7 +760,11 @@ fn sequence_examples_from_files() {
         .capacity(10)
         .num_threads(2)
         .initial_state("h", sum_state())
-        .build_from_dataset(Dataset::from_files(vec![path.clone()]), &specs, KeySource::Feature("id".into()))
+        .build_from_dataset(
+            Dataset::from_files(vec![path.clone()]),
+            &specs,
+            KeySource::Feature("id".into()),
+        )
         .expect("saver");
     let mut steps_seen: BTreeMap<String, usize> = BTreeMap::new();
     for batch in drain(&mut saver) {

@@ -125,7 +125,13 @@ pub(crate) fn assemble(
         for e in &entries {
             let start = (e.segment * u).min(e.steps);
             let end = (start + u).min(e.steps);
-            extend(&mut out, &e.data.sequences[k], start * row, end * row, (u - (end - start)) * row);
+            extend(
+                &mut out,
+                &e.data.sequences[k],
+                start * row,
+                end * row,
+                (u - (end - start)) * row,
+            );
         }
         let mut shape = vec![b, u];
         shape.extend_from_slice(&slot.shape);

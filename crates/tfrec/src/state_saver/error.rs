@@ -93,7 +93,9 @@ pub enum StateSaverError {
     // ---- the consumer (recoverable) ---------------------------------------------------------
     /// `next_batch` before every state of the previous batch was saved. In TensorFlow this
     /// hangs: the next segments never become ready.
-    #[error("next_batch called before the states {states:?} of the previous batch were saved (waiting keys: {keys:?})")]
+    #[error(
+        "next_batch called before the states {states:?} of the previous batch were saved (waiting keys: {keys:?})"
+    )]
     UnsavedStates { states: Vec<String>, keys: Vec<String> },
     /// `save_state` twice for one state of one batch.
     #[error("state {state:?} was already saved for this batch (keys: {keys:?})")]

@@ -127,9 +127,11 @@ impl StateSaverOptions {
         self
     }
 
-    /// Threads reading, parsing and checking the input (default 3, at least 1).
+    /// Threads reading, parsing and checking the input ahead of the consumer (default 3).
+    /// With 0 the consumer reads on its own thread. Up to `2 * num_threads + 2` inputs are
+    /// read ahead of the `capacity` examples in flight.
     pub fn num_threads(mut self, threads: usize) -> Self {
-        self.num_threads = threads.max(1);
+        self.num_threads = threads;
         self
     }
 
@@ -217,6 +219,7 @@ impl StateSaverOptions {
             core: Mutex::new(Core {
                 barrier: Barrier::new(self.make_keys_unique),
                 next_insert: 0,
+                buffer: BTreeMap::new(),
                 end_at: None,
                 failure: None,
                 failed: None,
@@ -229,7 +232,7 @@ impl StateSaverOptions {
                 done: false,
             }),
             settings: Settings {
-                capacity: self.capacity,
+                window: 2 * self.num_threads + 2,
                 rules: Rules {
                     num_unroll: self.num_unroll,
                     pad: self.pad,
@@ -238,7 +241,7 @@ impl StateSaverOptions {
                 records,
             },
         });
-        let threads = (0..self.num_threads.max(1))
+        let threads = (0..self.num_threads)
             .map(|_| {
                 let shared = Arc::clone(&shared);
                 std::thread::spawn(move || readers::run(shared))
@@ -280,6 +283,9 @@ impl StateSaver {
             return Err(e);
         }
         let take = loop {
+            if core.fill(o.capacity) {
+                shared.changed.notify_all();
+            }
             if let Some(e) = core.failure.take() {
                 core.failed = Some(e.to_string());
                 shared.changed.notify_all();
@@ -308,6 +314,20 @@ impl StateSaver {
                     requested: o.batch_size,
                     remaining: ready,
                 });
+            }
+            // More input is needed: read it here rather than sleep, unless a reader is already
+            // pulling or the buffer is full of inputs waiting for an earlier one.
+            if core.buffer.len() < shared.settings.window && core.end_at.is_none() {
+                drop(core);
+                let read = readers::read_one(shared, false);
+                core = shared.lock();
+                if read != readers::Read::Busy {
+                    continue;
+                }
+                // The reader holding the input notifies when done; re-check before sleeping.
+                if core.buffer.contains_key(&core.next_insert) || core.end_at.is_some() || core.halted() {
+                    continue;
+                }
             }
             core = shared.wait(core);
         };

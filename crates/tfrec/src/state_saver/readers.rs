@@ -1,7 +1,9 @@
-//! The reader threads: each pulls the next input, checks and flattens it on its own, then
-//! inserts it into the barrier in input order once fewer than `capacity` examples are in
-//! flight (TensorFlow's capacity queue). Inserting in input order makes insertion indices, and
-//! so every batch, independent of the number of threads.
+//! Reading the input: reader threads (and the consumer, when it would otherwise wait) pull
+//! the next input, parse, check and flatten it outside the lock, and leave it in a small
+//! reorder buffer. The consumer moves examples from the buffer into the barrier in input order
+//! while fewer than `capacity` are in flight (TensorFlow's capacity queue). Inserting in input
+//! order makes insertion indices, and so every batch, independent of the number of threads;
+//! inserting on the consumer's side keeps thread hand-overs off the hot path.
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -9,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::barrier::Barrier;
 use super::error::StateSaverError;
-use super::input::{prepare, Rules, SequenceInput};
+use super::input::{prepare, Prepared, Rules, SequenceInput};
 use super::records::RecordInput;
 use crate::parse::DenseTensor;
 
@@ -32,7 +34,8 @@ pub(crate) struct InputState {
 
 /// Settings fixed at construction.
 pub(crate) struct Settings {
-    pub capacity: usize,
+    /// Inputs to read ahead of the barrier.
+    pub window: usize,
     pub rules: Rules,
     pub default_states: BTreeMap<String, DenseTensor>,
     pub records: Option<RecordInput>,
@@ -43,6 +46,8 @@ pub(crate) struct Core {
     pub barrier: Barrier,
     /// Position of the next input to insert; inputs are inserted in order.
     pub next_insert: u64,
+    /// Inputs read and prepared but not inserted yet, by position (at most about `window`).
+    pub buffer: BTreeMap<u64, Result<Prepared, StateSaverError>>,
     /// Set when the iterator ended: the position after its last item.
     pub end_at: Option<u64>,
     /// An input error not yet returned to the consumer.
@@ -59,8 +64,22 @@ impl Core {
         self.end_at == Some(self.next_insert)
     }
 
-    fn halted(&self) -> bool {
+    pub fn halted(&self) -> bool {
         self.stop || self.failure.is_some() || self.failed.is_some()
+    }
+
+    /// Moves buffered examples into the barrier, in input order, while there is room.
+    pub fn fill(&mut self, capacity: usize) -> bool {
+        let mut moved = false;
+        while !self.halted() && self.barrier.in_flight() < capacity {
+            let Some(prepared) = self.buffer.remove(&self.next_insert) else { break };
+            if let Err(e) = prepared.and_then(|p| self.barrier.insert(self.next_insert, p)) {
+                self.fail(e);
+            }
+            self.next_insert += 1;
+            moved = true;
+        }
+        moved
     }
 
     /// Records an input error (the first one wins).
@@ -110,38 +129,51 @@ impl Shared {
     }
 }
 
-/// One reader thread.
-pub(crate) fn run(shared: Arc<Shared>) {
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| read(&shared))) {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_owned());
-        let mut core = shared.lock();
-        core.fail(StateSaverError::Panic(message));
-        shared.changed.notify_all();
-    }
+/// What [`read_one`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// One input went into the buffer.
+    One,
+    /// The input has ended (or the saver stopped).
+    Ended,
+    /// Another thread is pulling from the input.
+    Busy,
 }
 
-fn read(shared: &Shared) {
-    loop {
-        if shared.lock().halted() {
-            return;
-        }
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// Pulls the next input, prepares it and buffers it. With `wait = false`, gives up at once if
+/// another thread holds the input.
+pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
+    let run = catch_unwind(AssertUnwindSafe(|| {
         let (position, item) = {
-            let mut input = lock(&shared.input);
+            let mut input = if wait {
+                lock(&shared.input)
+            } else {
+                match shared.input.try_lock() {
+                    Ok(guard) => guard,
+                    Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                    Err(std::sync::TryLockError::WouldBlock) => return Read::Busy,
+                }
+            };
             if input.done {
-                return;
+                return Read::Ended;
             }
             let position = input.next;
             match input.iter.next() {
                 None => {
                     input.done = true;
+                    drop(input);
                     let mut core = shared.lock();
                     core.end_at = Some(position);
                     shared.changed.notify_all();
-                    return;
+                    return Read::Ended;
                 }
                 Some(item) => {
                     input.next += 1;
@@ -162,16 +194,32 @@ fn read(shared: &Shared) {
             })
             .and_then(|input| prepare(input, settings.rules, &settings.default_states));
         let mut core = shared.lock();
-        while !(core.halted() || core.next_insert == position && core.barrier.in_flight() < settings.capacity) {
-            core = shared.wait(core);
+        core.buffer.insert(position, prepared);
+        shared.changed.notify_all();
+        Read::One
+    }));
+    run.unwrap_or_else(|payload| {
+        let mut core = shared.lock();
+        core.fail(StateSaverError::Panic(panic_message(&*payload)));
+        shared.changed.notify_all();
+        Read::Ended
+    })
+}
+
+/// One reader thread: reads ahead while the buffer has room.
+pub(crate) fn run(shared: Arc<Shared>) {
+    loop {
+        {
+            let mut core = shared.lock();
+            while !core.halted() && core.buffer.len() >= shared.settings.window {
+                core = shared.wait(core);
+            }
+            if core.halted() {
+                return;
+            }
         }
-        if core.halted() {
+        if read_one(&shared, true) == Read::Ended {
             return;
         }
-        if let Err(e) = prepared.and_then(|p| core.barrier.insert(position, p)) {
-            core.fail(e);
-        }
-        core.next_insert += 1;
-        shared.changed.notify_all();
     }
 }

@@ -70,10 +70,13 @@ impl RecordInput {
 
     /// Parses record `index` into an input example.
     pub fn convert(&self, index: u64, record: &[u8]) -> Result<SequenceInput, StateSaverError> {
-        let parsed = self.parser.parse_single(record).map_err(|error| StateSaverError::Parse {
-            index,
-            error: Box::new(error),
-        })?;
+        let parsed = self
+            .parser
+            .parse_single(record)
+            .map_err(|error| StateSaverError::Parse {
+                index,
+                error: Box::new(error),
+            })?;
         let dense = |map: crate::parse::TensorMap| -> BTreeMap<String, DenseTensor> {
             map.into_iter()
                 .filter_map(|(name, t)| match t {
@@ -86,9 +89,11 @@ impl RecordInput {
         let key = match &self.key {
             KeySource::Index => index.to_string(),
             KeySource::Feature(name) => match context.get(name) {
-                Some(DenseTensor::String(a)) if a.len() == 1 => {
-                    a.iter().next().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
-                }
+                Some(DenseTensor::String(a)) if a.len() == 1 => a
+                    .iter()
+                    .next()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default(),
                 Some(DenseTensor::Int64(a)) if a.len() == 1 => {
                     a.iter().next().map(|v| v.to_string()).unwrap_or_default()
                 }

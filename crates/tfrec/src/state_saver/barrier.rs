@@ -26,7 +26,7 @@ pub(crate) struct ExampleData {
 
 #[derive(Debug)]
 struct InFlight {
-    key: String,
+    key: Arc<str>,
     length: usize,
     steps: usize,
     count: usize,
@@ -40,30 +40,72 @@ struct InFlight {
 /// One segment taken for a batch, with what assembling it needs.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    pub key: String,
+    pub key: Arc<str>,
     pub segment: usize,
     pub count: usize,
     pub length: usize,
     pub steps: usize,
     pub insertion_index: i64,
     pub data: Arc<ExampleData>,
-    pub states: Vec<Values>,
+}
+
+/// Appends `n` in decimal, zero-padded to at least 5 digits (`%05d`).
+fn push_padded(s: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for _ in (digits.len() - i)..5 {
+        s.push('0');
+    }
+    s.extend(digits[i..].iter().map(|&d| char::from(d)));
+}
+
+/// `"%05d_of_%05d:%s"`: a segment's key. Written by hand: `format!` was a visible share of
+/// the state saver bench.
+pub(crate) fn segment_key(segment: usize, count: usize, key: &str) -> String {
+    let mut s = String::with_capacity(key.len() + 16);
+    push_padded(&mut s, segment);
+    s.push_str("_of_");
+    push_padded(&mut s, count);
+    s.push(':');
+    s.push_str(key);
+    s
 }
 
 impl Entry {
-    /// `"%05d_of_%05d:%s"`: the segment's key.
+    /// The segment's key.
     pub fn segment_key(&self) -> String {
-        format!("{:05}_of_{:05}:{}", self.segment, self.count, self.key)
+        segment_key(self.segment, self.count, &self.key)
     }
 
     /// The next segment's key, or `"STOP:<key>"` after the last.
     pub fn next_key(&self) -> String {
         if self.segment + 1 >= self.count {
-            format!("STOP:{}", self.key)
+            let mut s = String::with_capacity(self.key.len() + 5);
+            s.push_str("STOP:");
+            s.push_str(&self.key);
+            s
         } else {
-            format!("{:05}_of_{:05}:{}", self.segment + 1, self.count, self.key)
+            segment_key(self.segment + 1, self.count, &self.key)
         }
     }
+}
+
+/// What [`Barrier::take`] hands out: the batch number, its entries and its states, each the
+/// flat `[batch, ...]` values of one state in schema order.
+#[derive(Debug)]
+pub(crate) struct Taken {
+    pub batch_no: u64,
+    pub entries: Vec<Entry>,
+    pub states: Vec<Values>,
 }
 
 /// The batch handed out last, and which of its states were saved.
@@ -73,11 +115,27 @@ struct Pending {
     size: usize,
     /// (row in the batch, example position) of each entry that is not a final segment.
     rows: Vec<(usize, u64)>,
-    /// The segment keys of every entry, for messages.
-    keys: Vec<String>,
-    /// The segment keys of the entries in `rows`.
-    waiting_keys: Vec<String>,
+    /// (key, segment, count) of every entry, for messages.
+    members: Vec<(Arc<str>, usize, usize)>,
     saved: Vec<bool>,
+}
+
+impl Pending {
+    /// The segment keys of every entry.
+    fn keys(&self) -> Vec<String> {
+        self.members.iter().map(|(k, s, c)| segment_key(*s, *c, k)).collect()
+    }
+
+    /// The segment keys of the entries waiting for their states.
+    fn waiting_keys(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|&(j, _)| {
+                let (k, s, c) = &self.members[j];
+                segment_key(*s, *c, k)
+            })
+            .collect()
+    }
 }
 
 /// SplitMix64, for `make_keys_unique`.
@@ -98,11 +156,11 @@ impl KeyRng {
 #[derive(Debug, Default)]
 pub(crate) struct Barrier {
     /// The first example's names, dtypes and shapes; `None` until one is inserted.
-    pub schema: Option<Schema>,
+    pub schema: Option<Arc<Schema>>,
     /// In-flight examples by input position.
     examples: FxHashMap<u64, InFlight>,
     /// The key of every in-flight example.
-    keys: FxHashMap<String, u64>,
+    keys: FxHashMap<Arc<str>, u64>,
     /// Positions of the examples with a ready segment.
     ready: BinaryHeap<Reverse<u64>>,
     pending: Option<Pending>,
@@ -132,24 +190,25 @@ impl Barrier {
     pub fn insert(&mut self, position: u64, mut p: Prepared) -> Result<(), StateSaverError> {
         match &self.schema {
             Some(schema) => schema.check(&p)?,
-            None => self.schema = Some(p.schema()),
+            None => self.schema = Some(Arc::new(p.schema())),
         }
         if let Some(rng) = &mut self.unique {
             // As `batch_sequences_with_states`: a number below 10^8, unpadded, appended.
             p.key = format!("{}{}", p.key, rng.next_below(100_000_000));
         }
-        if self.keys.contains_key(&p.key) {
+        if self.keys.contains_key(p.key.as_str()) {
             return Err(StateSaverError::KeyInFlight { key: p.key });
         }
+        let key: Arc<str> = Arc::from(p.key);
         let data = ExampleData {
             sequences: p.sequences.into_iter().map(|(_, v)| v).collect(),
             context: p.context.into_iter().map(|(_, v)| v).collect(),
         };
-        self.keys.insert(p.key.clone(), position);
+        self.keys.insert(Arc::clone(&key), position);
         self.examples.insert(
             position,
             InFlight {
-                key: p.key,
+                key,
                 length: p.length,
                 steps: p.steps,
                 count: p.count,
@@ -179,40 +238,49 @@ impl Barrier {
             .collect();
         Some(StateSaverError::UnsavedStates {
             states,
-            keys: p.waiting_keys.clone(),
+            keys: p.waiting_keys(),
         })
     }
 
-    /// Takes the `n` ready segments with the smallest insertion indices. Final segments leave
-    /// the barrier (freeing their place); the others wait for their states.
-    pub fn take(&mut self, n: usize) -> (u64, Vec<Entry>) {
+    /// Takes the `n` ready segments with the smallest insertion indices, with the states they
+    /// start from. Final segments leave the barrier (freeing their place); the others wait for
+    /// their states.
+    pub fn take(&mut self, n: usize) -> Taken {
+        let schema = self.schema.clone();
+        let slots = schema.as_ref().map_or(&[][..], |s| &s.states[..]);
+        let mut states: Vec<Values> = slots
+            .iter()
+            .map(|slot| {
+                let len = n * slot.row();
+                match slot.dtype {
+                    crate::parse::DType::Int64 => Values::Int64(Vec::with_capacity(len)),
+                    crate::parse::DType::Float32 => Values::Float32(Vec::with_capacity(len)),
+                    crate::parse::DType::String => Values::String(Vec::with_capacity(len)),
+                }
+            })
+            .collect();
         let mut entries = Vec::with_capacity(n);
         let mut rows = Vec::new();
         while entries.len() < n {
-            let Some(Reverse(position)) = self.ready.pop() else {
-                break;
-            };
-            let Some(ex) = self.examples.get_mut(&position) else {
-                continue;
-            };
+            let Some(Reverse(position)) = self.ready.pop() else { break };
+            let Some(ex) = self.examples.get_mut(&position) else { continue };
             let segment = ex.next;
             ex.next += 1;
             let last = ex.next >= ex.count;
-            let states = if last {
-                std::mem::take(&mut ex.states)
-            } else {
+            for (out, state) in states.iter_mut().zip(&ex.states) {
+                append(out, state);
+            }
+            if !last {
                 rows.push((entries.len(), position));
-                ex.states.clone()
-            };
+            }
             entries.push(Entry {
-                key: ex.key.clone(),
+                key: Arc::clone(&ex.key),
                 segment,
                 count: ex.count,
                 length: ex.length,
                 steps: ex.steps,
                 insertion_index: i64::MIN.wrapping_add(position as i64),
                 data: Arc::clone(&ex.data),
-                states,
             });
             if last {
                 if let Some(ex) = self.examples.remove(&position) {
@@ -221,18 +289,18 @@ impl Barrier {
             }
         }
         self.batches += 1;
-        let keys: Vec<String> = entries.iter().map(Entry::segment_key).collect();
-        let waiting_keys = rows.iter().map(|&(j, _)| keys[j].clone()).collect();
-        let n_states = self.schema.as_ref().map_or(0, |s| s.states.len());
         self.pending = Some(Pending {
             batch_no: self.batches,
             size: entries.len(),
             rows,
-            keys,
-            waiting_keys,
-            saved: vec![false; n_states],
+            members: entries.iter().map(|e| (Arc::clone(&e.key), e.segment, e.count)).collect(),
+            saved: vec![false; slots.len()],
         });
-        (self.batches, entries)
+        Taken {
+            batch_no: self.batches,
+            entries,
+            states,
+        }
     }
 
     /// `save_state(name, values)` for batch `batch_no`: row j goes to the next segment of entry
@@ -249,7 +317,7 @@ impl Barrier {
         let Some(p) = self.pending.as_mut().filter(|p| p.batch_no == batch_no) else {
             return Err(StateSaverError::StaleBatch {
                 state: name.to_owned(),
-                keys: Vec::new(),
+                keys: self.pending.as_ref().map(Pending::keys).unwrap_or_default(),
             });
         };
         if values.dtype() != slot.dtype {
@@ -257,7 +325,7 @@ impl Barrier {
                 state: name.to_owned(),
                 expected: slot.dtype,
                 found: values.dtype(),
-                keys: p.keys.clone(),
+                keys: p.keys(),
             });
         }
         let mut expected = vec![p.size];
@@ -267,13 +335,13 @@ impl Barrier {
                 state: name.to_owned(),
                 expected,
                 found: values.shape().to_vec(),
-                keys: p.keys.clone(),
+                keys: p.keys(),
             });
         }
         if p.saved[s] {
             return Err(StateSaverError::SavedTwice {
                 state: name.to_owned(),
-                keys: p.keys.clone(),
+                keys: p.keys(),
             });
         }
         p.saved[s] = true;
@@ -281,7 +349,7 @@ impl Barrier {
         let row = slot.row();
         for &(j, position) in &p.rows {
             if let Some(ex) = self.examples.get_mut(&position) {
-                ex.states[s] = slice(&flat, j * row, (j + 1) * row);
+                overwrite(&mut ex.states[s], &flat, j * row, (j + 1) * row);
             }
         }
         let complete = p.saved.iter().all(|&x| x);
@@ -294,11 +362,29 @@ impl Barrier {
     }
 }
 
-/// Values `[start, end)` of `v`.
-pub(crate) fn slice(v: &Values, start: usize, end: usize) -> Values {
-    match v {
-        Values::Int64(x) => Values::Int64(x[start..end].to_vec()),
-        Values::Float32(x) => Values::Float32(x[start..end].to_vec()),
-        Values::String(x) => Values::String(x[start..end].to_vec()),
+/// Appends all of `v` to `out` (of the same dtype, as the schema check guarantees).
+fn append(out: &mut Values, v: &Values) {
+    match (out, v) {
+        (Values::Int64(o), Values::Int64(x)) => o.extend_from_slice(x),
+        (Values::Float32(o), Values::Float32(x)) => o.extend_from_slice(x),
+        (Values::String(o), Values::String(x)) => o.extend_from_slice(x),
+        _ => unreachable!("dtypes are checked against the schema on insertion"),
+    }
+}
+
+/// Replaces `out` with values `[start, end)` of `v`, reusing its buffer (a state has the same
+/// dtype and size from segment to segment).
+fn overwrite(out: &mut Values, v: &Values, start: usize, end: usize) {
+    match (out, v) {
+        (Values::Int64(o), Values::Int64(x)) => {
+            o.clear();
+            o.extend_from_slice(&x[start..end]);
+        }
+        (Values::Float32(o), Values::Float32(x)) => {
+            o.clear();
+            o.extend_from_slice(&x[start..end]);
+        }
+        (Values::String(o), Values::String(x)) => o.clone_from_slice(&x[start..end]),
+        _ => unreachable!("dtypes are checked against the schema"),
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ndarray::{ArrayD, IxDyn};
 
-use super::barrier::Entry;
+use super::barrier::{Entry, Taken};
 use super::error::StateSaverError;
 use super::input::{Schema, Slot};
 use super::readers::Shared;
@@ -110,12 +110,16 @@ fn tensor(values: Values, shape: Vec<usize>) -> DenseTensor {
 
 /// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays.
 pub(crate) fn assemble(
-    entries: Vec<Entry>,
+    taken: Taken,
     schema: &Schema,
     num_unroll: usize,
     shared: Arc<Shared>,
-    batch_no: u64,
 ) -> Batch {
+    let Taken {
+        batch_no,
+        entries,
+        states,
+    } = taken;
     let b = entries.len();
     let u = num_unroll;
     let mut sequences = BTreeMap::new();
@@ -152,7 +156,16 @@ pub(crate) fn assemble(
         map
     };
     let context = whole(&schema.context, &|e, k| &e.data.context[k]);
-    let states = whole(&schema.states, &|e, k| &e.states[k]);
+    let states = schema
+        .states
+        .iter()
+        .zip(states)
+        .map(|(slot, values)| {
+            let mut shape = vec![b];
+            shape.extend_from_slice(&slot.shape);
+            (slot.name.clone(), tensor(values, shape))
+        })
+        .collect();
     let int = |x: usize| i32::try_from(x).unwrap_or(i32::MAX);
     Batch {
         key: entries.iter().map(Entry::segment_key).collect(),

@@ -331,7 +331,7 @@ impl StateSaver {
             }
             core = shared.wait(core);
         };
-        let (batch_no, entries) = core.barrier.take(take);
+        let taken = core.barrier.take(take);
         let schema = core.barrier.schema.clone();
         // Final segments freed places: readers may insert while the batch is assembled.
         shared.changed.notify_all();
@@ -339,13 +339,7 @@ impl StateSaver {
         let Some(schema) = schema else {
             return Ok(None);
         };
-        Ok(Some(batch::assemble(
-            entries,
-            &schema,
-            o.num_unroll,
-            Arc::clone(shared),
-            batch_no,
-        )))
+        Ok(Some(batch::assemble(taken, &schema, o.num_unroll, Arc::clone(shared))))
     }
 
     /// Examples in flight now.

@@ -410,9 +410,9 @@ fn capacity_bounds_examples_in_flight() {
     while let Some(batch) = saver.next_batch().expect("batch") {
         let finals = batch.next_key.iter().filter(|k| k.starts_with("STOP:")).count();
         // Examples read from the input and not finished: in flight, or read ahead (a buffer of
-        // 2 * threads + 2, plus one being read by each reader and by the consumer).
+        // 4 * threads + 8, plus one being read by each reader and by the consumer).
         let outstanding = pulled.load(Ordering::SeqCst) - (finished + finals);
-        let read_ahead = 2 * threads + 2 + threads + 1;
+        let read_ahead = 4 * threads + 8 + threads + 1;
         assert!(outstanding <= capacity + read_ahead, "{outstanding} outstanding");
         for j in 0..batch.batch_size() {
             let key = batch.key[j].split(':').nth(1).expect("key").to_owned();

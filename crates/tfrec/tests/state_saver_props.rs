@@ -25,7 +25,7 @@ proptest! {
         num_unroll in 1usize..7,
         batch_size in 1usize..6,
         extra_capacity in 0usize..6,
-        threads in 1usize..4,
+        threads in 0usize..4,
         deterministic in any::<bool>(),
         pad_to_multiple in any::<bool>(),
     ) {

@@ -128,8 +128,9 @@ impl StateSaverOptions {
     }
 
     /// Threads reading, parsing and checking the input ahead of the consumer (default 3).
-    /// With 0 the consumer reads on its own thread. Up to `2 * num_threads + 2` inputs are
-    /// read ahead of the `capacity` examples in flight.
+    /// With 0 the consumer reads on its own thread, which is fastest for inputs already in
+    /// memory; threads pay off when records are parsed. Up to `4 * num_threads + 8` inputs
+    /// (plus one per reader) are read ahead of the `capacity` examples in flight.
     pub fn num_threads(mut self, threads: usize) -> Self {
         self.num_threads = threads;
         self
@@ -226,13 +227,14 @@ impl StateSaverOptions {
                 stop: false,
             }),
             changed: Condvar::new(),
+            space: Condvar::new(),
             input: Mutex::new(InputState {
                 iter,
                 next: 0,
                 done: false,
             }),
             settings: Settings {
-                window: 2 * self.num_threads + 2,
+                window: 4 * self.num_threads + 8,
                 rules: Rules {
                     num_unroll: self.num_unroll,
                     pad: self.pad,
@@ -283,12 +285,12 @@ impl StateSaver {
             return Err(e);
         }
         let take = loop {
-            if core.fill(o.capacity) {
-                shared.changed.notify_all();
+            if core.fill(o.capacity) && core.buffer.len() <= shared.settings.window / 2 {
+                shared.space.notify_all();
             }
             if let Some(e) = core.failure.take() {
                 core.failed = Some(e.to_string());
-                shared.changed.notify_all();
+                shared.wake_all();
                 return Err(e);
             }
             if let Some(message) = &core.failed {
@@ -333,8 +335,6 @@ impl StateSaver {
         };
         let taken = core.barrier.take(take);
         let schema = core.barrier.schema.clone();
-        // Final segments freed places: readers may insert while the batch is assembled.
-        shared.changed.notify_all();
         drop(core);
         let Some(schema) = schema else {
             return Ok(None);
@@ -361,7 +361,7 @@ impl StateSaver {
 impl Drop for StateSaver {
     fn drop(&mut self) {
         self.shared.lock().stop = true;
-        self.shared.changed.notify_all();
+        self.shared.wake_all();
         for t in self.threads.drain(..) {
             let _ = t.join();
         }

@@ -93,8 +93,12 @@ impl Core {
 /// The state shared by the saver, its reader threads and its batches.
 pub(crate) struct Shared {
     pub core: Mutex<Core>,
-    /// Signalled on every change of `core`.
+    /// Signalled for the consumer: an input was buffered, the input ended, states were saved.
     pub changed: Condvar,
+    /// Signalled for the readers: the buffer has room again, or the saver stopped. Readers
+    /// that find the buffer full sleep until it is half empty, so they wake in bulk rather
+    /// than once per example (each wake-up is a context switch the consumer pays for).
+    pub space: Condvar,
     pub input: Mutex<InputState>,
     pub settings: Settings,
 }
@@ -118,6 +122,12 @@ impl Shared {
 
     pub fn wait<'a>(&self, guard: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
         self.changed.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes everyone (stop, failure).
+    pub fn wake_all(&self) {
+        self.changed.notify_all();
+        self.space.notify_all();
     }
 
     pub fn save_state(&self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
@@ -195,13 +205,13 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
             .and_then(|input| prepare(input, settings.rules, &settings.default_states));
         let mut core = shared.lock();
         core.buffer.insert(position, prepared);
-        shared.changed.notify_all();
+        shared.changed.notify_one();
         Read::One
     }));
     run.unwrap_or_else(|payload| {
         let mut core = shared.lock();
         core.fail(StateSaverError::Panic(panic_message(&*payload)));
-        shared.changed.notify_all();
+        shared.wake_all();
         Read::Ended
     })
 }
@@ -211,8 +221,11 @@ pub(crate) fn run(shared: Arc<Shared>) {
     loop {
         {
             let mut core = shared.lock();
-            while !core.halted() && core.buffer.len() >= shared.settings.window {
-                core = shared.wait(core);
+            let window = shared.settings.window;
+            if core.buffer.len() >= window {
+                while !core.halted() && core.buffer.len() > window / 2 {
+                    core = shared.space.wait(core).unwrap_or_else(|e| e.into_inner());
+                }
             }
             if core.halted() {
                 return;

@@ -304,8 +304,8 @@ impl Barrier {
     }
 
     /// `save_state(name, values)` for batch `batch_no`: row j goes to the next segment of entry
-    /// j (final segments drop theirs). Returns whether the waiting segments became ready.
-    pub fn save(&mut self, batch_no: u64, name: &str, values: DenseTensor) -> Result<bool, StateSaverError> {
+    /// j (final segments drop theirs). Once every state is saved the segments are ready.
+    pub fn save(&mut self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
         let schema = self.schema.as_ref();
         let Some(s) = schema.and_then(|schema| schema.states.iter().position(|slot| slot.name == name)) else {
             return Err(StateSaverError::UnknownState { state: name.to_owned() });
@@ -352,13 +352,12 @@ impl Barrier {
                 overwrite(&mut ex.states[s], &flat, j * row, (j + 1) * row);
             }
         }
-        let complete = p.saved.iter().all(|&x| x);
-        if complete {
+        if p.saved.iter().all(|&x| x) {
             for &(_, position) in &p.rows {
                 self.ready.push(Reverse(position));
             }
         }
-        Ok(complete && !p.rows.is_empty())
+        Ok(())
     }
 }
 

@@ -225,6 +225,8 @@ impl StateSaverOptions {
                 failure: None,
                 failed: None,
                 stop: false,
+                consumer_waiting: false,
+                readers_waiting: 0,
             }),
             changed: Condvar::new(),
             space: Condvar::new(),
@@ -286,7 +288,7 @@ impl StateSaver {
         }
         let take = loop {
             if core.fill(o.capacity) && core.buffer.len() <= shared.settings.window / 2 {
-                shared.space.notify_all();
+                shared.wake_readers(&core);
             }
             if let Some(e) = core.failure.take() {
                 core.failed = Some(e.to_string());

@@ -56,6 +56,10 @@ pub(crate) struct Core {
     pub failed: Option<String>,
     /// The saver is being dropped.
     pub stop: bool,
+    /// The consumer sleeps on `changed`.
+    pub consumer_waiting: bool,
+    /// Readers sleeping on `space`.
+    pub readers_waiting: usize,
 }
 
 impl Core {
@@ -120,8 +124,26 @@ impl Shared {
         lock(&self.core)
     }
 
-    pub fn wait<'a>(&self, guard: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
-        self.changed.wait(guard).unwrap_or_else(|e| e.into_inner())
+    /// The consumer's sleep. Waking costs a system call, so notifiers check the flag first.
+    pub fn wait<'a>(&self, mut guard: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
+        guard.consumer_waiting = true;
+        let mut guard = self.changed.wait(guard).unwrap_or_else(|e| e.into_inner());
+        guard.consumer_waiting = false;
+        guard
+    }
+
+    /// Wakes the consumer if it sleeps.
+    pub fn wake_consumer(&self, core: &Core) {
+        if core.consumer_waiting {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Wakes the readers if any sleep.
+    pub fn wake_readers(&self, core: &Core) {
+        if core.readers_waiting > 0 {
+            self.space.notify_all();
+        }
     }
 
     /// Wakes everyone (stop, failure).
@@ -131,11 +153,8 @@ impl Shared {
     }
 
     pub fn save_state(&self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
-        let mut core = self.lock();
-        if core.barrier.save(batch_no, name, values)? {
-            self.changed.notify_all();
-        }
-        Ok(())
+        // No wake-up: the consumer never waits while states of its last batch are unsaved.
+        self.lock().barrier.save(batch_no, name, values)
     }
 }
 
@@ -182,7 +201,7 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
                     drop(input);
                     let mut core = shared.lock();
                     core.end_at = Some(position);
-                    shared.changed.notify_all();
+                    shared.wake_consumer(&core);
                     return Read::Ended;
                 }
                 Some(item) => {
@@ -205,7 +224,7 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
             .and_then(|input| prepare(input, settings.rules, &settings.default_states));
         let mut core = shared.lock();
         core.buffer.insert(position, prepared);
-        shared.changed.notify_one();
+        shared.wake_consumer(&core);
         Read::One
     }));
     run.unwrap_or_else(|payload| {
@@ -224,7 +243,9 @@ pub(crate) fn run(shared: Arc<Shared>) {
             let window = shared.settings.window;
             if core.buffer.len() >= window {
                 while !core.halted() && core.buffer.len() > window / 2 {
+                    core.readers_waiting += 1;
                     core = shared.space.wait(core).unwrap_or_else(|e| e.into_inner());
+                    core.readers_waiting -= 1;
                 }
             }
             if core.halted() {

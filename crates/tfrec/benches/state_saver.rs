@@ -143,8 +143,15 @@ fn main() {
         "\nstate saver: {n} sequences, {steps} steps x {FEATURES} float32 ({mb:.0} MB), {segments} segments \
          (num_unroll {NUM_UNROLL}, batch {BATCH}; best of {ROUNDS})"
     );
-    for (name, d) in [("(a) copy, by sequence  ", copy), ("(b) copy, batch layout ", interleaved)] {
-        println!("  {name} {:>9.0} segments/s {:>6.0} MB/s", rate(d), mb / d.as_secs_f64());
+    for (name, d) in [
+        ("(a) copy, by sequence  ", copy),
+        ("(b) copy, batch layout ", interleaved),
+    ] {
+        println!(
+            "  {name} {:>9.0} segments/s {:>6.0} MB/s",
+            rate(d),
+            mb / d.as_secs_f64()
+        );
     }
     for (name, d) in [("saver, no reader thread", inline), ("saver, 2 reader threads", two)] {
         println!(

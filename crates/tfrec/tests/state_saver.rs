@@ -720,12 +720,15 @@ fn dropping_a_saver_mid_stream_stops_its_threads() {
     save_all(&b);
 }
 
+/// What was written for one key: x rows, y values, label.
+type Written = (Vec<Vec<f32>>, Vec<i64>, i64);
+
 #[test]
 fn sequence_examples_from_files() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("seq.tfrecord");
     let mut writer = RecordWriter::create(&path, WriterOptions::default()).expect("create");
-    let mut expected: HashMap<String, (Vec<Vec<f32>>, Vec<i64>, i64)> = HashMap::new();
+    let mut expected: HashMap<String, Written> = HashMap::new();
     let mut rng = Rng(99);
     for i in 0..40 {
         let steps = 1 + rng.below(12) as usize;

@@ -262,8 +262,12 @@ impl Barrier {
         let mut entries = Vec::with_capacity(n);
         let mut rows = Vec::new();
         while entries.len() < n {
-            let Some(Reverse(position)) = self.ready.pop() else { break };
-            let Some(ex) = self.examples.get_mut(&position) else { continue };
+            let Some(Reverse(position)) = self.ready.pop() else {
+                break;
+            };
+            let Some(ex) = self.examples.get_mut(&position) else {
+                continue;
+            };
             let segment = ex.next;
             ex.next += 1;
             let last = ex.next >= ex.count;
@@ -293,7 +297,10 @@ impl Barrier {
             batch_no: self.batches,
             size: entries.len(),
             rows,
-            members: entries.iter().map(|e| (Arc::clone(&e.key), e.segment, e.count)).collect(),
+            members: entries
+                .iter()
+                .map(|e| (Arc::clone(&e.key), e.segment, e.count))
+                .collect(),
             saved: vec![false; slots.len()],
         });
         Taken {

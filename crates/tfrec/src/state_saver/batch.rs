@@ -109,12 +109,7 @@ fn tensor(values: Values, shape: Vec<usize>) -> DenseTensor {
 }
 
 /// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays.
-pub(crate) fn assemble(
-    taken: Taken,
-    schema: &Schema,
-    num_unroll: usize,
-    shared: Arc<Shared>,
-) -> Batch {
+pub(crate) fn assemble(taken: Taken, schema: &Schema, num_unroll: usize, shared: Arc<Shared>) -> Batch {
     let Taken {
         batch_no,
         entries,

@@ -76,7 +76,9 @@ impl Core {
     pub fn fill(&mut self, capacity: usize) -> bool {
         let mut moved = false;
         while !self.halted() && self.barrier.in_flight() < capacity {
-            let Some(prepared) = self.buffer.remove(&self.next_insert) else { break };
+            let Some(prepared) = self.buffer.remove(&self.next_insert) else {
+                break;
+            };
             if let Err(e) = prepared.and_then(|p| self.barrier.insert(self.next_insert, p)) {
                 self.fail(e);
             }

@@ -259,6 +259,8 @@ fn several_reader_threads_give_the_same_segments_and_state_chains() {
     let one = check_running_sums(StateSaverOptions::new(5, 3).capacity(12).num_threads(1), &lengths);
     let three = check_running_sums(StateSaverOptions::new(5, 3).capacity(12).num_threads(3), &lengths);
     assert_eq!(one, three);
+    let inline = check_running_sums(StateSaverOptions::new(5, 3).capacity(12).num_threads(0), &lengths);
+    assert_eq!(one, inline);
     // TensorFlow's mode (batches as soon as ready) has timing-dependent batches but the same
     // segments and chains.
     let free = check_running_sums(
@@ -289,6 +291,7 @@ fn deterministic_batches_do_not_depend_on_threads() {
         drain(&mut saver).into_iter().map(|b| b.key).collect::<Vec<_>>()
     };
     assert_eq!(run(1), run(3));
+    assert_eq!(run(1), run(0));
 }
 
 #[test]

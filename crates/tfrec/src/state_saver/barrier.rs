@@ -394,3 +394,29 @@ fn overwrite(out: &mut Values, v: &Values, start: usize, end: usize) {
         _ => unreachable!("dtypes are checked against the schema"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_keys_are_zero_padded_to_five_digits_and_grow() {
+        assert_eq!(segment_key(0, 3, "k"), "00000_of_00003:k");
+        assert_eq!(segment_key(12345, 99999, "a:b"), "12345_of_99999:a:b");
+        assert_eq!(segment_key(100000, 1234567, ""), "100000_of_1234567:");
+        assert_eq!(
+            segment_key(usize::MAX, usize::MAX, "k"),
+            format!("{0:05}_of_{0:05}:k", usize::MAX)
+        );
+    }
+
+    #[test]
+    fn overwrite_reuses_the_state_buffer() {
+        let mut state = Values::Float32(vec![0.0; 2]);
+        overwrite(&mut state, &Values::Float32(vec![1.0, 2.0, 3.0, 4.0]), 2, 4);
+        assert_eq!(state, Values::Float32(vec![3.0, 4.0]));
+        let mut state = Values::String(vec![Vec::new()]);
+        overwrite(&mut state, &Values::String(vec![b"a".to_vec(), b"b".to_vec()]), 1, 2);
+        assert_eq!(state, Values::String(vec![b"b".to_vec()]));
+    }
+}

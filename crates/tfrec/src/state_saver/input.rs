@@ -312,3 +312,57 @@ pub(crate) fn prepare(
         states: flatten(states, false),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array2, ShapeBuilder};
+
+    #[test]
+    fn flattening_follows_row_major_order_whatever_the_layout() {
+        let row_major = Array2::from_shape_vec((2, 3), vec![1i64, 2, 3, 4, 5, 6]).expect("shape");
+        let column_major = Array2::from_shape_vec((2, 3).f(), vec![1i64, 4, 2, 5, 3, 6]).expect("shape");
+        let sliced = row_major.slice(ndarray::s![.., 1..]).to_owned();
+        assert_eq!(
+            into_flat(row_major.into_tensor()),
+            Values::Int64(vec![1, 2, 3, 4, 5, 6])
+        );
+        assert_eq!(
+            into_flat(column_major.into_tensor()),
+            Values::Int64(vec![1, 2, 3, 4, 5, 6])
+        );
+        assert_eq!(into_flat(sliced.into_tensor()), Values::Int64(vec![2, 3, 5, 6]));
+        let mut transposed = Array2::from_shape_vec((2, 2), vec![1.0f32, 2.0, 3.0, 4.0]).expect("shape");
+        transposed.swap_axes(0, 1);
+        assert_eq!(
+            into_flat(transposed.into_tensor()),
+            Values::Float32(vec![1.0, 3.0, 2.0, 4.0])
+        );
+    }
+
+    #[test]
+    fn padding_rounds_the_segment_count_up() {
+        let rules = Rules {
+            num_unroll: 2,
+            pad: true,
+        };
+        let states = BTreeMap::from([("h".to_owned(), ndarray::ArrayD::<f32>::zeros(vec![1]).into_tensor())]);
+        let input = SequenceInput::new("k").sequence("x", Array2::<f32>::zeros((3, 4)));
+        let p = prepare(input, rules, &states).expect("valid");
+        assert_eq!((p.length, p.steps, p.count), (3, 3, 2));
+        assert_eq!(p.sequences[0].0.shape, [4]);
+        let input = SequenceInput::new("k").sequence("x", Array2::<f32>::zeros((3, 4)));
+        let strict = Rules {
+            num_unroll: 2,
+            pad: false,
+        };
+        assert!(matches!(
+            prepare(input, strict, &states),
+            Err(StateSaverError::NotMultiple {
+                length: 3,
+                num_unroll: 2,
+                ..
+            })
+        ));
+    }
+}

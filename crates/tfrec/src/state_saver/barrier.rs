@@ -1,0 +1,422 @@
+//! The barrier: the examples in flight, which of their segments is ready, the order segments
+//! are handed out in (smallest insertion index first, so later segments of older examples come
+//! before newer examples), and the states saved for the batch just taken (§5.3–5.5).
+//!
+//! At most one segment of an example is ever ready: segment 0 on insertion, segment i+1 once
+//! every state of segment i was saved. So the ready set is a min-heap of example positions.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::error::StateSaverError;
+use super::input::{into_flat, Prepared, Schema};
+use crate::parse::{DenseTensor, Values};
+
+/// An example's immutable data, shared with the batches being assembled from it.
+#[derive(Debug)]
+pub(crate) struct ExampleData {
+    /// Flat rows of each sequence, in schema order (`steps * row` values each).
+    pub sequences: Vec<Values>,
+    /// Each context value, in schema order.
+    pub context: Vec<Values>,
+}
+
+#[derive(Debug)]
+struct InFlight {
+    key: Arc<str>,
+    length: usize,
+    steps: usize,
+    count: usize,
+    /// The segment handed out next; `< count` while the example is in flight.
+    next: usize,
+    data: Arc<ExampleData>,
+    /// The states segment `next` receives: the initial ones, then what was saved.
+    states: Vec<Values>,
+}
+
+/// One segment taken for a batch, with what assembling it needs.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub key: Arc<str>,
+    pub segment: usize,
+    pub count: usize,
+    pub length: usize,
+    pub steps: usize,
+    pub insertion_index: i64,
+    pub data: Arc<ExampleData>,
+}
+
+/// Appends `n` in decimal, zero-padded to at least 5 digits (`%05d`).
+fn push_padded(s: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for _ in (digits.len() - i)..5 {
+        s.push('0');
+    }
+    s.extend(digits[i..].iter().map(|&d| char::from(d)));
+}
+
+/// `"%05d_of_%05d:%s"`: a segment's key. Written by hand: `format!` was a visible share of
+/// the state saver bench.
+pub(crate) fn segment_key(segment: usize, count: usize, key: &str) -> String {
+    let mut s = String::with_capacity(key.len() + 16);
+    push_padded(&mut s, segment);
+    s.push_str("_of_");
+    push_padded(&mut s, count);
+    s.push(':');
+    s.push_str(key);
+    s
+}
+
+impl Entry {
+    /// The segment's key.
+    pub fn segment_key(&self) -> String {
+        segment_key(self.segment, self.count, &self.key)
+    }
+
+    /// The next segment's key, or `"STOP:<key>"` after the last.
+    pub fn next_key(&self) -> String {
+        if self.segment + 1 >= self.count {
+            let mut s = String::with_capacity(self.key.len() + 5);
+            s.push_str("STOP:");
+            s.push_str(&self.key);
+            s
+        } else {
+            segment_key(self.segment + 1, self.count, &self.key)
+        }
+    }
+}
+
+/// What [`Barrier::take`] hands out: the batch number, its entries and its states, each the
+/// flat `[batch, ...]` values of one state in schema order.
+#[derive(Debug)]
+pub(crate) struct Taken {
+    pub batch_no: u64,
+    pub entries: Vec<Entry>,
+    pub states: Vec<Values>,
+}
+
+/// The batch handed out last, and which of its states were saved.
+#[derive(Debug)]
+struct Pending {
+    batch_no: u64,
+    size: usize,
+    /// (row in the batch, example position) of each entry that is not a final segment.
+    rows: Vec<(usize, u64)>,
+    /// (key, segment, count) of every entry, for messages.
+    members: Vec<(Arc<str>, usize, usize)>,
+    saved: Vec<bool>,
+}
+
+impl Pending {
+    /// The segment keys of every entry.
+    fn keys(&self) -> Vec<String> {
+        self.members.iter().map(|(k, s, c)| segment_key(*s, *c, k)).collect()
+    }
+
+    /// The segment keys of the entries waiting for their states.
+    fn waiting_keys(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|&(j, _)| {
+                let (k, s, c) = &self.members[j];
+                segment_key(*s, *c, k)
+            })
+            .collect()
+    }
+}
+
+/// SplitMix64, for `make_keys_unique`.
+#[derive(Debug)]
+struct KeyRng(u64);
+
+impl KeyRng {
+    fn next_below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+/// The examples in flight and their segments.
+#[derive(Debug, Default)]
+pub(crate) struct Barrier {
+    /// The first example's names, dtypes and shapes; `None` until one is inserted.
+    pub schema: Option<Arc<Schema>>,
+    /// In-flight examples by input position.
+    examples: FxHashMap<u64, InFlight>,
+    /// The key of every in-flight example.
+    keys: FxHashMap<Arc<str>, u64>,
+    /// Positions of the examples with a ready segment.
+    ready: BinaryHeap<Reverse<u64>>,
+    pending: Option<Pending>,
+    batches: u64,
+    unique: Option<KeyRng>,
+    /// The most examples ever in flight at once.
+    pub max_in_flight: usize,
+}
+
+impl Barrier {
+    pub fn new(make_keys_unique: Option<u64>) -> Barrier {
+        Barrier {
+            unique: make_keys_unique.map(KeyRng),
+            ..Barrier::default()
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.examples.len()
+    }
+
+    pub fn ready(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// Inserts the example at input `position`; its first segment is ready at once.
+    pub fn insert(&mut self, position: u64, mut p: Prepared) -> Result<(), StateSaverError> {
+        match &self.schema {
+            Some(schema) => schema.check(&p)?,
+            None => self.schema = Some(Arc::new(p.schema())),
+        }
+        if let Some(rng) = &mut self.unique {
+            // As `batch_sequences_with_states`: a number below 10^8, unpadded, appended.
+            p.key = format!("{}{}", p.key, rng.next_below(100_000_000));
+        }
+        if self.keys.contains_key(p.key.as_str()) {
+            return Err(StateSaverError::KeyInFlight { key: p.key });
+        }
+        let key: Arc<str> = Arc::from(p.key);
+        let data = ExampleData {
+            sequences: p.sequences.into_iter().map(|(_, v)| v).collect(),
+            context: p.context.into_iter().map(|(_, v)| v).collect(),
+        };
+        self.keys.insert(Arc::clone(&key), position);
+        self.examples.insert(
+            position,
+            InFlight {
+                key,
+                length: p.length,
+                steps: p.steps,
+                count: p.count,
+                next: 0,
+                data: Arc::new(data),
+                states: p.states.into_iter().map(|(_, v)| v).collect(),
+            },
+        );
+        self.ready.push(Reverse(position));
+        self.max_in_flight = self.max_in_flight.max(self.examples.len());
+        Ok(())
+    }
+
+    /// The error for taking a batch now, if states of the last one are still unsaved.
+    pub fn unsaved(&self) -> Option<StateSaverError> {
+        let p = self.pending.as_ref()?;
+        if p.rows.is_empty() || p.saved.iter().all(|&s| s) {
+            return None;
+        }
+        let schema = self.schema.as_ref()?;
+        let states = schema
+            .states
+            .iter()
+            .zip(&p.saved)
+            .filter(|(_, &saved)| !saved)
+            .map(|(slot, _)| slot.name.clone())
+            .collect();
+        Some(StateSaverError::UnsavedStates {
+            states,
+            keys: p.waiting_keys(),
+        })
+    }
+
+    /// Takes the `n` ready segments with the smallest insertion indices, with the states they
+    /// start from. Final segments leave the barrier (freeing their place); the others wait for
+    /// their states.
+    pub fn take(&mut self, n: usize) -> Taken {
+        let schema = self.schema.clone();
+        let slots = schema.as_ref().map_or(&[][..], |s| &s.states[..]);
+        let mut states: Vec<Values> = slots
+            .iter()
+            .map(|slot| {
+                let len = n * slot.row();
+                match slot.dtype {
+                    crate::parse::DType::Int64 => Values::Int64(Vec::with_capacity(len)),
+                    crate::parse::DType::Float32 => Values::Float32(Vec::with_capacity(len)),
+                    crate::parse::DType::String => Values::String(Vec::with_capacity(len)),
+                }
+            })
+            .collect();
+        let mut entries = Vec::with_capacity(n);
+        let mut rows = Vec::new();
+        while entries.len() < n {
+            let Some(Reverse(position)) = self.ready.pop() else {
+                break;
+            };
+            let Some(ex) = self.examples.get_mut(&position) else {
+                continue;
+            };
+            let segment = ex.next;
+            ex.next += 1;
+            let last = ex.next >= ex.count;
+            for (out, state) in states.iter_mut().zip(&ex.states) {
+                append(out, state);
+            }
+            if !last {
+                rows.push((entries.len(), position));
+            }
+            entries.push(Entry {
+                key: Arc::clone(&ex.key),
+                segment,
+                count: ex.count,
+                length: ex.length,
+                steps: ex.steps,
+                insertion_index: i64::MIN.wrapping_add(position as i64),
+                data: Arc::clone(&ex.data),
+            });
+            if last {
+                if let Some(ex) = self.examples.remove(&position) {
+                    self.keys.remove(&ex.key);
+                }
+            }
+        }
+        self.batches += 1;
+        self.pending = Some(Pending {
+            batch_no: self.batches,
+            size: entries.len(),
+            rows,
+            members: entries
+                .iter()
+                .map(|e| (Arc::clone(&e.key), e.segment, e.count))
+                .collect(),
+            saved: vec![false; slots.len()],
+        });
+        Taken {
+            batch_no: self.batches,
+            entries,
+            states,
+        }
+    }
+
+    /// `save_state(name, values)` for batch `batch_no`: row j goes to the next segment of entry
+    /// j (final segments drop theirs). Once every state is saved the segments are ready.
+    pub fn save(&mut self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
+        let schema = self.schema.as_ref();
+        let Some(s) = schema.and_then(|schema| schema.states.iter().position(|slot| slot.name == name)) else {
+            return Err(StateSaverError::UnknownState { state: name.to_owned() });
+        };
+        let slot = match schema {
+            Some(schema) => schema.states[s].clone(),
+            None => return Err(StateSaverError::UnknownState { state: name.to_owned() }),
+        };
+        let Some(p) = self.pending.as_mut().filter(|p| p.batch_no == batch_no) else {
+            return Err(StateSaverError::StaleBatch {
+                state: name.to_owned(),
+                keys: self.pending.as_ref().map(Pending::keys).unwrap_or_default(),
+            });
+        };
+        if values.dtype() != slot.dtype {
+            return Err(StateSaverError::StateDType {
+                state: name.to_owned(),
+                expected: slot.dtype,
+                found: values.dtype(),
+                keys: p.keys(),
+            });
+        }
+        let mut expected = vec![p.size];
+        expected.extend_from_slice(&slot.shape);
+        if values.shape() != expected.as_slice() {
+            return Err(StateSaverError::StateShape {
+                state: name.to_owned(),
+                expected,
+                found: values.shape().to_vec(),
+                keys: p.keys(),
+            });
+        }
+        if p.saved[s] {
+            return Err(StateSaverError::SavedTwice {
+                state: name.to_owned(),
+                keys: p.keys(),
+            });
+        }
+        p.saved[s] = true;
+        let flat = into_flat(values);
+        let row = slot.row();
+        for &(j, position) in &p.rows {
+            if let Some(ex) = self.examples.get_mut(&position) {
+                overwrite(&mut ex.states[s], &flat, j * row, (j + 1) * row);
+            }
+        }
+        if p.saved.iter().all(|&x| x) {
+            for &(_, position) in &p.rows {
+                self.ready.push(Reverse(position));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends all of `v` to `out` (of the same dtype, as the schema check guarantees).
+fn append(out: &mut Values, v: &Values) {
+    match (out, v) {
+        (Values::Int64(o), Values::Int64(x)) => o.extend_from_slice(x),
+        (Values::Float32(o), Values::Float32(x)) => o.extend_from_slice(x),
+        (Values::String(o), Values::String(x)) => o.extend_from_slice(x),
+        _ => unreachable!("dtypes are checked against the schema on insertion"),
+    }
+}
+
+/// Replaces `out` with values `[start, end)` of `v`, reusing its buffer (a state has the same
+/// dtype and size from segment to segment).
+fn overwrite(out: &mut Values, v: &Values, start: usize, end: usize) {
+    match (out, v) {
+        (Values::Int64(o), Values::Int64(x)) => {
+            o.clear();
+            o.extend_from_slice(&x[start..end]);
+        }
+        (Values::Float32(o), Values::Float32(x)) => {
+            o.clear();
+            o.extend_from_slice(&x[start..end]);
+        }
+        (Values::String(o), Values::String(x)) => o.clone_from_slice(&x[start..end]),
+        _ => unreachable!("dtypes are checked against the schema"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_keys_are_zero_padded_to_five_digits_and_grow() {
+        assert_eq!(segment_key(0, 3, "k"), "00000_of_00003:k");
+        assert_eq!(segment_key(12345, 99999, "a:b"), "12345_of_99999:a:b");
+        assert_eq!(segment_key(100000, 1234567, ""), "100000_of_1234567:");
+        assert_eq!(
+            segment_key(usize::MAX, usize::MAX, "k"),
+            format!("{0:05}_of_{0:05}:k", usize::MAX)
+        );
+    }
+
+    #[test]
+    fn overwrite_reuses_the_state_buffer() {
+        let mut state = Values::Float32(vec![0.0; 2]);
+        overwrite(&mut state, &Values::Float32(vec![1.0, 2.0, 3.0, 4.0]), 2, 4);
+        assert_eq!(state, Values::Float32(vec![3.0, 4.0]));
+        let mut state = Values::String(vec![Vec::new()]);
+        overwrite(&mut state, &Values::String(vec![b"a".to_vec(), b"b".to_vec()]), 1, 2);
+        assert_eq!(state, Values::String(vec![b"b".to_vec()]));
+    }
+}

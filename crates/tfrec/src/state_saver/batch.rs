@@ -1,0 +1,182 @@
+//! A batch of segments as the consumer sees it (`key`, `next_key`, `sequence`, `length`…,
+//! `sequences`, `context`, `state`), how it is assembled from the barrier's entries, and
+//! `save_state` for it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ndarray::{ArrayD, IxDyn};
+
+use super::barrier::{Entry, Taken};
+use super::error::StateSaverError;
+use super::input::{Schema, Slot};
+use super::readers::Shared;
+use crate::parse::{DenseTensor, Values};
+
+/// One batch of segments. Entry `j` of every field belongs to the same segment.
+///
+/// Before the next batch is taken, every state must be saved with [`Batch::save_state`] (unless
+/// every entry is the last segment of its sequence).
+#[derive(Debug)]
+pub struct Batch {
+    /// `"%05d_of_%05d:<key>"`: segment number, segment count and the example's key.
+    pub key: Vec<String>,
+    /// The next segment's key, or `"STOP:<key>"` for an example's last segment.
+    pub next_key: Vec<String>,
+    /// The segment's number in its sequence, from 0.
+    pub sequence: Vec<i32>,
+    /// The number of segments of the sequence.
+    pub sequence_count: Vec<i32>,
+    /// Valid steps in this segment: `min(num_unroll, max(0, total_length - num_unroll * sequence))`.
+    pub length: Vec<i32>,
+    /// The example's valid length.
+    pub total_length: Vec<i32>,
+    /// The example's insertion index: `-2^63 + k` for the k-th example inserted.
+    pub insertion_index: Vec<i64>,
+    /// Each sequence's segment, `[batch, num_unroll, ...]`, padded with 0, 0.0 or `""`.
+    pub sequences: BTreeMap<String, DenseTensor>,
+    /// Each context value, `[batch, ...]`.
+    pub context: BTreeMap<String, DenseTensor>,
+    states: BTreeMap<String, DenseTensor>,
+    shared: Arc<Shared>,
+    batch_no: u64,
+}
+
+impl Batch {
+    /// Number of segments in the batch (`batch_size`; smaller only for a final small batch).
+    pub fn batch_size(&self) -> usize {
+        self.key.len()
+    }
+
+    /// The states this batch's segments start from, `[batch, ...]`: the initial state for an
+    /// example's first segment, afterwards what was saved for it.
+    pub fn state(&self, name: &str) -> Result<&DenseTensor, StateSaverError> {
+        self.states
+            .get(name)
+            .ok_or_else(|| StateSaverError::UnknownState { state: name.to_owned() })
+    }
+
+    /// Every state, by name.
+    pub fn states(&self) -> &BTreeMap<String, DenseTensor> {
+        &self.states
+    }
+
+    /// Saves state `name` (shaped and typed like [`Batch::state`]) for the next segment of
+    /// each entry; the values of final segments are dropped. A sequence's next segment is
+    /// handed out once all its states were saved.
+    pub fn save_state(&self, name: &str, values: impl super::IntoTensor) -> Result<(), StateSaverError> {
+        self.shared.save_state(self.batch_no, name, values.into_tensor())
+    }
+}
+
+/// Appends `src[start..end]` and then `pad` zeros (0, 0.0 or `""`) to `out`.
+fn extend(out: &mut Values, src: &Values, start: usize, end: usize, pad: usize) {
+    match (out, src) {
+        (Values::Int64(o), Values::Int64(s)) => {
+            o.extend_from_slice(&s[start..end]);
+            o.resize(o.len() + pad, 0);
+        }
+        (Values::Float32(o), Values::Float32(s)) => {
+            o.extend_from_slice(&s[start..end]);
+            o.resize(o.len() + pad, 0.0);
+        }
+        (Values::String(o), Values::String(s)) => {
+            o.extend_from_slice(&s[start..end]);
+            o.resize(o.len() + pad, Vec::new());
+        }
+        // The schema check at insertion makes every example's dtypes the first one's.
+        _ => unreachable!("dtypes are checked against the schema on insertion"),
+    }
+}
+
+fn with_capacity(slot: &Slot, n: usize) -> Values {
+    match slot.dtype {
+        crate::parse::DType::Int64 => Values::Int64(Vec::with_capacity(n)),
+        crate::parse::DType::Float32 => Values::Float32(Vec::with_capacity(n)),
+        crate::parse::DType::String => Values::String(Vec::with_capacity(n)),
+    }
+}
+
+fn tensor(values: Values, shape: Vec<usize>) -> DenseTensor {
+    let dims = IxDyn(&shape);
+    // The value counts follow from the shapes checked on insertion.
+    let shaped = "value count matches the checked shape";
+    match values {
+        Values::Int64(v) => DenseTensor::Int64(ArrayD::from_shape_vec(dims, v).expect(shaped)),
+        Values::Float32(v) => DenseTensor::Float32(ArrayD::from_shape_vec(dims, v).expect(shaped)),
+        Values::String(v) => DenseTensor::String(ArrayD::from_shape_vec(dims, v).expect(shaped)),
+    }
+}
+
+/// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays.
+pub(crate) fn assemble(taken: Taken, schema: &Schema, num_unroll: usize, shared: Arc<Shared>) -> Batch {
+    let Taken {
+        batch_no,
+        entries,
+        states,
+    } = taken;
+    let b = entries.len();
+    let u = num_unroll;
+    let mut sequences = BTreeMap::new();
+    for (k, slot) in schema.sequences.iter().enumerate() {
+        let row = slot.row();
+        let mut out = with_capacity(slot, b * u * row);
+        for e in &entries {
+            let start = (e.segment * u).min(e.steps);
+            let end = (start + u).min(e.steps);
+            extend(
+                &mut out,
+                &e.data.sequences[k],
+                start * row,
+                end * row,
+                (u - (end - start)) * row,
+            );
+        }
+        let mut shape = vec![b, u];
+        shape.extend_from_slice(&slot.shape);
+        sequences.insert(slot.name.clone(), tensor(out, shape));
+    }
+    let whole = |slots: &[Slot], pick: &dyn Fn(&Entry, usize) -> &Values| {
+        let mut map = BTreeMap::new();
+        for (k, slot) in slots.iter().enumerate() {
+            let row = slot.row();
+            let mut out = with_capacity(slot, b * row);
+            for e in &entries {
+                extend(&mut out, pick(e, k), 0, row, 0);
+            }
+            let mut shape = vec![b];
+            shape.extend_from_slice(&slot.shape);
+            map.insert(slot.name.clone(), tensor(out, shape));
+        }
+        map
+    };
+    let context = whole(&schema.context, &|e, k| &e.data.context[k]);
+    let states = schema
+        .states
+        .iter()
+        .zip(states)
+        .map(|(slot, values)| {
+            let mut shape = vec![b];
+            shape.extend_from_slice(&slot.shape);
+            (slot.name.clone(), tensor(values, shape))
+        })
+        .collect();
+    let int = |x: usize| i32::try_from(x).unwrap_or(i32::MAX);
+    Batch {
+        key: entries.iter().map(Entry::segment_key).collect(),
+        next_key: entries.iter().map(Entry::next_key).collect(),
+        sequence: entries.iter().map(|e| int(e.segment)).collect(),
+        sequence_count: entries.iter().map(|e| int(e.count)).collect(),
+        length: entries
+            .iter()
+            .map(|e| int(e.length.saturating_sub(u * e.segment).min(u)))
+            .collect(),
+        total_length: entries.iter().map(|e| int(e.length)).collect(),
+        insertion_index: entries.iter().map(|e| e.insertion_index).collect(),
+        sequences,
+        context,
+        states,
+        shared,
+        batch_no,
+    }
+}

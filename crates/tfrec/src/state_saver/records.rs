@@ -1,0 +1,116 @@
+//! SequenceExample records as state-saver input: FixedLenSequenceFeature lists become the
+//! sequences, FixedLen context features the context, and a scalar context feature (or the
+//! record's position in the stream) the key.
+
+use std::collections::BTreeMap;
+
+use super::error::StateSaverError;
+use super::input::SequenceInput;
+use crate::parse::{DType, DenseTensor, FeatureSpec, SequenceParser, SequenceSpecs, Tensor};
+
+/// Where an example's key comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// A scalar string or int64 context feature (a `FixedLenFeature` of shape `[]` in the spec;
+    /// it also stays in the context).
+    Feature(String),
+    /// The record's position in the stream, in decimal (`"0"`, `"1"`, …). Positions restart
+    /// with every saver, so over repeated epochs keep the capacity below the data set's size
+    /// or use `make_keys_unique`.
+    Index,
+}
+
+/// The compiled spec of a record input.
+#[derive(Debug)]
+pub(crate) struct RecordInput {
+    parser: SequenceParser,
+    key: KeySource,
+}
+
+fn bad_spec(message: String) -> StateSaverError {
+    StateSaverError::InvalidOption(message)
+}
+
+impl RecordInput {
+    /// Checks that the spec gives dense sequences and a dense context, and compiles it.
+    pub fn new(specs: &SequenceSpecs, key: KeySource) -> Result<RecordInput, StateSaverError> {
+        for (name, spec) in &specs.sequence_features {
+            if !matches!(spec, FeatureSpec::FixedLenSequence(_)) {
+                return Err(bad_spec(format!(
+                    "sequence feature {name:?} is a {}; the state saver needs FixedLenSequenceFeature",
+                    spec.type_name()
+                )));
+            }
+        }
+        if specs.sequence_features.is_empty() {
+            return Err(bad_spec("the spec has no sequence features".into()));
+        }
+        for (name, spec) in &specs.context_features {
+            if !matches!(spec, FeatureSpec::FixedLen(_)) {
+                return Err(bad_spec(format!(
+                    "context feature {name:?} is a {}; the state saver needs FixedLenFeature",
+                    spec.type_name()
+                )));
+            }
+        }
+        if let KeySource::Feature(name) = &key {
+            match specs.context_features.get(name) {
+                Some(FeatureSpec::FixedLen(f)) if f.shape.is_empty() && f.dtype != DType::Float32 => {}
+                _ => {
+                    return Err(bad_spec(format!(
+                        "the key feature {name:?} must be a context FixedLenFeature of shape [] and dtype string \
+                         or int64"
+                    )))
+                }
+            }
+        }
+        let parser = SequenceParser::new(specs).map_err(|e| bad_spec(e.to_string()))?;
+        Ok(RecordInput { parser, key })
+    }
+
+    /// Parses record `index` into an input example.
+    pub fn convert(&self, index: u64, record: &[u8]) -> Result<SequenceInput, StateSaverError> {
+        let parsed = self
+            .parser
+            .parse_single(record)
+            .map_err(|error| StateSaverError::Parse {
+                index,
+                error: Box::new(error),
+            })?;
+        let dense = |map: crate::parse::TensorMap| -> BTreeMap<String, DenseTensor> {
+            map.into_iter()
+                .filter_map(|(name, t)| match t {
+                    Tensor::Dense(d) => Some((name, d)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let context = dense(parsed.context);
+        let key = match &self.key {
+            KeySource::Index => index.to_string(),
+            KeySource::Feature(name) => match context.get(name) {
+                Some(DenseTensor::String(a)) if a.len() == 1 => a
+                    .iter()
+                    .next()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default(),
+                Some(DenseTensor::Int64(a)) if a.len() == 1 => {
+                    a.iter().next().map(|v| v.to_string()).unwrap_or_default()
+                }
+                _ => {
+                    return Err(StateSaverError::Input {
+                        index,
+                        message: format!("no scalar key feature {name:?}"),
+                    })
+                }
+            },
+        };
+        Ok(SequenceInput {
+            key,
+            length: None,
+            sequences: dense(parsed.feature_lists),
+            context,
+            initial_states: BTreeMap::new(),
+        })
+    }
+}

@@ -1,44 +1,48 @@
 //! `tfrec verify`: every CRC of every record, every problem with its file and offset.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use serde_json::{json, Value};
+use serde_json::json;
 use tfrec::record::{OnCorruption, RecordError, RecordReader};
 
-use crate::input::InputArgs;
+use crate::input::{InputArgs, SkipArgs};
+use crate::progress::Progress;
+use crate::report::{describe, problem_json, stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
-    /// Print a machine-readable JSON report.
+    /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
 }
 
-fn problem_json(error: &RecordError) -> Value {
-    json!({
-        "kind": error.kind_name(),
-        "offset": error.location.offset,
-        "record_index": error.location.record_index,
-        "decompressed_offset": error.location.decompressed,
-        "message": error.kind.to_string(),
-    })
-}
-
 /// Reads every file to the end, resynchronising past damage so that every problem is seen.
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let files = tfrec::record::expand_inputs(&args.input.inputs)?;
-    let options = args.input.reader_options(true).on_corruption(OnCorruption::Resync);
+    let files = args.input.files()?;
+    let options = args
+        .input
+        .reader_options(SkipArgs { skip_corrupt: true })
+        .on_corruption(OnCorruption::Resync);
+    let total: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = Progress::new(total, std::sync::Arc::clone(&done));
+    let mut out = stdout();
     let mut reports = Vec::new();
     let mut bad_files = 0;
+    let mut unreadable = false;
     for path in &files {
         let mut problems: Vec<RecordError> = Vec::new();
         let mut records = 0u64;
         let mut data_bytes = 0u64;
         match RecordReader::open(path, options.clone()) {
-            Err(error) => problems.push(error),
+            Err(error) => {
+                unreadable = true;
+                problems.push(error);
+            }
             Ok(mut reader) => {
                 let end = loop {
                     match reader.next_record() {
@@ -50,17 +54,21 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 records = reader.stats().records;
                 data_bytes = reader.stats().data_bytes;
                 problems.extend(reader.take_problems());
-                problems.extend(end);
+                if let Some(e) = end {
+                    unreadable |= crate::error::exit_code(&e) == Some(crate::error::EXIT_USAGE);
+                    problems.push(e);
+                }
             }
         }
+        done.fetch_add(std::fs::metadata(path).map_or(0, |m| m.len()), std::sync::atomic::Ordering::Relaxed);
         if !problems.is_empty() {
             bad_files += 1;
         }
         if !args.json {
             let status = if problems.is_empty() { "ok" } else { "DAMAGED" };
-            println!("{status:>8}  {records:>10} records  {}", path.display());
+            writeln!(out, "{status:>8}  {records:>10} records  {}", path.display())?;
             for p in &problems {
-                println!("          {p}");
+                writeln!(out, "          {}", describe(p))?;
             }
         }
         reports.push(json!({
@@ -71,14 +79,19 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             "problems": problems.iter().map(problem_json).collect::<Vec<_>>(),
         }));
     }
+    progress.finish();
     if args.json {
-        println!("{:#}", json!({"ok": bad_files == 0, "files": reports}));
-    } else if bad_files > 0 {
-        eprintln!("{bad_files} of {} files have problems", files.len());
+        writeln!(out, "{}", json!({"ok": bad_files == 0, "files": reports}))?;
     }
-    Ok(if bad_files == 0 {
-        ExitCode::SUCCESS
+    out.flush()?;
+    if bad_files > 0 && !args.json {
+        eprintln!("tfrec: {bad_files} of {} files have problems", files.len());
+    }
+    Ok(if unreadable {
+        ExitCode::from(crate::error::EXIT_USAGE)
+    } else if bad_files > 0 {
+        ExitCode::from(crate::error::EXIT_DATA)
     } else {
-        ExitCode::from(1)
+        ExitCode::SUCCESS
     })
 }

@@ -16,15 +16,17 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
-use super::pyfloat::shortest_repr;
+use super::pyfloat::write_shortest_repr;
 
-/// A JSON tree whose numbers keep the exact text to print.
+/// A JSON tree whose floats print as protobuf's Python library prints them.
 enum Json {
     Object(Vec<(String, Json)>),
     Array(Vec<Json>),
     String(String),
-    /// A number already formatted.
-    Number(String),
+    /// A finite float, printed by [`write_shortest_repr`] as it is written out.
+    Float(f32),
+    /// An integer.
+    Int(i64),
     Null,
 }
 
@@ -46,7 +48,12 @@ impl Json {
     fn write(&self, out: &mut String, level: Option<usize>) {
         match self {
             Json::Null => out.push_str("null"),
-            Json::Number(n) => out.push_str(n),
+            Json::Float(v) => {
+                let _ = write_shortest_repr(out, *v);
+            }
+            Json::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
             Json::String(s) => write_json_string(out, s),
             Json::Array(items) => write_items(out, level, ('[', ']'), items.iter().map(|item| (None, item))),
             Json::Object(items) => write_items(
@@ -138,7 +145,7 @@ fn special_float(v: f32) -> Option<&'static str> {
 fn float_json(v: f32) -> Json {
     match special_float(v) {
         Some(s) => Json::String(s.to_owned()),
-        None => Json::Number(shortest_repr(v)),
+        None => Json::Float(v),
     }
 }
 
@@ -199,6 +206,16 @@ impl Example {
         Json::Object(fields).pretty()
     }
 
+    /// Protobuf's JSON mapping on one line (a JSON-lines item): [`Example::to_json`] without
+    /// the line breaks and indentation.
+    pub fn to_json_line(&self) -> String {
+        let mut fields = vec![];
+        if let Some(f) = &self.features {
+            fields.push(("features".to_owned(), proto_features(f)));
+        }
+        Json::Object(fields).compact()
+    }
+
     /// The friendly one-line JSON form (see the [module docs](self)).
     pub fn to_friendly_json(&self) -> String {
         friendly_features(self.features()).compact()
@@ -221,6 +238,15 @@ impl Example {
 impl SequenceExample {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(seq)` prints it.
     pub fn to_json(&self) -> String {
+        self.proto_json().pretty()
+    }
+
+    /// Protobuf's JSON mapping on one line (a JSON-lines item).
+    pub fn to_json_line(&self) -> String {
+        self.proto_json().compact()
+    }
+
+    fn proto_json(&self) -> Json {
         let mut fields = vec![];
         if let Some(c) = &self.context {
             fields.push(("context".to_owned(), proto_features(c)));
@@ -228,7 +254,7 @@ impl SequenceExample {
         if let Some(l) = &self.feature_lists {
             fields.push(("featureLists".to_owned(), proto_feature_lists(l)));
         }
-        Json::Object(fields).pretty()
+        Json::Object(fields)
     }
 
     /// The friendly one-line form: `{"context": {...}, "feature_lists": {"k": [[...], ...]}}`.
@@ -315,7 +341,7 @@ pub enum FriendlyJsonError {
 fn friendly_values(feature: &Feature) -> Json {
     match feature {
         Feature::None => Json::Null,
-        Feature::Int64(v) => Json::Array(v.iter().map(|i| Json::Number(i.to_string())).collect()),
+        Feature::Int64(v) => Json::Array(v.iter().map(|i| Json::Int(*i)).collect()),
         Feature::Float(v) => Json::Array(v.iter().map(|&f| float_json(f)).collect()),
         Feature::Bytes(v) => Json::Array(
             v.iter()

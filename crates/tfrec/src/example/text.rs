@@ -6,7 +6,7 @@
 use std::fmt::{self, Write as _};
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
-use super::pyfloat::shortest_repr;
+use super::pyfloat::write_shortest_repr;
 
 // ---- rendering ------------------------------------------------------------------------------
 
@@ -58,10 +58,22 @@ fn close(out: &mut String, level: usize) {
     out.push_str("}\n");
 }
 
+/// A map entry's key, as Python's `text_format.MessageToString` prints it: a `string` field, so
+/// non-ASCII characters print as themselves (UTF-8, `as_utf8=True`) and only ASCII specials are
+/// escaped; the empty key is the field's default and is not printed at all.
 fn render_key(out: &mut String, level: usize, key: &str) {
+    if key.is_empty() {
+        return;
+    }
     indent(out, level);
     out.push_str("key: \"");
-    escape_bytes(out, key.as_bytes());
+    for c in key.chars() {
+        if c.is_ascii() {
+            escape_bytes(out, &[c as u8]);
+        } else {
+            out.push(c);
+        }
+    }
     out.push_str("\"\n");
 }
 
@@ -118,7 +130,7 @@ fn render_feature(out: &mut String, level: usize, feature: &Feature) {
         Feature::Float(values) => {
             for &v in values {
                 value(out);
-                out.push_str(&text_float(v));
+                write_text_float(out, v);
                 out.push('\n');
             }
         }
@@ -132,14 +144,14 @@ fn render_feature(out: &mut String, level: usize, feature: &Feature) {
     close(out, level);
 }
 
-/// A float as text format writes it: `nan`, `inf`, `-inf`, else [`shortest_repr`].
-pub(crate) fn text_float(v: f32) -> String {
+/// A float as text format writes it: `nan`, `inf`, `-inf`, else [`shortest_repr`](super::shortest_repr).
+fn write_text_float(out: &mut String, v: f32) {
     if v.is_nan() {
-        "nan".to_owned()
+        out.push_str("nan");
     } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.to_owned()
+        out.push_str(if v > 0.0 { "inf" } else { "-inf" });
     } else {
-        shortest_repr(v)
+        let _ = write_shortest_repr(out, v);
     }
 }
 
@@ -699,6 +711,19 @@ fn describe(token: &Token) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map_keys_print_as_utf8_and_the_empty_key_is_omitted() {
+        let mut ex = Example::default();
+        ex.features_mut().insert("größe", Feature::Int64(vec![1]));
+        ex.features_mut().insert("", Feature::Int64(vec![2]));
+        ex.features_mut().insert("a\"b", Feature::Int64(vec![3]));
+        let text = ex.to_text();
+        assert!(text.contains("key: \"größe\"\n"), "{text}");
+        assert!(text.contains("key: \"a\\\"b\"\n"), "{text}");
+        assert!(!text.contains("key: \"\""), "{text}");
+        assert_eq!(Example::from_text(&text).unwrap(), ex.clone());
+    }
 
     #[test]
     fn shorthand_comments_and_brackets() {

@@ -4,6 +4,7 @@ mod commands;
 mod error;
 mod input;
 mod messages;
+mod jsonout;
 mod npz;
 mod output;
 mod progress;

@@ -186,11 +186,6 @@ impl PendingRecords {
         self.file.commit()?;
         Ok(written)
     }
-
-    /// The final path.
-    pub fn path(&self) -> &Path {
-        self.file.path()
-    }
 }
 
 /// Finishes `writer`, then reads `path` back and checks the count and every CRC.

@@ -1,24 +1,29 @@
 //! `tfrec schema`: which features the records hold, and the spec that parses them.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, FeatureStats, Kind, Schema, SequenceExample};
 
-use crate::input::InputArgs;
+use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_RECORDS};
 use crate::progress::Progress;
+use crate::report::{print_skipped, stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
+    skip: SkipArgs,
+    #[command(flatten)]
     message: MessageArgs,
     /// Look at no more than this many records.
     #[arg(long)]
     limit: Option<u64>,
-    /// Print the inferred feature spec as JSON (the spec format `tfrec parse` reads).
+    /// Print the inferred feature spec as one JSON document (the spec format `tfrec parse`
+    /// reads).
     #[arg(long)]
     json: bool,
 }
@@ -49,25 +54,29 @@ fn range(min: usize, max: usize) -> String {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut reader = args.input.open(false)?;
-    let mut progress = Progress::for_reader(&reader);
+    let mut reader = args.input.open(args.skip)?;
+    let progress = Progress::for_reader(&reader);
     let limit = args.limit.unwrap_or(u64::MAX);
     let mut first: Vec<Vec<u8>> = Vec::new();
     let mut sequence = None;
     let mut schema = Schema::default();
     let mut seen = 0u64;
     let observe = |record: &[u8], sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
+        let index = schema.records;
+        let bad = |e: tfrec::example::DecodeError| {
+            let kind = if sequence { "SequenceExample" } else { "Example" };
+            crate::error::data(format!("record {index} is not a valid {kind}: {e} (--kind to choose)"))
+        };
         if sequence {
-            schema.observe_sequence(&SequenceExample::decode(record)?);
+            schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
         } else {
-            schema.observe_example(&Example::decode(record)?);
+            schema.observe_example(&Example::decode(record).map_err(bad)?);
         }
         Ok(())
     };
     while seen < limit {
         let Some(record) = reader.next_record()? else { break };
         seen += 1;
-        progress.record();
         match sequence {
             Some(s) => observe(record, s, &mut schema)?,
             None => {
@@ -89,8 +98,11 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     progress.finish();
+    print_skipped(&reader);
+    let mut out = stdout();
     if args.json {
-        println!("{:#}", schema.to_spec());
+        writeln!(out, "{:#}", schema.to_spec())?;
+        out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     let records = schema.records;
@@ -99,30 +111,35 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         "context feature"
     };
-    println!("{records} records");
-    println!("{heading:<24} {:<10} {:>14} {:>12}", "kind", "values/record", "present");
+    writeln!(out, "{records} records (every CRC checked)")?;
+    writeln!(
+        out,"{heading:<24} {:<10} {:>14} {:>12}", "kind", "values/record", "present")?;
     for (name, s) in &schema.features {
-        println!(
+        writeln!(
+        out,
             "{name:<24} {:<10} {:>14} {:>12}",
             kinds(s),
             range(s.min_values, s.max_values),
             format!("{}/{records}", s.present)
-        );
+        )?;
     }
     if !schema.feature_lists.is_empty() {
-        println!(
+        writeln!(
+        out,
             "\n{:<24} {:<10} {:>14} {:>12} {:>12}",
             "feature list", "kind", "values/step", "steps", "present"
-        );
+        )?;
         for (name, s) in &schema.feature_lists {
-            println!(
+            writeln!(
+        out,
                 "{name:<24} {:<10} {:>14} {:>12} {:>12}",
                 kinds(s),
                 range(s.min_values, s.max_values),
                 range(s.min_steps, s.max_steps),
                 format!("{}/{records}", s.present)
-            );
+            )?;
         }
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

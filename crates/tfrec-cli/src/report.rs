@@ -29,7 +29,7 @@ pub fn problem_json(error: &RecordError) -> Value {
     json!({
         "path": error.path().map(|p| p.display().to_string()),
         "offset": error.location.offset,
-        "decompressed_offset": error.location.decompressed,
+        "offset_is_decompressed": error.location.decompressed,
         "record_index": error.location.record_index,
         "kind": error.kind_name(),
         "message": describe(error),

@@ -223,3 +223,20 @@ fn help_documents_the_convention() {
     let help = expect_code(&out, 0, "cat help");
     assert!(help.contains("protobuf text format") && help.contains("Exit status"), "{help}");
 }
+
+#[test]
+fn damage_inside_a_gzip_stream_is_one_problem() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("d.tfrecord.gz");
+    write_examples(&path, 500);
+    let mut bytes = std::fs::read(&path).expect("read");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&path, bytes).expect("write");
+    let out = tfrec_in(dir.path(), &["verify", "--json", "d.tfrecord.gz"]);
+    let report: serde_json::Value = serde_json::from_str(&expect_code(&out, 1, "verify")).expect("json");
+    let problems = report["files"][0]["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 1, "{report}");
+    let out = tfrec_in(dir.path(), &["verify", "d.tfrecord.gz"]);
+    assert_eq!(text(&out.stdout).lines().count(), 2, "{}", text(&out.stdout));
+}

@@ -62,6 +62,12 @@ fn is_data_problem(error: &(dyn Error + 'static)) -> bool {
     false
 }
 
+/// Reports a record error that ended a command after its output, and the status to exit with.
+pub fn report_record_failure(error: &RecordError) -> std::process::ExitCode {
+    eprintln!("tfrec: {}", crate::report::describe(error));
+    std::process::ExitCode::from(exit_code(error).unwrap_or(EXIT_USAGE))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,10 +80,4 @@ mod tests {
         let usage: Box<dyn Error> = "no such flag".into();
         assert_eq!(exit_code(usage.as_ref()), Some(EXIT_USAGE));
     }
-}
-
-/// Reports a record error that ended a command after its output, and the status to exit with.
-pub fn report_record_failure(error: &RecordError) -> std::process::ExitCode {
-    eprintln!("tfrec: {}", crate::report::describe(error));
-    std::process::ExitCode::from(exit_code(error).unwrap_or(EXIT_USAGE))
 }

@@ -3,8 +3,8 @@
 mod commands;
 mod error;
 mod input;
-mod messages;
 mod jsonout;
+mod messages;
 mod npz;
 mod output;
 mod progress;

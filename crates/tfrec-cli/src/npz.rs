@@ -152,7 +152,12 @@ impl NpzWriter {
     }
 
     pub fn finish(self) -> io::Result<()> {
-        let file = self.zip.finish().map_err(io::Error::other)?.into_inner().map_err(|e| e.into_error())?;
+        let file = self
+            .zip
+            .finish()
+            .map_err(io::Error::other)?
+            .into_inner()
+            .map_err(|e| e.into_error())?;
         file.sync_all()
     }
 }

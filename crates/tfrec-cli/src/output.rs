@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tempfile::NamedTempFile;
-use tfrec::record::{
-    Compression, CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions,
-};
+use tfrec::record::{Compression, CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
 
 /// The file an output path names, or would name once created: its canonical path, and its
 /// device and inode when it exists.

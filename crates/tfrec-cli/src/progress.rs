@@ -25,7 +25,11 @@ impl Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         let stop = Arc::new(AtomicBool::new(false));
         if bar.is_hidden() {
-            return Progress { bar, stop, ticker: None };
+            return Progress {
+                bar,
+                stop,
+                ticker: None,
+            };
         }
         let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar());

@@ -53,7 +53,12 @@ fn a_closed_stdout_ends_every_command_quietly() {
         // Like `| head -0`: the reader goes away before the command writes.
         drop(child.stdout.take());
         let mut err = String::new();
-        child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+        child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut err)
+            .expect("stderr");
         let status = child.wait().expect("wait");
         use std::os::unix::process::ExitStatusExt;
         let quiet = status.code() == Some(0) || status.signal() == Some(13);
@@ -104,8 +109,14 @@ fn count_and_verify_agree() {
     let verify: serde_json::Value = serde_json::from_str(&expect_code(&out, 1, "verify")).expect("json");
     let out = tfrec_in(dir.path(), &["count", "--json", "bad.tfrecord"]);
     let count: serde_json::Value = serde_json::from_str(&expect_code(&out, 1, "count")).expect("json");
-    assert_eq!(verify["files"][0]["problems"][0]["record_index"], count["problems"][0]["record_index"]);
-    assert_eq!(verify["files"][0]["problems"][0]["offset"], count["problems"][0]["offset"]);
+    assert_eq!(
+        verify["files"][0]["problems"][0]["record_index"],
+        count["problems"][0]["record_index"]
+    );
+    assert_eq!(
+        verify["files"][0]["problems"][0]["offset"],
+        count["problems"][0]["offset"]
+    );
     assert_eq!(count["total"], 4, "the records before the damage");
     assert_eq!(count["data_crcs_checked"], true);
 }
@@ -145,10 +156,25 @@ fn cat_json_is_json_lines_and_floats_read_back() {
     // parse prints a float32 as the shortest text that reads back as it, as cat does.
     let spec = r#"{"score": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"}}"#;
     std::fs::write(dir.path().join("f.json"), spec).expect("spec");
-    let out = tfrec_in(dir.path(), &["parse", "--spec", "f.json", "big.tfrecord", "--limit", "3"]);
+    let out = tfrec_in(
+        dir.path(),
+        &["parse", "--spec", "f.json", "big.tfrecord", "--limit", "3"],
+    );
     let json = expect_code(&out, 0, "parse");
     assert!(json.contains("[0.0,0.25,0.5]"), "{json}");
-    let out = tfrec_in(dir.path(), &["cat", "--format", "jsonl", "big.tfrecord", "--limit", "2", "--skip", "1"]);
+    let out = tfrec_in(
+        dir.path(),
+        &[
+            "cat",
+            "--format",
+            "jsonl",
+            "big.tfrecord",
+            "--limit",
+            "2",
+            "--skip",
+            "1",
+        ],
+    );
     assert!(expect_code(&out, 0, "cat jsonl").contains("\"score\": [0.25]"));
 }
 
@@ -180,13 +206,20 @@ fn cat_caps_printed_values() {
     assert!(printed.len() < 400, "{}", printed.len());
     assert!(text(&out.stderr).contains("--max-bytes 0"));
     let out = tfrec_in(dir.path(), &["cat", "blob.tfrecord"]);
-    assert!(expect_code(&out, 0, "cat").len() > 100_000, "everything when not a terminal");
+    assert!(
+        expect_code(&out, 0, "cat").len() > 100_000,
+        "everything when not a terminal"
+    );
 }
 
 #[test]
 fn a_file_that_is_not_tfrecord_says_so() {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("notes.tfrecord"), "hello, this is not a record file at all\n").expect("write");
+    std::fs::write(
+        dir.path().join("notes.tfrecord"),
+        "hello, this is not a record file at all\n",
+    )
+    .expect("write");
     for command in ["count", "verify", "cat"] {
         let out = tfrec_in(dir.path(), &[command, "notes.tfrecord"]);
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
@@ -221,7 +254,10 @@ fn help_documents_the_convention() {
     assert!(expect_code(&out, 0, "help").contains("1 the data has problems"));
     let out = tfrec_in(dir.path(), &["cat", "--help"]);
     let help = expect_code(&out, 0, "cat help");
-    assert!(help.contains("protobuf text format") && help.contains("Exit status"), "{help}");
+    assert!(
+        help.contains("protobuf text format") && help.contains("Exit status"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -10,7 +10,9 @@ use common::*;
 
 /// The ```sh blocks between `heading` and the next heading of the same or a higher level.
 fn sh_blocks(readme: &str, heading: &str) -> Vec<String> {
-    let start = readme.find(heading).unwrap_or_else(|| panic!("README has no {heading:?}"));
+    let start = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("README has no {heading:?}"));
     let rest = &readme[start + heading.len()..];
     let end = rest.find("\n### ").or_else(|| rest.find("\n## ")).unwrap_or(rest.len());
     let section = &rest[..end];
@@ -82,7 +84,13 @@ fn every_command_of_the_tour_runs_as_written() {
         );
     }
     // What the tour says it makes is there.
-    for made in ["images.npz", "notebook.idx", "movie.tfrecord", "notebook.tfrecord.gz", "images.tfrecord"] {
+    for made in [
+        "images.npz",
+        "notebook.idx",
+        "movie.tfrecord",
+        "notebook.tfrecord.gz",
+        "images.tfrecord",
+    ] {
         assert!(dir.path().join(made).exists(), "{made}");
     }
     assert_eq!(names_in(&dir.path().join("shards")).len(), 4);

@@ -20,7 +20,11 @@ fn converters_refuse_to_write_over_their_input() {
     std::fs::write(&jsonl, lines).expect("write");
     let out = tfrec_in(d, &["from-jsonl", "x.jsonl", "-o", "x.jsonl"]);
     expect_code(&out, 2, "from-jsonl onto its input");
-    assert_eq!(std::fs::read_to_string(&jsonl).expect("read"), lines, "the input is intact");
+    assert_eq!(
+        std::fs::read_to_string(&jsonl).expect("read"),
+        lines,
+        "the input is intact"
+    );
     // The same file under another name: a path through `.`, and a hard link.
     let out = tfrec_in(d, &["from-jsonl", "x.jsonl", "-o", "./x.jsonl"]);
     expect_code(&out, 2, "from-jsonl onto ./input");
@@ -47,7 +51,16 @@ fn readers_refuse_to_write_over_their_input() {
     std::fs::write(d.join("spec.json"), SPEC).expect("spec");
 
     let cases: [&[&str]; 4] = [
-        &["parse", "--spec", "spec.json", "nb.tfrecord", "--format", "npz", "-o", "nb.tfrecord"],
+        &[
+            "parse",
+            "--spec",
+            "spec.json",
+            "nb.tfrecord",
+            "--format",
+            "npz",
+            "-o",
+            "nb.tfrecord",
+        ],
         &["index", "nb.tfrecord", "-o", "nb.tfrecord"],
         &["shard", "nb.tfrecord", "-o", "."],
         &["shuffle", "nb.tfrecord", "-o", "."],
@@ -55,8 +68,16 @@ fn readers_refuse_to_write_over_their_input() {
     for args in cases {
         let out = tfrec_in(d, args);
         expect_code(&out, 2, &format!("{args:?}"));
-        assert!(text(&out.stderr).contains("refusing"), "{args:?}: {}", text(&out.stderr));
-        assert_eq!(std::fs::read(&data).expect("read"), before, "{args:?} changed its input");
+        assert!(
+            text(&out.stderr).contains("refusing"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&data).expect("read"),
+            before,
+            "{args:?} changed its input"
+        );
         assert_eq!(names_in(d), ["nb.tfrecord", "spec.json"], "{args:?} left files");
     }
     // An output directory that holds an input deeper down.
@@ -71,7 +92,9 @@ fn a_failed_conversion_leaves_nothing_behind() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
     // Many good lines (more than the writer buffers), then a bad one.
-    let mut lines: String = (0..20_000).map(|i| format!("{{\"a\": [{i}], \"b\": [\"{}\"]}}\n", "x".repeat(20))).collect();
+    let mut lines: String = (0..20_000)
+        .map(|i| format!("{{\"a\": [{i}], \"b\": [\"{}\"]}}\n", "x".repeat(20)))
+        .collect();
     lines.push_str("{\"a\": not json}\n");
     std::fs::write(d.join("in.jsonl"), lines).expect("write");
     for output in ["out.tfrecord", "out.tfrecord.gz"] {
@@ -87,12 +110,36 @@ fn shard_by_an_absent_feature_is_an_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
     write_examples(&d.join("in.tfrecord"), 30);
-    let out = tfrec_in(d, &["shard", "in.tfrecord", "-o", "shards", "--shards", "3", "--by-feature", "nosuch"]);
+    let out = tfrec_in(
+        d,
+        &[
+            "shard",
+            "in.tfrecord",
+            "-o",
+            "shards",
+            "--shards",
+            "3",
+            "--by-feature",
+            "nosuch",
+        ],
+    );
     expect_code(&out, 1, "an unknown key");
     assert!(text(&out.stderr).contains("nosuch"), "{}", text(&out.stderr));
     assert!(!d.join("shards").exists(), "nothing is written");
     // A key that some records lack is fine.
-    let out = tfrec_in(d, &["shard", "in.tfrecord", "-o", "shards", "--shards", "3", "--by-feature", "id"]);
+    let out = tfrec_in(
+        d,
+        &[
+            "shard",
+            "in.tfrecord",
+            "-o",
+            "shards",
+            "--shards",
+            "3",
+            "--by-feature",
+            "id",
+        ],
+    );
     expect_code(&out, 0, "a known key");
 }
 
@@ -116,7 +163,10 @@ fn shard_output_directories_hold_one_run() {
     assert!(text(&out.stderr).contains("--overwrite"), "{}", text(&out.stderr));
     assert_eq!(count_total(d, "out"), 40);
     // --overwrite replaces the earlier shards, whatever their number.
-    let out = tfrec_in(d, &["shard", "in.tfrecord", "-o", "out", "--shards", "2", "--overwrite"]);
+    let out = tfrec_in(
+        d,
+        &["shard", "in.tfrecord", "-o", "out", "--shards", "2", "--overwrite"],
+    );
     expect_code(&out, 0, "--overwrite");
     assert_eq!(names_in(&d.join("out")).len(), 2);
     assert_eq!(count_total(d, "out"), 40, "no record twice");
@@ -179,7 +229,18 @@ fn npz_keeps_bytes_exactly_and_joins_batches() {
     std::fs::write(d.join("spec.json"), SPEC).expect("spec");
     let out = tfrec_in(
         d,
-        &["parse", "--spec", "spec.json", "b.tfrecord", "--batch", "2", "--format", "npz", "-o", "b.npz"],
+        &[
+            "parse",
+            "--spec",
+            "spec.json",
+            "b.tfrecord",
+            "--batch",
+            "2",
+            "--format",
+            "npz",
+            "-o",
+            "b.npz",
+        ],
     );
     expect_code(&out, 0, "parse to npz");
     let check = format!(
@@ -227,19 +288,39 @@ fn skipped_records_are_reported_by_every_command() {
     assert_eq!(report["total"], 19);
     assert_eq!(report["skipped"]["regions"], 1);
     assert!(report["skipped"]["problems"][0]["offset"].is_u64(), "{report}");
-    assert!(report["skipped"]["problems"][0]["path"].as_str().is_some_and(|p| p.ends_with("bad.tfrecord")));
+    assert!(report["skipped"]["problems"][0]["path"]
+        .as_str()
+        .is_some_and(|p| p.ends_with("bad.tfrecord")));
 }
 
 #[test]
 fn parsing_sequence_examples_with_an_example_spec_warns() {
     let out = tfrec_in(
         &repo(),
-        &["parse", "--spec", "samples/notebook.spec.json", "samples/movie.tfrecord"],
+        &[
+            "parse",
+            "--spec",
+            "samples/notebook.spec.json",
+            "samples/movie.tfrecord",
+        ],
     );
-    assert!(text(&out.stderr).contains("look like SequenceExamples"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("look like SequenceExamples"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = tfrec_in(
         &repo(),
-        &["parse", "--spec", "samples/movie.spec.json", "samples/notebook.tfrecord"],
+        &[
+            "parse",
+            "--spec",
+            "samples/movie.spec.json",
+            "samples/notebook.tfrecord",
+        ],
     );
-    assert!(text(&out.stderr).contains("look like Examples"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("look like Examples"),
+        "{}",
+        text(&out.stderr)
+    );
 }

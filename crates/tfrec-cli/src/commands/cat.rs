@@ -112,10 +112,18 @@ struct Printer {
 }
 
 impl Printer {
-    fn print(&mut self, out: &mut impl Write, record: &[u8], index: u64, place: &str) -> Result<(), Box<dyn std::error::Error>> {
+    fn print(
+        &mut self,
+        out: &mut impl Write,
+        record: &[u8],
+        index: u64,
+        place: &str,
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let decode_error = |e: tfrec::example::DecodeError| {
             let kind = if self.sequence { "SequenceExample" } else { "Example" };
-            crate::error::data(format!("{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"))
+            crate::error::data(format!(
+                "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
+            ))
         };
         match self.format {
             Format::Raw => {

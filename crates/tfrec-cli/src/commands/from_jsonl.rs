@@ -82,6 +82,14 @@ fn is_sequence_line(line: &str) -> bool {
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let hints = hints(&args)?;
     let mut output = args.output.create(&args.inputs)?;
+    let total = args
+        .inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
     for path in &args.inputs {
         let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))
@@ -92,10 +100,12 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         };
         for (i, line) in input.lines().enumerate() {
             let line = line?;
+            done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
             if line.trim().is_empty() {
                 continue;
             }
-            let place = |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{}:{}: {e}", path.display(), i + 1));
+            let place =
+                |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{}:{}: {e}", path.display(), i + 1));
             let sequence = match args.kind {
                 KindChoice::Auto => is_sequence_line(&line),
                 KindChoice::Example => false,
@@ -111,6 +121,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             output.writer.write_record(&bytes)?;
         }
     }
+    progress.finish();
     let n = output.finish_verified()?;
     eprintln!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)

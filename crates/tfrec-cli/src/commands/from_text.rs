@@ -52,8 +52,17 @@ fn looks_like_sequence(text: &str) -> bool {
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut output = args.output.create(&args.inputs)?;
+    let total = args
+        .inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
     for path in &args.inputs {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        done.fetch_add(text.len() as u64, std::sync::atomic::Ordering::Relaxed);
         for (i, message) in messages(&text).iter().enumerate() {
             let place =
                 |e: tfrec::example::TextError| crate::error::data(format!("{} message {i}: {e}", path.display()));
@@ -70,6 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             output.writer.write_record(&bytes)?;
         }
     }
+    progress.finish();
     let n = output.finish_verified()?;
     eprintln!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)

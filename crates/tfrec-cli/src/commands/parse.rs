@@ -100,7 +100,9 @@ impl Parser {
                  for Examples; a SequenceExample spec is {{\"context_features\": …, \"sequence_features\": …}}"
             ),
             Parser::Sequence(_)
-                if !kinds.is_empty() && !kinds.contains(&MessageKind::SequenceExample) && batch.iter().any(|r| !r.is_empty()) =>
+                if !kinds.is_empty()
+                    && !kinds.contains(&MessageKind::SequenceExample)
+                    && batch.iter().any(|r| !r.is_empty()) =>
             {
                 eprintln!(
                     "warning: no record has feature lists, so they look like Examples, but the spec is for \
@@ -180,7 +182,11 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let first = records;
         let fail = |e: ParseError| {
             let place = e.example.and_then(|i| places.get(i)).map(|p| {
-                let path = reader.files().get(p.file).map(|f| f.display().to_string()).unwrap_or_default();
+                let path = reader
+                    .files()
+                    .get(p.file)
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_default();
                 format!("{path}: record {} at byte {}", p.index_in_file, p.offset)
             });
             match place {
@@ -229,7 +235,10 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
 fn join_batches(
     batches: Vec<Vec<(&'static str, TensorMap)>>,
 ) -> Result<Vec<(&'static str, TensorMap)>, Box<dyn std::error::Error>> {
-    let mut joined: Vec<(&'static str, std::collections::BTreeMap<String, Vec<tfrec::parse::Tensor>>)> = Vec::new();
+    let mut joined: Vec<(
+        &'static str,
+        std::collections::BTreeMap<String, Vec<tfrec::parse::Tensor>>,
+    )> = Vec::new();
     for batch in batches {
         for (i, (prefix, tensors)) in batch.into_iter().enumerate() {
             if joined.len() <= i {

@@ -113,10 +113,13 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     writeln!(out, "{records} records (every CRC checked)")?;
     writeln!(
-        out,"{heading:<24} {:<10} {:>14} {:>12}", "kind", "values/record", "present")?;
+        out,
+        "{heading:<24} {:<10} {:>14} {:>12}",
+        "kind", "values/record", "present"
+    )?;
     for (name, s) in &schema.features {
         writeln!(
-        out,
+            out,
             "{name:<24} {:<10} {:>14} {:>12}",
             kinds(s),
             range(s.min_values, s.max_values),
@@ -125,13 +128,13 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if !schema.feature_lists.is_empty() {
         writeln!(
-        out,
+            out,
             "\n{:<24} {:<10} {:>14} {:>12} {:>12}",
             "feature list", "kind", "values/step", "steps", "present"
         )?;
         for (name, s) in &schema.feature_lists {
             writeln!(
-        out,
+                out,
                 "{name:<24} {:<10} {:>14} {:>12} {:>12}",
                 kinds(s),
                 range(s.min_values, s.max_values),

@@ -55,7 +55,11 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .input
         .reader_options(SkipArgs { skip_corrupt: true })
         .on_corruption(OnCorruption::Resync);
-    let total: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let progress = Progress::new(total, std::sync::Arc::clone(&done));
     let mut out = stdout();
@@ -97,7 +101,10 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
         }
         let problems: Vec<Value> = regions.iter().map(|r| region_json(r)).collect();
-        done.fetch_add(std::fs::metadata(path).map_or(0, |m| m.len()), std::sync::atomic::Ordering::Relaxed);
+        done.fetch_add(
+            std::fs::metadata(path).map_or(0, |m| m.len()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if !problems.is_empty() {
             bad_files += 1;
         }

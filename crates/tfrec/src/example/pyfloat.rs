@@ -32,7 +32,12 @@ pub fn write_shortest_repr<W: Write>(out: &mut W, value: f32) -> fmt::Result {
     if !try_precision(&mut buf, 6)? {
         buf.clear();
         write!(buf, "{value:e}")?;
-        let shortest = buf.as_str().bytes().take_while(|&b| b != b'e').filter(u8::is_ascii_digit).count();
+        let shortest = buf
+            .as_str()
+            .bytes()
+            .take_while(|&b| b != b'e')
+            .filter(u8::is_ascii_digit)
+            .count();
         let mut precision = shortest.max(7);
         while !try_precision(&mut buf, precision)? && precision < 17 {
             precision += 1;
@@ -192,7 +197,11 @@ mod tests {
             } else {
                 (digits[..point as usize].to_owned(), digits[point as usize..].to_owned())
             };
-            let frac_part = if frac_part.is_empty() { "0".to_owned() } else { frac_part };
+            let frac_part = if frac_part.is_empty() {
+                "0".to_owned()
+            } else {
+                frac_part
+            };
             format!("{sign}{int_part}.{frac_part}")
         } else {
             let mantissa = if digits.len() == 1 {
@@ -260,7 +269,9 @@ mod tests {
     #[test]
     #[ignore]
     fn speed() {
-        let values: Vec<f32> = (0..1_000_000u32).map(|i| (i as f32) * 0.37 + 1.0 / (i as f32 + 3.0)).collect();
+        let values: Vec<f32> = (0..1_000_000u32)
+            .map(|i| (i as f32) * 0.37 + 1.0 / (i as f32 + 3.0))
+            .collect();
         let time = |f: &dyn Fn(f32) -> usize| {
             let start = std::time::Instant::now();
             let total: usize = values.iter().map(|&v| f(v)).sum();
@@ -276,6 +287,9 @@ mod tests {
         });
         let (old, b) = time(&|v| reference_shortest_repr(v).len());
         assert_eq!(a, b);
-        println!("shortest_repr: {new:.3} s vs reference {old:.3} s: {:.2}x faster", old / new);
+        println!(
+            "shortest_repr: {new:.3} s vs reference {old:.3} s: {:.2}x faster",
+            old / new
+        );
     }
 }

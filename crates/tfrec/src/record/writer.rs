@@ -308,7 +308,9 @@ mod tests {
         let options = WriterOptions::default().compression(compression);
         let mut writer = RecordWriter::with_options(&mut out, options);
         for i in 0..records {
-            writer.write_record(format!("record {i}").repeat(50).as_bytes()).unwrap();
+            writer
+                .write_record(format!("record {i}").repeat(50).as_bytes())
+                .unwrap();
         }
         drop(writer);
         out
@@ -341,7 +343,9 @@ mod tests {
         writer.write_record(b"one").unwrap();
         writer.finish().unwrap();
         let mut all = Vec::new();
-        flate2::read::MultiGzDecoder::new(out.as_slice()).read_to_end(&mut all).unwrap();
+        flate2::read::MultiGzDecoder::new(out.as_slice())
+            .read_to_end(&mut all)
+            .unwrap();
         assert_eq!(all.len(), 12 + 3 + 4);
     }
 }

@@ -24,6 +24,8 @@ pub struct MessageArgs {
 
 /// Records to look at before deciding what a file holds.
 pub const DETECT_RECORDS: usize = 64;
+/// Bytes of records held for that look at most: a few huge records decide alone.
+pub const DETECT_BYTES: usize = 16 << 20;
 
 impl MessageArgs {
     /// Whether the kind is decided without looking at records.

@@ -9,7 +9,7 @@ use tfrec::example::{Example, Feature, Features, SequenceExample};
 use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 
 use crate::input::{InputArgs, SkipArgs};
-use crate::messages::{MessageArgs, DETECT_RECORDS};
+use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::report::{print_skipped, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -184,9 +184,13 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut first: Vec<(Vec<u8>, String)> = Vec::new();
     let mut pending_error: Option<RecordError> = None;
     if guess {
-        while (first.len() as u64) < wanted.min(DETECT_RECORDS as u64) {
+        let mut held = 0;
+        while (first.len() as u64) < wanted.min(DETECT_RECORDS as u64) && held < DETECT_BYTES {
             match reader.next_located() {
-                Ok(Some(r)) => first.push((r.data.to_vec(), place(&r))),
+                Ok(Some(r)) => {
+                    held += r.data.len();
+                    first.push((r.data.to_vec(), place(&r)));
+                }
                 Ok(None) => break,
                 Err(e) => {
                     pending_error = Some(e);

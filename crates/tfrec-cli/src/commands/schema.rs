@@ -7,7 +7,7 @@ use clap::Args as ClapArgs;
 use tfrec::example::{Example, FeatureStats, Kind, Schema, SequenceExample};
 
 use crate::input::{InputArgs, SkipArgs};
-use crate::messages::{MessageArgs, DETECT_RECORDS};
+use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::progress::Progress;
 use crate::report::{print_skipped, stdout};
 
@@ -57,45 +57,52 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut reader = args.input.open(args.skip)?;
     let progress = Progress::for_reader(&reader);
     let limit = args.limit.unwrap_or(u64::MAX);
-    let mut first: Vec<Vec<u8>> = Vec::new();
-    let mut sequence = None;
+    // Records held to decide the message kind (when not forced), with their places.
+    let mut first: Vec<(Vec<u8>, String)> = Vec::new();
+    let mut held = 0;
+    let mut sequence = args.message.forced();
     let mut schema = Schema::default();
     let mut seen = 0u64;
-    let observe = |record: &[u8], sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
-        let index = schema.records;
-        let bad = |e: tfrec::example::DecodeError| {
-            let kind = if sequence { "SequenceExample" } else { "Example" };
-            crate::error::data(format!("record {index} is not a valid {kind}: {e} (--kind to choose)"))
+    let observe =
+        |record: &[u8], place: &str, sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
+            let index = schema.records;
+            let bad = |e: tfrec::example::DecodeError| {
+                let kind = if sequence { "SequenceExample" } else { "Example" };
+                crate::error::data(format!(
+                    "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
+                ))
+            };
+            if sequence {
+                schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
+            } else {
+                schema.observe_example(&Example::decode(record).map_err(bad)?);
+            }
+            Ok(())
         };
-        if sequence {
-            schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
-        } else {
-            schema.observe_example(&Example::decode(record).map_err(bad)?);
-        }
-        Ok(())
-    };
+    let decide =
+        |first: &mut Vec<(Vec<u8>, String)>, schema: &mut Schema| -> Result<bool, Box<dyn std::error::Error>> {
+            let s = args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
+            for (r, place) in first.drain(..) {
+                observe(&r, &place, s, schema)?;
+            }
+            Ok(s)
+        };
     while seen < limit {
-        let Some(record) = reader.next_record()? else { break };
+        let Some(record) = reader.next_located()? else { break };
         seen += 1;
         match sequence {
-            Some(s) => observe(record, s, &mut schema)?,
+            Some(s) => observe(record.data, &record.to_string(), s, &mut schema)?,
             None => {
-                first.push(record.to_vec());
-                if first.len() == DETECT_RECORDS {
-                    let s = args.message.is_sequence(first.iter().map(Vec::as_slice));
-                    for r in first.drain(..) {
-                        observe(&r, s, &mut schema)?;
-                    }
-                    sequence = Some(s);
+                held += record.data.len();
+                first.push((record.data.to_vec(), record.to_string()));
+                if first.len() == DETECT_RECORDS || held >= DETECT_BYTES {
+                    sequence = Some(decide(&mut first, &mut schema)?);
                 }
             }
         }
     }
     if sequence.is_none() {
-        let s = args.message.is_sequence(first.iter().map(Vec::as_slice));
-        for r in first.drain(..) {
-            observe(&r, s, &mut schema)?;
-        }
+        decide(&mut first, &mut schema)?;
     }
     progress.finish();
     print_skipped(&reader);

@@ -96,9 +96,11 @@ pub struct PendingFile {
 impl PendingFile {
     /// Starts writing what will become `path` (whose directory must exist).
     pub fn create(path: &Path) -> io::Result<PendingFile> {
+        // Created as a new file would be (0666 less the umask), not private as temp files are.
         let temp = tempfile::Builder::new()
             .prefix(".tfrec-")
             .suffix(".partial")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(parent_dir(path))
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", parent_dir(path).display())))?;
         Ok(PendingFile {

@@ -324,3 +324,23 @@ fn parsing_sequence_examples_with_an_example_spec_warns() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn outputs_get_the_usual_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    std::fs::write(d.join("in.jsonl"), "{\"a\": [1]}\n").expect("write");
+    expect_code(
+        &tfrec_in(d, &["from-jsonl", "in.jsonl", "-o", "out.tfrecord"]),
+        0,
+        "from-jsonl",
+    );
+    let made = std::fs::metadata(d.join("out.tfrecord"))
+        .expect("out")
+        .permissions()
+        .mode()
+        & 0o777;
+    let reference = std::fs::metadata(d.join("in.jsonl")).expect("in").permissions().mode() & 0o777;
+    assert_eq!(made, reference, "as a file created by write");
+}

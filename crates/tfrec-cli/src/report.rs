@@ -76,3 +76,36 @@ pub fn print_skipped(reader: &MultiFileReader) {
 pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::new(std::io::stdout().lock())
 }
+
+/// An `io::Write` seen as a `fmt::Write`, keeping the I/O error (a closed pipe) it meets.
+pub struct FmtToIo<'a, W: Write> {
+    inner: &'a mut W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> std::fmt::Write for FmtToIo<'_, W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.inner.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
+}
+
+/// Lets a renderer that writes to a `fmt::Write` write straight to an `io::Write`, so a huge
+/// record is never rendered into memory first.
+pub fn render_to<W: Write>(
+    out: &mut W,
+    render: impl FnOnce(&mut FmtToIo<'_, W>) -> std::fmt::Result,
+) -> std::io::Result<()> {
+    let mut adapter = FmtToIo {
+        inner: out,
+        error: None,
+    };
+    let result = render(&mut adapter);
+    match (result, adapter.error) {
+        (_, Some(e)) => Err(e),
+        (Err(_), None) => Err(std::io::Error::other("formatting failed")),
+        (Ok(()), None) => Ok(()),
+    }
+}

@@ -10,7 +10,7 @@ use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
-use crate::report::{print_skipped, stdout};
+use crate::report::{print_skipped, render_to, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
@@ -147,9 +147,15 @@ impl Printer {
                     }
                 }
                 match self.format {
-                    Format::Text => write!(out, "# {place} record {index}\n{}", seq.to_text())?,
-                    Format::Json => writeln!(out, "{}", seq.to_json_line())?,
-                    _ => writeln!(out, "{}", seq.to_friendly_json())?,
+                    Format::Text => {
+                        writeln!(out, "# {place} record {index}")?;
+                        render_to(out, |w| seq.write_text(w))?;
+                    }
+                    Format::Json => render_to(out, |w| seq.write_json_line(w))?,
+                    _ => render_to(out, |w| seq.write_friendly_json(w))?,
+                }
+                if !matches!(self.format, Format::Text) {
+                    writeln!(out)?;
                 }
             }
             _ => {
@@ -158,9 +164,15 @@ impl Printer {
                     self.cut_any |= cut_features(ex.features.as_mut(), self.max_bytes);
                 }
                 match self.format {
-                    Format::Text => write!(out, "# {place} record {index}\n{}", ex.to_text())?,
-                    Format::Json => writeln!(out, "{}", ex.to_json_line())?,
-                    _ => writeln!(out, "{}", ex.to_friendly_json())?,
+                    Format::Text => {
+                        writeln!(out, "# {place} record {index}")?;
+                        render_to(out, |w| ex.write_text(w))?;
+                    }
+                    Format::Json => render_to(out, |w| ex.write_json_line(w))?,
+                    _ => render_to(out, |w| ex.write_friendly_json(w))?,
+                }
+                if !matches!(self.format, Format::Text) {
+                    writeln!(out)?;
                 }
             }
         }

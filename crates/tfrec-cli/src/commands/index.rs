@@ -19,6 +19,9 @@ pub struct Args {
     /// Where to write the index, for a single input file. Default: FILE.idx beside each file.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Print one JSON document instead of a line per file.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -37,6 +40,14 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         refuse_same_file(out, &files)?;
     }
     let mut stdout = stdout();
+    let mut reports = Vec::new();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
     for (file, output) in &targets {
         let index = RecordIndex::build(file).map_err(|e| match e {
             IndexError::Compressed { path, compression } => format!(
@@ -47,6 +58,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             )
             .into(),
             IndexError::Record(e) => Box::new(e) as Box<dyn std::error::Error>,
+            // Reading or writing failed: an I/O error, not a problem of the data.
+            io @ IndexError::Io { .. } => io.to_string().into(),
             other => crate::error::data(other.to_string()),
         })?;
         let pending = PendingFile::create(output)?;
@@ -54,7 +67,23 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         index.write_to(&mut w)?;
         w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         pending.commit()?;
-        writeln!(stdout, "{} records indexed in {}", index.len(), output.display())?;
+        done.fetch_add(
+            std::fs::metadata(file).map_or(0, |m| m.len()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        if args.json {
+            reports.push(serde_json::json!({
+                "path": file.display().to_string(),
+                "index": output.display().to_string(),
+                "records": index.len(),
+            }));
+        } else {
+            writeln!(stdout, "{} records indexed in {}", index.len(), output.display())?;
+        }
+    }
+    progress.finish();
+    if args.json {
+        writeln!(stdout, "{}", serde_json::json!({"ok": true, "files": reports}))?;
     }
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)

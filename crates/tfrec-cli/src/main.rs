@@ -80,7 +80,10 @@ fn main() -> ExitCode {
         Err(error) => match error::exit_code(error.as_ref()) {
             None => ExitCode::SUCCESS,
             Some(code) => {
-                eprintln!("tfrec: {error}");
+                match error.downcast_ref::<tfrec::record::RecordError>() {
+                    Some(e) => eprintln!("tfrec: {}", report::describe(e)),
+                    None => eprintln!("tfrec: {error}"),
+                }
                 ExitCode::from(code)
             }
         },

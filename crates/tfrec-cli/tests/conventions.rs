@@ -220,8 +220,10 @@ fn a_file_that_is_not_tfrecord_says_so() {
         "hello, this is not a record file at all\n",
     )
     .expect("write");
-    for command in ["count", "verify", "cat"] {
-        let out = tfrec_in(dir.path(), &[command, "notes.tfrecord"]);
+    for command in ["count", "verify", "cat", "schema", "shard -o out"] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("notes.tfrecord");
+        let out = tfrec_in(dir.path(), &args);
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert!(all.contains("not a TFRecord file"), "{command}: {all}");
         assert_eq!(out.status.code(), Some(1));

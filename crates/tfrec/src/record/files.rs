@@ -334,3 +334,41 @@ impl MultiFileReader {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_walked_recursively_and_hidden_ones_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["Split-train", "Split-eval/deeper", ".hidden"] {
+            fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        for file in [
+            "Split-train/a.tfrecord",
+            "Split-eval/deeper/b.gz",
+            ".hidden/c.tfrecord",
+            "notes.json",
+        ] {
+            fs::write(root.join(file), b"").unwrap();
+        }
+        let files = expand_inputs([root.to_str().unwrap()]).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["Split-eval/deeper/b.gz", "Split-train/a.tfrecord"]);
+    }
+
+    #[test]
+    fn a_directory_without_records_is_an_error_unless_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("readme.txt"), b"hello").unwrap();
+        let path = dir.path().to_str().unwrap();
+        let error = expand_inputs([path]).unwrap_err();
+        assert!(matches!(error.kind, super::super::error::RecordErrorKind::Open(_)));
+        assert!(expand_inputs_allow_empty([path]).unwrap().is_empty());
+    }
+}

@@ -278,3 +278,33 @@ fn damage_inside_a_gzip_stream_is_one_problem() {
     let out = tfrec_in(dir.path(), &["verify", "d.tfrecord.gz"]);
     assert_eq!(text(&out.stdout).lines().count(), 2, "{}", text(&out.stdout));
 }
+
+#[test]
+fn the_shuffle_buffer_is_bounded_in_bytes_too() {
+    let dir = data_dir();
+    let d = dir.path();
+    // A buffer of one byte holds one record at a time: the order cannot change.
+    let args = [
+        "shuffle",
+        "big.tfrecord",
+        "-o",
+        "one",
+        "--buffer",
+        "100000",
+        "--buffer-bytes",
+        "1",
+    ];
+    expect_code(&tfrec_in(d, &args), 0, "shuffle");
+    let read = |p: std::path::PathBuf| -> Vec<Vec<u8>> {
+        tfrec::record::RecordReader::open(p, Default::default())
+            .expect("open")
+            .records()
+            .collect::<Result<_, _>>()
+            .expect("read")
+    };
+    let shuffled = read(d.join("one/shuffled-00000-of-00001.tfrecord"));
+    assert_eq!(shuffled, read(d.join("big.tfrecord")));
+    let args = ["shuffle", "big.tfrecord", "-o", "many", "--buffer", "100000"];
+    expect_code(&tfrec_in(d, &args), 0, "shuffle");
+    assert_ne!(read(d.join("many/shuffled-00000-of-00001.tfrecord")), shuffled);
+}

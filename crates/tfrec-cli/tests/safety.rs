@@ -99,9 +99,9 @@ fn a_failed_conversion_leaves_nothing_behind() {
     std::fs::write(d.join("in.jsonl"), lines).expect("write");
     for output in ["out.tfrecord", "out.tfrecord.gz"] {
         let out = tfrec_in(d, &["from-jsonl", "in.jsonl", "-o", output]);
+        assert_eq!(names_in(d), ["in.jsonl"], "{output}: a partial output was left");
         expect_code(&out, 1, "a bad line is a data problem");
         assert!(text(&out.stderr).contains("in.jsonl:20001"), "{}", text(&out.stderr));
-        assert_eq!(names_in(d), ["in.jsonl"], "{output}: a partial output was left");
     }
 }
 

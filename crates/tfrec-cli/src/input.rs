@@ -1,31 +1,45 @@
 //! Command-line options shared by every command that reads records.
 
+use std::path::PathBuf;
+
 use clap::Args;
 use tfrec::record::{CompressionChoice, MultiFileReader, OnCorruption, ReaderOptions, TornTail};
 
 /// How to read the input files.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Input files, directories or glob patterns (quote globs to keep the shell off them).
+    /// Input files, directories (read recursively) or glob patterns (quote globs to keep the
+    /// shell off them).
     #[arg(required = true, value_name = "FILES")]
     pub inputs: Vec<String>,
     /// Compression of the inputs: auto (from the extension, else the first bytes), none, gzip, zlib.
     #[arg(long, default_value = "auto")]
     pub compression: CompressionChoice,
-    /// Skip damaged records (resynchronising on the next valid header) instead of failing.
-    #[arg(long)]
-    pub skip_corrupt: bool,
     /// Accept a partial record header at the end of a file (a file still being written).
     #[arg(long)]
     pub allow_torn_tail: bool,
+    /// Accept a directory that holds no record files (otherwise an error: a typo must not read
+    /// as an empty data set).
+    #[arg(long)]
+    pub allow_empty: bool,
+}
+
+/// `--skip-corrupt`, for the commands that can go on past damage.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SkipArgs {
+    /// Skip damaged records (resynchronising on the next valid record) instead of failing;
+    /// what was skipped is reported on stderr and in --json.
+    #[arg(long)]
+    pub skip_corrupt: bool,
 }
 
 impl InputArgs {
-    pub fn reader_options(&self, verify_data_crc: bool) -> ReaderOptions {
+    /// Reader options; data CRCs are always checked.
+    pub fn reader_options(&self, skip: SkipArgs) -> ReaderOptions {
         ReaderOptions::default()
             .compression(self.compression)
-            .verify_data_crc(verify_data_crc)
-            .on_corruption(if self.skip_corrupt {
+            .verify_data_crc(true)
+            .on_corruption(if skip.skip_corrupt {
                 OnCorruption::Resync
             } else {
                 OnCorruption::Fail
@@ -37,7 +51,29 @@ impl InputArgs {
             })
     }
 
-    pub fn open(&self, verify_data_crc: bool) -> Result<MultiFileReader, tfrec::record::RecordError> {
-        MultiFileReader::open(&self.inputs, self.reader_options(verify_data_crc))
+    /// The files the inputs name, in order.
+    pub fn files(&self) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+        let files = if self.allow_empty {
+            tfrec::record::expand_inputs_allow_empty(&self.inputs)?
+        } else {
+            tfrec::record::expand_inputs(&self.inputs).map_err(|e| {
+                if matches!(e.kind, tfrec::record::RecordErrorKind::Open(_)) {
+                    format!("{e} (--allow-empty accepts an empty directory)")
+                } else {
+                    e.to_string()
+                }
+            })?
+        };
+        Ok(files)
+    }
+
+    /// A reader over the inputs, each file opened (and closed) first so that a file that cannot
+    /// be read fails before anything is written.
+    pub fn open(&self, skip: SkipArgs) -> Result<MultiFileReader, Box<dyn std::error::Error>> {
+        let files = self.files()?;
+        for f in &files {
+            std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
+        }
+        Ok(MultiFileReader::new(files, self.reader_options(skip)))
     }
 }

@@ -1,15 +1,18 @@
 //! The `tfrec` command: thin glue between the command line and the `tfrec` library.
 
 mod commands;
+mod error;
 mod input;
+mod jsonout;
 mod messages;
 mod npz;
 mod output;
 mod progress;
+mod report;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 // The application picks the allocator: mimalloc reuses freed batch buffers instead of returning
 // them to the kernel, which otherwise costs page faults on every batch (see the parse bench).
@@ -18,11 +21,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Read, check and convert TFRecord files without TensorFlow.
 #[derive(Parser)]
-#[command(name = "tfrec", version, about, long_about = None)]
+#[command(name = "tfrec", version, about, long_about = None, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+const EXIT_CODES: &str = "Exit status, the same for every command: 0 success; 1 the data has problems \
+(damage found, a record that does not parse or convert); 2 a usage or I/O error. \
+A closed standard output (`| head`) ends quietly with 0.";
 
 #[derive(Subcommand)]
 enum Command {
@@ -30,9 +37,9 @@ enum Command {
     Count(commands::count::Args),
     /// Check every record's framing and CRCs; report every problem with file and offset.
     Verify(commands::verify::Args),
-    /// Write FILE.idx, the `offset length` index other TFRecord tools read.
+    /// Write FILE.idx for each plain file, the `offset length` index other TFRecord tools read.
     Index(commands::index::Args),
-    /// Print records as protobuf text, protobuf JSON, friendly JSON lines, or raw.
+    /// Print records as protobuf text format, protobuf JSON, friendly JSON lines, or raw.
     Cat(commands::cat::Args),
     /// Infer the features the records hold (kind, values per record, presence) and their spec.
     Schema(commands::schema::Args),
@@ -51,7 +58,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command()
+        .mut_subcommands(|c| c.after_help(EXIT_CODES))
+        .get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Count(args) => commands::count::run(args),
         Command::Verify(args) => commands::verify::run(args),
@@ -67,9 +77,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("tfrec: {error}");
-            ExitCode::from(2)
-        }
+        Err(error) => match error::exit_code(error.as_ref()) {
+            None => ExitCode::SUCCESS,
+            Some(code) => {
+                match error.downcast_ref::<tfrec::record::RecordError>() {
+                    Some(e) => eprintln!("tfrec: {}", report::describe(e)),
+                    None => eprintln!("tfrec: {error}"),
+                }
+                ExitCode::from(code)
+            }
+        },
     }
 }

@@ -1,9 +1,13 @@
 //! Writing tensors as a NumPy `.npz` file (a zip of `.npy` arrays), so `numpy.load` reads the
-//! output of `tfrec parse` directly.
+//! output of `tfrec parse` directly, without pickle.
+//!
+//! Bytes are stored losslessly (NumPy's fixed-width `S<n>` would drop trailing NUL bytes): a
+//! string array `A` becomes `A/bytes` (uint8, every value concatenated in row-major order),
+//! `A/offsets` (int64, one more than the values: value `i` is `bytes[offsets[i]:offsets[i+1]]`)
+//! and `A/shape` (int64, the array's shape).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
 
 use tfrec::parse::{DenseTensor, Tensor, TensorMap};
 use zip::write::SimpleFileOptions;
@@ -25,36 +29,51 @@ impl Npy {
         }
     }
 
-    fn dense(t: &DenseTensor) -> Npy {
+    /// The arrays of a dense tensor named `name` (three for strings, see the module docs).
+    fn dense(name: &str, t: &DenseTensor) -> Vec<(String, Npy)> {
         let shape = t.shape().to_vec();
         match t {
-            DenseTensor::Int64(a) => Npy::i64s(a.iter().copied(), shape),
-            DenseTensor::Float32(a) => Npy {
-                descr: "<f4".into(),
-                shape,
-                data: a.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            },
-            // Fixed-width bytes (`S<n>`), zero-padded, as NumPy stores `bytes_` arrays.
-            DenseTensor::String(a) => {
-                let width = a.iter().map(Vec::len).max().unwrap_or(0).max(1);
-                let mut data = Vec::with_capacity(a.len() * width);
-                for v in a.iter() {
-                    data.extend_from_slice(v);
-                    data.resize(data.len() + width - v.len(), 0);
-                }
+            DenseTensor::Int64(a) => vec![(name.to_owned(), Npy::i64s(a.iter().copied(), shape))],
+            DenseTensor::Float32(a) => vec![(
+                name.to_owned(),
                 Npy {
-                    descr: format!("|S{width}"),
+                    descr: "<f4".into(),
                     shape,
-                    data,
+                    data: a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                },
+            )],
+            DenseTensor::String(a) => {
+                let mut bytes = Vec::new();
+                let mut offsets = Vec::with_capacity(a.len() + 1);
+                offsets.push(0i64);
+                for v in a.iter() {
+                    bytes.extend_from_slice(v);
+                    offsets.push(bytes.len() as i64);
                 }
+                let count = offsets.len();
+                vec![
+                    (
+                        format!("{name}/bytes"),
+                        Npy {
+                            descr: "|u1".into(),
+                            shape: vec![bytes.len()],
+                            data: bytes,
+                        },
+                    ),
+                    (format!("{name}/offsets"), Npy::i64s(offsets, vec![count])),
+                    (
+                        format!("{name}/shape"),
+                        Npy::i64s(shape.iter().map(|&d| d as i64), vec![shape.len()]),
+                    ),
+                ]
             }
         }
     }
 
     fn write(&self, out: &mut impl Write) -> io::Result<()> {
         let dims: Vec<String> = self.shape.iter().map(usize::to_string).collect();
-        let shape = match dims.len() {
-            1 => format!("({},)", dims[0]),
+        let shape = match dims.as_slice() {
+            [one] => format!("({one},)"),
             _ => format!("({})", dims.join(", ")),
         };
         let mut header = format!(
@@ -77,20 +96,21 @@ impl Npy {
 /// ragged one.
 fn arrays(name: &str, tensor: &Tensor) -> Vec<(String, Npy)> {
     match tensor {
-        Tensor::Dense(t) => vec![(name.to_owned(), Npy::dense(t))],
-        Tensor::Sparse(t) => vec![
-            (
+        Tensor::Dense(t) => Npy::dense(name, t),
+        Tensor::Sparse(t) => {
+            let mut out = vec![(
                 format!("{name}/indices"),
                 Npy::i64s(t.indices.iter().copied(), t.indices.shape().to_vec()),
-            ),
-            (format!("{name}/values"), Npy::dense(&t.values)),
-            (
+            )];
+            out.extend(Npy::dense(&format!("{name}/values"), &t.values));
+            out.push((
                 format!("{name}/dense_shape"),
                 Npy::i64s(t.dense_shape.iter().copied(), vec![t.dense_shape.len()]),
-            ),
-        ],
+            ));
+            out
+        }
         Tensor::Ragged(t) => {
-            let mut out = vec![(format!("{name}/flat_values"), Npy::dense(&t.flat_values))];
+            let mut out = Npy::dense(&format!("{name}/flat_values"), &t.flat_values);
             for (level, splits) in t.nested_row_splits.iter().enumerate() {
                 out.push((
                     format!("{name}/row_splits_{level}"),
@@ -102,16 +122,17 @@ fn arrays(name: &str, tensor: &Tensor) -> Vec<(String, Npy)> {
     }
 }
 
-/// Writes an `.npz` file incrementally, one batch's tensors at a time.
+/// Writes an `.npz` file, one tensor map at a time.
 pub struct NpzWriter {
     zip: ZipWriter<BufWriter<File>>,
 }
 
 impl NpzWriter {
-    pub fn create(path: &Path) -> io::Result<NpzWriter> {
-        Ok(NpzWriter {
-            zip: ZipWriter::new(BufWriter::new(File::create(path)?)),
-        })
+    /// Writes to `file` (see [`crate::output::PendingFile`]).
+    pub fn new(file: File) -> NpzWriter {
+        NpzWriter {
+            zip: ZipWriter::new(BufWriter::new(file)),
+        }
     }
 
     /// Adds every tensor of `tensors`, named `prefix + name`.
@@ -131,6 +152,12 @@ impl NpzWriter {
     }
 
     pub fn finish(self) -> io::Result<()> {
-        self.zip.finish().map_err(io::Error::other)?.flush()
+        let file = self
+            .zip
+            .finish()
+            .map_err(io::Error::other)?
+            .into_inner()
+            .map_err(|e| e.into_error())?;
+        file.sync_all()
     }
 }

@@ -1,15 +1,143 @@
-//! Command-line options and helpers shared by every command that writes a TFRecord file.
+//! Writing outputs safely, for every command that writes: an output is never one of the inputs
+//! (checked by file identity before anything is touched), and it is written under a temporary
+//! name in its target directory, renamed into place only when the command succeeds. On any
+//! failure the temporary file is removed, so nothing partial is ever left to read as whole.
 
-use std::fs::File;
-use std::path::PathBuf;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tfrec::record::{CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+use tempfile::NamedTempFile;
+use tfrec::record::{Compression, CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+
+/// The file an output path names, or would name once created: its canonical path, and its
+/// device and inode when it exists.
+struct Identity {
+    canonical: PathBuf,
+    inode: Option<(u64, u64)>,
+}
+
+fn identity(path: &Path) -> io::Result<Identity> {
+    if let Ok(meta) = fs::metadata(path) {
+        return Ok(Identity {
+            canonical: fs::canonicalize(path)?,
+            inode: Some((meta.dev(), meta.ino())),
+        });
+    }
+    // Not there yet: its directory must be, and decides where it will be.
+    let parent = parent_dir(path);
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other(format!("{}: not a file name", path.display())))?;
+    Ok(Identity {
+        canonical: fs::canonicalize(parent)?.join(name),
+        inode: None,
+    })
+}
+
+/// The directory a file path is in (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Refuses (a usage error) when `output` is one of `inputs`: the same path after resolving
+/// links, or the same file by device and inode (a hard link).
+pub fn refuse_same_file(output: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
+    let out = identity(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    for input in inputs {
+        let Ok(meta) = fs::metadata(input) else { continue };
+        let same_inode = out.inode == Some((meta.dev(), meta.ino()));
+        let same_path = fs::canonicalize(input).is_ok_and(|c| c == out.canonical);
+        if same_inode || same_path {
+            return Err(format!(
+                "the output {} is the input {}: refusing to overwrite an input",
+                output.display(),
+                input.display()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses (a usage error) when the output directory `dir` holds one of `inputs` (at any depth)
+/// or is one of them.
+pub fn refuse_dir_holding_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
+    let Ok(dir_canonical) = fs::canonicalize(dir) else {
+        return Ok(()); // Not there yet, so it holds nothing.
+    };
+    for input in inputs {
+        if let Ok(c) = fs::canonicalize(input) {
+            if c.starts_with(&dir_canonical) {
+                return Err(format!(
+                    "the output directory {} holds the input {}: refusing to write among the inputs",
+                    dir.display(),
+                    input.display()
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A file being written under a temporary name beside its final path; removed if dropped
+/// before [`PendingFile::commit`].
+pub struct PendingFile {
+    temp: NamedTempFile,
+    path: PathBuf,
+}
+
+impl PendingFile {
+    /// Starts writing what will become `path` (whose directory must exist).
+    pub fn create(path: &Path) -> io::Result<PendingFile> {
+        // Created as a new file would be (0666 less the umask), not private as temp files are.
+        let temp = tempfile::Builder::new()
+            .prefix(".tfrec-")
+            .suffix(".partial")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .tempfile_in(parent_dir(path))
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", parent_dir(path).display())))?;
+        Ok(PendingFile {
+            temp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A second handle on the temporary file, to write through.
+    pub fn file(&self) -> io::Result<File> {
+        self.temp.as_file().try_clone()
+    }
+
+    /// Where the file is being written.
+    pub fn temp_path(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the file into place.
+    pub fn commit(self) -> io::Result<()> {
+        let path = self.path;
+        self.temp
+            .persist(&path)
+            .map(drop)
+            .map_err(|e| io::Error::new(e.error.kind(), format!("{}: {}", path.display(), e.error)))
+    }
+}
 
 /// Where and how to write records.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// The TFRecord file to write.
+    /// The TFRecord file to write (written under a temporary name, renamed when complete).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// Compression of the output: auto (from the extension: .gz, .zz/.zlib), none, gzip, zlib.
@@ -17,28 +145,64 @@ pub struct OutputArgs {
     pub compression: CompressionChoice,
 }
 
+/// A record file being written to a temporary name.
+pub struct PendingRecords {
+    pub writer: RecordWriter<File>,
+    file: PendingFile,
+    compression: Compression,
+}
+
 impl OutputArgs {
-    pub fn create(&self) -> Result<RecordWriter<File>, tfrec::record::WriteError> {
-        RecordWriter::create(&self.output, WriterOptions::default().compression(self.compression))
+    fn resolved_compression(&self) -> Compression {
+        match self.compression {
+            CompressionChoice::Exactly(c) => c,
+            CompressionChoice::Auto => Compression::from_extension(&self.output).unwrap_or(Compression::None),
+        }
     }
 
-    /// Finishes the file, then reads it back: the command succeeds only if every record written
-    /// is there with valid CRCs.
-    pub fn finish_verified(&self, writer: RecordWriter<File>) -> Result<u64, Box<dyn std::error::Error>> {
-        let written = writer.records_written();
-        writer.finish()?;
-        let mut reader = RecordReader::open(&self.output, ReaderOptions::default().compression(self.compression))?;
-        let mut read = 0u64;
-        while reader.next_record()?.is_some() {
-            read += 1;
-        }
-        if read != written {
-            return Err(format!(
-                "{}: wrote {written} records but read back {read}",
-                self.output.display()
-            )
-            .into());
-        }
+    /// Checks that the output is none of `inputs`, then starts writing it.
+    pub fn create(&self, inputs: &[PathBuf]) -> Result<PendingRecords, Box<dyn std::error::Error>> {
+        refuse_same_file(&self.output, inputs)?;
+        let file = PendingFile::create(&self.output)?;
+        let compression = self.resolved_compression();
+        let writer = RecordWriter::with_options(
+            file.file()?,
+            WriterOptions::default().compression(CompressionChoice::Exactly(compression)),
+        );
+        Ok(PendingRecords {
+            writer,
+            file,
+            compression,
+        })
+    }
+}
+
+impl PendingRecords {
+    /// Finishes the file, reads it back (the command succeeds only if every record written is
+    /// there with valid CRCs), then renames it into place.
+    pub fn finish_verified(self) -> Result<u64, Box<dyn std::error::Error>> {
+        let written = finish_and_check(self.writer, self.file.temp_path(), self.compression)
+            .map_err(|e| format!("{}: {e}", self.file.path().display()))?;
+        self.file.commit()?;
         Ok(written)
     }
+}
+
+/// Finishes `writer`, then reads `path` back and checks the count and every CRC.
+pub fn finish_and_check(
+    writer: RecordWriter<File>,
+    path: &Path,
+    compression: Compression,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    let written = writer.records_written();
+    writer.finish()?.sync_all()?;
+    let mut reader = RecordReader::open(path, ReaderOptions::default().compression(compression))?;
+    let mut read = 0u64;
+    while reader.next_record()?.is_some() {
+        read += 1;
+    }
+    if read != written {
+        return Err(format!("wrote {written} records but read back {read}").into());
+    }
+    Ok(written)
 }

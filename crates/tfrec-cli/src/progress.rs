@@ -1,45 +1,71 @@
-//! A progress bar over the bytes of the input files, drawn only when stderr is a terminal.
+//! One progress bar by bytes, with rate and ETA, for every long command: drawn only when stderr
+//! is a terminal, and updated by time (a ticker thread reads a shared byte counter five times a
+//! second), so the hot loops pay nothing per record.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tfrec::record::MultiFileReader;
 
-/// Updates the bar every this many records, so drawing costs nothing measurable.
-const UPDATE_EVERY: u64 = 4096;
+const TICK: Duration = Duration::from_millis(200);
 
 pub struct Progress {
     bar: ProgressBar,
-    records: u64,
-    /// The reader's count of on-disk bytes read.
-    disk_bytes: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    /// `None` when the bar is hidden (stderr is not a terminal).
+    ticker: Option<JoinHandle<()>>,
 }
 
 impl Progress {
-    /// A bar sized to the files `reader` will read; hidden when stderr is not a terminal.
-    pub fn for_reader(reader: &MultiFileReader) -> Progress {
-        let bar = ProgressBar::with_draw_target(Some(reader.total_disk_bytes()), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
+    /// A bar over `total` bytes whose position is whatever `done` holds.
+    pub fn new(total: u64, done: Arc<AtomicU64>) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        let stop = Arc::new(AtomicBool::new(false));
+        if bar.is_hidden() {
+            return Progress {
+                bar,
+                stop,
+                ticker: None,
+            };
+        }
+        let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
+        let ticker = {
+            let (bar, stop) = (bar.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    bar.set_position(done.load(Ordering::Relaxed).min(total));
+                    std::thread::park_timeout(TICK);
+                }
+            })
+        };
         Progress {
             bar,
-            records: 0,
-            disk_bytes: reader.disk_bytes_counter(),
+            stop,
+            ticker: Some(ticker),
         }
     }
 
-    /// Notes one record; redraws now and then.
-    pub fn record(&mut self) {
-        self.records += 1;
-        if self.records % UPDATE_EVERY == 0 {
-            self.bar.set_position(self.disk_bytes.load(Ordering::Relaxed));
-            self.bar.set_message(format!("{} records", self.records));
-        }
+    /// A bar over the on-disk bytes of the files `reader` reads.
+    pub fn for_reader(reader: &MultiFileReader) -> Progress {
+        Progress::new(reader.total_disk_bytes(), reader.disk_bytes_counter())
     }
 
-    pub fn finish(self) {
+    /// Removes the bar.
+    pub fn finish(self) {}
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(ticker) = self.ticker.take() {
+            ticker.thread().unpark();
+            let _ = ticker.join();
+        }
         self.bar.finish_and_clear();
     }
 }

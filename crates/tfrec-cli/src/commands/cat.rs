@@ -1,19 +1,23 @@
-//! `tfrec cat`: prints records as protobuf text, protobuf JSON, friendly JSON lines, or raw.
+//! `tfrec cat`: prints records as protobuf text format, protobuf JSON, friendly JSON lines, or
+//! raw.
 
-use std::io::{self, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, ValueEnum};
-use tfrec::example::{Example, SequenceExample};
+use tfrec::example::{Example, Feature, Features, SequenceExample};
+use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 
-use crate::input::InputArgs;
-use crate::messages::{MessageArgs, DETECT_RECORDS};
+use crate::input::{InputArgs, SkipArgs};
+use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
+use crate::report::{print_skipped, render_to, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
-    /// Protobuf text format, as Python's `print(example)`.
+    /// Protobuf text format (as Python's `text_format.MessageToString`), one message per record
+    /// after a `# FILE@OFFSET record N` comment.
     Text,
-    /// Protobuf's JSON mapping, as `json_format.MessageToJson`.
+    /// Protobuf's JSON mapping (as `json_format.MessageToJson`), one record per line.
     Json,
     /// One friendly JSON object per line: `{"age": [19], "name": ["goat"]}`.
     Jsonl,
@@ -25,6 +29,8 @@ enum Format {
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    skip_corrupt: SkipArgs,
     #[command(flatten)]
     message: MessageArgs,
     /// How to print each record.
@@ -39,44 +45,134 @@ pub struct Args {
     /// Skip this many records first.
     #[arg(long, default_value_t = 0)]
     skip: u64,
+    /// Print at most this many bytes of each feature's values (longer values and lists are cut,
+    /// and a note says so on stderr); 0 prints everything. Default: 4096 when standard output
+    /// is a terminal, else everything.
+    #[arg(long, value_name = "BYTES")]
+    max_bytes: Option<usize>,
 }
 
 const HEX_PREFIX: usize = 32;
+const TERMINAL_MAX_BYTES: usize = 4096;
+
+/// Cuts a feature's values to about `max` bytes; says whether anything was cut.
+fn cut_feature(feature: &mut Feature, max: usize) -> bool {
+    match feature {
+        Feature::None => false,
+        Feature::Bytes(values) => {
+            let mut budget = max;
+            let mut cut = false;
+            let mut keep = values.len();
+            for (i, v) in values.iter_mut().enumerate() {
+                if budget == 0 {
+                    keep = i;
+                    cut = true;
+                    break;
+                }
+                if v.len() > budget {
+                    v.truncate(budget);
+                    cut = true;
+                }
+                budget -= v.len();
+            }
+            values.truncate(keep);
+            cut
+        }
+        Feature::Float(values) => {
+            let keep = (max / 4).max(1);
+            let cut = values.len() > keep;
+            values.truncate(keep);
+            cut
+        }
+        Feature::Int64(values) => {
+            let keep = (max / 8).max(1);
+            let cut = values.len() > keep;
+            values.truncate(keep);
+            cut
+        }
+    }
+}
+
+fn cut_features(features: Option<&mut Features>, max: usize) -> bool {
+    let mut cut = false;
+    if let Some(features) = features {
+        for feature in features.feature.values_mut() {
+            cut |= cut_feature(feature, max);
+        }
+    }
+    cut
+}
 
 struct Printer {
     format: Format,
     sequence: bool,
+    /// 0: no cap.
+    max_bytes: usize,
+    cut_any: bool,
 }
 
 impl Printer {
     fn print(
-        &self,
+        &mut self,
         out: &mut impl Write,
         record: &[u8],
         index: u64,
         place: &str,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        let decode_error = |e: tfrec::example::DecodeError| format!("{place}: record {index}: {e}");
+        let decode_error = |e: tfrec::example::DecodeError| {
+            let kind = if self.sequence { "SequenceExample" } else { "Example" };
+            crate::error::data(format!(
+                "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
+            ))
+        };
         match self.format {
             Format::Raw => {
-                let hex: String = record.iter().take(HEX_PREFIX).map(|b| format!("{b:02x}")).collect();
+                write!(out, "{place}\t{}\t", record.len())?;
+                for b in record.iter().take(HEX_PREFIX) {
+                    write!(out, "{b:02x}")?;
+                }
                 let more = if record.len() > HEX_PREFIX { "…" } else { "" };
-                writeln!(out, "{place}\t{}\t{hex}{more}", record.len())?;
+                writeln!(out, "{more}")?;
             }
             _ if self.sequence => {
-                let seq = SequenceExample::decode(record).map_err(decode_error)?;
+                let mut seq = SequenceExample::decode(record).map_err(decode_error)?;
+                if self.max_bytes > 0 {
+                    self.cut_any |= cut_features(seq.context.as_mut(), self.max_bytes);
+                    if let Some(lists) = seq.feature_lists.as_mut() {
+                        for list in lists.feature_list.values_mut() {
+                            for f in &mut list.feature {
+                                self.cut_any |= cut_feature(f, self.max_bytes);
+                            }
+                        }
+                    }
+                }
                 match self.format {
-                    Format::Text => write!(out, "# {place} record {index}\n{}", seq.to_text())?,
-                    Format::Json => writeln!(out, "{}", seq.to_json())?,
-                    _ => writeln!(out, "{}", seq.to_friendly_json())?,
+                    Format::Text => {
+                        writeln!(out, "# {place} record {index}")?;
+                        render_to(out, |w| seq.write_text(w))?;
+                    }
+                    Format::Json => render_to(out, |w| seq.write_json_line(w))?,
+                    _ => render_to(out, |w| seq.write_friendly_json(w))?,
+                }
+                if !matches!(self.format, Format::Text) {
+                    writeln!(out)?;
                 }
             }
             _ => {
-                let ex = Example::decode(record).map_err(decode_error)?;
+                let mut ex = Example::decode(record).map_err(decode_error)?;
+                if self.max_bytes > 0 {
+                    self.cut_any |= cut_features(ex.features.as_mut(), self.max_bytes);
+                }
                 match self.format {
-                    Format::Text => write!(out, "# {place} record {index}\n{}", ex.to_text())?,
-                    Format::Json => writeln!(out, "{}", ex.to_json())?,
-                    _ => writeln!(out, "{}", ex.to_friendly_json())?,
+                    Format::Text => {
+                        writeln!(out, "# {place} record {index}")?;
+                        render_to(out, |w| ex.write_text(w))?;
+                    }
+                    Format::Json => render_to(out, |w| ex.write_json_line(w))?,
+                    _ => render_to(out, |w| ex.write_friendly_json(w))?,
+                }
+                if !matches!(self.format, Format::Text) {
+                    writeln!(out)?;
                 }
             }
         }
@@ -84,54 +180,102 @@ impl Printer {
     }
 }
 
+fn place(r: &LocatedRecord<'_>) -> String {
+    r.to_string()
+}
+
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut reader = args.input.open(true)?;
-    // Read ahead a few records to tell Example from SequenceExample.
-    let mut first = Vec::new();
-    while first.len() < DETECT_RECORDS {
-        match reader.next_located()? {
-            Some(r) => first.push((r.data.to_vec(), r.to_string())),
-            None => break,
+    let mut reader: MultiFileReader = args.input.open(args.skip_corrupt)?;
+    let format = if args.raw { Format::Raw } else { args.format };
+    let limit = args.limit.unwrap_or(u64::MAX);
+    let wanted = args.skip.saturating_add(limit);
+    // Read ahead to tell Example from SequenceExample, only when that must be guessed, and no
+    // further than the records that will be printed. An error met there is reported after
+    // the good records before it are printed, as TensorFlow's `take` would give them.
+    let guess = !matches!(format, Format::Raw) && args.message.forced().is_none();
+    let mut first: Vec<(Vec<u8>, String)> = Vec::new();
+    let mut pending_error: Option<RecordError> = None;
+    if guess {
+        let mut held = 0;
+        while (first.len() as u64) < wanted.min(DETECT_RECORDS as u64) && held < DETECT_BYTES {
+            match reader.next_located() {
+                Ok(Some(r)) => {
+                    held += r.data.len();
+                    first.push((r.data.to_vec(), place(&r)));
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    pending_error = Some(e);
+                    break;
+                }
+            }
         }
     }
-    let format = if args.raw { Format::Raw } else { args.format };
-    let sequence = matches!(format, Format::Raw) || args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
-    let printer = Printer { format, sequence };
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let sequence = match args.message.forced() {
+        Some(s) => s,
+        None => guess && args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice())),
+    };
+    let max_bytes = match args.max_bytes {
+        Some(n) => n,
+        None if std::io::stdout().is_terminal() => TERMINAL_MAX_BYTES,
+        None => 0,
+    };
+    let mut printer = Printer {
+        format,
+        sequence,
+        max_bytes,
+        cut_any: false,
+    };
+    let mut out = stdout();
     let mut index = 0u64;
-    let mut printed = 0u64;
-    let mut emit = |record: &[u8], place: &str| -> Result<bool, Box<dyn std::error::Error>> {
+    let mut emit = |out: &mut std::io::BufWriter<std::io::StdoutLock<'static>>,
+                    printer: &mut Printer,
+                    record: &[u8],
+                    place: &str|
+     -> Result<bool, Box<dyn std::error::Error>> {
         let i = index;
         index += 1;
         if i < args.skip {
             return Ok(true);
         }
-        if args.limit.is_some_and(|limit| printed >= limit) {
+        if i >= wanted {
             return Ok(false);
         }
-        printed += 1;
-        match printer.print(&mut out, record, i, place) {
-            // A closed pipe (`tfrec cat … | head`) is a normal way to stop.
-            Err(e)
-                if e.downcast_ref::<io::Error>()
-                    .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
-            {
-                Ok(false)
-            }
-            other => other.map(|()| true),
-        }
+        printer.print(out, record, i, place)?;
+        Ok(index < wanted)
     };
+    let mut more = true;
     for (record, place) in &first {
-        if !emit(record, place)? {
-            return Ok(ExitCode::SUCCESS);
-        }
-    }
-    while let Some(record) = reader.next_located()? {
-        if !emit(record.data, &record.to_string())? {
+        if !emit(&mut out, &mut printer, record, place)? {
+            more = false;
             break;
         }
     }
-    let _ = out.flush();
-    Ok(ExitCode::SUCCESS)
+    if more && pending_error.is_none() {
+        loop {
+            match reader.next_located() {
+                Ok(Some(r)) => {
+                    let place = place(&r);
+                    if !emit(&mut out, &mut printer, r.data, &place)? {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    pending_error = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    if printer.cut_any {
+        eprintln!("note: values longer than {max_bytes} bytes were cut (--max-bytes 0 prints everything)");
+    }
+    print_skipped(&reader);
+    match pending_error {
+        // Only an error before the records asked for matters.
+        Some(e) if more => Ok(crate::error::report_record_failure(&e)),
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -1,36 +1,39 @@
-//! `tfrec count`: records per file and in total.
+//! `tfrec count`: records per file and in total, every CRC checked.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use crate::input::InputArgs;
+use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
+use crate::report::{print_skipped, problem_json, skipped_json, stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
-    /// Also check each record's data CRC (lengths are always checked). Slower.
+    #[command(flatten)]
+    skip: SkipArgs,
+    /// Check only the framing (lengths and their CRCs), not each record's data CRC: faster, and
+    /// the report says so.
     #[arg(long)]
-    verify: bool,
-    /// Print a JSON object instead of a table.
+    lengths_only: bool,
+    /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut reader = args.input.open(args.verify)?;
+    let options = args.input.reader_options(args.skip).verify_data_crc(!args.lengths_only);
+    let mut reader = tfrec::record::MultiFileReader::new(args.input.files()?, options);
     let mut counts = vec![0u64; reader.files().len()];
-    let mut progress = Progress::for_reader(&reader);
+    let progress = Progress::for_reader(&reader);
     let mut failure = None;
     loop {
         match reader.next_record() {
-            Ok(Some(_)) => {
-                counts[reader.file_index()] += 1;
-                progress.record();
-            }
+            Ok(Some(_)) => counts[reader.file_index()] += 1,
             Ok(None) => break,
             Err(error) => {
                 failure = Some(error);
@@ -40,7 +43,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     progress.finish();
     let total: u64 = counts.iter().sum();
-    let stats = reader.stats();
+    let checked = if args.lengths_only { "lengths only" } else { "all" };
+    let mut out = stdout();
     if args.json {
         let files: Vec<_> = reader
             .files()
@@ -49,30 +53,24 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .map(|(path, n)| json!({"path": path.display().to_string(), "records": n}))
             .collect();
         let report = json!({
+            "ok": failure.is_none(),
             "files": files,
             "total": total,
-            "skipped_regions": stats.skipped_regions,
-            "skipped_files": stats.skipped_files,
-            "error": failure.as_ref().map(|e| e.to_string()),
+            "data_crcs_checked": !args.lengths_only,
+            "skipped": skipped_json(&reader),
+            "problems": failure.iter().map(problem_json).collect::<Vec<_>>(),
         });
-        println!("{report:#}");
+        writeln!(out, "{report}")?;
     } else {
         for (path, n) in reader.files().iter().zip(&counts) {
-            println!("{n:>12}  {}", path.display());
+            writeln!(out, "{n:>12}  {}", path.display())?;
         }
-        println!("{total:>12}  total");
-        if stats.skipped_regions + stats.skipped_files > 0 {
-            eprintln!(
-                "skipped {} damaged regions ({} bytes) and {} files",
-                stats.skipped_regions, stats.skipped_bytes, stats.skipped_files
-            );
-        }
+        writeln!(out, "{total:>12}  total (CRCs checked: {checked})")?;
     }
+    out.flush()?;
+    print_skipped(&reader);
     match failure {
-        Some(error) => {
-            eprintln!("tfrec: {error}");
-            Ok(ExitCode::from(1))
-        }
+        Some(error) => Ok(crate::error::report_record_failure(&error)),
         None => Ok(ExitCode::SUCCESS),
     }
 }

@@ -64,10 +64,20 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if sources.is_empty() {
         return Err(format!("{}: no images ({})", args.dir.display(), IMAGE_EXTENSIONS.join(", ")).into());
     }
-    let mut writer = args.output.create()?;
+    let inputs: Vec<PathBuf> = sources.iter().map(|(p, _)| p.clone()).collect();
+    let mut output = args.output.create(&inputs)?;
+    let total = inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
     for (path, label) in &sources {
-        let (height, width, depth) = shape(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (height, width, depth) =
+            shape(path).map_err(|e| crate::error::data(format!("{}: not a readable image: {e}", path.display())))?;
         let raw = std::fs::read(path)?;
+        done.fetch_add(raw.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let example = Example::builder()
             .int64("height", height)
             .int64("width", width)
@@ -75,9 +85,10 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .int64("label", *label)
             .bytes("image_raw", raw)
             .build()?;
-        writer.write_record(&example.encode())?;
+        output.writer.write_record(&example.encode())?;
     }
-    let n = args.output.finish_verified(writer)?;
+    progress.finish();
+    let n = output.finish_verified()?;
     eprintln!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ use clap::Args as ClapArgs;
 use serde_json::Value;
 use tfrec::example::{Example, Kind, SequenceExample, TypeHints};
 
+use crate::messages::KindChoice;
 use crate::output::OutputArgs;
 
 #[derive(ClapArgs)]
@@ -23,10 +24,10 @@ pub struct Args {
     /// A feature spec JSON file (as `tfrec schema --json` prints): every feature's kind.
     #[arg(long)]
     spec: Option<PathBuf>,
-    /// The records are SequenceExamples (default: a line whose keys are `context` and/or
-    /// `feature_lists` is one).
-    #[arg(long)]
-    sequence: bool,
+    /// The message each line holds (auto: a line whose keys are `context` and/or
+    /// `feature_lists` is a SequenceExample).
+    #[arg(long, value_enum, default_value = "auto")]
+    kind: KindChoice,
 }
 
 fn kind_named(name: &str) -> Option<Kind> {
@@ -80,7 +81,15 @@ fn is_sequence_line(line: &str) -> bool {
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let hints = hints(&args)?;
-    let mut writer = args.output.create()?;
+    let mut output = args.output.create(&args.inputs)?;
+    let total = args
+        .inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
     for path in &args.inputs {
         let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))
@@ -91,21 +100,29 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         };
         for (i, line) in input.lines().enumerate() {
             let line = line?;
+            done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
             if line.trim().is_empty() {
                 continue;
             }
-            let place = |e: tfrec::example::FriendlyJsonError| format!("{}:{}: {e}", path.display(), i + 1);
-            let bytes = if args.sequence || is_sequence_line(&line) {
+            let place =
+                |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{}:{}: {e}", path.display(), i + 1));
+            let sequence = match args.kind {
+                KindChoice::Auto => is_sequence_line(&line),
+                KindChoice::Example => false,
+                KindChoice::Sequence => true,
+            };
+            let bytes = if sequence {
                 SequenceExample::from_friendly_json(&line, &hints)
                     .map_err(place)?
                     .encode()
             } else {
                 Example::from_friendly_json(&line, &hints).map_err(place)?.encode()
             };
-            writer.write_record(&bytes)?;
+            output.writer.write_record(&bytes)?;
         }
     }
-    let n = args.output.finish_verified(writer)?;
+    progress.finish();
+    let n = output.finish_verified()?;
     eprintln!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)
 }

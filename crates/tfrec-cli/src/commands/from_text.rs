@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, SequenceExample};
 
+use crate::messages::KindChoice;
 use crate::output::OutputArgs;
 
 #[derive(ClapArgs)]
@@ -15,9 +16,9 @@ pub struct Args {
     inputs: Vec<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
-    /// The messages are SequenceExamples (default: detected from their top-level fields).
-    #[arg(long)]
-    sequence: bool,
+    /// The message each holds (auto: detected from its top-level fields).
+    #[arg(long, value_enum, default_value = "auto")]
+    kind: KindChoice,
 }
 
 /// Splits a file into messages at lines holding only `---`.
@@ -50,20 +51,36 @@ fn looks_like_sequence(text: &str) -> bool {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut writer = args.output.create()?;
+    let mut output = args.output.create(&args.inputs)?;
+    let total = args
+        .inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
     for path in &args.inputs {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        done.fetch_add(text.len() as u64, std::sync::atomic::Ordering::Relaxed);
         for (i, message) in messages(&text).iter().enumerate() {
-            let place = |e: tfrec::example::TextError| format!("{} message {i}: {e}", path.display());
-            let bytes = if args.sequence || looks_like_sequence(message) {
+            let place =
+                |e: tfrec::example::TextError| crate::error::data(format!("{} message {i}: {e}", path.display()));
+            let sequence = match args.kind {
+                KindChoice::Auto => looks_like_sequence(message),
+                KindChoice::Example => false,
+                KindChoice::Sequence => true,
+            };
+            let bytes = if sequence {
                 SequenceExample::from_text(message).map_err(place)?.encode()
             } else {
                 Example::from_text(message).map_err(place)?.encode()
             };
-            writer.write_record(&bytes)?;
+            output.writer.write_record(&bytes)?;
         }
     }
-    let n = args.output.finish_verified(writer)?;
+    progress.finish();
+    let n = output.finish_verified()?;
     eprintln!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)
 }

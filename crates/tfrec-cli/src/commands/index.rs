@@ -1,24 +1,90 @@
-//! `tfrec index`: writes FILE.idx (`offset length` per record) for random access.
+//! `tfrec index`: writes FILE.idx (`offset length` per record) for random access, for each
+//! plain file the inputs name.
 
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use tfrec::record::RecordIndex;
+use tfrec::record::{IndexError, RecordIndex};
+
+use crate::output::{refuse_same_file, PendingFile};
+use crate::report::stdout;
 
 #[derive(ClapArgs)]
 pub struct Args {
-    /// The plain (uncompressed) TFRecord file to index.
-    file: PathBuf,
-    /// Where to write the index. Default: FILE.idx.
+    /// Plain (uncompressed) TFRecord files, directories or glob patterns to index.
+    #[arg(required = true, value_name = "FILES")]
+    inputs: Vec<String>,
+    /// Where to write the index, for a single input file. Default: FILE.idx beside each file.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Print one JSON document instead of a line per file.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let index = RecordIndex::build(&args.file)?;
-    let output = args.output.unwrap_or_else(|| RecordIndex::default_path(&args.file));
-    index.save(&output)?;
-    println!("{} records indexed in {}", index.len(), output.display());
+    let files = tfrec::record::expand_inputs(&args.inputs)?;
+    if args.output.is_some() && files.len() != 1 {
+        return Err(format!("-o names one index, but the inputs are {} files", files.len()).into());
+    }
+    let targets: Vec<(PathBuf, PathBuf)> = files
+        .iter()
+        .map(|f| {
+            let out = args.output.clone().unwrap_or_else(|| RecordIndex::default_path(f));
+            (f.clone(), out)
+        })
+        .collect();
+    for (_, out) in &targets {
+        refuse_same_file(out, &files)?;
+    }
+    let mut stdout = stdout();
+    let mut reports = Vec::new();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
+    for (file, output) in &targets {
+        let index = RecordIndex::build(file).map_err(|e| match e {
+            IndexError::Compressed { path, compression } => format!(
+                "{}: cannot index a {compression}-compressed file (offsets into it cannot be sought \
+                 to); write a plain copy first, e.g. `tfrec shard {} -o DIR --output-compression none`",
+                path.display(),
+                path.display()
+            )
+            .into(),
+            IndexError::Record(e) => Box::new(e) as Box<dyn std::error::Error>,
+            // Reading or writing failed: an I/O error, not a problem of the data.
+            io @ IndexError::Io { .. } => io.to_string().into(),
+            other => crate::error::data(other.to_string()),
+        })?;
+        let pending = PendingFile::create(output)?;
+        let mut w = BufWriter::new(pending.file()?);
+        index.write_to(&mut w)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        pending.commit()?;
+        done.fetch_add(
+            std::fs::metadata(file).map_or(0, |m| m.len()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        if args.json {
+            reports.push(serde_json::json!({
+                "path": file.display().to_string(),
+                "index": output.display().to_string(),
+                "records": index.len(),
+            }));
+        } else {
+            writeln!(stdout, "{} records indexed in {}", index.len(), output.display())?;
+        }
+    }
+    progress.finish();
+    if args.json {
+        writeln!(stdout, "{}", serde_json::json!({"ok": true, "files": reports}))?;
+    }
+    stdout.flush()?;
     Ok(ExitCode::SUCCESS)
 }

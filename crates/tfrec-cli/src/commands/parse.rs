@@ -1,24 +1,29 @@
 //! `tfrec parse`: parses records with a feature spec, as `tf.io.parse_example` /
 //! `parse_sequence_example` do, and prints, saves or just times the tensors.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args as ClapArgs, ValueEnum};
 use serde_json::{json, Value};
-use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecFile, TensorMap};
+use tfrec::example::{detect_message, MessageKind};
+use tfrec::parse::{concat_batch, ExampleParser, ParseError, SequenceParser, SpecFile, TensorMap};
 
-use crate::input::InputArgs;
+use crate::input::{InputArgs, SkipArgs};
 use crate::npz::NpzWriter;
+use crate::output::{refuse_same_file, PendingFile};
 use crate::progress::Progress;
+use crate::report::{print_skipped, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Format {
-    /// One JSON object per batch (the tensor JSON of the golden vectors).
+    /// One JSON object per batch, one per line (the tensor JSON of the golden vectors).
     Json,
-    /// A NumPy .npz file (needs -o): arrays named `b<batch>/<feature>[/part]`.
+    /// A NumPy .npz file (needs -o): one array per tensor for the whole input, named
+    /// `<feature>[/part]` (`context/`, `feature_lists/`, `lengths/` for SequenceExamples).
+    /// Bytes are lossless: `A/bytes` (uint8), `A/offsets` (int64) and `A/shape`.
     Npz,
     /// Parse everything, keep nothing (with --stats, a throughput measurement).
     None,
@@ -28,23 +33,25 @@ enum Format {
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    skip: SkipArgs,
     /// The feature spec: a JSON object of name → spec, or
     /// {"context_features": …, "sequence_features": …} for SequenceExamples.
     #[arg(long)]
     spec: PathBuf,
-    /// Records per batch.
-    #[arg(long, default_value_t = 1024)]
-    batch: usize,
+    /// Records per batch (1 to 1048576).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    batch: u64,
     /// Parse at most this many records.
     #[arg(long)]
     limit: Option<u64>,
-    /// Threads parsing each batch (minibatches on a thread pool).
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
+    /// Threads parsing each batch (1 to 256; minibatches on a thread pool).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: u64,
     /// What to do with the tensors.
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
-    /// Where to write the .npz file.
+    /// Where to write the .npz file (written under a temporary name, renamed when complete).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Print records/s and MB/s to stderr at the end.
@@ -58,19 +65,6 @@ enum Parser {
 }
 
 impl Parser {
-    fn parse(&self, batch: &[&[u8]], threads: usize) -> Result<Value, ParseError> {
-        let minibatch = batch.len().div_ceil(threads.max(1));
-        let to_json = |m: &TensorMap| Value::Object(m.iter().map(|(k, t)| (k.clone(), t.to_json())).collect());
-        Ok(match self {
-            Parser::Example(p) => json!({"features": to_json(&p.parse_batch_parallel(batch, minibatch)?)}),
-            Parser::Sequence(p) => {
-                let parsed = p.parse_batch_parallel(batch, minibatch)?;
-                json!({"context": to_json(&parsed.context), "feature_lists": to_json(&parsed.feature_lists),
-                       "lengths": to_json(&parsed.lengths)})
-            }
-        })
-    }
-
     fn tensors(&self, batch: &[&[u8]], threads: usize) -> Result<Vec<(&'static str, TensorMap)>, ParseError> {
         let minibatch = batch.len().div_ceil(threads.max(1));
         Ok(match self {
@@ -85,65 +79,129 @@ impl Parser {
             }
         })
     }
+
+    fn to_json(&self, parts: &[(&'static str, TensorMap)]) -> Value {
+        let to_json = |m: &TensorMap| Value::Object(m.iter().map(|(k, t)| (k.clone(), t.to_json())).collect());
+        match (self, parts) {
+            (Parser::Example(_), [(_, features)]) => json!({"features": to_json(features)}),
+            (_, [(_, context), (_, lists), (_, lengths)]) => {
+                json!({"context": to_json(context), "feature_lists": to_json(lists), "lengths": to_json(lengths)})
+            }
+            _ => Value::Null,
+        }
+    }
+
+    /// Warns when the first records look like the other message kind than the spec's.
+    fn check_kind(&self, batch: &[&[u8]]) {
+        let kinds: Vec<MessageKind> = batch.iter().take(64).map(|r| detect_message(r)).collect();
+        match self {
+            Parser::Example(_) if kinds.contains(&MessageKind::SequenceExample) => eprintln!(
+                "warning: the records look like SequenceExamples (they have feature lists) but the spec is \
+                 for Examples; a SequenceExample spec is {{\"context_features\": …, \"sequence_features\": …}}"
+            ),
+            Parser::Sequence(_)
+                if !kinds.is_empty()
+                    && !kinds.contains(&MessageKind::SequenceExample)
+                    && batch.iter().any(|r| !r.is_empty()) =>
+            {
+                eprintln!(
+                    "warning: no record has feature lists, so they look like Examples, but the spec is for \
+                     SequenceExamples; an Example spec is a plain {{name: spec}} object"
+                )
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Where a record of the batch came from: its file, byte offset and index in the file.
+struct Place {
+    file: usize,
+    offset: u64,
+    index_in_file: u64,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let spec_text = std::fs::read_to_string(&args.spec).map_err(|e| format!("{}: {e}", args.spec.display()))?;
     let spec: Value = serde_json::from_str(&spec_text).map_err(|e| format!("{}: {e}", args.spec.display()))?;
-    let parser = match SpecFile::from_json(&spec)? {
-        SpecFile::Example(specs) => Parser::Example(ExampleParser::new(&specs)?),
-        SpecFile::Sequence(specs) => Parser::Sequence(SequenceParser::new(&specs)?),
+    let spec_error = |e: &dyn std::fmt::Display| format!("{}: {e}", args.spec.display());
+    let parser = match SpecFile::from_json(&spec).map_err(|e| spec_error(&e))? {
+        SpecFile::Example(specs) => Parser::Example(ExampleParser::new(&specs).map_err(|e| spec_error(&e))?),
+        SpecFile::Sequence(specs) => Parser::Sequence(SequenceParser::new(&specs).map_err(|e| spec_error(&e))?),
     };
-    let mut npz = match (args.format, &args.output) {
-        (Format::Npz, Some(path)) => Some(NpzWriter::create(path)?),
+    let threads = args.threads as usize;
+    let batch_size = args.batch as usize;
+    let mut reader = args.input.open(args.skip)?;
+    let npz_file = match (args.format, &args.output) {
+        (Format::Npz, Some(path)) => {
+            refuse_same_file(path, reader.files())?;
+            Some(PendingFile::create(path)?)
+        }
         (Format::Npz, None) => return Err("--format npz needs -o FILE.npz".into()),
+        (_, Some(_)) => return Err("-o is for --format npz".into()),
         _ => None,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.max(1))
-        .build()?;
-    let mut reader = args.input.open(true)?;
-    let mut progress = Progress::for_reader(&reader);
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    let batch_size = args.batch.max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let progress = Progress::for_reader(&reader);
+    let mut out = stdout();
     let limit = args.limit.unwrap_or(u64::MAX);
     let started = Instant::now();
     let (mut records, mut bytes, mut batches) = (0u64, 0u64, 0u64);
     let mut arena: Vec<u8> = Vec::new();
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(batch_size);
+    let mut places: Vec<Place> = Vec::with_capacity(batch_size);
+    let (mut last_file, mut in_file) = (usize::MAX, 0u64);
+    // For npz: every batch's tensors, joined per tensor at the end.
+    let mut collected: Vec<Vec<(&'static str, TensorMap)>> = Vec::new();
     loop {
         arena.clear();
         spans.clear();
+        places.clear();
         while spans.len() < batch_size && records + (spans.len() as u64) < limit {
-            let Some(record) = reader.next_record()? else { break };
+            let Some(record) = reader.next_located()? else { break };
+            if record.file_index != last_file {
+                (last_file, in_file) = (record.file_index, 0);
+            }
             let start = arena.len();
-            arena.extend_from_slice(record);
+            arena.extend_from_slice(record.data);
             spans.push((start, arena.len()));
-            progress.record();
+            places.push(Place {
+                file: record.file_index,
+                offset: record.offset,
+                index_in_file: in_file,
+            });
+            in_file += 1;
         }
         if spans.is_empty() {
             break;
         }
         let batch: Vec<&[u8]> = spans.iter().map(|&(s, e)| &arena[s..e]).collect();
+        if batches == 0 {
+            parser.check_kind(&batch);
+        }
         let first = records;
-        let fail = |e: ParseError| format!("batch {batches} (records {first}..): {e}");
+        let fail = |e: ParseError| {
+            let place = e.example.and_then(|i| places.get(i)).map(|p| {
+                let path = reader
+                    .files()
+                    .get(p.file)
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_default();
+                format!("{path}: record {} at byte {}", p.index_in_file, p.offset)
+            });
+            match place {
+                Some(place) => crate::error::data(format!("{place}: {e}")),
+                None => crate::error::data(format!("records {first}..{}: {e}", first + batch.len() as u64)),
+            }
+        };
+        let parts = pool.install(|| parser.tensors(&batch, threads)).map_err(fail)?;
         match args.format {
             Format::Json => {
-                let value = pool.install(|| parser.parse(&batch, args.threads)).map_err(fail)?;
-                writeln!(out, "{value}")?;
+                crate::jsonout::write_value(&mut out, &parser.to_json(&parts))?;
+                writeln!(out)?;
             }
-            Format::Npz => {
-                let parts = pool.install(|| parser.tensors(&batch, args.threads)).map_err(fail)?;
-                if let Some(npz) = npz.as_mut() {
-                    for (prefix, tensors) in &parts {
-                        npz.add(&format!("b{batches}/{prefix}"), tensors)?;
-                    }
-                }
-            }
-            Format::None => {
-                pool.install(|| parser.tensors(&batch, args.threads)).map_err(fail)?;
-            }
+            Format::Npz => collected.push(parts),
+            Format::None => {}
         }
         records += batch.len() as u64;
         bytes += arena.len() as u64;
@@ -151,9 +209,15 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     progress.finish();
     out.flush()?;
-    if let Some(npz) = npz {
+    if let Some(file) = npz_file {
+        let mut npz = NpzWriter::new(file.file()?);
+        for (prefix, joined) in join_batches(collected)? {
+            npz.add(prefix, &joined)?;
+        }
         npz.finish()?;
+        file.commit()?;
     }
+    print_skipped(&reader);
     if args.stats {
         let seconds = started.elapsed().as_secs_f64();
         eprintln!(
@@ -164,4 +228,39 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Joins every batch's tensors along the batch dimension, per part and feature, with the
+/// library's concatenation (dense features padded to the widest batch).
+fn join_batches(
+    batches: Vec<Vec<(&'static str, TensorMap)>>,
+) -> Result<Vec<(&'static str, TensorMap)>, Box<dyn std::error::Error>> {
+    let mut joined: Vec<(
+        &'static str,
+        std::collections::BTreeMap<String, Vec<tfrec::parse::Tensor>>,
+    )> = Vec::new();
+    for batch in batches {
+        for (i, (prefix, tensors)) in batch.into_iter().enumerate() {
+            if joined.len() <= i {
+                joined.push((prefix, Default::default()));
+            }
+            for (name, tensor) in tensors {
+                joined[i].1.entry(name).or_default().push(tensor);
+            }
+        }
+    }
+    joined
+        .into_iter()
+        .map(|(prefix, parts)| {
+            let map = parts
+                .into_iter()
+                .map(|(name, tensors)| {
+                    concat_batch(tensors)
+                        .map(|t| (name.clone(), t))
+                        .map_err(|e| format!("{prefix}{name}: {e}").into())
+                })
+                .collect::<Result<TensorMap, Box<dyn std::error::Error>>>()?;
+            Ok((prefix, map))
+        })
+        .collect()
 }

@@ -1,24 +1,29 @@
 //! `tfrec schema`: which features the records hold, and the spec that parses them.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, FeatureStats, Kind, Schema, SequenceExample};
 
-use crate::input::InputArgs;
-use crate::messages::{MessageArgs, DETECT_RECORDS};
+use crate::input::{InputArgs, SkipArgs};
+use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::progress::Progress;
+use crate::report::{print_skipped, stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
+    skip: SkipArgs,
+    #[command(flatten)]
     message: MessageArgs,
     /// Look at no more than this many records.
     #[arg(long)]
     limit: Option<u64>,
-    /// Print the inferred feature spec as JSON (the spec format `tfrec parse` reads).
+    /// Print the inferred feature spec as one JSON document (the spec format `tfrec parse`
+    /// reads).
     #[arg(long)]
     json: bool,
 }
@@ -49,48 +54,62 @@ fn range(min: usize, max: usize) -> String {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut reader = args.input.open(false)?;
-    let mut progress = Progress::for_reader(&reader);
+    let mut reader = args.input.open(args.skip)?;
+    let progress = Progress::for_reader(&reader);
     let limit = args.limit.unwrap_or(u64::MAX);
-    let mut first: Vec<Vec<u8>> = Vec::new();
-    let mut sequence = None;
+    // Records held to decide the message kind (when not forced), with their places.
+    let mut first: Vec<(Vec<u8>, String)> = Vec::new();
+    let mut held = 0;
+    let mut sequence = args.message.forced();
     let mut schema = Schema::default();
     let mut seen = 0u64;
-    let observe = |record: &[u8], sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
-        if sequence {
-            schema.observe_sequence(&SequenceExample::decode(record)?);
-        } else {
-            schema.observe_example(&Example::decode(record)?);
-        }
-        Ok(())
-    };
+    let observe =
+        |record: &[u8], place: &str, sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
+            let index = schema.records;
+            let bad = |e: tfrec::example::DecodeError| {
+                let kind = if sequence { "SequenceExample" } else { "Example" };
+                crate::error::data(format!(
+                    "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
+                ))
+            };
+            if sequence {
+                schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
+            } else {
+                schema.observe_example(&Example::decode(record).map_err(bad)?);
+            }
+            Ok(())
+        };
+    let decide =
+        |first: &mut Vec<(Vec<u8>, String)>, schema: &mut Schema| -> Result<bool, Box<dyn std::error::Error>> {
+            let s = args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
+            for (r, place) in first.drain(..) {
+                observe(&r, &place, s, schema)?;
+            }
+            Ok(s)
+        };
     while seen < limit {
-        let Some(record) = reader.next_record()? else { break };
+        let Some(record) = reader.next_located()? else { break };
         seen += 1;
-        progress.record();
         match sequence {
-            Some(s) => observe(record, s, &mut schema)?,
+            Some(s) => observe(record.data, &record.to_string(), s, &mut schema)?,
             None => {
-                first.push(record.to_vec());
-                if first.len() == DETECT_RECORDS {
-                    let s = args.message.is_sequence(first.iter().map(Vec::as_slice));
-                    for r in first.drain(..) {
-                        observe(&r, s, &mut schema)?;
-                    }
-                    sequence = Some(s);
+                held += record.data.len();
+                first.push((record.data.to_vec(), record.to_string()));
+                if first.len() == DETECT_RECORDS || held >= DETECT_BYTES {
+                    sequence = Some(decide(&mut first, &mut schema)?);
                 }
             }
         }
     }
     if sequence.is_none() {
-        let s = args.message.is_sequence(first.iter().map(Vec::as_slice));
-        for r in first.drain(..) {
-            observe(&r, s, &mut schema)?;
-        }
+        decide(&mut first, &mut schema)?;
     }
     progress.finish();
+    print_skipped(&reader);
+    let mut out = stdout();
     if args.json {
-        println!("{:#}", schema.to_spec());
+        writeln!(out, "{:#}", schema.to_spec())?;
+        out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     let records = schema.records;
@@ -99,30 +118,38 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         "context feature"
     };
-    println!("{records} records");
-    println!("{heading:<24} {:<10} {:>14} {:>12}", "kind", "values/record", "present");
+    writeln!(out, "{records} records (every CRC checked)")?;
+    writeln!(
+        out,
+        "{heading:<24} {:<10} {:>14} {:>12}",
+        "kind", "values/record", "present"
+    )?;
     for (name, s) in &schema.features {
-        println!(
+        writeln!(
+            out,
             "{name:<24} {:<10} {:>14} {:>12}",
             kinds(s),
             range(s.min_values, s.max_values),
             format!("{}/{records}", s.present)
-        );
+        )?;
     }
     if !schema.feature_lists.is_empty() {
-        println!(
+        writeln!(
+            out,
             "\n{:<24} {:<10} {:>14} {:>12} {:>12}",
             "feature list", "kind", "values/step", "steps", "present"
-        );
+        )?;
         for (name, s) in &schema.feature_lists {
-            println!(
+            writeln!(
+                out,
                 "{name:<24} {:<10} {:>14} {:>12} {:>12}",
                 kinds(s),
                 range(s.min_values, s.max_values),
                 range(s.min_steps, s.max_steps),
                 format!("{}/{records}", s.present)
-            );
+            )?;
         }
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

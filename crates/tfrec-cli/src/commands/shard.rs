@@ -1,97 +1,179 @@
 //! `tfrec shard` and `tfrec shuffle`: rewrite a data set into N shards (round robin or by a
 //! feature's hash), optionally shuffled, in a chosen compression; every shard is read back and
 //! checked before the command reports success.
+//!
+//! The output directory is created only once the inputs open, may not hold an input, and must
+//! be empty of anything but the shards of an earlier run with the same prefix, which
+//! `--overwrite` replaces. Shards are written under temporary names and renamed into place only
+//! when all of them are complete, so a failed run leaves the directory as it found it.
 
+use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
 use tfrec::example::ExampleView;
-use tfrec::pipeline::{Counters, Dataset};
-use tfrec::record::{Compression, CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+use tfrec::record::{Compression, CompressionChoice, RecordWriter, WriterOptions};
 
-use crate::input::InputArgs;
+use crate::input::{InputArgs, SkipArgs};
+use crate::output::{finish_and_check, refuse_dir_holding_inputs, PendingFile};
+use crate::progress::Progress;
+use crate::report::{print_skipped, skipped_json, stdout};
+
+/// The most shards one run writes (each is an open file).
+pub const MAX_SHARDS: u64 = 10_000;
 
 #[derive(ClapArgs)]
 pub struct ShardArgs {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    skip: SkipArgs,
     /// The directory to write the shards to (created if needed).
     #[arg(short, long)]
     output: PathBuf,
-    /// How many shards.
-    #[arg(long, default_value_t = 1)]
-    shards: usize,
+    /// How many shards (1 to 10000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_SHARDS))]
+    shards: u64,
     /// Put each record in the shard its feature KEY's values hash to (so equal values share a
-    /// shard) instead of round robin. Records are read as Examples.
+    /// shard) instead of round robin. Records are read as Examples; a key that no record has is
+    /// an error.
     #[arg(long, value_name = "KEY")]
     by_feature: Option<String>,
     /// Shuffle through a buffer of this many records first.
-    #[arg(long, value_name = "RECORDS")]
-    shuffle: Option<usize>,
+    #[arg(long, value_name = "RECORDS", value_parser = clap::value_parser!(u64).range(1..))]
+    shuffle: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Shard file names: PREFIX-00000-of-00004.tfrecord.
+    #[arg(long, default_value = "part")]
+    prefix: String,
+}
+
+/// Options `shard` and `shuffle` share.
+#[derive(ClapArgs, Clone)]
+pub struct CommonArgs {
+    /// The most bytes of records the shuffle buffer holds, whatever its record count.
+    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    buffer_bytes: u64,
     /// The shuffle's seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Compression of the shards: none, gzip, zlib.
     #[arg(long = "output-compression", default_value = "none")]
     output_compression: Compression,
-    /// Shard file names: PREFIX-00000-of-00004.tfrecord.
-    #[arg(long, default_value = "part")]
-    prefix: String,
+    /// Replace the shards an earlier run wrote into the output directory (files named as this
+    /// command names them); nothing else is ever removed.
+    #[arg(long)]
+    overwrite: bool,
+    /// Print one JSON document instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(ClapArgs)]
 pub struct ShuffleArgs {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    skip: SkipArgs,
     /// The directory to write the shuffled shards to.
     #[arg(short, long)]
     output: PathBuf,
-    /// Records in the shuffle buffer (more: a better shuffle, more memory).
-    #[arg(long, default_value_t = 100_000)]
-    buffer: usize,
-    /// The seed.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// How many shards.
-    #[arg(long, default_value_t = 1)]
-    shards: usize,
-    /// Compression of the shards: none, gzip, zlib.
-    #[arg(long = "output-compression", default_value = "none")]
-    output_compression: Compression,
+    /// Records in the shuffle buffer (more: a better shuffle, more memory; --buffer-bytes also
+    /// bounds it).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    buffer: u64,
+    /// How many shards (1 to 10000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_SHARDS))]
+    shards: u64,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 pub fn run_shuffle(args: ShuffleArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     run(ShardArgs {
         input: args.input,
+        skip: args.skip,
         output: args.output,
         shards: args.shards,
         by_feature: None,
         shuffle: Some(args.buffer),
-        seed: args.seed,
-        output_compression: args.output_compression,
+        common: args.common,
         prefix: "shuffled".into(),
     })
 }
 
-fn shard_name(dir: &Path, prefix: &str, i: usize, n: usize, compression: Compression) -> PathBuf {
-    let ext = match compression {
+fn extension(compression: Compression) -> &'static str {
+    match compression {
         Compression::None => "tfrecord",
         Compression::Gzip => "tfrecord.gz",
         Compression::Zlib => "tfrecord.zz",
+    }
+}
+
+fn shard_name(dir: &Path, prefix: &str, i: u64, n: u64, compression: Compression) -> PathBuf {
+    dir.join(format!("{prefix}-{i:05}-of-{n:05}.{}", extension(compression)))
+}
+
+/// Whether `name` is a shard name this command writes with `prefix` (any count, any
+/// compression).
+fn is_our_shard(name: &str, prefix: &str) -> bool {
+    let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')) else {
+        return false;
     };
-    dir.join(format!("{prefix}-{i:05}-of-{n:05}.{ext}"))
+    let digits = |s: &str| s.len() >= 5 && s.bytes().all(|b| b.is_ascii_digit());
+    let Some((numbers, ext)) = rest.split_once('.') else {
+        return false;
+    };
+    let Some((i, n)) = numbers.split_once("-of-") else {
+        return false;
+    };
+    digits(i) && digits(n) && ["tfrecord", "tfrecord.gz", "tfrecord.zz"].contains(&ext)
+}
+
+/// The shards of an earlier run in `dir`; an error if it holds anything else.
+fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(Vec::new()); // Not there yet.
+    };
+    let mut ours = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_file() && is_our_shard(name, prefix) {
+            ours.push(path);
+        } else {
+            return Err(format!(
+                "the output directory {} holds {}, which this command did not write: choose an empty directory",
+                dir.display(),
+                path.display()
+            )
+            .into());
+        }
+    }
+    if !ours.is_empty() && !overwrite {
+        return Err(format!(
+            "the output directory {} holds {} shards of an earlier run (--overwrite replaces them)",
+            dir.display(),
+            ours.len()
+        )
+        .into());
+    }
+    Ok(ours)
 }
 
 /// The shard of a record by the hash of a feature's values (CRC-32C of their encoding, which
-/// is stable across runs and versions); a record without the feature hashes as empty.
-fn shard_by_feature(record: &[u8], key: &str, shards: usize) -> Result<usize, String> {
+/// is stable across runs and versions); a record without the feature hashes as empty. Also
+/// says whether the record has the feature.
+fn shard_by_feature(record: &[u8], key: &str, shards: u64) -> Result<(u64, bool), String> {
     let view = ExampleView::new(record)
         .get(key.as_bytes())
         .map_err(|e| format!("a record is not an Example: {e}"))?;
     let mut hash = 0u32;
+    let found = view.is_some();
     if let Some(v) = view {
         let mut ints = Vec::new();
         let mut floats = Vec::new();
@@ -106,79 +188,204 @@ fn shard_by_feature(record: &[u8], key: &str, shards: usize) -> Result<usize, St
         v.for_each_bytes(|b| hash = crc32c::crc32c_append(hash, b))
             .map_err(|e| e.to_string())?;
     }
-    Ok(hash as usize % shards)
+    Ok((u64::from(hash) % shards, found))
+}
+
+/// SplitMix64: a tiny, fully specified generator, so a seed means the same order everywhere.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (> 0).
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// A shuffle buffer bounded by records and bytes: once full, each new record pushes out a
+/// randomly chosen one.
+struct ShuffleBuffer {
+    records: Vec<Vec<u8>>,
+    bytes: u64,
+    max_records: usize,
+    max_bytes: u64,
+    rng: SplitMix64,
+}
+
+impl ShuffleBuffer {
+    fn full(&self) -> bool {
+        !self.records.is_empty() && (self.records.len() >= self.max_records || self.bytes >= self.max_bytes)
+    }
+
+    fn take_random(&mut self) -> Option<Vec<u8>> {
+        if self.records.is_empty() {
+            return None;
+        }
+        let r = self.records.swap_remove(self.rng.below(self.records.len()));
+        self.bytes -= r.len() as u64;
+        Some(r)
+    }
+}
+
+/// The shards being written.
+struct Shards {
+    writers: Vec<RecordWriter<fs::File>>,
+    files: Vec<PendingFile>,
+    by_feature: Option<String>,
+    found_feature: bool,
+    written: u64,
+}
+
+impl Shards {
+    fn write(&mut self, record: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+        let n = self.writers.len() as u64;
+        let shard = match &self.by_feature {
+            Some(key) => {
+                let (shard, found) = shard_by_feature(record, key, n)
+                    .map_err(|e| crate::error::data(format!("record {}: {e}", self.written)))?;
+                self.found_feature |= found;
+                shard
+            }
+            None => self.written % n,
+        };
+        self.writers[shard as usize].write_record(record)?;
+        self.written += 1;
+        Ok(())
+    }
 }
 
 pub fn run(args: ShardArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let shards = args.shards.max(1);
-    std::fs::create_dir_all(&args.output)?;
-    let files = tfrec::record::expand_inputs(&args.input.inputs)?;
-    let total_bytes: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    let mut dataset = Dataset::from_files(files).reader_options(args.input.reader_options(true));
-    if let Some(buffer) = args.shuffle {
-        dataset = dataset.shuffle(buffer, args.seed);
+    let shards = args.shards;
+    let common = &args.common;
+    // Everything that can be refused is checked before anything is created or written.
+    let mut reader = args.input.open(args.skip)?;
+    refuse_dir_holding_inputs(&args.output, reader.files())?;
+    let earlier = earlier_shards(&args.output, &args.prefix, common.overwrite)?;
+    let created_dir = !args.output.exists();
+    fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
+    let result = write_shards(&args, &mut reader, shards, &earlier);
+    if result.is_err() && created_dir {
+        let _ = fs::remove_dir(&args.output); // Only if still empty.
     }
-    let paths: Vec<PathBuf> = (0..shards)
-        .map(|i| shard_name(&args.output, &args.prefix, i, shards, args.output_compression))
-        .collect();
-    let options = WriterOptions::default().compression(CompressionChoice::Exactly(args.output_compression));
-    let mut writers = paths
-        .iter()
-        .map(|p| RecordWriter::create(p, options.clone()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (paths, counts) = result?;
 
-    let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let batches = dataset.batch(1024, false).raw().iter();
-    let counters: std::sync::Arc<Counters> = batches.counters();
-    let mut written = 0u64;
-    for batch in batches {
-        let batch = batch?;
-        for record in batch.records() {
-            let shard = match &args.by_feature {
-                Some(key) => shard_by_feature(record, key, shards)?,
-                None => (written % shards as u64) as usize,
-            };
-            writers[shard].write_record(record)?;
-            written += 1;
+    let mut out = stdout();
+    let verified: u64 = counts.iter().sum();
+    if common.json {
+        let report = json!({
+            "ok": true,
+            "shards": paths.iter().zip(&counts).map(|(p, n)| json!({"path": p.display().to_string(), "records": n})).collect::<Vec<_>>(),
+            "total": verified,
+            "skipped": skipped_json(&reader),
+        });
+        writeln!(out, "{report}")?;
+    } else {
+        for (path, n) in paths.iter().zip(&counts) {
+            writeln!(out, "{n:>12}  {}", path.display())?;
         }
-        // Decompressed bytes, an estimate of progress through compressed files.
-        bar.set_position(counters.bytes.load(Ordering::Relaxed).min(total_bytes));
-        bar.set_message(format!("{written} records"));
+        writeln!(out, "{verified:>12}  records in {shards} shards, verified")?;
     }
-    let counts: Vec<u64> = writers.iter().map(|w| w.records_written()).collect();
-    for w in writers {
-        w.finish()?;
-    }
-    bar.finish_and_clear();
-
-    // Read every shard back: the command succeeds only if all of it is there and valid.
-    let mut verified = 0u64;
-    for (path, &expected) in paths.iter().zip(&counts) {
-        let mut reader = RecordReader::open(path, ReaderOptions::default())?;
-        let mut n = 0u64;
-        while reader.next_record()?.is_some() {
-            n += 1;
-        }
-        if n != expected {
-            return Err(format!("{}: wrote {expected} records, read back {n}", path.display()).into());
-        }
-        verified += n;
-    }
-    let skipped = counters.skipped_regions.load(Ordering::Relaxed) + counters.skipped_files.load(Ordering::Relaxed);
-    for (path, n) in paths.iter().zip(&counts) {
-        println!("{n:>12}  {}", path.display());
-    }
-    println!("{verified:>12}  records in {shards} shards, verified");
-    if skipped > 0 {
-        eprintln!("skipped {skipped} damaged regions or files of the input");
-    }
+    out.flush()?;
+    print_skipped(&reader);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes, checks and renames the shards into place; returns their paths and record counts.
+fn write_shards(
+    args: &ShardArgs,
+    reader: &mut tfrec::record::MultiFileReader,
+    shards: u64,
+    earlier: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Vec<u64>), Box<dyn std::error::Error>> {
+    let common = &args.common;
+    let compression = common.output_compression;
+    let paths: Vec<PathBuf> = (0..shards)
+        .map(|i| shard_name(&args.output, &args.prefix, i, shards, compression))
+        .collect();
+    let options = WriterOptions::default().compression(CompressionChoice::Exactly(compression));
+    let mut files = Vec::with_capacity(paths.len());
+    let mut writers = Vec::with_capacity(paths.len());
+    for p in &paths {
+        let file = PendingFile::create(p)?;
+        writers.push(RecordWriter::with_options(file.file()?, options.clone()));
+        files.push(file);
+    }
+    let mut out = Shards {
+        writers,
+        files,
+        by_feature: args.by_feature.clone(),
+        found_feature: false,
+        written: 0,
+    };
+    let progress = Progress::for_reader(reader);
+    let mut buffer = args.shuffle.map(|n| ShuffleBuffer {
+        records: Vec::new(),
+        bytes: 0,
+        max_records: usize::try_from(n).unwrap_or(usize::MAX),
+        max_bytes: common.buffer_bytes,
+        rng: SplitMix64(common.seed),
+    });
+    while let Some(record) = reader.next_record()? {
+        match buffer.as_mut() {
+            None => out.write(record)?,
+            Some(buffer) => {
+                while buffer.full() {
+                    if let Some(r) = buffer.take_random() {
+                        out.write(&r)?;
+                    }
+                }
+                buffer.bytes += record.len() as u64;
+                buffer.records.push(record.to_vec());
+            }
+        }
+    }
+    if let Some(buffer) = buffer.as_mut() {
+        while let Some(r) = buffer.take_random() {
+            out.write(&r)?;
+        }
+    }
+    progress.finish();
+    if let (Some(key), false, true) = (&args.by_feature, out.found_feature, out.written > 0) {
+        return Err(crate::error::data(format!(
+            "no record has the feature {key:?}: nothing written"
+        )));
+    }
+    // Complete and check every shard before any takes the place of an earlier run's.
+    let mut counts = Vec::with_capacity(paths.len());
+    for (writer, file) in out.writers.into_iter().zip(&out.files) {
+        let n = finish_and_check(writer, file.temp_path(), compression)
+            .map_err(|e| format!("{}: {e}", file.path().display()))?;
+        counts.push(n);
+    }
+    for old in earlier {
+        if !paths.contains(old) {
+            fs::remove_file(old).map_err(|e| format!("{}: {e}", old.display()))?;
+        }
+    }
+    for file in out.files {
+        file.commit()?;
+    }
+    Ok((paths, counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_are_recognised() {
+        let name = shard_name(Path::new("d"), "part", 3, 16, Compression::Gzip);
+        let name = name.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        assert!(is_our_shard(name, "part"), "{name}");
+        assert!(!is_our_shard(name, "shuffled"));
+        assert!(!is_our_shard("part-1-of-2.tfrecord", "part"));
+        assert!(!is_our_shard("part-00000-of-00002.json", "part"));
+    }
 }

@@ -1,66 +1,118 @@
 //! `tfrec verify`: every CRC of every record, every problem with its file and offset.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};
 use tfrec::record::{OnCorruption, RecordError, RecordReader};
 
-use crate::input::InputArgs;
+use crate::input::{InputArgs, SkipArgs};
+use crate::progress::Progress;
+use crate::report::{describe, problem_json, stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
-    /// Print a machine-readable JSON report.
+    /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
 }
 
-fn problem_json(error: &RecordError) -> Value {
-    json!({
-        "kind": error.kind_name(),
-        "offset": error.location.offset,
-        "record_index": error.location.record_index,
-        "decompressed_offset": error.location.decompressed,
-        "message": error.kind.to_string(),
-    })
+/// A damaged region: its first problem, and how far the damage reaches when more followed
+/// before the next good record (damage inside a compressed stream garbles everything after it).
+fn region_json(region: &[RecordError]) -> Value {
+    let mut value = region.first().map(problem_json).unwrap_or(Value::Null);
+    if let (Some(last), Value::Object(map)) = (region.last(), &mut value) {
+        map.insert("region_problems".into(), json!(region.len()));
+        map.insert("region_end_offset".into(), json!(last.location.offset));
+        if region.len() > 1 {
+            map.insert("last_message".into(), json!(describe(last)));
+        }
+    }
+    value
+}
+
+fn region_text(region: &[RecordError]) -> String {
+    match region {
+        [] => String::new(),
+        [one] => describe(one),
+        [first, .., last] => format!(
+            "{} — and {} more problems up to byte {} with no good record between (last: {})",
+            describe(first),
+            region.len() - 1,
+            last.location.offset,
+            last.kind
+        ),
+    }
 }
 
 /// Reads every file to the end, resynchronising past damage so that every problem is seen.
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let files = tfrec::record::expand_inputs(&args.input.inputs)?;
-    let options = args.input.reader_options(true).on_corruption(OnCorruption::Resync);
+    let files = args.input.files()?;
+    let options = args
+        .input
+        .reader_options(SkipArgs { skip_corrupt: true })
+        .on_corruption(OnCorruption::Resync);
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = Progress::new(total, std::sync::Arc::clone(&done));
+    let mut out = stdout();
     let mut reports = Vec::new();
     let mut bad_files = 0;
+    let mut unreadable = false;
     for path in &files {
-        let mut problems: Vec<RecordError> = Vec::new();
+        // Problems met with no good record between them are one damaged region.
+        let mut regions: Vec<Vec<RecordError>> = Vec::new();
         let mut records = 0u64;
         let mut data_bytes = 0u64;
         match RecordReader::open(path, options.clone()) {
-            Err(error) => problems.push(error),
+            Err(error) => {
+                unreadable = true;
+                regions.push(vec![error]);
+            }
             Ok(mut reader) => {
                 let end = loop {
                     match reader.next_record() {
-                        Ok(Some(_)) => {}
+                        Ok(Some(_)) => {
+                            if !reader.problems().is_empty() {
+                                regions.push(reader.take_problems());
+                            }
+                        }
                         Ok(None) => break None,
                         Err(error) => break Some(error),
                     }
                 };
                 records = reader.stats().records;
                 data_bytes = reader.stats().data_bytes;
-                problems.extend(reader.take_problems());
-                problems.extend(end);
+                let mut last = reader.take_problems();
+                if let Some(e) = end {
+                    unreadable |= crate::error::exit_code(&e) == Some(crate::error::EXIT_USAGE);
+                    last.push(e);
+                }
+                if !last.is_empty() {
+                    regions.push(last);
+                }
             }
         }
+        let problems: Vec<Value> = regions.iter().map(|r| region_json(r)).collect();
+        done.fetch_add(
+            std::fs::metadata(path).map_or(0, |m| m.len()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if !problems.is_empty() {
             bad_files += 1;
         }
         if !args.json {
             let status = if problems.is_empty() { "ok" } else { "DAMAGED" };
-            println!("{status:>8}  {records:>10} records  {}", path.display());
-            for p in &problems {
-                println!("          {p}");
+            writeln!(out, "{status:>8}  {records:>10} records  {}", path.display())?;
+            for region in &regions {
+                writeln!(out, "          {}", region_text(region))?;
             }
         }
         reports.push(json!({
@@ -68,17 +120,22 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             "ok": problems.is_empty(),
             "records": records,
             "data_bytes": data_bytes,
-            "problems": problems.iter().map(problem_json).collect::<Vec<_>>(),
+            "problems": problems,
         }));
     }
+    progress.finish();
     if args.json {
-        println!("{:#}", json!({"ok": bad_files == 0, "files": reports}));
-    } else if bad_files > 0 {
-        eprintln!("{bad_files} of {} files have problems", files.len());
+        writeln!(out, "{}", json!({"ok": bad_files == 0, "files": reports}))?;
     }
-    Ok(if bad_files == 0 {
-        ExitCode::SUCCESS
+    out.flush()?;
+    if bad_files > 0 && !args.json {
+        eprintln!("tfrec: {bad_files} of {} files have problems", files.len());
+    }
+    Ok(if unreadable {
+        ExitCode::from(crate::error::EXIT_USAGE)
+    } else if bad_files > 0 {
+        ExitCode::from(crate::error::EXIT_DATA)
     } else {
-        ExitCode::from(1)
+        ExitCode::SUCCESS
     })
 }

@@ -10,113 +10,138 @@
 //!   kind of each feature ([`TypeHints`]); without hints the kind is inferred from the values.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::fmt;
 
 use base64::Engine;
 use serde_json::Value;
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
-use super::pyfloat::shortest_repr;
+use super::pyfloat::write_shortest_repr;
 
-/// A JSON tree whose numbers keep the exact text to print.
-enum Json {
-    Object(Vec<(String, Json)>),
-    Array(Vec<Json>),
-    String(String),
-    /// A number already formatted.
-    Number(String),
+/// A JSON tree borrowed from a message: lists of values stay the message's own slices and are
+/// formatted one value at a time as they are written, so rendering a huge record needs little
+/// more than its output.
+enum Json<'a> {
+    Object(Vec<(&'a str, Json<'a>)>),
+    Array(Vec<Json<'a>>),
     Null,
+    /// Floats (NaN and the infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`).
+    Floats(&'a [f32]),
+    /// int64s as numbers.
+    Ints(&'a [i64]),
+    /// int64s as strings, as protobuf's JSON mapping writes them.
+    IntStrings(&'a [i64]),
+    /// Bytes as base64 strings (protobuf's mapping).
+    Base64(&'a [Vec<u8>]),
+    /// Bytes as UTF-8 strings where valid, else `{"base64": "…"}` (the friendly form).
+    FriendlyBytes(&'a [Vec<u8>]),
 }
 
-impl Json {
+impl Json<'_> {
     /// Python's `json.dumps(value, indent=2)` (ensure_ascii on).
     fn pretty(&self) -> String {
         let mut out = String::new();
-        self.write(&mut out, Some(0));
+        let _ = self.write(&mut out, Some(0));
         out
     }
 
     /// Python's `json.dumps(value)`: one line, `", "` and `": "` separators.
     fn compact(&self) -> String {
         let mut out = String::new();
-        self.write(&mut out, None);
+        let _ = self.write(&mut out, None);
         out
     }
 
-    fn write(&self, out: &mut String, level: Option<usize>) {
+    fn write<W: fmt::Write>(&self, out: &mut W, level: Option<usize>) -> fmt::Result {
+        let brackets = ('[', ']');
         match self {
-            Json::Null => out.push_str("null"),
-            Json::Number(n) => out.push_str(n),
-            Json::String(s) => write_json_string(out, s),
-            Json::Array(items) => write_items(out, level, ('[', ']'), items.iter().map(|item| (None, item))),
-            Json::Object(items) => write_items(
-                out,
-                level,
-                ('{', '}'),
-                items.iter().map(|(key, item)| (Some(key.as_str()), item)),
-            ),
+            Json::Null => out.write_str("null"),
+            Json::Array(items) => write_items(out, level, brackets, items.len(), |out, i, l| items[i].write(out, l)),
+            Json::Object(items) => write_items(out, level, ('{', '}'), items.len(), |out, i, l| {
+                write_json_string(out, items[i].0)?;
+                out.write_str(": ")?;
+                items[i].1.write(out, l)
+            }),
+            Json::Floats(v) => write_items(out, level, brackets, v.len(), |out, i, _| write_float(out, v[i])),
+            Json::Ints(v) => write_items(out, level, brackets, v.len(), |out, i, _| write!(out, "{}", v[i])),
+            Json::IntStrings(v) => write_items(out, level, brackets, v.len(), |out, i, _| write!(out, "\"{}\"", v[i])),
+            Json::Base64(v) => write_items(out, level, brackets, v.len(), |out, i, _| {
+                write_json_string(out, &base64(&v[i]))
+            }),
+            Json::FriendlyBytes(v) => {
+                write_items(out, level, brackets, v.len(), |out, i, _| {
+                    match std::str::from_utf8(&v[i]) {
+                        Ok(s) => write_json_string(out, s),
+                        Err(_) => {
+                            out.write_str("{\"base64\": ")?;
+                            write_json_string(out, &base64(&v[i]))?;
+                            out.write_char('}')
+                        }
+                    }
+                })
+            }
         }
     }
 }
 
-/// The items of an array (no keys) or an object, as `json.dumps` lays them out: on one line
-/// with `", "` when `level` is `None`, else one per line, indented two spaces per level.
-fn write_items<'a>(
-    out: &mut String,
+/// The items of an array or an object (written by `item`, given its index and level), as
+/// `json.dumps` lays them out: on one line with `", "` when `level` is `None`, else one per
+/// line, indented two spaces per level.
+fn write_items<W: fmt::Write>(
+    out: &mut W,
     level: Option<usize>,
     (open, close): (char, char),
-    items: impl ExactSizeIterator<Item = (Option<&'a str>, &'a Json)>,
-) {
-    let newline = |out: &mut String, level: usize| {
-        out.push('\n');
-        out.push_str(&"  ".repeat(level));
+    len: usize,
+    mut item: impl FnMut(&mut W, usize, Option<usize>) -> fmt::Result,
+) -> fmt::Result {
+    let newline = |out: &mut W, level: usize| -> fmt::Result {
+        out.write_char('\n')?;
+        for _ in 0..level {
+            out.write_str("  ")?;
+        }
+        Ok(())
     };
-    out.push(open);
-    let empty = items.len() == 0;
-    for (i, (key, item)) in items.enumerate() {
+    out.write_char(open)?;
+    for i in 0..len {
         if i > 0 {
-            out.push(',');
+            out.write_char(',')?;
             if level.is_none() {
-                out.push(' ');
+                out.write_char(' ')?;
             }
         }
         if let Some(l) = level {
-            newline(out, l + 1);
+            newline(out, l + 1)?;
         }
-        if let Some(key) = key {
-            write_json_string(out, key);
-            out.push_str(": ");
-        }
-        item.write(out, level.map(|l| l + 1));
+        item(out, i, level.map(|l| l + 1))?;
     }
-    if let (Some(l), false) = (level, empty) {
-        newline(out, l);
+    if let (Some(l), true) = (level, len > 0) {
+        newline(out, l)?;
     }
-    out.push(close);
+    out.write_char(close)
 }
 
 /// A JSON string with Python's `ensure_ascii` escaping.
-fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
+fn write_json_string<W: fmt::Write>(out: &mut W, s: &str) -> fmt::Result {
+    out.write_char('"')?;
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
+            '"' => out.write_str("\\\"")?,
+            '\\' => out.write_str("\\\\")?,
+            '\n' => out.write_str("\\n")?,
+            '\r' => out.write_str("\\r")?,
+            '\t' => out.write_str("\\t")?,
+            '\u{8}' => out.write_str("\\b")?,
+            '\u{c}' => out.write_str("\\f")?,
+            ' '..='~' => out.write_char(c)?,
             _ => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
+                    write!(out, "\\u{unit:04x}")?;
                 }
             }
         }
     }
-    out.push('"');
+    out.write_char('"')
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -135,73 +160,88 @@ fn special_float(v: f32) -> Option<&'static str> {
     }
 }
 
-fn float_json(v: f32) -> Json {
+fn write_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
     match special_float(v) {
-        Some(s) => Json::String(s.to_owned()),
-        None => Json::Number(shortest_repr(v)),
+        Some(s) => write_json_string(out, s),
+        None => write_shortest_repr(out, v),
     }
 }
 
 // ---- protobuf JSON mapping --------------------------------------------------------------------
 
-fn proto_feature(feature: &Feature) -> Json {
-    let (name, values) = match feature {
+fn proto_feature(feature: &Feature) -> Json<'_> {
+    let (name, values, empty) = match feature {
         Feature::None => return Json::Object(vec![]),
-        Feature::Bytes(v) => (
-            "bytesList",
-            v.iter().map(|b| Json::String(base64(b))).collect::<Vec<_>>(),
-        ),
-        Feature::Float(v) => ("floatList", v.iter().map(|&f| float_json(f)).collect()),
-        Feature::Int64(v) => ("int64List", v.iter().map(|i| Json::String(i.to_string())).collect()),
+        Feature::Bytes(v) => ("bytesList", Json::Base64(v), v.is_empty()),
+        Feature::Float(v) => ("floatList", Json::Floats(v), v.is_empty()),
+        Feature::Int64(v) => ("int64List", Json::IntStrings(v), v.is_empty()),
     };
-    let list = if values.is_empty() {
-        vec![]
-    } else {
-        vec![("value".to_owned(), Json::Array(values))]
-    };
-    Json::Object(vec![(name.to_owned(), Json::Object(list))])
+    let list = if empty { vec![] } else { vec![("value", values)] };
+    Json::Object(vec![(name, Json::Object(list))])
 }
 
-fn proto_features(features: &Features) -> Json {
+fn proto_features(features: &Features) -> Json<'_> {
     if features.is_empty() {
         return Json::Object(vec![]);
     }
-    let map = features.iter().map(|(k, f)| (k.to_owned(), proto_feature(f))).collect();
-    Json::Object(vec![("feature".to_owned(), Json::Object(map))])
+    let map = features.iter().map(|(k, f)| (k, proto_feature(f))).collect();
+    Json::Object(vec![("feature", Json::Object(map))])
 }
 
-fn proto_feature_list(list: &FeatureList) -> Json {
+fn proto_feature_list(list: &FeatureList) -> Json<'_> {
     if list.feature.is_empty() {
         return Json::Object(vec![]);
     }
     let rows = list.feature.iter().map(proto_feature).collect();
-    Json::Object(vec![("feature".to_owned(), Json::Array(rows))])
+    Json::Object(vec![("feature", Json::Array(rows))])
 }
 
-fn proto_feature_lists(lists: &FeatureLists) -> Json {
+fn proto_feature_lists(lists: &FeatureLists) -> Json<'_> {
     if lists.feature_list.is_empty() {
         return Json::Object(vec![]);
     }
-    let map = lists
-        .iter()
-        .map(|(k, l)| (k.to_owned(), proto_feature_list(l)))
-        .collect();
-    Json::Object(vec![("featureList".to_owned(), Json::Object(map))])
+    let map = lists.iter().map(|(k, l)| (k, proto_feature_list(l))).collect();
+    Json::Object(vec![("featureList", Json::Object(map))])
+}
+
+/// Writes `json` into an `fmt::Write` on one line.
+fn write_line<W: fmt::Write>(json: &Json<'_>, out: &mut W) -> fmt::Result {
+    json.write(out, None)
 }
 
 impl Example {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(example)` prints it.
     pub fn to_json(&self) -> String {
+        self.proto_json().pretty()
+    }
+
+    /// Protobuf's JSON mapping on one line (a JSON-lines item): [`Example::to_json`] without
+    /// the line breaks and indentation.
+    pub fn to_json_line(&self) -> String {
+        self.proto_json().compact()
+    }
+
+    /// [`Example::to_json_line`] written piece by piece into `out`.
+    pub fn write_json_line<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        write_line(&self.proto_json(), out)
+    }
+
+    fn proto_json(&self) -> Json<'_> {
         let mut fields = vec![];
         if let Some(f) = &self.features {
-            fields.push(("features".to_owned(), proto_features(f)));
+            fields.push(("features", proto_features(f)));
         }
-        Json::Object(fields).pretty()
+        Json::Object(fields)
     }
 
     /// The friendly one-line JSON form (see the [module docs](self)).
     pub fn to_friendly_json(&self) -> String {
         friendly_features(self.features()).compact()
+    }
+
+    /// [`Example::to_friendly_json`] written piece by piece into `out`.
+    pub fn write_friendly_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        write_line(&friendly_features(self.features()), out)
     }
 
     /// Reads the friendly JSON form; `hints` gives the kind of features whose values do not
@@ -221,35 +261,53 @@ impl Example {
 impl SequenceExample {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(seq)` prints it.
     pub fn to_json(&self) -> String {
+        self.proto_json().pretty()
+    }
+
+    /// Protobuf's JSON mapping on one line (a JSON-lines item).
+    pub fn to_json_line(&self) -> String {
+        self.proto_json().compact()
+    }
+
+    /// [`SequenceExample::to_json_line`] written piece by piece into `out`.
+    pub fn write_json_line<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        write_line(&self.proto_json(), out)
+    }
+
+    fn proto_json(&self) -> Json<'_> {
         let mut fields = vec![];
         if let Some(c) = &self.context {
-            fields.push(("context".to_owned(), proto_features(c)));
+            fields.push(("context", proto_features(c)));
         }
         if let Some(l) = &self.feature_lists {
-            fields.push(("featureLists".to_owned(), proto_feature_lists(l)));
+            fields.push(("featureLists", proto_feature_lists(l)));
         }
-        Json::Object(fields).pretty()
+        Json::Object(fields)
     }
 
     /// The friendly one-line form: `{"context": {...}, "feature_lists": {"k": [[...], ...]}}`.
     pub fn to_friendly_json(&self) -> String {
+        self.friendly_json().compact()
+    }
+
+    /// [`SequenceExample::to_friendly_json`] written piece by piece into `out`.
+    pub fn write_friendly_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        write_line(&self.friendly_json(), out)
+    }
+
+    fn friendly_json(&self) -> Json<'_> {
         let mut fields = vec![];
         if let Some(c) = &self.context {
-            fields.push(("context".to_owned(), friendly_features(c)));
+            fields.push(("context", friendly_features(c)));
         }
         if let Some(lists) = &self.feature_lists {
             let map = lists
                 .iter()
-                .map(|(k, l)| {
-                    (
-                        k.to_owned(),
-                        Json::Array(l.feature.iter().map(friendly_values).collect()),
-                    )
-                })
+                .map(|(k, l)| (k, Json::Array(l.feature.iter().map(friendly_values).collect())))
                 .collect();
-            fields.push(("feature_lists".to_owned(), Json::Object(map)));
+            fields.push(("feature_lists", Json::Object(map)));
         }
-        Json::Object(fields).compact()
+        Json::Object(fields)
     }
 
     /// Reads the friendly form; hints apply to context features and feature lists by name.
@@ -312,29 +370,17 @@ pub enum FriendlyJsonError {
     Value { key: String, reason: String },
 }
 
-fn friendly_values(feature: &Feature) -> Json {
+fn friendly_values(feature: &Feature) -> Json<'_> {
     match feature {
         Feature::None => Json::Null,
-        Feature::Int64(v) => Json::Array(v.iter().map(|i| Json::Number(i.to_string())).collect()),
-        Feature::Float(v) => Json::Array(v.iter().map(|&f| float_json(f)).collect()),
-        Feature::Bytes(v) => Json::Array(
-            v.iter()
-                .map(|b| match std::str::from_utf8(b) {
-                    Ok(s) => Json::String(s.to_owned()),
-                    Err(_) => Json::Object(vec![("base64".to_owned(), Json::String(base64(b)))]),
-                })
-                .collect(),
-        ),
+        Feature::Int64(v) => Json::Ints(v),
+        Feature::Float(v) => Json::Floats(v),
+        Feature::Bytes(v) => Json::FriendlyBytes(v),
     }
 }
 
-fn friendly_features(features: &Features) -> Json {
-    Json::Object(
-        features
-            .iter()
-            .map(|(k, f)| (k.to_owned(), friendly_values(f)))
-            .collect(),
-    )
+fn friendly_features(features: &Features) -> Json<'_> {
+    Json::Object(features.iter().map(|(k, f)| (k, friendly_values(f))).collect())
 }
 
 /// The kind the values show: integers only → int64; any non-integer number or a NaN /
@@ -455,7 +501,7 @@ mod tests {
     #[test]
     fn ensure_ascii_escapes() {
         let mut out = String::new();
-        write_json_string(&mut out, "é\u{1F600}\"\n");
+        write_json_string(&mut out, "é\u{1F600}\"\n").unwrap();
         assert_eq!(out, r#""\u00e9\ud83d\ude00\"\n""#);
     }
 }

@@ -3,10 +3,10 @@
 //! C-escaped with octal, floats as [`shortest_repr`]), and parsed back, including the `[a, b]`
 //! list shorthand, `<...>` message brackets, comments and adjacent string concatenation.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
-use super::pyfloat::shortest_repr;
+use super::pyfloat::write_shortest_repr;
 
 // ---- rendering ------------------------------------------------------------------------------
 
@@ -14,12 +14,19 @@ impl Example {
     /// The protobuf text format of this message, as `print(example)` shows it in Python.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        if let Some(features) = &self.features {
-            open(&mut out, 0, "features");
-            render_features(&mut out, 1, features);
-            close(&mut out, 0);
-        }
+        let _ = self.write_text(&mut out);
         out
+    }
+
+    /// [`Example::to_text`] written piece by piece into `out`, so a huge message needs no
+    /// rendering of its own size in memory.
+    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        if let Some(features) = &self.features {
+            open(out, 0, "features")?;
+            render_features(out, 1, features)?;
+            close(out, 0)?;
+        }
+        Ok(())
     }
 }
 
@@ -27,42 +34,61 @@ impl SequenceExample {
     /// The protobuf text format of this message, as `print(seq)` shows it in Python.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        if let Some(context) = &self.context {
-            open(&mut out, 0, "context");
-            render_features(&mut out, 1, context);
-            close(&mut out, 0);
-        }
-        if let Some(lists) = &self.feature_lists {
-            open(&mut out, 0, "feature_lists");
-            render_feature_lists(&mut out, 1, lists);
-            close(&mut out, 0);
-        }
+        let _ = self.write_text(&mut out);
         out
     }
-}
 
-fn indent(out: &mut String, level: usize) {
-    for _ in 0..level {
-        out.push_str("  ");
+    /// [`SequenceExample::to_text`] written piece by piece into `out`.
+    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        if let Some(context) = &self.context {
+            open(out, 0, "context")?;
+            render_features(out, 1, context)?;
+            close(out, 0)?;
+        }
+        if let Some(lists) = &self.feature_lists {
+            open(out, 0, "feature_lists")?;
+            render_feature_lists(out, 1, lists)?;
+            close(out, 0)?;
+        }
+        Ok(())
     }
 }
 
-fn open(out: &mut String, level: usize, name: &str) {
-    indent(out, level);
-    out.push_str(name);
-    out.push_str(" {\n");
+fn indent<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
+    for _ in 0..level {
+        out.write_str("  ")?;
+    }
+    Ok(())
 }
 
-fn close(out: &mut String, level: usize) {
-    indent(out, level);
-    out.push_str("}\n");
+fn open<W: fmt::Write>(out: &mut W, level: usize, name: &str) -> fmt::Result {
+    indent(out, level)?;
+    out.write_str(name)?;
+    out.write_str(" {\n")
 }
 
-fn render_key(out: &mut String, level: usize, key: &str) {
-    indent(out, level);
-    out.push_str("key: \"");
-    escape_bytes(out, key.as_bytes());
-    out.push_str("\"\n");
+fn close<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
+    indent(out, level)?;
+    out.write_str("}\n")
+}
+
+/// A map entry's key, as Python's `text_format.MessageToString` prints it: a `string` field, so
+/// non-ASCII characters print as themselves (UTF-8, `as_utf8=True`) and only ASCII specials are
+/// escaped; the empty key is the field's default and is not printed at all.
+fn render_key<W: fmt::Write>(out: &mut W, level: usize, key: &str) -> fmt::Result {
+    if key.is_empty() {
+        return Ok(());
+    }
+    indent(out, level)?;
+    out.write_str("key: \"")?;
+    for c in key.chars() {
+        if c.is_ascii() {
+            escape_bytes(out, &[c as u8])?;
+        } else {
+            out.write_char(c)?;
+        }
+    }
+    out.write_str("\"\n")
 }
 
 /// Map entries print sorted by key, as protobuf's text format does.
@@ -72,94 +98,104 @@ fn sorted<'a, V>(map: impl Iterator<Item = (&'a str, V)>) -> Vec<(&'a str, V)> {
     entries
 }
 
-fn render_features(out: &mut String, level: usize, features: &Features) {
+fn render_features<W: fmt::Write>(out: &mut W, level: usize, features: &Features) -> fmt::Result {
     for (key, feature) in sorted(features.iter()) {
-        open(out, level, "feature");
-        render_key(out, level + 1, key);
-        open(out, level + 1, "value");
-        render_feature(out, level + 2, feature);
-        close(out, level + 1);
-        close(out, level);
+        open(out, level, "feature")?;
+        render_key(out, level + 1, key)?;
+        open(out, level + 1, "value")?;
+        render_feature(out, level + 2, feature)?;
+        close(out, level + 1)?;
+        close(out, level)?;
     }
+    Ok(())
 }
 
-fn render_feature_lists(out: &mut String, level: usize, lists: &FeatureLists) {
+fn render_feature_lists<W: fmt::Write>(out: &mut W, level: usize, lists: &FeatureLists) -> fmt::Result {
     for (key, list) in sorted(lists.iter()) {
-        open(out, level, "feature_list");
-        render_key(out, level + 1, key);
-        open(out, level + 1, "value");
+        open(out, level, "feature_list")?;
+        render_key(out, level + 1, key)?;
+        open(out, level + 1, "value")?;
         for feature in &list.feature {
-            open(out, level + 2, "feature");
-            render_feature(out, level + 3, feature);
-            close(out, level + 2);
+            open(out, level + 2, "feature")?;
+            render_feature(out, level + 3, feature)?;
+            close(out, level + 2)?;
         }
-        close(out, level + 1);
-        close(out, level);
+        close(out, level + 1)?;
+        close(out, level)?;
     }
+    Ok(())
 }
 
-fn render_feature(out: &mut String, level: usize, feature: &Feature) {
-    let Some(kind) = feature.kind() else { return };
-    open(out, level, kind.list_name());
-    let value = |out: &mut String| {
-        indent(out, level + 1);
-        out.push_str("value: ");
+fn render_feature<W: fmt::Write>(out: &mut W, level: usize, feature: &Feature) -> fmt::Result {
+    let Some(kind) = feature.kind() else { return Ok(()) };
+    open(out, level, kind.list_name())?;
+    let value = |out: &mut W| -> fmt::Result {
+        indent(out, level + 1)?;
+        out.write_str("value: ")
     };
     match feature {
         Feature::None => {}
         Feature::Bytes(values) => {
             for v in values {
-                value(out);
-                out.push('"');
-                escape_bytes(out, v);
-                out.push_str("\"\n");
+                value(out)?;
+                out.write_char('"')?;
+                escape_bytes(out, v)?;
+                out.write_str("\"\n")?;
             }
         }
         Feature::Float(values) => {
             for &v in values {
-                value(out);
-                out.push_str(&text_float(v));
-                out.push('\n');
+                value(out)?;
+                write_text_float(out, v)?;
+                out.write_char('\n')?;
             }
         }
         Feature::Int64(values) => {
             for v in values {
-                value(out);
-                let _ = writeln!(out, "{v}");
+                value(out)?;
+                writeln!(out, "{v}")?;
             }
         }
     }
-    close(out, level);
+    close(out, level)
 }
 
-/// A float as text format writes it: `nan`, `inf`, `-inf`, else [`shortest_repr`].
-pub(crate) fn text_float(v: f32) -> String {
+/// A float as text format writes it: `nan`, `inf`, `-inf`, else [`shortest_repr`](super::shortest_repr).
+fn write_text_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
     if v.is_nan() {
-        "nan".to_owned()
+        out.write_str("nan")
     } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.to_owned()
+        out.write_str(if v > 0.0 { "inf" } else { "-inf" })
     } else {
-        shortest_repr(v)
+        write_shortest_repr(out, v)
     }
 }
 
 /// C-style escaping as protobuf's `CEscape`: printable ASCII as is, `\n \r \t \" \' \\`, and
 /// every other byte as three octal digits.
-fn escape_bytes(out: &mut String, bytes: &[u8]) {
-    for &b in bytes {
-        match b {
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            b'"' => out.push_str("\\\""),
-            b'\'' => out.push_str("\\'"),
-            b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
-            _ => {
-                let _ = write!(out, "\\{b:03o}");
-            }
+fn escape_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8]) -> fmt::Result {
+    // Runs of plain printable bytes go out in one write.
+    let mut plain = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = match b {
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            b'"' => "\\\"",
+            b'\'' => "\\'",
+            b'\\' => "\\\\",
+            0x20..=0x7e => continue,
+            _ => "",
+        };
+        out.write_str(std::str::from_utf8(&bytes[plain..i]).unwrap_or(""))?;
+        plain = i + 1;
+        if escape.is_empty() {
+            write!(out, "\\{b:03o}")?;
+        } else {
+            out.write_str(escape)?;
         }
     }
+    out.write_str(std::str::from_utf8(&bytes[plain..]).unwrap_or(""))
 }
 
 // ---- parsing --------------------------------------------------------------------------------
@@ -699,6 +735,19 @@ fn describe(token: &Token) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map_keys_print_as_utf8_and_the_empty_key_is_omitted() {
+        let mut ex = Example::default();
+        ex.features_mut().insert("größe", Feature::Int64(vec![1]));
+        ex.features_mut().insert("", Feature::Int64(vec![2]));
+        ex.features_mut().insert("a\"b", Feature::Int64(vec![3]));
+        let text = ex.to_text();
+        assert!(text.contains("key: \"größe\"\n"), "{text}");
+        assert!(text.contains("key: \"a\\\"b\"\n"), "{text}");
+        assert!(!text.contains("key: \"\""), "{text}");
+        assert_eq!(Example::from_text(&text).unwrap(), ex.clone());
+    }
 
     #[test]
     fn shorthand_comments_and_brackets() {

@@ -13,13 +13,33 @@ use super::format::{Header, HEADER_LEN};
 use super::reader::{FileRecordReader, ReadStats, ReaderOptions, RecordReader};
 
 /// Expands inputs into a list of files: a file stays itself; a directory gives the record files
-/// in it (not recursing, sorted by name): files named as records (`.tfrecord`, `.tfrecords`,
-/// `.tfrec`, `.gz`, `.zz`, `.zlib`, or no extension as in `train-00000-of-00010`), and other
-/// files whose first bytes are a valid record header or a gzip/zlib stream; hidden files and
-/// the rest (`.idx`, `.json`, scripts…) are left out. A pattern with
-/// `*`, `?` or `[` is a glob (matches sorted by name). A glob that matches nothing, or a path
-/// that does not exist, is an error: a typo must not read as an empty data set.
+/// in it and in its subdirectories, at any depth (as TFX's `Split-train/…` layout needs), sorted
+/// by path: files named as records (`.tfrecord`, `.tfrecords`, `.tfrec`, `.gz`, `.zz`, `.zlib`,
+/// or no extension as in `train-00000-of-00010`), and other files whose first bytes are a valid
+/// record header or a gzip/zlib stream; hidden files and directories and the rest (`.idx`,
+/// `.json`, scripts…) are left out. A pattern with `*`, `?` or `[` is a glob (matches sorted by
+/// name). A glob that matches nothing, a path that does not exist, or a directory that holds no
+/// record file is an error: a typo must not read as an empty data set (see
+/// [`expand_inputs_allow_empty`] to accept empty directories).
 pub fn expand_inputs<I, S>(inputs: I) -> Result<Vec<PathBuf>, RecordError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    expand(inputs, false)
+}
+
+/// As [`expand_inputs`], but a directory without record files gives no files instead of an
+/// error.
+pub fn expand_inputs_allow_empty<I, S>(inputs: I) -> Result<Vec<PathBuf>, RecordError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    expand(inputs, true)
+}
+
+fn expand<I, S>(inputs: I, allow_empty: bool) -> Result<Vec<PathBuf>, RecordError>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
@@ -30,15 +50,15 @@ where
         let as_path = Path::new(input);
         if as_path.is_dir() {
             let mut found = Vec::new();
-            let entries = fs::read_dir(as_path).map_err(|e| RecordError::open_failed(e, Some(as_path.into())))?;
-            for entry in entries {
-                let path = entry
-                    .map_err(|e| RecordError::open_failed(e, Some(as_path.into())))?
-                    .path();
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if path.is_file() && !name.starts_with('.') && looks_like_records(&path) {
-                    found.push(path);
-                }
+            walk_dir(as_path, &mut found, 0)?;
+            if found.is_empty() && !allow_empty {
+                return Err(RecordError::open_failed(
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "no record files in this directory or its subdirectories",
+                    ),
+                    Some(as_path.into()),
+                ));
             }
             found.sort();
             files.extend(found);
@@ -69,6 +89,33 @@ where
         }
     }
     Ok(files)
+}
+
+/// Directory levels followed below an input directory; deeper means a link cycle or a mistake.
+const MAX_DEPTH: usize = 32;
+
+/// Adds the record files under `dir` (see [`expand_inputs`]) to `found`.
+fn walk_dir(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) -> Result<(), RecordError> {
+    if depth > MAX_DEPTH {
+        return Err(RecordError::open_failed(
+            io::Error::other(format!("directories nested more than {MAX_DEPTH} deep (a link cycle?)")),
+            Some(dir.into()),
+        ));
+    }
+    let entries = fs::read_dir(dir).map_err(|e| RecordError::open_failed(e, Some(dir.into())))?;
+    for entry in entries {
+        let path = entry.map_err(|e| RecordError::open_failed(e, Some(dir.into())))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            walk_dir(&path, found, depth + 1)?;
+        } else if path.is_file() && looks_like_records(&path) {
+            found.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// Whether a file in a directory should be read as records (see [`expand_inputs`]).
@@ -285,5 +332,43 @@ impl MultiFileReader {
             self.problems.extend(reader.take_problems());
             self.file_index += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_walked_recursively_and_hidden_ones_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["Split-train", "Split-eval/deeper", ".hidden"] {
+            fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        for file in [
+            "Split-train/a.tfrecord",
+            "Split-eval/deeper/b.gz",
+            ".hidden/c.tfrecord",
+            "notes.json",
+        ] {
+            fs::write(root.join(file), b"").unwrap();
+        }
+        let files = expand_inputs([root.to_str().unwrap()]).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["Split-eval/deeper/b.gz", "Split-train/a.tfrecord"]);
+    }
+
+    #[test]
+    fn a_directory_without_records_is_an_error_unless_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("readme.txt"), b"hello").unwrap();
+        let path = dir.path().to_str().unwrap();
+        let error = expand_inputs([path]).unwrap_err();
+        assert!(matches!(error.kind, super::super::error::RecordErrorKind::Open(_)));
+        assert!(expand_inputs_allow_empty([path]).unwrap().is_empty());
     }
 }

@@ -14,7 +14,7 @@ mod writer;
 
 pub use compression::{Compression, CompressionChoice, UnknownCompression};
 pub use error::{Location, RecordError, RecordErrorKind};
-pub use files::{expand_inputs, LocatedRecord, MultiFileReader};
+pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use reader::{
     FileRecordReader, OnCorruption, ReadStats, ReaderOptions, RecordReader, Records, TornTail, DEFAULT_MAX_RECORD_LEN,

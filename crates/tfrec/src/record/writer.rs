@@ -71,6 +71,31 @@ impl fmt::Display for WriteError {
     }
 }
 
+/// The caller's writer, which can be shut so that nothing more reaches it: a writer dropped
+/// without `finish` shuts it before its compressor's own `Drop` would write the stream's end.
+struct Gate<W: Write> {
+    inner: W,
+    /// False once the [`RecordWriter`] was abandoned; every write then fails.
+    open: bool,
+}
+
+impl<W: Write> Write for Gate<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.open {
+            self.inner.write(buf)
+        } else {
+            Err(io::Error::other("the record writer was dropped without finish"))
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        if self.open {
+            self.inner.flush()
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// The output below the buffer: the raw writer or a compressor over it.
 enum Encoder<W: Write> {
     Plain(W),
@@ -102,6 +127,17 @@ impl<W: Write> Write for Encoder<W> {
     }
 }
 
+impl<W: Write> Encoder<Gate<W>> {
+    fn shut(&mut self) {
+        let gate = match self {
+            Encoder::Plain(w) => w,
+            Encoder::Gzip(w) => w.get_mut(),
+            Encoder::Zlib(w) => w.get_mut(),
+        };
+        gate.open = false;
+    }
+}
+
 impl<W: Write> Encoder<W> {
     fn finish(self) -> io::Result<W> {
         match self {
@@ -115,11 +151,15 @@ impl<W: Write> Encoder<W> {
 /// Writes framed records to any [`Write`].
 ///
 /// Call [`RecordWriter::finish`] at the end: it completes the compressed stream and reports any
-/// error. A writer dropped without `finish` still flushes and completes the stream in `Drop`
-/// (so no buffered record is silently lost), but an error there can only be ignored.
+/// error. Only `finish` completes a stream. A writer dropped without it (after an error, or on
+/// an early return) abandons the output: the records still in its buffer are discarded and a
+/// GZIP/ZLIB stream is left without its end, so a reader reports it as truncated instead of
+/// reading it as complete. A plain output keeps what had already reached it, which may end
+/// inside a record or, by chance, on a record boundary: write to a temporary file and rename it
+/// after `finish` when a partial output must never be mistaken for a whole one.
 pub struct RecordWriter<W: Write> {
-    /// `None` once finished.
-    out: Option<BufWriter<Encoder<W>>>,
+    /// `None` once finished or abandoned.
+    out: Option<BufWriter<Encoder<Gate<W>>>>,
     compression: Compression,
     path: Option<Arc<Path>>,
     records: u64,
@@ -139,6 +179,7 @@ impl<W: Write> RecordWriter<W> {
             CompressionChoice::Auto => Compression::None,
         };
         let level = flate2::Compression::new(options.level.min(9));
+        let out = Gate { inner: out, open: true };
         let encoder = match compression {
             Compression::None => Encoder::Plain(out),
             // TensorFlow's gzip header has no name, mtime 0 and OS 3 (Unix); we write the same.
@@ -202,7 +243,7 @@ impl<W: Write> RecordWriter<W> {
             .take()
             .ok_or_else(|| self.error(io::Error::other("the writer was already finished")))?;
         let encoder = out.into_inner().map_err(|e| self.error(e.into_error()))?;
-        let mut w = encoder.finish().map_err(|e| self.error(e))?;
+        let mut w = encoder.finish().map_err(|e| self.error(e))?.inner;
         w.flush().map_err(|e| self.error(e))?;
         Ok(w)
     }
@@ -245,10 +286,66 @@ impl RecordWriter<File> {
 }
 
 impl<W: Write> Drop for RecordWriter<W> {
-    /// Completes the stream if `finish` was not called; errors are lost (call `finish`).
+    /// Abandons the output if `finish` was not called: the buffer is discarded and the gate
+    /// shut before the compressor is dropped, so no stream end is written (see [`RecordWriter`]).
     fn drop(&mut self) {
-        if self.out.is_some() {
-            let _ = self.finish_inner();
+        if let Some(out) = self.out.take() {
+            // `into_parts` hands back the buffer without writing it.
+            let (mut encoder, _unwritten) = out.into_parts();
+            encoder.shut();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    fn abandoned(compression: Compression, records: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let options = WriterOptions::default().compression(compression);
+        let mut writer = RecordWriter::with_options(&mut out, options);
+        for i in 0..records {
+            writer
+                .write_record(format!("record {i}").repeat(50).as_bytes())
+                .unwrap();
+        }
+        drop(writer);
+        out
+    }
+
+    #[test]
+    fn drop_without_finish_never_ends_a_compressed_stream() {
+        // Enough records that part of the stream has reached the output before the drop.
+        let gzip = abandoned(Compression::Gzip, 20_000);
+        assert!(!gzip.is_empty());
+        let mut all = Vec::new();
+        let read = flate2::read::MultiGzDecoder::new(gzip.as_slice()).read_to_end(&mut all);
+        assert!(read.is_err(), "an abandoned gzip stream decompressed as complete");
+
+        let zlib = abandoned(Compression::Zlib, 20_000);
+        let read = flate2::read::ZlibDecoder::new(zlib.as_slice()).read_to_end(&mut Vec::new());
+        assert!(read.is_err(), "an abandoned zlib stream decompressed as complete");
+    }
+
+    #[test]
+    fn drop_without_finish_discards_the_buffer() {
+        assert!(abandoned(Compression::None, 3).is_empty());
+        assert!(abandoned(Compression::Gzip, 3).is_empty());
+    }
+
+    #[test]
+    fn finish_completes_the_stream() {
+        let mut out = Vec::new();
+        let mut writer = RecordWriter::with_options(&mut out, WriterOptions::default().compression(Compression::Gzip));
+        writer.write_record(b"one").unwrap();
+        writer.finish().unwrap();
+        let mut all = Vec::new();
+        flate2::read::MultiGzDecoder::new(out.as_slice())
+            .read_to_end(&mut all)
+            .unwrap();
+        assert_eq!(all.len(), 12 + 3 + 4);
     }
 }

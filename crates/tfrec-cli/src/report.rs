@@ -1,0 +1,111 @@
+//! What every command reports about damaged input, in the same words and the same JSON fields:
+//! `path`, `offset`, `record_index`, `kind`, `message` for a problem; `skipped` for what
+//! `--skip-corrupt` left out.
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+use tfrec::record::{MultiFileReader, RecordError, RecordErrorKind};
+
+/// Problems named one by one in a skip report; the rest are only counted.
+pub const FIRST_PROBLEMS: usize = 5;
+
+/// A record error as a sentence. A file whose very first header is not valid is most likely not
+/// TFRecord at all, and says so.
+pub fn describe(error: &RecordError) -> String {
+    let first_header = error.location.offset == 0 && error.location.record_index == 0;
+    match (&error.kind, error.path()) {
+        (RecordErrorKind::LengthCrcMismatch { .. }, Some(path)) if first_header => format!(
+            "not a TFRecord file: {} (its first 12 bytes are not a valid record header; \
+             --compression if it is compressed without a telling extension)",
+            path.display()
+        ),
+        _ => error.to_string(),
+    }
+}
+
+/// One problem as JSON.
+pub fn problem_json(error: &RecordError) -> Value {
+    json!({
+        "path": error.path().map(|p| p.display().to_string()),
+        "offset": error.location.offset,
+        "offset_is_decompressed": error.location.decompressed,
+        "record_index": error.location.record_index,
+        "kind": error.kind_name(),
+        "message": describe(error),
+    })
+}
+
+/// What was skipped under `--skip-corrupt`, as the `skipped` field of a `--json` report.
+pub fn skipped_json(reader: &MultiFileReader) -> Value {
+    let stats = reader.stats();
+    let problems = reader.problems();
+    json!({
+        "regions": stats.skipped_regions,
+        "bytes": stats.skipped_bytes,
+        "files": stats.skipped_files,
+        "torn_tail_bytes": stats.torn_tail_bytes,
+        "problems": problems.iter().take(FIRST_PROBLEMS).map(|p| problem_json(p)).collect::<Vec<_>>(),
+        "problem_count": problems.len(),
+    })
+}
+
+/// Says on stderr what was skipped, if anything: counts and the first places.
+pub fn print_skipped(reader: &MultiFileReader) {
+    let stats = reader.stats();
+    let problems = reader.problems();
+    if stats.skipped_regions + stats.skipped_files == 0 && problems.is_empty() {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "tfrec: skipped {} damaged regions ({} bytes) and {} files:",
+        stats.skipped_regions, stats.skipped_bytes, stats.skipped_files
+    );
+    for p in problems.iter().take(FIRST_PROBLEMS) {
+        let _ = writeln!(err, "  {}", describe(p));
+    }
+    if problems.len() > FIRST_PROBLEMS {
+        let _ = writeln!(err, "  … and {} more", problems.len() - FIRST_PROBLEMS);
+    }
+}
+
+/// Buffered standard output. Write with `writeln!(out, …)?`: a closed pipe then ends the
+/// command quietly (see [`crate::error::exit_code`]) instead of panicking as `println!` does.
+pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::new(std::io::stdout().lock())
+}
+
+/// An `io::Write` seen as a `fmt::Write`, keeping the I/O error (a closed pipe) it meets.
+pub struct FmtToIo<'a, W: Write> {
+    inner: &'a mut W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> std::fmt::Write for FmtToIo<'_, W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.inner.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
+}
+
+/// Lets a renderer that writes to a `fmt::Write` write straight to an `io::Write`, so a huge
+/// record is never rendered into memory first.
+pub fn render_to<W: Write>(
+    out: &mut W,
+    render: impl FnOnce(&mut FmtToIo<'_, W>) -> std::fmt::Result,
+) -> std::io::Result<()> {
+    let mut adapter = FmtToIo {
+        inner: out,
+        error: None,
+    };
+    let result = render(&mut adapter);
+    match (result, adapter.error) {
+        (_, Some(e)) => Err(e),
+        (Err(_), None) => Err(std::io::Error::other("formatting failed")),
+        (Ok(()), None) => Ok(()),
+    }
+}

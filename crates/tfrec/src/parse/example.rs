@@ -18,7 +18,8 @@ use super::error::{ParseError, ParseErrorKind};
 use super::fast;
 use super::ragged;
 use super::spec::{
-    known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError, SplitsDType, Values,
+    checked_elements, known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError,
+    SplitsDType, Values,
 };
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use crate::example::{ExampleView, RawFeature};
@@ -133,6 +134,99 @@ fn check_disjoint(a: &BTreeMap<String, DType>, b: &BTreeMap<String, DType>, name
     }
 }
 
+/// The checks of TensorFlow's `_ParseOpParams` over one spec dict (keys in sorted order):
+/// SparseFeature keys present, sizes not negative; one dtype per key within each key set (and
+/// one partition type per ragged key, value keys included); the dense, sparse and ragged key
+/// sets disjoint. `example_op` adds what only `parse_example` checks.
+pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), SpecError> {
+    let mut dense: BTreeMap<String, DType> = BTreeMap::new();
+    let mut sparse: BTreeMap<String, DType> = BTreeMap::new();
+    let mut ragged_keys: BTreeMap<String, DType> = BTreeMap::new();
+    let mut splits_types: BTreeMap<String, SplitsDType> = BTreeMap::new();
+    let mut add_ragged = |ragged_keys: &mut BTreeMap<String, DType>, key: &str, dtype: DType, t: SplitsDType| {
+        add_key(ragged_keys, key, dtype)?;
+        match splits_types.get(key) {
+            Some(&existing) if existing != t => Err(SpecError::Invalid(format!(
+                "Conflicting partition type {} vs {} for feature {key}.",
+                existing.json_name(),
+                t.json_name()
+            ))),
+            _ => {
+                splits_types.insert(key.to_owned(), t);
+                Ok(())
+            }
+        }
+    };
+    for (name, spec) in specs {
+        match spec {
+            FeatureSpec::FixedLen(f) => {
+                checked_elements(&f.shape, name)?;
+                add_key(&mut dense, name, f.dtype)?;
+            }
+            FeatureSpec::FixedLenSequence(f) => {
+                checked_elements(&f.shape, name)?;
+                add_key(&mut dense, name, f.dtype)?;
+            }
+            FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
+            FeatureSpec::Sparse(f) => {
+                if f.index_keys.is_empty() || f.index_keys.len() == 1 && f.index_keys[0].is_empty() {
+                    return Err(SpecError::Invalid(format!(
+                        "Missing index_key for SparseFeature {name}."
+                    )));
+                }
+                if f.value_key.is_empty() {
+                    return Err(SpecError::Invalid(format!(
+                        "Missing value_key for SparseFeature {name}."
+                    )));
+                }
+                if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
+                    return Err(SpecError::Invalid(format!(
+                        "SparseFeature {name}: size: Dimension {negative} must be >= 0"
+                    )));
+                }
+                if example_op && f.size.len() != f.index_keys.len() {
+                    return Err(SpecError::Invalid(format!(
+                        "SparseFeature {name}: sp_ids and vocab_size have to have equal lengths ({} index keys, {} sizes).",
+                        f.index_keys.len(),
+                        f.size.len()
+                    )));
+                }
+                let mut index_keys: Vec<&String> = f.index_keys.iter().collect();
+                index_keys.sort();
+                for key in index_keys {
+                    add_key(&mut sparse, key, DType::Int64)?;
+                }
+                add_key(&mut sparse, &f.value_key, f.dtype)?;
+            }
+            FeatureSpec::Ragged(f) => {
+                if f.value_key.as_deref() == Some("") {
+                    return Err(SpecError::Invalid(format!(
+                        "feature {name}: value_key may not be empty"
+                    )));
+                }
+                let value_key = f.value_key.as_deref().unwrap_or(name);
+                add_ragged(&mut ragged_keys, value_key, f.dtype, f.row_splits_dtype)?;
+                for p in &f.partitions {
+                    match p {
+                        Partition::UniformRowLength(n) if *n < 0 => {
+                            return Err(SpecError::Invalid("uniform_row_length must be >= 0.".into()))
+                        }
+                        Partition::UniformRowLength(_) => {}
+                        keyed => {
+                            let key = keyed.key().unwrap_or_default();
+                            add_ragged(&mut ragged_keys, key, DType::Int64, f.row_splits_dtype)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    check_disjoint(&dense, &sparse, "Dense and sparse")?;
+    check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
+    check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
+    Ok(())
+}
+
 impl ExampleParser {
     /// Checks and compiles `specs` as `parse_example` does.
     pub fn new(specs: &FeatureSpecs) -> Result<ExampleParser, SpecError> {
@@ -141,14 +235,12 @@ impl ExampleParser {
                 "Argument `features` cannot be None or falsy. Got {}",
             ));
         }
-        let mut dense: BTreeMap<String, DType> = BTreeMap::new();
-        let mut sparse: BTreeMap<String, DType> = BTreeMap::new();
-        let mut ragged_keys: BTreeMap<String, DType> = BTreeMap::new();
-        let mut splits_types: BTreeMap<String, SplitsDType> = BTreeMap::new();
+        check_specs(specs, true)?;
+        let mut strides: BTreeMap<&str, usize> = BTreeMap::new();
         for (name, spec) in specs {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride: usize = f.shape.iter().product();
+                    let stride = checked_elements(&f.shape, name)?;
                     if let Some(d) = &f.default_value {
                         if d.len() != stride {
                             return Err(SpecError::Invalid(format!(
@@ -158,7 +250,7 @@ impl ExampleParser {
                             )));
                         }
                     }
-                    add_key(&mut dense, name, f.dtype)?;
+                    strides.insert(name, stride);
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     if !f.allow_missing {
@@ -174,48 +266,11 @@ impl ExampleParser {
                             shape_string(&dims)
                         )));
                     }
-                    add_key(&mut dense, name, f.dtype)?;
+                    strides.insert(name, checked_elements(&f.shape, name)?);
                 }
-                FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
-                FeatureSpec::Sparse(f) => {
-                    for key in &f.index_keys {
-                        add_key(&mut sparse, key, DType::Int64)?;
-                    }
-                    add_key(&mut sparse, &f.value_key, f.dtype)?;
-                }
-                FeatureSpec::Ragged(f) => {
-                    let value_key = f.value_key.as_deref().unwrap_or(name);
-                    add_key(&mut ragged_keys, value_key, f.dtype)?;
-                    for p in &f.partitions {
-                        match p {
-                            Partition::UniformRowLength(n) if *n <= 0 => {
-                                return Err(SpecError::Invalid(format!(
-                                    "feature {name}: uniform_row_length must be positive, got {n}"
-                                )))
-                            }
-                            Partition::UniformRowLength(_) => {}
-                            keyed => {
-                                let key = keyed.key().unwrap_or_default();
-                                add_key(&mut ragged_keys, key, DType::Int64)?;
-                                if let Some(&t) = splits_types.get(key) {
-                                    if t != f.row_splits_dtype {
-                                        return Err(SpecError::Invalid(format!(
-                                            "Conflicting partition type {} vs {} for feature {key}.",
-                                            t.json_name(),
-                                            f.row_splits_dtype.json_name()
-                                        )));
-                                    }
-                                }
-                                splits_types.insert(key.to_owned(), f.row_splits_dtype);
-                            }
-                        }
-                    }
-                }
+                _ => {}
             }
         }
-        check_disjoint(&dense, &sparse, "Dense and sparse")?;
-        check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
-        check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
 
         let mut slots: Vec<Slot> = Vec::new();
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
@@ -233,17 +288,19 @@ impl ExampleParser {
         for (name, spec) in specs {
             let output = match spec {
                 FeatureSpec::FixedLen(f) => {
+                    // TF's kernel reads a default of no elements as "no default": the
+                    // feature is then required (so a zero-element shape with `[]` is too).
                     let role = Role::Fixed {
                         shape: f.shape.clone(),
-                        stride: f.shape.iter().product(),
-                        default: f.default_value.clone(),
+                        stride: strides[name.as_str()],
+                        default: f.default_value.clone().filter(|d| !d.is_empty()),
                     };
                     Output::Fixed(slot_for(name, f.dtype, role, &mut slots))
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     let role = Role::Padded {
                         shape: f.shape.clone(),
-                        stride: f.shape.iter().product(),
+                        stride: strides[name.as_str()],
                     };
                     Output::Padded {
                         slot: slot_for(name, f.dtype, role, &mut slots),
@@ -360,10 +417,13 @@ impl ExampleParser {
         single: bool,
     ) -> Result<Vec<Column>, ParseError> {
         let mut columns = self.empty_columns();
+        // Every int64 value takes at least a byte of some record: never reserve more than that,
+        // whatever the spec's shape says.
+        let bytes: usize = records.iter().map(|r| r.as_ref().len()).sum();
         for (column, slot) in columns.iter_mut().zip(&self.slots) {
             column.counts.reserve(records.len());
             if let (Role::Fixed { stride, .. }, Values::Int64(v)) = (&slot.role, &mut column.values) {
-                v.reserve(records.len() * stride);
+                v.reserve(records.len().saturating_mul(*stride).min(bytes));
             }
         }
         let mut careful = Careful {

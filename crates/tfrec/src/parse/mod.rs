@@ -9,6 +9,7 @@ mod fast;
 mod ragged;
 mod sequence;
 mod spec;
+mod spec_json;
 mod tensor;
 
 pub use error::{ParseError, ParseErrorKind};

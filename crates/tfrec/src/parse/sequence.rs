@@ -14,12 +14,12 @@ use rustc_hash::FxHashMap;
 
 use super::columns::{dense_fixed, dense_padded, splits_of, Column, RaggedBuild};
 use super::error::{ParseError, ParseErrorKind};
-use super::example::{strip_batch, ExampleParser, TensorMap};
+use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
 use super::fast;
 use super::ragged;
 use super::spec::{
-    known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition, SequenceSpecs,
-    SpecError, SplitsDType, Values,
+    checked_elements, known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition,
+    SequenceSpecs, SpecError, SplitsDType, Values,
 };
 use super::tensor::{DenseTensor, Tensor};
 use crate::example::{FeatureView, RawFeature, SequenceExampleView};
@@ -89,13 +89,15 @@ impl SequenceParser {
         if specs.context_features.is_empty() && specs.sequence_features.is_empty() {
             return Err(SpecError::NoFeatures("Missing features."));
         }
+        check_specs(&specs.context_features, false)?;
+        check_specs(&specs.sequence_features, false)?;
         let mut context_fixed = Vec::new();
         let mut context_other = FeatureSpecs::new();
         let mut context_keys: Vec<(String, DType)> = Vec::new();
         for (name, spec) in &specs.context_features {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride: usize = f.shape.iter().product();
+                    let stride = checked_elements(&f.shape, name)?;
                     if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
                         return Err(SpecError::Invalid(format!(
                             "Default value for context feature {name} has an incorrect shape: saw [{}] but expected {}",
@@ -175,7 +177,7 @@ impl SequenceParser {
                     }
                     let role = ListRole::Dense {
                         shape: f.shape.clone(),
-                        stride: f.shape.iter().product(),
+                        stride: checked_elements(&f.shape, name)?,
                         allow_missing: f.allow_missing,
                     };
                     (name.clone(), role)
@@ -184,13 +186,6 @@ impl SequenceParser {
                 FeatureSpec::Ragged(f) => {
                     let mut partitions = Vec::new();
                     for p in &f.partitions {
-                        if let Partition::UniformRowLength(n) = p {
-                            if *n <= 0 {
-                                return Err(SpecError::Invalid(format!(
-                                    "feature {name}: uniform_row_length must be positive, got {n}"
-                                )));
-                            }
-                        }
                         let slot = p.key().map(|k| slot_for(k, DType::Int64, &mut lists)).transpose()?;
                         partitions.push((p.clone(), slot));
                     }

@@ -350,7 +350,7 @@ impl ExampleParser {
     /// Parses a batch (`parse_example`): every tensor gets a leading batch dimension.
     pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<TensorMap, ParseError> {
         let columns = self.parse_columns(records, 0, false)?;
-        self.assemble(columns, records.len())
+        self.assemble(columns, records.len(), false)
     }
 
     /// Parses a batch given as any iterator of records (collected first).
@@ -389,7 +389,7 @@ impl ExampleParser {
             }
         }
         let columns = columns.unwrap_or_else(|| self.empty_columns());
-        self.assemble(columns, records.len())
+        self.assemble(columns, records.len(), false)
     }
 
     /// Parses one record (`parse_single_example`): no batch dimension.
@@ -398,11 +398,10 @@ impl ExampleParser {
             e.single = true;
             e
         })?;
-        let batch = self.assemble(columns, 1).map_err(|mut e| {
+        self.assemble(columns, 1, true).map_err(|mut e| {
             e.single = true;
             e
-        })?;
-        Ok(batch.into_iter().map(|(k, t)| (k, strip_batch(t))).collect())
+        })
     }
 
     fn empty_columns(&self) -> Vec<Column> {
@@ -613,8 +612,9 @@ impl ExampleParser {
         Ok(true)
     }
 
-    /// Builds the output tensors from the columns of a whole batch.
-    fn assemble(&self, columns: Vec<Column>, batch: usize) -> Result<TensorMap, ParseError> {
+    /// Builds the output tensors from the columns of a whole batch; `single` gives the
+    /// single-example op's tensors (no batch dimension, TensorFlow's single-example partitions).
+    fn assemble(&self, columns: Vec<Column>, batch: usize, single: bool) -> Result<TensorMap, ParseError> {
         // A column used by several outputs is cloned for all but its last use.
         let mut uses = vec![0usize; columns.len()];
         for (_, output) in &self.outputs {
@@ -670,15 +670,36 @@ impl ExampleParser {
                     splits_dtype,
                     validate,
                 } => {
-                    let mut rt = RaggedBuild::from_column(take(*value_slot));
+                    let ctx = ragged::Ctx {
+                        feature: name,
+                        validate: *validate,
+                        dtype: *splits_dtype,
+                    };
+                    let values = take(*value_slot);
+                    if single {
+                        let mut rt = RaggedBuild::flat(values.values);
+                        for (partition, slot) in partitions.iter().rev() {
+                            let column = slot.map(&mut take);
+                            ragged::apply_single(&mut rt, partition, column.as_ref(), &ctx)?;
+                        }
+                        if rt.ragged_rank() == 0 {
+                            let dense = DenseTensor::from_values(rt.flat, &rt.flat_shape)
+                                .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())).key(name))?;
+                            out.insert(name.clone(), Tensor::Dense(dense));
+                        } else {
+                            out.insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
+                        }
+                        continue;
+                    }
+                    let mut rt = RaggedBuild::from_column(values);
                     for (partition, slot) in partitions.iter().rev() {
                         let column = slot.map(&mut take);
-                        ragged::apply(&mut rt, partition, column.as_ref(), *validate, name)?;
+                        ragged::apply_batched(&mut rt, partition, column.as_ref(), &ctx)?;
                     }
                     Tensor::Ragged(rt.finish(*splits_dtype)?)
                 }
             };
-            out.insert(name.clone(), tensor);
+            out.insert(name.clone(), if single { strip_batch(tensor) } else { tensor });
         }
         Ok(out)
     }

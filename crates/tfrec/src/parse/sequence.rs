@@ -276,7 +276,7 @@ impl SequenceParser {
         if let Some(parser) = &self.context_other {
             out.context = parser.parse_batch_parallel(records, minibatch)?;
         }
-        match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), &mut out) {
+        match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), false, &mut out) {
             Ok(()) => Ok(out),
             Err(_) => self.parse_batch(records),
         }
@@ -300,14 +300,22 @@ impl SequenceParser {
         })?;
         let strip = |m: TensorMap| m.into_iter().map(|(k, t)| (k, strip_batch(t))).collect();
         Ok(ParsedSequences {
-            context: strip(parsed.context),
+            // The context VarLen and Ragged features came from the single-example op already.
+            context: parsed
+                .context
+                .into_iter()
+                .map(|(k, t)| {
+                    let fixed = self.context_fixed.iter().any(|(name, _)| *name == k);
+                    (k.clone(), if fixed { strip_batch(t) } else { t })
+                })
+                .collect(),
             feature_lists: strip(parsed.feature_lists),
             lengths: TensorMap::new(),
         })
     }
 
     fn parse<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Result<ParsedSequences, ParseError> {
-        if let Some(parsed) = self.parse_fast(records) {
+        if let Some(parsed) = self.parse_fast(records, single) {
             return Ok(parsed);
         }
         let batch = records.len();
@@ -417,7 +425,7 @@ impl SequenceParser {
         }
         // 5, 6. Context sparse and ragged.
         if let Some(parser) = &self.context_other {
-            out.context.extend(parser.parse_batch(records)?);
+            out.context.extend(self.context_parse(parser, records, single)?);
         }
         // 7, 8, 9. Feature lists: dense, then sparse, then ragged, each checked in turn.
         let mut columns: Vec<Option<ListColumn>> = vec![None; self.lists.len()];
@@ -434,8 +442,22 @@ impl SequenceParser {
                 }
             }
         }
-        self.assemble_lists(columns, batch, &mut out)?;
+        self.assemble_lists(columns, batch, single, &mut out)?;
         Ok(out)
+    }
+
+    /// The context VarLen and Ragged features, by `parse_example`'s rules (the single-example
+    /// op's for a single SequenceExample).
+    fn context_parse<R: AsRef<[u8]>>(
+        &self,
+        parser: &ExampleParser,
+        records: &[R],
+        single: bool,
+    ) -> Result<TensorMap, ParseError> {
+        match records.first() {
+            Some(record) if single => parser.parse_single(record.as_ref()),
+            _ => parser.parse_batch(records),
+        }
     }
 
     /// The feature-list tensors (and lengths) from each list's values (counted per row) and
@@ -444,6 +466,7 @@ impl SequenceParser {
         &self,
         mut columns: Vec<Option<ListColumn>>,
         batch: usize,
+        single: bool,
         out: &mut ParsedSequences,
     ) -> Result<(), ParseError> {
         for (i, slot) in self.lists.iter().enumerate() {
@@ -491,14 +514,39 @@ impl SequenceParser {
                 continue;
             };
             // Partitions apply below the rows: treat the rows as the outer dimension, then
-            // put the examples back on top.
+            // put the examples back on top (TensorFlow's `outer_splits`).
+            let ctx = ragged::Ctx {
+                feature: name,
+                validate: *validate,
+                dtype: *splits_dtype,
+            };
             let mut rt = RaggedBuild::from_column(column);
             for (partition, p_slot) in partitions.iter().rev() {
-                let p_column = p_slot.and_then(|s| columns[s].as_ref().map(|(c, _)| c));
-                ragged::apply(&mut rt, partition, p_column, *validate, name)?;
+                let p_list = p_slot.and_then(|s| columns[s].as_ref());
+                if *validate && !single {
+                    if let Some((_, p_rows)) = p_list {
+                        if *p_rows != row_counts {
+                            return Err(ParseError::new(ParseErrorKind::Ragged(format!(
+                                "Feature {name}: values and partitions are not aligned (feature lists {} and {} have different numbers of rows)",
+                                slot.key,
+                                partition.key().unwrap_or_default()
+                            )))
+                            .key(name));
+                        }
+                    }
+                }
+                ragged::apply_batched(&mut rt, partition, p_list.map(|(c, _)| c), &ctx)?;
             }
-            rt.splits.insert(0, splits_of(&row_counts));
-            rt.uniform.insert(0, None);
+            let outer = splits_of(&row_counts);
+            if *validate && !single && outer.last().copied() != Some(rt.outer().len() as i64 - 1) {
+                return Err(ParseError::new(ParseErrorKind::Ragged(format!(
+                    "Arguments to _from_row_partition do not form a valid RaggedTensor: the examples have {} rows but the partitions make {}",
+                    outer.last().copied().unwrap_or(0),
+                    rt.outer().len() as i64 - 1
+                )))
+                .key(name));
+            }
+            rt.push_outer(outer, None);
             out.feature_lists
                 .insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
         }
@@ -508,13 +556,13 @@ impl SequenceParser {
     /// The hot path (see [`fast`](super::fast)): feature lists in the canonical encoding,
     /// decoded straight into columns. `None` when anything needs the careful path (context
     /// FixedLen features, a non-canonical encoding, any problem), which then runs instead.
-    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R]) -> Option<ParsedSequences> {
+    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Option<ParsedSequences> {
         let columns = self.fast_columns(records)?;
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
-            out.context = parser.parse_batch(records).ok()?;
+            out.context = self.context_parse(parser, records, single).ok()?;
         }
-        self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), &mut out)
+        self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), single, &mut out)
             .ok()?;
         Some(out)
     }

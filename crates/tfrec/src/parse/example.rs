@@ -513,15 +513,15 @@ impl ExampleParser {
                 .map_err(|e| at(ParseError::new(ParseErrorKind::Malformed(e)).example(example)))?;
             let Some((key, raw)) = entry else { break };
             if let Some(&slot) = self.lookup.get(key) {
-                if found[slot].is_none() {
-                    order.push(slot);
-                }
+                order.push(slot);
                 found[slot] = Some(raw);
             }
         }
         done.iter_mut().for_each(|d| *d = false);
-        // Present features first, in the order they appear: type, then count.
-        for &slot in order.iter() {
+        // Present features first: type, then count. TensorFlow walks the features from the
+        // last in wire order back (so that the last of a duplicated key wins), so with several
+        // bad features the last one is reported; each key is taken at its last occurrence.
+        for &slot in order.iter().rev() {
             if let Some(raw) = found[slot].take() {
                 done[slot] = self.take_feature(slot, &raw, &mut columns[slot]).map_err(at)?;
             }
@@ -587,6 +587,16 @@ impl ExampleParser {
         let before = column.values.len();
         let n = column.extend_from(&view).map_err(malformed)?;
         match &spec.role {
+            // TensorFlow stops reading a bytes list once it has all it wants, then fails on
+            // the rest as unparsed input.
+            Role::Fixed { stride, .. } if spec.dtype == DType::String && n > *stride => {
+                column.truncate_values(before);
+                return Err(ParseError::new(ParseErrorKind::BytesOverflow {
+                    count: n,
+                    expected: *stride,
+                })
+                .key(&spec.key));
+            }
             Role::Fixed { shape, stride, .. } if n != *stride => {
                 column.truncate_values(before);
                 return Err(ParseError::new(ParseErrorKind::WrongCount {

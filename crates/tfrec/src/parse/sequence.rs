@@ -274,7 +274,12 @@ impl SequenceParser {
         };
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
-            out.context = parser.parse_batch_parallel(records, minibatch)?;
+            // An error is reported by the sequential path, so that which error (and its
+            // wording) never depends on the number of threads.
+            match parser.parse_batch_parallel(records, minibatch) {
+                Ok(context) => out.context = context,
+                Err(_) => return self.parse_batch(records),
+            }
         }
         match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), false, &mut out) {
             Ok(()) => Ok(out),
@@ -680,7 +685,9 @@ impl SequenceParser {
         let mut column = Column::new(spec.dtype);
         for (e, count) in counts.iter().enumerate() {
             match (count, &views[e][i], &spec.default_value) {
-                (Some(n), Some(view), _) if *n == stride && view.kind().is_some() => {
+                // An empty Feature adds no elements, which is right only for a zero-element
+                // shape (TensorFlow skips empty protos).
+                (Some(n), Some(view), _) if *n == stride && (view.kind().is_some() || stride == 0) => {
                     column
                         .extend_from(view)
                         .map_err(|err| at(ParseError::new(ParseErrorKind::MalformedFeature(err)).key(name), e))?;
@@ -694,8 +701,9 @@ impl SequenceParser {
                         e,
                     ))
                 }
-                (None, _, Some(default)) => column.extend_values(default),
-                (None, _, None) => {
+                // A default of no elements is no default (TensorFlow's `NumElements() == 0`).
+                (None, _, Some(default)) if !default.is_empty() => column.extend_values(default),
+                (None, _, _) => {
                     return Err(at(
                         ParseError::new(ParseErrorKind::Required {
                             key: name.to_owned(),

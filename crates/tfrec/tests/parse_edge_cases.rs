@@ -148,8 +148,11 @@ fn shapes_are_checked_before_anything_is_allocated() {
 /// Parses 100 records under a RaggedFeature of `n` row_lengths partitions; the time taken.
 fn time_partitions(n: usize) -> Duration {
     let partitions: Vec<Value> = (0..n).map(|_| json!({"kind": "row_lengths", "key": "l"})).collect();
-    let parser = parser(json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "partitions": partitions}}));
-    let records: Vec<Vec<u8>> = (0..100).map(|i| example(|b| b.int64("v", vec![i as i64]).int64("l", vec![1i64]))).collect();
+    let parser =
+        parser(json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "partitions": partitions}}));
+    let records: Vec<Vec<u8>> = (0..100)
+        .map(|i| example(|b| b.int64("v", vec![i as i64]).int64("l", vec![1i64])))
+        .collect();
     let started = Instant::now();
     let t = parser.parse_batch(&records).expect("parses");
     let elapsed = started.elapsed();

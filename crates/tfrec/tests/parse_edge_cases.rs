@@ -370,3 +370,32 @@ fn sequence_errors_do_not_depend_on_the_thread_count() {
         assert_eq!(one, many, "minibatch {minibatch}");
     }
 }
+
+#[test]
+fn duplicate_sparse_indices_keep_tensorflows_order() {
+    // `sparse_reorder` sorts with libstdc++'s `std::sort`: up to 16 entries an insertion sort
+    // (equal indices keep their order), beyond that introsort, which moves them.
+    let parser = parser(
+        json!({"s": {"type": "SparseFeature", "index_key": "i", "value_key": "v", "dtype": "int64", "size": 4}}),
+    );
+    let values = |n: i64| -> Vec<i64> {
+        let t = parser
+            .parse_single(&example(|b| {
+                b.int64("i", vec![0i64; n as usize])
+                    .int64("v", (0..n).collect::<Vec<_>>())
+            }))
+            .expect("parses");
+        match t["s"].as_sparse().expect("sparse").values.to_values() {
+            tfrec::parse::Values::Int64(v) => v,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(values(16), (0..16).collect::<Vec<_>>());
+    // 20 equal keys: the median of three (entry 10) goes first, the partition swaps the
+    // pairs (1,19) … (9,11), and the final insertion sort leaves equal keys alone.
+    let mut expected = vec![10];
+    expected.extend((11..20).rev());
+    expected.push(0);
+    expected.extend((1..10).rev());
+    assert_eq!(values(20), expected);
+}

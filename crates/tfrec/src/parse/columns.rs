@@ -181,8 +181,9 @@ pub(crate) fn sparse_feature(
     }
     let mut order: Vec<usize> = (0..n).collect();
     if !already_sorted {
-        // `sparse_reorder`: lexicographic order of the indices; ties keep their order.
-        order.sort_by(|&a, &b| rows[a].cmp(&rows[b]));
+        // `sparse_reorder`: lexicographic order of the indices, with duplicates left in the
+        // order TensorFlow's (unstable) `std::sort` leaves them.
+        super::stdsort::sort(&mut order, &|&a, &b| rows[a] < rows[b]);
     }
     let mut indices = Vec::with_capacity(n * rank);
     for &i in &order {

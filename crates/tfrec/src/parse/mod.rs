@@ -10,6 +10,7 @@ mod ragged;
 mod sequence;
 mod spec;
 mod spec_json;
+mod stdsort;
 mod tensor;
 
 pub use error::{ParseError, ParseErrorKind};

@@ -66,7 +66,7 @@ fn huge_value_row_ids_are_an_error_not_an_allocation() {
             );
             let record = example(|b| b.int64("v", vec![7i64]).int64("i", vec![id]));
             // Either a clean error or (where the id wraps to a small int32) a small tensor.
-            if let Ok(t) = parser.parse_batch(&[record.clone()]) {
+            if let Ok(t) = parser.parse_batch(std::slice::from_ref(&record)) {
                 assert!(splits(&t, "r").iter().all(|s| s.len() < 1 << 20));
             }
             let _ = parser.parse_single(&record);
@@ -183,7 +183,7 @@ fn value_row_ids_need_one_id_per_value_even_without_validate() {
         "partitions": [{"kind": "value_row_ids", "key": "i"}]}}),
     );
     let record = example(|b| b.int64("i", vec![0i64, 1]));
-    let e = parser.parse_batch(&[record.clone()]).expect_err("refused");
+    let e = parser.parse_batch(std::slice::from_ref(&record)).expect_err("refused");
     assert!(e.to_string().contains("Shapes (0,) and (2,) are incompatible"), "{e}");
     assert!(parser.parse_single(&record).is_err());
 }
@@ -249,7 +249,7 @@ fn uniform_row_length_zero() {
     let parser = parser(spec);
     let record = example(|b| b.int64("v", vec![1i64, 2]).int64("l", vec![2i64]));
     // Batch ops divide the row splits by the length: an error.
-    assert!(parser.parse_batch(&[record.clone()]).is_err());
+    assert!(parser.parse_batch(std::slice::from_ref(&record)).is_err());
     // The single op makes a partition of no rows.
     let single = parser.parse_single(&record).expect("single");
     assert_eq!(splits(&single, "r"), vec![vec![0], vec![0, 2]]);

@@ -65,6 +65,8 @@ enum PartitionJson {
 }
 
 /// One spec object as written; `None` is an absent (or null) key.
+// The variants are TensorFlow's class names, which the JSON's "type" spells.
+#[allow(clippy::enum_variant_names)]
 #[derive(Deserialize)]
 #[serde(tag = "type", deny_unknown_fields)]
 enum SpecJson {

@@ -56,7 +56,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(spec) = SpecFile::from_json(&spec) else {
         return;
     };
-    let records: Vec<&[u8]> = if rest.is_empty() { Vec::new() } else { rest.split(|&b| b == 0xfe).collect() };
+    let records: Vec<&[u8]> = if rest.is_empty() {
+        Vec::new()
+    } else {
+        rest.split(|&b| b == 0xfe).collect()
+    };
     match spec {
         SpecFile::Example(specs) => {
             let Ok(parser) = ExampleParser::new(&specs) else { return };
@@ -72,7 +76,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         SpecFile::Sequence(specs) => {
-            let Ok(parser) = SequenceParser::new(&specs) else { return };
+            let Ok(parser) = SequenceParser::new(&specs) else {
+                return;
+            };
             let as_json = |r: Result<tfrec::parse::ParsedSequences, _>| {
                 r.map(|p| (json_of(&p.context), json_of(&p.feature_lists), json_of(&p.lengths)))
                     .map_err(|e: tfrec::parse::ParseError| e.to_string())

@@ -34,7 +34,11 @@ fn run_case(case: &Value) -> Result<Value, String> {
             Ok(serde_json::json!({"features": to_json(&tensors)}))
         }
         op @ ("parse_sequence_example" | "parse_single_sequence_example") => {
-            let specs = SequenceSpecs::from_json(case).map_err(|e| e.to_string())?;
+            let spec_json = serde_json::json!({
+                "context_features": case["context_features"],
+                "sequence_features": case["sequence_features"],
+            });
+            let specs = SequenceSpecs::from_json(&spec_json).map_err(|e| e.to_string())?;
             let parser = SequenceParser::new(&specs).map_err(|e| e.to_string())?;
             if op == "parse_sequence_example" {
                 let parsed = parser.parse_batch(&records).map_err(|e| e.to_string())?;

@@ -153,3 +153,246 @@ proptest! {
         prop_assert_eq!(sequential, parallel);
     }
 }
+
+// ---- differential: fast vs careful path, batch vs single op (ragged partitions) ------------
+
+/// A varint, as protobuf writes it.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_len_delimited<'a>(buf: &'a [u8], pos: &mut usize) -> &'a [u8] {
+    let (mut len, mut shift) = (0usize, 0);
+    loop {
+        let b = buf[*pos];
+        *pos += 1;
+        len |= usize::from(b & 0x7f) << shift;
+        shift += 7;
+        if b < 0x80 {
+            break;
+        }
+    }
+    let out = &buf[*pos..*pos + len];
+    *pos += len;
+    out
+}
+
+/// The same Example with every map entry written value first (`12 <value> 0a <key>`): valid
+/// protobuf that TensorFlow reads the same, and that only the careful path takes.
+fn value_first(canonical: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < canonical.len() {
+        assert_eq!(canonical[pos], 0x0a, "an Example holds only features");
+        pos += 1;
+        let features = get_len_delimited(canonical, &mut pos);
+        let mut entries = Vec::new();
+        let mut at = 0;
+        while at < features.len() {
+            at += 1;
+            let entry = get_len_delimited(features, &mut at);
+            let mut e = 1;
+            let key = get_len_delimited(entry, &mut e);
+            e += 1;
+            let value = get_len_delimited(entry, &mut e);
+            let mut swapped = vec![0x12];
+            put_varint(&mut swapped, value.len() as u64);
+            swapped.extend_from_slice(value);
+            swapped.push(0x0a);
+            put_varint(&mut swapped, key.len() as u64);
+            swapped.extend_from_slice(key);
+            entries.push(0x0a);
+            put_varint(&mut entries, swapped.len() as u64);
+            entries.extend(swapped);
+        }
+        out.push(0x0a);
+        put_varint(&mut out, entries.len() as u64);
+        out.extend(entries);
+    }
+    out
+}
+
+const KINDS: [&str; 6] = [
+    "row_splits",
+    "row_lengths",
+    "row_starts",
+    "row_limits",
+    "value_row_ids",
+    "uniform_row_length",
+];
+
+/// A RaggedFeature over values `v` with up to three partitions on the features `p0..p2`.
+fn ragged_spec() -> impl Strategy<Value = serde_json::Value> {
+    (
+        prop::collection::vec((0usize..6, 0i64..3), 0..4),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(parts, validate, int64)| {
+            let partitions: Vec<serde_json::Value> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, &(kind, length))| match KINDS[kind] {
+                    "uniform_row_length" => json!({"kind": "uniform_row_length", "length": length}),
+                    k => json!({"kind": k, "key": format!("p{i}")}),
+                })
+                .collect();
+            json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "validate": validate,
+                         "row_splits_dtype": if int64 { "int64" } else { "int32" }, "partitions": partitions}})
+        })
+}
+
+/// Values and partition features that may or may not fit each other (or be missing).
+fn ragged_record() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::collection::vec(-9i64..9, 0..7),
+        prop::collection::vec(prop::option::of(prop::collection::vec(-2i64..7, 0..5)), 3),
+    )
+        .prop_map(|(v, parts)| {
+            let mut b = Example::builder().int64("v", v);
+            for (i, p) in parts.into_iter().enumerate() {
+                if let Some(p) = p {
+                    b = b.int64(&format!("p{i}"), p);
+                }
+            }
+            b.build().expect("ok").encode()
+        })
+}
+
+/// `n` values split into rows of these lengths, written as each partition kind.
+fn valid_partition(kind: &str, lengths: &[i64]) -> Vec<i64> {
+    let mut splits = vec![0];
+    for l in lengths {
+        splits.push(splits.last().copied().unwrap_or(0) + l);
+    }
+    match kind {
+        "row_splits" => splits,
+        "row_lengths" => lengths.to_vec(),
+        "row_starts" => splits[..splits.len() - 1].to_vec(),
+        "row_limits" => splits[1..].to_vec(),
+        _ => lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(row, &l)| std::iter::repeat_n(row as i64, l as usize))
+            .collect(),
+    }
+}
+
+fn result_json(r: Result<TensorMap, tfrec::parse::ParseError>) -> Result<serde_json::Value, String> {
+    r.map(|m| json_of(&m)).map_err(|e| e.to_string())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn fast_and_careful_paths_agree(
+        specs in prop_oneof![specs().prop_map(|s| tfrec::parse::specs_to_json(&s)), ragged_spec()],
+        records in prop::collection::vec(prop_oneof![example(), ragged_record()], 1..6),
+    ) {
+        let parser = ExampleParser::new(&specs_from_json(&specs).expect("spec")).expect("compiles");
+        let careful: Vec<Vec<u8>> = records.iter().map(|r| value_first(r)).collect();
+        prop_assert_eq!(result_json(parser.parse_batch(&records)), result_json(parser.parse_batch(&careful)));
+        for (fast, slow) in records.iter().zip(&careful) {
+            prop_assert_eq!(result_json(parser.parse_single(fast)), result_json(parser.parse_single(slow)));
+        }
+    }
+
+    #[test]
+    fn ragged_results_are_valid_when_validated(spec in ragged_spec(), records in prop::collection::vec(ragged_record(), 0..5)) {
+        let parser = ExampleParser::new(&specs_from_json(&spec).expect("spec")).expect("compiles");
+        // TensorFlow's `from_row_starts` checks the starts, not that a partition with no
+        // starts begins at 0 (no starts give splits `[nvals]`), so that one may pass through.
+        let validate = spec["r"]["validate"].as_bool().unwrap_or(false) && !spec.to_string().contains("row_starts");
+        // Any partitions, valid or not: tensors or errors, never a panic; with validate, only
+        // consistent tensors.
+        if let Ok(t) = parser.parse_batch(&records) {
+            let rt = t["r"].as_ragged().expect("ragged");
+            prop_assert!(!validate || rt.check().is_ok(), "{:?}", rt);
+            let _ = rt.to_nested();
+        }
+        for r in &records {
+            if let Ok(t) = parser.parse_single(r) {
+                if let Some(rt) = t["r"].as_ragged() {
+                    prop_assert!(!validate || rt.check().is_ok(), "{:?}", rt);
+                    let _ = rt.to_nested();
+                }
+            }
+        }
+        let sequential = result_json(parser.parse_batch(&records));
+        prop_assert_eq!(sequential, result_json(parser.parse_batch_parallel(&records, 2)));
+    }
+
+    #[test]
+    fn valid_partitions_agree_between_batch_and_single_ops(
+        kind in 0usize..5,
+        examples in prop::collection::vec(prop::collection::vec(0i64..4, 0..4), 1..5),
+        validate in any::<bool>(),
+        int64 in any::<bool>(),
+    ) {
+        let kind = KINDS[kind];
+        let spec = json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "validate": validate,
+            "row_splits_dtype": if int64 { "int64" } else { "int32" },
+            "partitions": [{"kind": kind, "key": "p"}]}});
+        let parser = ExampleParser::new(&specs_from_json(&spec).expect("spec")).expect("compiles");
+        let records: Vec<Vec<u8>> = examples
+            .iter()
+            .enumerate()
+            .map(|(e, lengths)| {
+                let n: i64 = lengths.iter().sum();
+                let values: Vec<i64> = (0..n).map(|i| 10 * e as i64 + i).collect();
+                Example::builder().int64("v", values).int64("p", valid_partition(kind, lengths)).build().expect("ok").encode()
+            })
+            .collect();
+        let batch = parser.parse_batch(&records).expect("valid partitions parse");
+        let singles: Vec<TensorMap> = records.iter().map(|r| parser.parse_single(r).expect("valid partitions parse")).collect();
+        // Row i of the batch is the single op's answer for record i.
+        let rt = batch["r"].as_ragged().expect("ragged");
+        prop_assert!(rt.check().is_ok());
+        let tfrec::parse::Nested::List(rows) = rt.to_nested() else { unreachable!("a list") };
+        for (row, single) in rows.iter().zip(&singles) {
+            let single = single["r"].as_ragged().expect("ragged").to_nested();
+            prop_assert_eq!(row, &single);
+        }
+        // A ValueRowIds partition in the batch counts rows up to the example's largest id, as
+        // the single op does; trailing empty rows are not representable in either.
+        let _ = kind;
+    }
+
+    #[test]
+    fn sequence_ragged_partitions_never_panic(
+        rows in prop::collection::vec((prop::collection::vec(prop::collection::vec(-2i64..5, 0..4), 0..4),
+                                       prop::collection::vec(prop::collection::vec(-2i64..5, 0..4), 0..4)), 1..4),
+        kind in 0usize..6,
+        validate in any::<bool>(),
+    ) {
+        let partition = match KINDS[kind] {
+            "uniform_row_length" => json!({"kind": "uniform_row_length", "length": 2}),
+            k => json!({"kind": k, "key": "p"}),
+        };
+        let specs = SequenceSpecs::from_json(&json!({"sequence_features": {"r": {
+            "type": "RaggedFeature", "dtype": "int64", "value_key": "v", "validate": validate, "partitions": [partition]}}}))
+            .expect("spec");
+        let parser = SequenceParser::new(&specs).expect("compiles");
+        let records: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|(v, p)| SequenceExample::builder().int64_list("v", v.clone()).int64_list("p", p.clone()).build().expect("ok").encode())
+            .collect();
+        let sequential = parser.parse_batch(&records).map(|p| json_of(&p.feature_lists)).map_err(|e| e.to_string());
+        // (Row starts with no starts pass TensorFlow's validation inconsistent; see above.)
+        if validate && KINDS[kind] != "row_starts" {
+            if let Ok(p) = parser.parse_batch(&records) {
+                prop_assert!(p.feature_lists["r"].as_ragged().expect("ragged").check().is_ok());
+            }
+        }
+        let parallel = parser.parse_batch_parallel(&records, 1).map(|p| json_of(&p.feature_lists)).map_err(|e| e.to_string());
+        prop_assert_eq!(sequential, parallel);
+        for r in &records {
+            let _ = parser.parse_single(r);
+        }
+    }
+}

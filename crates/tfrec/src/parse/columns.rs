@@ -181,8 +181,9 @@ pub(crate) fn sparse_feature(
     }
     let mut order: Vec<usize> = (0..n).collect();
     if !already_sorted {
-        // `sparse_reorder`: lexicographic order of the indices; ties keep their order.
-        order.sort_by(|&a, &b| rows[a].cmp(&rows[b]));
+        // `sparse_reorder`: lexicographic order of the indices, with duplicates left in the
+        // order TensorFlow's (unstable) `std::sort` leaves them.
+        super::stdsort::sort(&mut order, &|&a, &b| rows[a] < rows[b]);
     }
     let mut indices = Vec::with_capacity(n * rank);
     for &i in &order {
@@ -222,31 +223,77 @@ pub(crate) fn splits_of(counts: &[usize]) -> Vec<i64> {
     splits
 }
 
-/// A ragged tensor under construction: the outermost level is always the batch.
+/// A ragged tensor under construction, built from the inside out.
 #[derive(Debug, Clone)]
 pub(crate) struct RaggedBuild {
     pub flat: Values,
+    /// The shape of `flat`; more than one dimension after an innermost uniform partition.
     pub flat_shape: Vec<usize>,
-    pub splits: Vec<Vec<i64>>,
-    pub uniform: Vec<Option<i64>>,
+    /// Row splits per ragged level, innermost first: adding an outer level is a push, so a
+    /// feature with many partitions is built in linear time.
+    levels: Vec<Vec<i64>>,
+    /// The uniform row length of each level (same order), when it was built from one.
+    uniform: Vec<Option<i64>>,
 }
 
 impl RaggedBuild {
-    /// `[B, (values)]` from a column.
+    /// `[B, (values)]` from a column (for a feature list: `[rows, (values)]`).
     pub fn from_column(column: Column) -> RaggedBuild {
         let n = column.values.len();
         RaggedBuild {
-            splits: vec![splits_of(&column.counts)],
+            levels: vec![splits_of(&column.counts)],
             flat: column.values,
             flat_shape: vec![n],
             uniform: vec![None],
         }
     }
 
-    pub fn finish(self, splits_dtype: SplitsDType) -> Result<RaggedTensor, ParseError> {
+    /// The values alone, with no ragged level (a single example's feature).
+    pub fn flat(values: Values) -> RaggedBuild {
+        RaggedBuild {
+            flat_shape: vec![values.len()],
+            flat: values,
+            levels: Vec::new(),
+            uniform: Vec::new(),
+        }
+    }
+
+    /// Number of ragged levels.
+    pub fn ragged_rank(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The outermost splits (empty when there is no ragged level).
+    pub fn outer(&self) -> &[i64] {
+        self.levels.last().map_or(&[], Vec::as_slice)
+    }
+
+    /// Rows of what the outermost level splits: the level below it, or the flat values.
+    pub fn rows_below_outer(&self) -> usize {
+        match self.levels.len() {
+            0 | 1 => self.flat_shape.first().copied().unwrap_or(0),
+            n => self.levels[n - 2].len().saturating_sub(1),
+        }
+    }
+
+    /// Adds a new outermost level.
+    pub fn push_outer(&mut self, splits: Vec<i64>, uniform: Option<i64>) {
+        self.levels.push(splits);
+        self.uniform.push(uniform);
+    }
+
+    /// Removes the outermost level.
+    pub fn pop_outer(&mut self) -> Option<Vec<i64>> {
+        self.uniform.pop();
+        self.levels.pop()
+    }
+
+    pub fn finish(mut self, splits_dtype: SplitsDType) -> Result<RaggedTensor, ParseError> {
+        self.levels.reverse();
+        self.uniform.reverse();
         Ok(RaggedTensor {
             flat_values: DenseTensor::from_values(self.flat, &self.flat_shape).map_err(shape_error)?,
-            nested_row_splits: self.splits,
+            nested_row_splits: self.levels,
             uniform_row_lengths: self.uniform,
             row_splits_dtype: splits_dtype,
         })

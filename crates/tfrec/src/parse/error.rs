@@ -27,6 +27,10 @@ pub enum ParseErrorKind {
     /// A fixed-length feature with the wrong number of values.
     #[error("Number of {} values != expected.  Values size: {count} but output shape: {shape}", kind_word(*dtype))]
     WrongCount { dtype: DType, count: usize, shape: String },
+    /// A fixed-length string feature with more values than its shape holds: TensorFlow reads
+    /// only what fits and reports the rest as a parse failure.
+    #[error("Can't parse serialized Example.")]
+    BytesOverflow { count: usize, expected: usize },
     /// A variable-length dense feature whose values do not fill whole rows.
     #[error("Number of {} values is not a multiple of stride length. Saw {count} values but output shape is: {shape}", kind_word(*dtype))]
     NotMultipleOfStride { dtype: DType, count: usize, shape: String },
@@ -160,6 +164,10 @@ impl fmt::Display for ParseError {
                     DType::String => "bytes",
                 },
                 self.kind
+            ),
+            K::BytesOverflow { count, expected } if self.single => write!(
+                f,
+                "Key: {key}.  Can't parse serialized Example: Parsing bytes_list failed. ({count} values where {expected} fit)"
             ),
             K::NotMultipleOfStride { count, shape, .. } if self.single => write!(
                 f,

@@ -18,7 +18,8 @@ use super::error::{ParseError, ParseErrorKind};
 use super::fast;
 use super::ragged;
 use super::spec::{
-    known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError, SplitsDType, Values,
+    checked_elements, known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError,
+    SplitsDType, Values,
 };
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use crate::example::{ExampleView, RawFeature};
@@ -133,6 +134,99 @@ fn check_disjoint(a: &BTreeMap<String, DType>, b: &BTreeMap<String, DType>, name
     }
 }
 
+/// The checks of TensorFlow's `_ParseOpParams` over one spec dict (keys in sorted order):
+/// SparseFeature keys present, sizes not negative; one dtype per key within each key set (and
+/// one partition type per ragged key, value keys included); the dense, sparse and ragged key
+/// sets disjoint. `example_op` adds what only `parse_example` checks.
+pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), SpecError> {
+    let mut dense: BTreeMap<String, DType> = BTreeMap::new();
+    let mut sparse: BTreeMap<String, DType> = BTreeMap::new();
+    let mut ragged_keys: BTreeMap<String, DType> = BTreeMap::new();
+    let mut splits_types: BTreeMap<String, SplitsDType> = BTreeMap::new();
+    let mut add_ragged = |ragged_keys: &mut BTreeMap<String, DType>, key: &str, dtype: DType, t: SplitsDType| {
+        add_key(ragged_keys, key, dtype)?;
+        match splits_types.get(key) {
+            Some(&existing) if existing != t => Err(SpecError::Invalid(format!(
+                "Conflicting partition type {} vs {} for feature {key}.",
+                existing.json_name(),
+                t.json_name()
+            ))),
+            _ => {
+                splits_types.insert(key.to_owned(), t);
+                Ok(())
+            }
+        }
+    };
+    for (name, spec) in specs {
+        match spec {
+            FeatureSpec::FixedLen(f) => {
+                checked_elements(&f.shape, name)?;
+                add_key(&mut dense, name, f.dtype)?;
+            }
+            FeatureSpec::FixedLenSequence(f) => {
+                checked_elements(&f.shape, name)?;
+                add_key(&mut dense, name, f.dtype)?;
+            }
+            FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
+            FeatureSpec::Sparse(f) => {
+                if f.index_keys.is_empty() || f.index_keys.len() == 1 && f.index_keys[0].is_empty() {
+                    return Err(SpecError::Invalid(format!(
+                        "Missing index_key for SparseFeature {name}."
+                    )));
+                }
+                if f.value_key.is_empty() {
+                    return Err(SpecError::Invalid(format!(
+                        "Missing value_key for SparseFeature {name}."
+                    )));
+                }
+                if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
+                    return Err(SpecError::Invalid(format!(
+                        "SparseFeature {name}: size: Dimension {negative} must be >= 0"
+                    )));
+                }
+                if example_op && f.size.len() != f.index_keys.len() {
+                    return Err(SpecError::Invalid(format!(
+                        "SparseFeature {name}: sp_ids and vocab_size have to have equal lengths ({} index keys, {} sizes).",
+                        f.index_keys.len(),
+                        f.size.len()
+                    )));
+                }
+                let mut index_keys: Vec<&String> = f.index_keys.iter().collect();
+                index_keys.sort();
+                for key in index_keys {
+                    add_key(&mut sparse, key, DType::Int64)?;
+                }
+                add_key(&mut sparse, &f.value_key, f.dtype)?;
+            }
+            FeatureSpec::Ragged(f) => {
+                if f.value_key.as_deref() == Some("") {
+                    return Err(SpecError::Invalid(format!(
+                        "feature {name}: value_key may not be empty"
+                    )));
+                }
+                let value_key = f.value_key.as_deref().unwrap_or(name);
+                add_ragged(&mut ragged_keys, value_key, f.dtype, f.row_splits_dtype)?;
+                for p in &f.partitions {
+                    match p {
+                        Partition::UniformRowLength(n) if *n < 0 => {
+                            return Err(SpecError::Invalid("uniform_row_length must be >= 0.".into()))
+                        }
+                        Partition::UniformRowLength(_) => {}
+                        keyed => {
+                            let key = keyed.key().unwrap_or_default();
+                            add_ragged(&mut ragged_keys, key, DType::Int64, f.row_splits_dtype)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    check_disjoint(&dense, &sparse, "Dense and sparse")?;
+    check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
+    check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
+    Ok(())
+}
+
 impl ExampleParser {
     /// Checks and compiles `specs` as `parse_example` does.
     pub fn new(specs: &FeatureSpecs) -> Result<ExampleParser, SpecError> {
@@ -141,14 +235,12 @@ impl ExampleParser {
                 "Argument `features` cannot be None or falsy. Got {}",
             ));
         }
-        let mut dense: BTreeMap<String, DType> = BTreeMap::new();
-        let mut sparse: BTreeMap<String, DType> = BTreeMap::new();
-        let mut ragged_keys: BTreeMap<String, DType> = BTreeMap::new();
-        let mut splits_types: BTreeMap<String, SplitsDType> = BTreeMap::new();
+        check_specs(specs, true)?;
+        let mut strides: BTreeMap<&str, usize> = BTreeMap::new();
         for (name, spec) in specs {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride: usize = f.shape.iter().product();
+                    let stride = checked_elements(&f.shape, name)?;
                     if let Some(d) = &f.default_value {
                         if d.len() != stride {
                             return Err(SpecError::Invalid(format!(
@@ -158,7 +250,7 @@ impl ExampleParser {
                             )));
                         }
                     }
-                    add_key(&mut dense, name, f.dtype)?;
+                    strides.insert(name, stride);
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     if !f.allow_missing {
@@ -174,48 +266,11 @@ impl ExampleParser {
                             shape_string(&dims)
                         )));
                     }
-                    add_key(&mut dense, name, f.dtype)?;
+                    strides.insert(name, checked_elements(&f.shape, name)?);
                 }
-                FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
-                FeatureSpec::Sparse(f) => {
-                    for key in &f.index_keys {
-                        add_key(&mut sparse, key, DType::Int64)?;
-                    }
-                    add_key(&mut sparse, &f.value_key, f.dtype)?;
-                }
-                FeatureSpec::Ragged(f) => {
-                    let value_key = f.value_key.as_deref().unwrap_or(name);
-                    add_key(&mut ragged_keys, value_key, f.dtype)?;
-                    for p in &f.partitions {
-                        match p {
-                            Partition::UniformRowLength(n) if *n <= 0 => {
-                                return Err(SpecError::Invalid(format!(
-                                    "feature {name}: uniform_row_length must be positive, got {n}"
-                                )))
-                            }
-                            Partition::UniformRowLength(_) => {}
-                            keyed => {
-                                let key = keyed.key().unwrap_or_default();
-                                add_key(&mut ragged_keys, key, DType::Int64)?;
-                                if let Some(&t) = splits_types.get(key) {
-                                    if t != f.row_splits_dtype {
-                                        return Err(SpecError::Invalid(format!(
-                                            "Conflicting partition type {} vs {} for feature {key}.",
-                                            t.json_name(),
-                                            f.row_splits_dtype.json_name()
-                                        )));
-                                    }
-                                }
-                                splits_types.insert(key.to_owned(), f.row_splits_dtype);
-                            }
-                        }
-                    }
-                }
+                _ => {}
             }
         }
-        check_disjoint(&dense, &sparse, "Dense and sparse")?;
-        check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
-        check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
 
         let mut slots: Vec<Slot> = Vec::new();
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
@@ -233,17 +288,19 @@ impl ExampleParser {
         for (name, spec) in specs {
             let output = match spec {
                 FeatureSpec::FixedLen(f) => {
+                    // TF's kernel reads a default of no elements as "no default": the
+                    // feature is then required (so a zero-element shape with `[]` is too).
                     let role = Role::Fixed {
                         shape: f.shape.clone(),
-                        stride: f.shape.iter().product(),
-                        default: f.default_value.clone(),
+                        stride: strides[name.as_str()],
+                        default: f.default_value.clone().filter(|d| !d.is_empty()),
                     };
                     Output::Fixed(slot_for(name, f.dtype, role, &mut slots))
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     let role = Role::Padded {
                         shape: f.shape.clone(),
-                        stride: f.shape.iter().product(),
+                        stride: strides[name.as_str()],
                     };
                     Output::Padded {
                         slot: slot_for(name, f.dtype, role, &mut slots),
@@ -293,7 +350,7 @@ impl ExampleParser {
     /// Parses a batch (`parse_example`): every tensor gets a leading batch dimension.
     pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<TensorMap, ParseError> {
         let columns = self.parse_columns(records, 0, false)?;
-        self.assemble(columns, records.len())
+        self.assemble(columns, records.len(), false)
     }
 
     /// Parses a batch given as any iterator of records (collected first).
@@ -332,7 +389,7 @@ impl ExampleParser {
             }
         }
         let columns = columns.unwrap_or_else(|| self.empty_columns());
-        self.assemble(columns, records.len())
+        self.assemble(columns, records.len(), false)
     }
 
     /// Parses one record (`parse_single_example`): no batch dimension.
@@ -341,11 +398,10 @@ impl ExampleParser {
             e.single = true;
             e
         })?;
-        let batch = self.assemble(columns, 1).map_err(|mut e| {
+        self.assemble(columns, 1, true).map_err(|mut e| {
             e.single = true;
             e
-        })?;
-        Ok(batch.into_iter().map(|(k, t)| (k, strip_batch(t))).collect())
+        })
     }
 
     fn empty_columns(&self) -> Vec<Column> {
@@ -360,10 +416,13 @@ impl ExampleParser {
         single: bool,
     ) -> Result<Vec<Column>, ParseError> {
         let mut columns = self.empty_columns();
+        // Every int64 value takes at least a byte of some record: never reserve more than that,
+        // whatever the spec's shape says.
+        let bytes: usize = records.iter().map(|r| r.as_ref().len()).sum();
         for (column, slot) in columns.iter_mut().zip(&self.slots) {
             column.counts.reserve(records.len());
             if let (Role::Fixed { stride, .. }, Values::Int64(v)) = (&slot.role, &mut column.values) {
-                v.reserve(records.len() * stride);
+                v.reserve(records.len().saturating_mul(*stride).min(bytes));
             }
         }
         let mut careful = Careful {
@@ -454,15 +513,15 @@ impl ExampleParser {
                 .map_err(|e| at(ParseError::new(ParseErrorKind::Malformed(e)).example(example)))?;
             let Some((key, raw)) = entry else { break };
             if let Some(&slot) = self.lookup.get(key) {
-                if found[slot].is_none() {
-                    order.push(slot);
-                }
+                order.push(slot);
                 found[slot] = Some(raw);
             }
         }
         done.iter_mut().for_each(|d| *d = false);
-        // Present features first, in the order they appear: type, then count.
-        for &slot in order.iter() {
+        // Present features first: type, then count. TensorFlow walks the features from the
+        // last in wire order back (so that the last of a duplicated key wins), so with several
+        // bad features the last one is reported; each key is taken at its last occurrence.
+        for &slot in order.iter().rev() {
             if let Some(raw) = found[slot].take() {
                 done[slot] = self.take_feature(slot, &raw, &mut columns[slot]).map_err(at)?;
             }
@@ -528,6 +587,16 @@ impl ExampleParser {
         let before = column.values.len();
         let n = column.extend_from(&view).map_err(malformed)?;
         match &spec.role {
+            // TensorFlow stops reading a bytes list once it has all it wants, then fails on
+            // the rest as unparsed input.
+            Role::Fixed { stride, .. } if spec.dtype == DType::String && n > *stride => {
+                column.truncate_values(before);
+                return Err(ParseError::new(ParseErrorKind::BytesOverflow {
+                    count: n,
+                    expected: *stride,
+                })
+                .key(&spec.key));
+            }
             Role::Fixed { shape, stride, .. } if n != *stride => {
                 column.truncate_values(before);
                 return Err(ParseError::new(ParseErrorKind::WrongCount {
@@ -553,8 +622,9 @@ impl ExampleParser {
         Ok(true)
     }
 
-    /// Builds the output tensors from the columns of a whole batch.
-    fn assemble(&self, columns: Vec<Column>, batch: usize) -> Result<TensorMap, ParseError> {
+    /// Builds the output tensors from the columns of a whole batch; `single` gives the
+    /// single-example op's tensors (no batch dimension, TensorFlow's single-example partitions).
+    fn assemble(&self, columns: Vec<Column>, batch: usize, single: bool) -> Result<TensorMap, ParseError> {
         // A column used by several outputs is cloned for all but its last use.
         let mut uses = vec![0usize; columns.len()];
         for (_, output) in &self.outputs {
@@ -610,15 +680,36 @@ impl ExampleParser {
                     splits_dtype,
                     validate,
                 } => {
-                    let mut rt = RaggedBuild::from_column(take(*value_slot));
+                    let ctx = ragged::Ctx {
+                        feature: name,
+                        validate: *validate,
+                        dtype: *splits_dtype,
+                    };
+                    let values = take(*value_slot);
+                    if single {
+                        let mut rt = RaggedBuild::flat(values.values);
+                        for (partition, slot) in partitions.iter().rev() {
+                            let column = slot.map(&mut take);
+                            ragged::apply_single(&mut rt, partition, column.as_ref(), &ctx)?;
+                        }
+                        if rt.ragged_rank() == 0 {
+                            let dense = DenseTensor::from_values(rt.flat, &rt.flat_shape)
+                                .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())).key(name))?;
+                            out.insert(name.clone(), Tensor::Dense(dense));
+                        } else {
+                            out.insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
+                        }
+                        continue;
+                    }
+                    let mut rt = RaggedBuild::from_column(values);
                     for (partition, slot) in partitions.iter().rev() {
                         let column = slot.map(&mut take);
-                        ragged::apply(&mut rt, partition, column.as_ref(), *validate, name)?;
+                        ragged::apply_batched(&mut rt, partition, column.as_ref(), &ctx)?;
                     }
                     Tensor::Ragged(rt.finish(*splits_dtype)?)
                 }
             };
-            out.insert(name.clone(), tensor);
+            out.insert(name.clone(), if single { strip_batch(tensor) } else { tensor });
         }
         Ok(out)
     }

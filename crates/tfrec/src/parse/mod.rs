@@ -9,6 +9,8 @@ mod fast;
 mod ragged;
 mod sequence;
 mod spec;
+mod spec_json;
+mod stdsort;
 mod tensor;
 
 pub use error::{ParseError, ParseErrorKind};

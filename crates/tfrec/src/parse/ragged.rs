@@ -1,210 +1,440 @@
-//! Applying a RaggedFeature's partitions to a batch, as TensorFlow's
-//! `_add_batched_ragged_partition` does: innermost partition first, each example's partition
-//! values applying to that example's rows only.
+//! Applying a RaggedFeature's partitions, innermost first, as TensorFlow's `parsing_config`
+//! does: [`apply_batched`] is `_add_batched_ragged_partition` (a batch of Examples, or the rows
+//! of SequenceExamples' feature lists: each outer row's partition values apply to that row's
+//! values only), [`apply_single`] is `_add_ragged_partition` (one Example).
 //!
-//! Without `validate`, as in TensorFlow, nothing is checked: partitions that do not fit the
-//! values give the same inconsistent splits TensorFlow returns (a [`RaggedTensor`] can hold
-//! them; [`RaggedTensor::check`] tells). With `validate`, TensorFlow's checks apply: splits
-//! start at 0, never decrease and end at the number of values; lengths are not negative; row
-//! ids are sorted. Only what cannot be computed at all (a negative row id) always fails.
+//! The arithmetic is TensorFlow's: partition values are cast to the row-splits dtype (int32
+//! wraps them to 32 bits) and offsets are added with wrap-around, so nothing here can overflow
+//! or panic. Without `validate` nothing is checked beyond what TensorFlow's ops themselves
+//! refuse (shapes that cannot be combined: misaligned rows, row ids not one per value, a
+//! negative row id in the bincount); inconsistent splits pass through, as in TensorFlow (a
+//! [`RaggedTensor`] can hold them; [`RaggedTensor::check`] tells). With `validate`, the checks of
+//! `RaggedTensor.from_*` apply.
+//!
+//! Memory: every level is at most as long as the values or partition values it comes from,
+//! except the rows `value_row_ids` implies (ids may skip rows); those are bounded by
+//! [`MAX_IMPLIED_ROWS`] beyond the number of values.
 //!
 //! [`RaggedTensor`]: super::tensor::RaggedTensor
 //! [`RaggedTensor::check`]: super::tensor::RaggedTensor::check
 
 use super::columns::{splits_of, Column, RaggedBuild};
 use super::error::{ParseError, ParseErrorKind};
-use super::spec::{Partition, Values};
+use super::spec::{Partition, SplitsDType, Values};
 
-fn bad(key: &str, why: String) -> ParseError {
-    ParseError::new(ParseErrorKind::Ragged(why)).key(key)
+/// Empty rows `value_row_ids` may imply beyond one per value: a row id of 10^12 must be an
+/// error, not an 8 TB allocation. (TensorFlow itself counts rows in int32.)
+pub(crate) const MAX_IMPLIED_ROWS: usize = 1 << 24;
+
+/// What a partition is applied for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    /// The RaggedFeature's output name, for errors.
+    pub feature: &'a str,
+    pub validate: bool,
+    pub dtype: SplitsDType,
 }
 
-/// Rows below the batch level: what a new partition splits.
-fn rows_below(rt: &RaggedBuild) -> usize {
-    match rt.splits.get(1) {
-        Some(s) => s.len().saturating_sub(1),
-        None => rt.flat_shape.first().copied().unwrap_or(0),
+impl Ctx<'_> {
+    fn err(&self, why: String) -> ParseError {
+        ParseError::new(ParseErrorKind::Ragged(why)).key(self.feature)
     }
-}
 
-/// Checks that `splits` splits exactly `n` rows: starts at 0, never decreases, ends at `n`.
-fn check_splits(key: &str, what: &str, splits: &[i64], n: usize) -> Result<(), ParseError> {
-    if splits.first() != Some(&0) {
-        return Err(bad(
-            key,
-            format!("{what}: the row splits must start at 0, got {:?}", splits.first()),
-        ));
-    }
-    if let Some(w) = splits.windows(2).find(|w| w[1] < w[0]) {
-        return Err(bad(
-            key,
-            format!("{what}: row splits must not decrease, but {} follows {}", w[1], w[0]),
-        ));
-    }
-    let last = splits.last().copied().unwrap_or(0);
-    if last != n as i64 {
-        return Err(bad(
-            key,
-            format!("{what}: the partition covers {last} values but there are {n}"),
-        ));
-    }
-    Ok(())
-}
-
-/// The int64 values and per-example counts of a partition feature.
-fn partition_values(column: &Column) -> &[i64] {
-    match &column.values {
-        Values::Int64(v) => v,
-        _ => &[],
-    }
-}
-
-/// Applies one partition to `rt` (whose outermost level is the batch).
-pub(crate) fn apply(
-    rt: &mut RaggedBuild,
-    partition: &Partition,
-    column: Option<&Column>,
-    validate: bool,
-    feature: &str,
-) -> Result<(), ParseError> {
-    let n = rows_below(rt);
-    if let Partition::UniformRowLength(length) = *partition {
-        let len = length as usize;
-        if rt.splits.len() > 1 {
-            if validate && n % len != 0 {
-                return Err(bad(
-                    feature,
-                    format!("uniform_row_length {length} does not divide the {n} rows below it"),
-                ));
-            }
-            let level: Vec<i64> = (0..=n / len).map(|i| (i * len) as i64).collect();
-            rt.splits[0].iter_mut().for_each(|s| *s /= length);
-            rt.splits.insert(1, level);
-            rt.uniform.insert(1, Some(length));
-        } else {
-            let rest: usize = rt.flat_shape.get(1..).map_or(1, |r| r.iter().product());
-            if n % len != 0 {
-                return Err(bad(
-                    feature,
-                    format!(
-                        "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {}",
-                        n * rest,
-                        len * rest
-                    ),
-                ));
-            }
-            let mut shape = vec![n / len, len];
-            shape.extend_from_slice(rt.flat_shape.get(1..).unwrap_or(&[]));
-            rt.flat_shape = shape;
-            rt.splits[0].iter_mut().for_each(|s| *s /= length);
+    /// `math_ops.cast` to the splits dtype.
+    fn cast(&self, v: i64) -> i64 {
+        match self.dtype {
+            SplitsDType::Int32 => i64::from(v as i32),
+            SplitsDType::Int64 => v,
         }
-        return Ok(());
     }
-    let Some(column) = column else {
-        return Err(bad(feature, "a partition feature was not parsed".into()));
-    };
-    let key = partition.key().unwrap_or(feature);
-    let values = partition_values(column);
-    let counts = &column.counts;
-    let batch_starts: Vec<i64> = rt.splits[0].clone();
-    let mut inner: Vec<i64> = Vec::with_capacity(values.len() + 1);
-    let mut new_counts: Vec<usize> = Vec::with_capacity(counts.len());
-    let mut at = 0usize;
-    let per_example = counts.iter().enumerate().map(|(e, &c)| {
-        let v = &values[at..at + c];
-        at += c;
-        (e, v)
-    });
+
+    /// Addition in the splits dtype, wrapping as TensorFlow's integer ops do.
+    fn add(&self, a: i64, b: i64) -> i64 {
+        self.cast(a.wrapping_add(b))
+    }
+
+    /// Exclusive-then-inclusive running sum in the splits dtype: `[0] ++ cumsum(lengths)`.
+    fn splits_from_lengths(&self, lengths: impl Iterator<Item = i64>) -> Vec<i64> {
+        let mut splits = vec![0];
+        let mut total = 0i64;
+        for l in lengths {
+            total = self.add(total, l);
+            splits.push(total);
+        }
+        splits
+    }
+}
+
+fn what(partition: &Partition) -> &'static str {
     match partition {
-        Partition::RowSplits(_) | Partition::RowLimits(_) => {
-            let is_splits = matches!(partition, Partition::RowSplits(_));
-            inner.push(0);
-            for (e, v) in per_example {
-                let v = if is_splits {
-                    if validate && v.first().is_some_and(|&f| f != 0) {
-                        return Err(
-                            bad(feature, format!("row splits {key} of example {e} do not start at 0")).example(e),
-                        );
-                    }
-                    v.get(1..).unwrap_or(&[])
-                } else {
-                    v
-                };
-                new_counts.push(v.len());
-                inner.extend(v.iter().map(|&x| x + batch_starts[e]));
-            }
-        }
-        Partition::RowStarts(_) => {
-            for (e, v) in per_example {
-                if validate && v.first().is_some_and(|&f| f != 0) {
-                    return Err(bad(feature, format!("row starts {key} of example {e} do not start at 0")).example(e));
-                }
-                new_counts.push(v.len());
-                inner.extend(v.iter().map(|&x| x + batch_starts[e]));
-            }
-            inner.push(n as i64);
-        }
-        Partition::RowLengths(_) => {
-            inner.push(0);
-            let mut total = 0i64;
-            for (e, v) in per_example {
-                if let Some(&negative) = v.iter().find(|&&x| x < 0).filter(|_| validate) {
-                    return Err(bad(feature, format!("row length {negative} in {key} is negative")).example(e));
-                }
-                new_counts.push(v.len());
-                for &x in v {
-                    total += x;
-                    inner.push(total);
-                }
-            }
-        }
-        Partition::ValueRowIds(_) => {
-            let mut adjusted: Vec<i64> = Vec::with_capacity(values.len());
-            let mut offset = 0i64;
-            for (e, v) in per_example {
-                if let Some(&negative) = v.iter().find(|&&x| x < 0) {
-                    return Err(bad(feature, format!("value row id {negative} in {key} is negative")).example(e));
-                }
-                if validate && v.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(bad(feature, format!("value row ids {key} of example {e} are not sorted")).example(e));
-                }
-                let rows = v.iter().max().map_or(0, |&m| m + 1);
-                new_counts.push(rows as usize);
-                adjusted.extend(v.iter().map(|&x| x + offset));
-                offset += rows;
-            }
-            if validate && adjusted.len() != n {
-                return Err(bad(
-                    feature,
-                    format!("{} value row ids in {key} for {n} values", adjusted.len()),
-                ));
-            }
-            // Splits by counting ids per row, as `from_value_rowids` does.
-            let mut per_row = vec![0i64; offset as usize];
-            for &id in &adjusted {
-                per_row[id as usize] += 1;
-            }
-            inner.push(0);
-            let mut total = 0;
-            for c in per_row {
-                total += c;
-                inner.push(total);
-            }
-        }
-        Partition::UniformRowLength(_) => unreachable!("handled above"),
-    }
-    let what = match partition {
         Partition::RowSplits(_) => "row_splits",
         Partition::RowLengths(_) => "row_lengths",
         Partition::RowStarts(_) => "row_starts",
         Partition::RowLimits(_) => "row_limits",
-        _ => "value_row_ids",
-    };
-    if validate {
-        check_splits(feature, &format!("{what} from {key}"), &inner, n)?;
+        Partition::ValueRowIds(_) => "value_rowids",
+        Partition::UniformRowLength(_) => "uniform_row_length",
     }
-    rt.splits[0] = inner;
-    rt.splits.insert(0, splits_of(&new_counts));
-    rt.uniform.insert(0, None);
+}
+
+/// `from_row_splits`'s checks: not empty, starts at 0, never decreases, ends at `nvals`.
+fn check_splits(ctx: &Ctx<'_>, from: &str, splits: &[i64], nvals: i64) -> Result<(), ParseError> {
+    let bad = |why: String| Err(ctx.err(format!("Arguments to {from} do not form a valid RaggedTensor: {why}")));
+    match splits.first() {
+        None => return bad("the row splits are empty".into()),
+        Some(&first) if first != 0 => return bad(format!("the row splits start at {first}, not 0")),
+        _ => {}
+    }
+    if let Some(w) = splits.windows(2).find(|w| w[1] < w[0]) {
+        return bad(format!("the row splits decrease ({} follows {})", w[1], w[0]));
+    }
+    check_nvals(ctx, splits, nvals)
+}
+
+/// `_from_row_partition`'s check: the partition covers exactly the values.
+fn check_nvals(ctx: &Ctx<'_>, splits: &[i64], nvals: i64) -> Result<(), ParseError> {
+    let last = splits.last().copied().unwrap_or(0);
+    if last != nvals {
+        return Err(ctx.err(format!(
+            "Arguments to _from_row_partition do not form a valid RaggedTensor: the partition covers {last} values but there are {nvals}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_sorted(ctx: &Ctx<'_>, from: &str, values: &[i64]) -> Result<(), ParseError> {
+    match values.windows(2).find(|w| w[1] < w[0]) {
+        Some(w) => Err(ctx.err(format!(
+            "Arguments to {from} do not form a valid RaggedTensor: {} follows {} (not sorted)",
+            w[1], w[0]
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `from_row_limits`' checks on the limits, then that they cover the values.
+fn check_limits(ctx: &Ctx<'_>, limits: &[i64], nvals: i64) -> Result<(), ParseError> {
+    if let Some(&first) = limits.first().filter(|&&f| f < 0) {
+        return Err(ctx.err(format!(
+            "Arguments to from_row_limits do not form a valid RaggedTensor: Condition x >= 0 did not hold: {first}"
+        )));
+    }
+    check_sorted(ctx, "from_row_limits", limits)?;
+    check_nvals(ctx, &[limits.last().copied().unwrap_or(0)], nvals)
+}
+
+/// `from_row_starts`' checks: starts at 0, sorted, no start past the values.
+fn check_starts(ctx: &Ctx<'_>, starts: &[i64], nvals: i64) -> Result<(), ParseError> {
+    if let Some(&first) = starts.first().filter(|&&f| f != 0) {
+        return Err(ctx.err(format!(
+            "Arguments to from_row_starts do not form a valid RaggedTensor: the row starts begin at {first}, not 0"
+        )));
+    }
+    check_sorted(ctx, "from_row_starts", starts)?;
+    match starts.last() {
+        Some(&last) if last > nvals => Err(ctx.err(format!(
+            "Arguments to from_row_starts do not form a valid RaggedTensor: row start {last} is past the {nvals} values"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn check_lengths(ctx: &Ctx<'_>, lengths: &[i64]) -> Result<(), ParseError> {
+    match lengths.iter().find(|&&l| l < 0) {
+        Some(l) => Err(ctx.err(format!(
+            "Arguments to from_row_lengths do not form a valid RowPartition: row length {l} is negative"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `from_value_rowids(values, ids)` with `nrows = ids[-1] + 1`: the row splits, counting ids
+/// per row as TensorFlow's int32 bincount does (ids past the last row are not counted).
+fn splits_from_rowids(ctx: &Ctx<'_>, ids: &[i64], nvals: usize) -> Result<Vec<i64>, ParseError> {
+    if ids.len() != nvals {
+        return Err(ctx.err(format!(
+            "value_rowids: Shapes ({nvals},) and ({},) are incompatible (one row id per value)",
+            ids.len()
+        )));
+    }
+    let nrows = ids.last().map_or(0, |&last| ctx.add(last, 1));
+    if ctx.validate {
+        if let Some(&first) = ids.first().filter(|&&f| f < 0) {
+            return Err(ctx.err(format!(
+                "Arguments to from_value_rowids do not form a valid RowPartition: row id {first} is negative"
+            )));
+        }
+        check_sorted(ctx, "from_value_rowids", ids)?;
+        if ids.last().is_some_and(|&last| last >= nrows) {
+            return Err(ctx.err(
+                "Arguments to from_value_rowids do not form a valid RowPartition: the last row id is too large".into(),
+            ));
+        }
+    }
+    // The bincount runs in int32.
+    let nrows32 = i64::from(nrows as i32);
+    if let Some(&negative) = ids.iter().find(|&&id| (id as i32) < 0) {
+        return Err(ctx.err(format!(
+            "value_rowids: Input arr must be non-negative! (row id {negative})"
+        )));
+    }
+    if nrows32 < 0 {
+        return Err(ctx.err(format!(
+            "value_rowids: the number of rows ({nrows}) must be non-negative"
+        )));
+    }
+    let rows = usize::try_from(nrows32).unwrap_or(usize::MAX);
+    if rows > nvals.saturating_add(MAX_IMPLIED_ROWS) {
+        return Err(ctx.err(format!(
+            "value_rowids: row id {} implies {rows} rows for {nvals} values, more than this parser allows ({} empty rows)",
+            rows - 1,
+            MAX_IMPLIED_ROWS
+        )));
+    }
+    let mut per_row = vec![0i64; rows];
+    for &id in ids {
+        if let Some(count) = per_row.get_mut(id as i32 as usize) {
+            *count += 1;
+        }
+    }
+    Ok(ctx.splits_from_lengths(per_row.into_iter()))
+}
+
+/// The partition feature's values, cast to the splits dtype, and its rows' lengths.
+fn partition_column<'c>(
+    ctx: &Ctx<'_>,
+    partition: &Partition,
+    column: Option<&'c Column>,
+) -> Result<(Vec<i64>, &'c [usize]), ParseError> {
+    let Some(column) = column else {
+        return Err(ctx.err(format!("the {} partition feature was not parsed", what(partition))));
+    };
+    let values = match &column.values {
+        Values::Int64(v) => v.iter().map(|&x| ctx.cast(x)).collect(),
+        _ => Vec::new(),
+    };
+    Ok((values, &column.counts))
+}
+
+/// Applies one partition below the outer level of `rt`, whose rows act as the batch.
+pub(crate) fn apply_batched(
+    rt: &mut RaggedBuild,
+    partition: &Partition,
+    column: Option<&Column>,
+    ctx: &Ctx<'_>,
+) -> Result<(), ParseError> {
+    let n = rt.rows_below_outer();
+    let outer: Vec<i64> = rt.outer().to_vec();
+    let outer_rows = outer.len().saturating_sub(1);
+    if let Partition::UniformRowLength(length) = *partition {
+        if length <= 0 {
+            // `rt.row_splits // length`.
+            return Err(ctx.err(format!("uniform_row_length {length}: Integer division by zero")));
+        }
+        let len = length as usize;
+        let divided: Vec<i64> = outer.iter().map(|&s| s.div_euclid(length)).collect();
+        let below = if rt.ragged_rank() > 1 {
+            let nrows = n / len;
+            if ctx.validate && nrows * len != n {
+                return Err(ctx.err(format!(
+                    "uniform_row_length={length} times nrows={nrows} must equal nvals={n}"
+                )));
+            }
+            rt.pop_outer();
+            rt.push_outer((0..=nrows).map(|i| (i * len) as i64).collect(), Some(length));
+            nrows
+        } else {
+            let rest: usize = rt.flat_shape.get(1..).map_or(1, |r| r.iter().product());
+            if n % len != 0 {
+                return Err(ctx.err(format!(
+                    "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {}",
+                    n.saturating_mul(rest),
+                    len.saturating_mul(rest)
+                )));
+            }
+            let mut shape = vec![n / len, len];
+            shape.extend_from_slice(rt.flat_shape.get(1..).unwrap_or(&[]));
+            rt.flat_shape = shape;
+            rt.pop_outer();
+            n / len
+        };
+        if ctx.validate {
+            check_splits(ctx, "from_row_splits", &divided, below as i64)?;
+        }
+        rt.push_outer(divided, None);
+        return Ok(());
+    }
+    let (p, counts) = partition_column(ctx, partition, column)?;
+    let aligned = || {
+        if counts.len() == outer_rows {
+            Ok(())
+        } else {
+            Err(ctx.err(format!(
+                "values and partitions are not aligned: Dimensions {outer_rows} and {} are not compatible",
+                counts.len()
+            )))
+        }
+    };
+    let starts = &outer[..outer_rows.min(outer.len())];
+    let mut at = 0usize;
+    let mut rows = counts.iter().map(|&c| {
+        let row = p.get(at..at + c).unwrap_or(&[]);
+        at += c;
+        row
+    });
+    let nvals = n as i64;
+    let (inner, outer_lengths): (Vec<i64>, Vec<usize>) = match partition {
+        Partition::RowSplits(_) | Partition::RowLimits(_) => {
+            aligned()?;
+            let drop_first = matches!(partition, Partition::RowSplits(_));
+            let mut limits = Vec::with_capacity(p.len());
+            let mut lengths = Vec::with_capacity(counts.len());
+            for &start in starts {
+                let row = rows.next().unwrap_or(&[]);
+                let row = if drop_first { row.get(1..).unwrap_or(&[]) } else { row };
+                lengths.push(row.len());
+                limits.extend(row.iter().map(|&x| ctx.add(x, start)));
+            }
+            if ctx.validate {
+                check_limits(ctx, &limits, nvals)?;
+            }
+            let mut splits = Vec::with_capacity(limits.len() + 1);
+            splits.push(0);
+            splits.extend(limits);
+            (splits, lengths)
+        }
+        Partition::RowStarts(_) => {
+            aligned()?;
+            let mut splits = Vec::with_capacity(p.len() + 1);
+            let mut lengths = Vec::with_capacity(counts.len());
+            for &start in starts {
+                let row = rows.next().unwrap_or(&[]);
+                lengths.push(row.len());
+                splits.extend(row.iter().map(|&x| ctx.add(x, start)));
+            }
+            if ctx.validate {
+                check_starts(ctx, &splits, nvals)?;
+            }
+            splits.push(ctx.cast(nvals));
+            (splits, lengths)
+        }
+        Partition::RowLengths(_) => {
+            if ctx.validate {
+                check_lengths(ctx, &p)?;
+            }
+            let splits = ctx.splits_from_lengths(p.iter().copied());
+            if ctx.validate {
+                check_nvals(ctx, &splits, nvals)?;
+            }
+            (splits, counts.to_vec())
+        }
+        Partition::ValueRowIds(_) => {
+            // Each outer row's ids are offset by the rows of the rows before it, where a row
+            // has max(id) + 1 rows.
+            let mut adjusted = Vec::with_capacity(p.len());
+            let mut nrows = Vec::with_capacity(counts.len());
+            let mut offset = 0i64;
+            for row in rows {
+                let most = row.iter().map(|&x| ctx.add(x, 1)).max().unwrap_or(i64::MIN).max(0);
+                adjusted.extend(row.iter().map(|&x| ctx.add(x, offset)));
+                offset = ctx.add(offset, most);
+                nrows.push(most);
+            }
+            let inner = splits_from_rowids(ctx, &adjusted, n)?;
+            // `from_row_lengths(inner, nrows)`: the outer level counts the implied rows.
+            let outer_splits = ctx.splits_from_lengths(nrows.iter().copied());
+            if ctx.validate {
+                check_nvals(ctx, &outer_splits, inner.len() as i64 - 1)?;
+            }
+            rt.pop_outer();
+            rt.push_outer(inner, None);
+            rt.push_outer(outer_splits, None);
+            return Ok(());
+        }
+        Partition::UniformRowLength(_) => return Ok(()),
+    };
+    rt.pop_outer();
+    rt.push_outer(inner, None);
+    rt.push_outer(splits_of(&outer_lengths), None);
+    Ok(())
+}
+
+/// Applies one partition to a single example's `rt` (no batch level).
+pub(crate) fn apply_single(
+    rt: &mut RaggedBuild,
+    partition: &Partition,
+    column: Option<&Column>,
+    ctx: &Ctx<'_>,
+) -> Result<(), ParseError> {
+    // What the new partition splits: the rows of the ragged tensor so far, or the values.
+    let nvals: i64 = if rt.ragged_rank() == 0 {
+        rt.flat_shape.first().copied().unwrap_or(0) as i64
+    } else {
+        rt.outer().len() as i64 - 1
+    };
+    if let Partition::UniformRowLength(length) = *partition {
+        if rt.ragged_rank() == 0 {
+            let n = nvals as usize;
+            let rest: usize = rt.flat_shape.get(1..).map_or(1, |r| r.iter().product());
+            if length <= 0 || n % length as usize != 0 {
+                return Err(ctx.err(format!(
+                    "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {length}",
+                    n.saturating_mul(rest),
+                )));
+            }
+            let len = length as usize;
+            let mut shape = vec![n / len, len];
+            shape.extend_from_slice(rt.flat_shape.get(1..).unwrap_or(&[]));
+            rt.flat_shape = shape;
+            return Ok(());
+        }
+        let nrows = if length == 0 { 0 } else { nvals.div_euclid(length) };
+        if ctx.validate && nrows.wrapping_mul(length) != nvals {
+            return Err(ctx.err(format!(
+                "uniform_row_length={length} times nrows={nrows} must equal nvals={nvals}"
+            )));
+        }
+        let splits: Vec<i64> = (0..=nrows.max(-1)).map(|i| i * length).collect();
+        rt.push_outer(splits, Some(length));
+        return Ok(());
+    }
+    let (p, _) = partition_column(ctx, partition, column)?;
+    let splits = match partition {
+        Partition::RowSplits(_) => {
+            if ctx.validate {
+                check_splits(ctx, "from_row_splits", &p, nvals)?;
+            }
+            p
+        }
+        Partition::RowLengths(_) => {
+            if ctx.validate {
+                check_lengths(ctx, &p)?;
+            }
+            let splits = ctx.splits_from_lengths(p.iter().copied());
+            if ctx.validate {
+                check_nvals(ctx, &splits, nvals)?;
+            }
+            splits
+        }
+        Partition::RowStarts(_) => {
+            if ctx.validate {
+                check_starts(ctx, &p, nvals)?;
+            }
+            let mut splits = p;
+            splits.push(ctx.cast(nvals));
+            splits
+        }
+        Partition::RowLimits(_) => {
+            if ctx.validate {
+                check_limits(ctx, &p, nvals)?;
+            }
+            let mut splits = Vec::with_capacity(p.len() + 1);
+            splits.push(0);
+            splits.extend(p);
+            splits
+        }
+        Partition::ValueRowIds(_) => splits_from_rowids(ctx, &p, usize::try_from(nvals).unwrap_or(0))?,
+        Partition::UniformRowLength(_) => return Ok(()),
+    };
+    rt.push_outer(splits, None);
     Ok(())
 }

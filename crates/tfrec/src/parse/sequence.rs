@@ -14,12 +14,12 @@ use rustc_hash::FxHashMap;
 
 use super::columns::{dense_fixed, dense_padded, splits_of, Column, RaggedBuild};
 use super::error::{ParseError, ParseErrorKind};
-use super::example::{strip_batch, ExampleParser, TensorMap};
+use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
 use super::fast;
 use super::ragged;
 use super::spec::{
-    known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition, SequenceSpecs,
-    SpecError, SplitsDType, Values,
+    checked_elements, known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition,
+    SequenceSpecs, SpecError, SplitsDType, Values,
 };
 use super::tensor::{DenseTensor, Tensor};
 use crate::example::{FeatureView, RawFeature, SequenceExampleView};
@@ -89,13 +89,15 @@ impl SequenceParser {
         if specs.context_features.is_empty() && specs.sequence_features.is_empty() {
             return Err(SpecError::NoFeatures("Missing features."));
         }
+        check_specs(&specs.context_features, false)?;
+        check_specs(&specs.sequence_features, false)?;
         let mut context_fixed = Vec::new();
         let mut context_other = FeatureSpecs::new();
         let mut context_keys: Vec<(String, DType)> = Vec::new();
         for (name, spec) in &specs.context_features {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride: usize = f.shape.iter().product();
+                    let stride = checked_elements(&f.shape, name)?;
                     if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
                         return Err(SpecError::Invalid(format!(
                             "Default value for context feature {name} has an incorrect shape: saw [{}] but expected {}",
@@ -175,7 +177,7 @@ impl SequenceParser {
                     }
                     let role = ListRole::Dense {
                         shape: f.shape.clone(),
-                        stride: f.shape.iter().product(),
+                        stride: checked_elements(&f.shape, name)?,
                         allow_missing: f.allow_missing,
                     };
                     (name.clone(), role)
@@ -184,13 +186,6 @@ impl SequenceParser {
                 FeatureSpec::Ragged(f) => {
                     let mut partitions = Vec::new();
                     for p in &f.partitions {
-                        if let Partition::UniformRowLength(n) = p {
-                            if *n <= 0 {
-                                return Err(SpecError::Invalid(format!(
-                                    "feature {name}: uniform_row_length must be positive, got {n}"
-                                )));
-                            }
-                        }
                         let slot = p.key().map(|k| slot_for(k, DType::Int64, &mut lists)).transpose()?;
                         partitions.push((p.clone(), slot));
                     }
@@ -279,9 +274,14 @@ impl SequenceParser {
         };
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
-            out.context = parser.parse_batch_parallel(records, minibatch)?;
+            // An error is reported by the sequential path, so that which error (and its
+            // wording) never depends on the number of threads.
+            match parser.parse_batch_parallel(records, minibatch) {
+                Ok(context) => out.context = context,
+                Err(_) => return self.parse_batch(records),
+            }
         }
-        match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), &mut out) {
+        match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), false, &mut out) {
             Ok(()) => Ok(out),
             Err(_) => self.parse_batch(records),
         }
@@ -305,14 +305,22 @@ impl SequenceParser {
         })?;
         let strip = |m: TensorMap| m.into_iter().map(|(k, t)| (k, strip_batch(t))).collect();
         Ok(ParsedSequences {
-            context: strip(parsed.context),
+            // The context VarLen and Ragged features came from the single-example op already.
+            context: parsed
+                .context
+                .into_iter()
+                .map(|(k, t)| {
+                    let fixed = self.context_fixed.iter().any(|(name, _)| *name == k);
+                    (k.clone(), if fixed { strip_batch(t) } else { t })
+                })
+                .collect(),
             feature_lists: strip(parsed.feature_lists),
             lengths: TensorMap::new(),
         })
     }
 
     fn parse<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Result<ParsedSequences, ParseError> {
-        if let Some(parsed) = self.parse_fast(records) {
+        if let Some(parsed) = self.parse_fast(records, single) {
             return Ok(parsed);
         }
         let batch = records.len();
@@ -422,7 +430,7 @@ impl SequenceParser {
         }
         // 5, 6. Context sparse and ragged.
         if let Some(parser) = &self.context_other {
-            out.context.extend(parser.parse_batch(records)?);
+            out.context.extend(self.context_parse(parser, records, single)?);
         }
         // 7, 8, 9. Feature lists: dense, then sparse, then ragged, each checked in turn.
         let mut columns: Vec<Option<ListColumn>> = vec![None; self.lists.len()];
@@ -439,8 +447,22 @@ impl SequenceParser {
                 }
             }
         }
-        self.assemble_lists(columns, batch, &mut out)?;
+        self.assemble_lists(columns, batch, single, &mut out)?;
         Ok(out)
+    }
+
+    /// The context VarLen and Ragged features, by `parse_example`'s rules (the single-example
+    /// op's for a single SequenceExample).
+    fn context_parse<R: AsRef<[u8]>>(
+        &self,
+        parser: &ExampleParser,
+        records: &[R],
+        single: bool,
+    ) -> Result<TensorMap, ParseError> {
+        match records.first() {
+            Some(record) if single => parser.parse_single(record.as_ref()),
+            _ => parser.parse_batch(records),
+        }
     }
 
     /// The feature-list tensors (and lengths) from each list's values (counted per row) and
@@ -449,6 +471,7 @@ impl SequenceParser {
         &self,
         mut columns: Vec<Option<ListColumn>>,
         batch: usize,
+        single: bool,
         out: &mut ParsedSequences,
     ) -> Result<(), ParseError> {
         for (i, slot) in self.lists.iter().enumerate() {
@@ -496,14 +519,39 @@ impl SequenceParser {
                 continue;
             };
             // Partitions apply below the rows: treat the rows as the outer dimension, then
-            // put the examples back on top.
+            // put the examples back on top (TensorFlow's `outer_splits`).
+            let ctx = ragged::Ctx {
+                feature: name,
+                validate: *validate,
+                dtype: *splits_dtype,
+            };
             let mut rt = RaggedBuild::from_column(column);
             for (partition, p_slot) in partitions.iter().rev() {
-                let p_column = p_slot.and_then(|s| columns[s].as_ref().map(|(c, _)| c));
-                ragged::apply(&mut rt, partition, p_column, *validate, name)?;
+                let p_list = p_slot.and_then(|s| columns[s].as_ref());
+                if *validate && !single {
+                    if let Some((_, p_rows)) = p_list {
+                        if *p_rows != row_counts {
+                            return Err(ParseError::new(ParseErrorKind::Ragged(format!(
+                                "Feature {name}: values and partitions are not aligned (feature lists {} and {} have different numbers of rows)",
+                                slot.key,
+                                partition.key().unwrap_or_default()
+                            )))
+                            .key(name));
+                        }
+                    }
+                }
+                ragged::apply_batched(&mut rt, partition, p_list.map(|(c, _)| c), &ctx)?;
             }
-            rt.splits.insert(0, splits_of(&row_counts));
-            rt.uniform.insert(0, None);
+            let outer = splits_of(&row_counts);
+            if *validate && !single && outer.last().copied() != Some(rt.outer().len() as i64 - 1) {
+                return Err(ParseError::new(ParseErrorKind::Ragged(format!(
+                    "Arguments to _from_row_partition do not form a valid RaggedTensor: the examples have {} rows but the partitions make {}",
+                    outer.last().copied().unwrap_or(0),
+                    rt.outer().len() as i64 - 1
+                )))
+                .key(name));
+            }
+            rt.push_outer(outer, None);
             out.feature_lists
                 .insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
         }
@@ -513,13 +561,13 @@ impl SequenceParser {
     /// The hot path (see [`fast`](super::fast)): feature lists in the canonical encoding,
     /// decoded straight into columns. `None` when anything needs the careful path (context
     /// FixedLen features, a non-canonical encoding, any problem), which then runs instead.
-    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R]) -> Option<ParsedSequences> {
+    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Option<ParsedSequences> {
         let columns = self.fast_columns(records)?;
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
-            out.context = parser.parse_batch(records).ok()?;
+            out.context = self.context_parse(parser, records, single).ok()?;
         }
-        self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), &mut out)
+        self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), single, &mut out)
             .ok()?;
         Some(out)
     }
@@ -637,7 +685,9 @@ impl SequenceParser {
         let mut column = Column::new(spec.dtype);
         for (e, count) in counts.iter().enumerate() {
             match (count, &views[e][i], &spec.default_value) {
-                (Some(n), Some(view), _) if *n == stride && view.kind().is_some() => {
+                // An empty Feature adds no elements, which is right only for a zero-element
+                // shape (TensorFlow skips empty protos).
+                (Some(n), Some(view), _) if *n == stride && (view.kind().is_some() || stride == 0) => {
                     column
                         .extend_from(view)
                         .map_err(|err| at(ParseError::new(ParseErrorKind::MalformedFeature(err)).key(name), e))?;
@@ -651,8 +701,9 @@ impl SequenceParser {
                         e,
                     ))
                 }
-                (None, _, Some(default)) => column.extend_values(default),
-                (None, _, None) => {
+                // A default of no elements is no default (TensorFlow's `NumElements() == 0`).
+                (None, _, Some(default)) if !default.is_empty() => column.extend_values(default),
+                (None, _, _) => {
                     return Err(at(
                         ParseError::new(ParseErrorKind::Required {
                             key: name.to_owned(),

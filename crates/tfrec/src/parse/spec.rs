@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use base64::Engine;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::example::Kind;
 
@@ -56,7 +56,7 @@ impl DType {
         }
     }
 
-    fn from_json_name(name: &str) -> Option<DType> {
+    pub(crate) fn from_json_name(name: &str) -> Option<DType> {
         match name {
             "int64" => Some(DType::Int64),
             "float32" | "float" => Some(DType::Float32),
@@ -292,6 +292,21 @@ pub(crate) fn known_shape_string(dims: &[usize]) -> String {
     shape_string(&dims.iter().map(|&d| Some(d)).collect::<Vec<_>>())
 }
 
+/// The number of elements of `shape`, refused (as `tf.TensorShape` does) when it would not fit
+/// an int64. Only a count: nothing is allocated from a spec before data needs it.
+pub(crate) fn checked_elements(shape: &[usize], name: &str) -> Result<usize, SpecError> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| i64::try_from(n).is_ok() && shape.iter().all(|&d| i64::try_from(d).is_ok()))
+        .ok_or_else(|| {
+            invalid(format!(
+                "Shape {} of feature {name} would have more than 2**63 - 1 elements",
+                known_shape_string(shape)
+            ))
+        })
+}
+
 // ---- JSON -----------------------------------------------------------------------------------
 
 fn flatten_json<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
@@ -367,181 +382,11 @@ pub(crate) fn bytes_to_json(b: &[u8]) -> Value {
     }
 }
 
-fn field<'v>(object: &'v Map<String, Value>, name: &str, key: &str) -> Result<&'v Value, SpecError> {
-    object
-        .get(key)
-        .ok_or_else(|| SpecError::Json(format!("feature {name}: missing {key:?}")))
-}
-
-fn dtype_field(object: &Map<String, Value>, name: &str) -> Result<DType, SpecError> {
-    let value = object.get("dtype").filter(|v| !v.is_null());
-    let Some(value) = value else {
-        return Err(invalid(format!("Missing type for feature {name}.")));
-    };
-    let text = value
-        .as_str()
-        .ok_or_else(|| SpecError::Json(format!("feature {name}: dtype must be a string")))?;
-    DType::from_json_name(text).ok_or_else(|| {
-        invalid(format!(
-            "Unsupported dtype {text} for feature {name}: only int64, float32 and string are supported"
-        ))
-    })
-}
-
-/// A JSON shape: a list of sizes, where `null` (or -1) is an unknown dimension.
-fn shape_field(object: &Map<String, Value>, name: &str) -> Result<Option<Vec<Option<usize>>>, SpecError> {
-    match object.get("shape") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(dims)) => dims
-            .iter()
-            .map(|d| match d {
-                Value::Null => Ok(None),
-                Value::Number(n) if n.as_i64() == Some(-1) => Ok(None),
-                Value::Number(n) => n
-                    .as_u64()
-                    .map(|v| Some(v as usize))
-                    .ok_or_else(|| SpecError::Json(format!("feature {name}: bad dimension {d}"))),
-                _ => Err(SpecError::Json(format!("feature {name}: bad dimension {d}"))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some),
-        Some(other) => Err(SpecError::Json(format!(
-            "feature {name}: shape must be a list, got {other}"
-        ))),
-    }
-}
-
-fn string_or_list(value: &Value, name: &str, what: &str) -> Result<Vec<String>, SpecError> {
-    match value {
-        Value::String(s) => Ok(vec![s.clone()]),
-        Value::Array(items) => items
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| SpecError::Json(format!("feature {name}: {what} must be strings")))
-            })
-            .collect(),
-        _ => Err(SpecError::Json(format!(
-            "feature {name}: {what} must be a string or a list"
-        ))),
-    }
-}
-
 impl FeatureSpec {
-    /// Reads one spec object, checking it as TensorFlow's constructors and `_ParseOpParams` do.
+    /// Reads one spec object strictly (unknown keys and wrongly typed values are errors naming
+    /// the key), then checks it as TensorFlow's constructors and `_ParseOpParams` do.
     pub fn from_json(name: &str, value: &Value) -> Result<FeatureSpec, SpecError> {
-        let object = value
-            .as_object()
-            .ok_or_else(|| SpecError::Json(format!("feature {name}: a spec must be an object")))?;
-        let kind = field(object, name, "type")?
-            .as_str()
-            .ok_or_else(|| SpecError::Json(format!("feature {name}: type must be a string")))?;
-        let dtype = dtype_field(object, name)?;
-        let default = object.get("default_value").filter(|v| !v.is_null());
-        let bool_field = |key: &str, default: bool| object.get(key).and_then(Value::as_bool).unwrap_or(default);
-        Ok(match kind {
-            "FixedLenFeature" => {
-                let shape =
-                    shape_field(object, name)?.ok_or_else(|| invalid(format!("Missing shape for feature {name}.")))?;
-                if shape.first().is_some_and(Option::is_none) {
-                    return Err(invalid(format!(
-                        "First dimension of shape for feature {name} unknown. Consider using FixedLenSequenceFeature."
-                    )));
-                }
-                if shape.iter().any(Option::is_none) {
-                    return Err(invalid(format!(
-                        "All dimensions of shape for feature {name} need to be known but received {}.",
-                        shape_string(&shape)
-                    )));
-                }
-                let shape: Vec<usize> = shape.into_iter().flatten().collect();
-                let default_value = default
-                    .map(|d| {
-                        values_from_json(d, dtype).map_err(|e| invalid(format!("feature {name}: default_value: {e}")))
-                    })
-                    .transpose()?;
-                FeatureSpec::FixedLen(FixedLenFeature {
-                    shape,
-                    dtype,
-                    default_value,
-                })
-            }
-            "FixedLenSequenceFeature" => {
-                let shape =
-                    shape_field(object, name)?.ok_or_else(|| invalid(format!("Missing shape for feature {name}.")))?;
-                if shape.iter().any(Option::is_none) {
-                    return Err(invalid(format!(
-                        "All dimensions of shape for feature {name} need to be known but received {}.",
-                        shape_string(&shape)
-                    )));
-                }
-                let default_value = default
-                    .map(|d| {
-                        values_from_json(d, dtype).map_err(|e| invalid(format!("feature {name}: default_value: {e}")))
-                    })
-                    .transpose()?;
-                FeatureSpec::FixedLenSequence(FixedLenSequenceFeature {
-                    shape: shape.into_iter().flatten().collect(),
-                    dtype,
-                    allow_missing: bool_field("allow_missing", false),
-                    default_value,
-                })
-            }
-            "VarLenFeature" => FeatureSpec::VarLen(VarLenFeature { dtype }),
-            "SparseFeature" => {
-                let index_keys = string_or_list(field(object, name, "index_key")?, name, "index_key")?;
-                let value_key = field(object, name, "value_key")?
-                    .as_str()
-                    .ok_or_else(|| SpecError::Json(format!("feature {name}: value_key must be a string")))?
-                    .to_owned();
-                let size = match field(object, name, "size")? {
-                    Value::Number(n) => vec![n.as_i64().unwrap_or(-1)],
-                    Value::Array(items) => items.iter().map(|v| v.as_i64().unwrap_or(-1)).collect(),
-                    other => return Err(SpecError::Json(format!("feature {name}: bad size {other}"))),
-                };
-                if size.len() != index_keys.len() {
-                    return Err(invalid(format!(
-                        "SparseFeature {name}: {} index keys but a size of rank {}",
-                        index_keys.len(),
-                        size.len()
-                    )));
-                }
-                FeatureSpec::Sparse(SparseFeature {
-                    index_keys,
-                    value_key,
-                    dtype,
-                    size,
-                    already_sorted: bool_field("already_sorted", false),
-                })
-            }
-            "RaggedFeature" => {
-                let row_splits_dtype = match object.get("row_splits_dtype").and_then(Value::as_str) {
-                    None | Some("int32") => SplitsDType::Int32,
-                    Some("int64") => SplitsDType::Int64,
-                    Some(other) => {
-                        return Err(invalid(format!("row_splits_dtype must be int32 or int64; got {other}")))
-                    }
-                };
-                let value_key = object.get("value_key").and_then(Value::as_str).map(str::to_owned);
-                let partitions = match object.get("partitions") {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(|p| partition_from_json(name, p))
-                        .collect::<Result<_, _>>()?,
-                    Some(other) => return Err(SpecError::Json(format!("feature {name}: bad partitions {other}"))),
-                };
-                FeatureSpec::Ragged(RaggedFeature {
-                    dtype,
-                    value_key,
-                    partitions,
-                    row_splits_dtype,
-                    validate: bool_field("validate", false),
-                })
-            }
-            other => return Err(SpecError::Json(format!("feature {name}: unknown spec type {other:?}"))),
-        })
+        super::spec_json::spec_from_json(name, value)
     }
 
     /// The JSON form of this spec.
@@ -585,24 +430,6 @@ impl FeatureSpec {
     }
 }
 
-fn partition_from_json(name: &str, value: &Value) -> Result<Partition, SpecError> {
-    let bad = || SpecError::Json(format!("feature {name}: bad partition {value}"));
-    let kind = value.get("kind").and_then(Value::as_str).ok_or_else(bad)?;
-    if kind == "uniform_row_length" {
-        let length = value.get("length").and_then(Value::as_i64).ok_or_else(bad)?;
-        return Ok(Partition::UniformRowLength(length));
-    }
-    let key = value.get("key").and_then(Value::as_str).ok_or_else(bad)?.to_owned();
-    Ok(match kind {
-        "row_splits" => Partition::RowSplits(key),
-        "row_lengths" => Partition::RowLengths(key),
-        "row_starts" => Partition::RowStarts(key),
-        "row_limits" => Partition::RowLimits(key),
-        "value_row_ids" => Partition::ValueRowIds(key),
-        _ => return Err(bad()),
-    })
-}
-
 /// Reads a JSON object of name → spec.
 pub fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> {
     let object = value
@@ -620,15 +447,19 @@ pub fn specs_to_json(specs: &FeatureSpecs) -> Value {
 }
 
 impl SequenceSpecs {
-    /// Reads `{"context_features": {...}, "sequence_features": {...}}` (either may be absent).
+    /// Reads `{"context_features": {...}, "sequence_features": {...}}` (either may be absent or
+    /// null; no other key is accepted).
     pub fn from_json(value: &Value) -> Result<SequenceSpecs, SpecError> {
-        let part = |key: &str| match value.get(key) {
-            None | Some(Value::Null) => Ok(FeatureSpecs::new()),
-            Some(v) => specs_from_json(v),
+        use serde::Deserialize;
+        let parts = super::spec_json::SequenceJson::deserialize(value)
+            .map_err(|e| SpecError::Json(format!("sequence specs: {e}")))?;
+        let read = |part: Option<serde_json::Map<String, Value>>| match part {
+            None => Ok(FeatureSpecs::new()),
+            Some(object) => specs_from_json(&Value::Object(object)),
         };
         Ok(SequenceSpecs {
-            context_features: part("context_features")?,
-            sequence_features: part("sequence_features")?,
+            context_features: read(parts.context_features)?,
+            sequence_features: read(parts.sequence_features)?,
         })
     }
 

@@ -167,7 +167,8 @@ impl RaggedTensor {
             let mut grouped = Vec::with_capacity(splits.len().saturating_sub(1));
             let mut items = rows.into_iter();
             for w in splits.windows(2) {
-                let n = (w[1] - w[0]).max(0) as usize;
+                // Splits may be inconsistent (validate=False): never overflow on them.
+                let n = usize::try_from(w[1].saturating_sub(w[0])).unwrap_or(0);
                 grouped.push(Nested::List(items.by_ref().take(n).collect()));
             }
             rows = grouped;
@@ -506,7 +507,7 @@ fn concat_ragged(parts: Vec<RaggedTensor>) -> Result<RaggedTensor, ConcatError> 
     for p in &parts {
         for (level, s) in p.nested_row_splits.iter().enumerate() {
             let base = *splits[level].last().unwrap_or(&0);
-            splits[level].extend(s.iter().skip(1).map(|x| x + base));
+            splits[level].extend(s.iter().skip(1).map(|x| x.wrapping_add(base)));
         }
     }
     Ok(RaggedTensor {

@@ -1,0 +1,359 @@
+//! Reading spec objects from JSON strictly: serde derives the shape of each spec kind, with
+//! unknown keys refused (`"defualt_value"`) and every wrongly typed value reported with its key
+//! (`"allow_missing": "true"`); TensorFlow's own checks (`tf.io.*Feature` constructors and
+//! `parsing_config._ParseOpParams`) then run on the typed fields.
+
+use serde::de::{Deserializer, Error as _};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::spec::{
+    checked_elements, shape_string, values_from_json, DType, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature,
+    Partition, RaggedFeature, SparseFeature, SpecError, SplitsDType, VarLenFeature,
+};
+
+/// A string or a list of them (`index_key`), an integer or a list of them (`size`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            OneOrMany::One(v) => vec![v],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// Deserializers that put the key in front of a type error, since serde_json's messages do not
+/// say which field they are about. `null` reads as absent, as Python's `None`.
+macro_rules! keyed {
+    ($($fn:ident: $ty:ty => $key:literal;)*) => {$(
+        fn $fn<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$ty>, D::Error> {
+            Option::<$ty>::deserialize(d).map_err(|e| D::Error::custom(format!("{}: {e}", $key)))
+        }
+    )*};
+}
+
+keyed! {
+    de_dtype: String => "dtype";
+    de_shape: Vec<Option<i64>> => "shape";
+    de_default: Value => "default_value";
+    de_allow_missing: bool => "allow_missing";
+    de_index_key: OneOrMany<String> => "index_key";
+    de_value_key: String => "value_key";
+    de_size: OneOrMany<i64> => "size";
+    de_already_sorted: bool => "already_sorted";
+    de_partitions: Vec<PartitionJson> => "partitions";
+    de_row_splits_dtype: String => "row_splits_dtype";
+    de_validate: bool => "validate";
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum PartitionJson {
+    RowSplits { key: String },
+    RowLengths { key: String },
+    RowStarts { key: String },
+    RowLimits { key: String },
+    ValueRowIds { key: String },
+    UniformRowLength { length: i64 },
+}
+
+/// One spec object as written; `None` is an absent (or null) key.
+// The variants are TensorFlow's class names, which the JSON's "type" spells.
+#[allow(clippy::enum_variant_names)]
+#[derive(Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+enum SpecJson {
+    FixedLenFeature {
+        #[serde(default, deserialize_with = "de_shape")]
+        shape: Option<Vec<Option<i64>>>,
+        #[serde(default, deserialize_with = "de_dtype")]
+        dtype: Option<String>,
+        #[serde(default, deserialize_with = "de_default")]
+        default_value: Option<Value>,
+    },
+    FixedLenSequenceFeature {
+        #[serde(default, deserialize_with = "de_shape")]
+        shape: Option<Vec<Option<i64>>>,
+        #[serde(default, deserialize_with = "de_dtype")]
+        dtype: Option<String>,
+        #[serde(default, deserialize_with = "de_allow_missing")]
+        allow_missing: Option<bool>,
+        #[serde(default, deserialize_with = "de_default")]
+        default_value: Option<Value>,
+    },
+    VarLenFeature {
+        #[serde(default, deserialize_with = "de_dtype")]
+        dtype: Option<String>,
+    },
+    SparseFeature {
+        #[serde(default, deserialize_with = "de_index_key")]
+        index_key: Option<OneOrMany<String>>,
+        #[serde(default, deserialize_with = "de_value_key")]
+        value_key: Option<String>,
+        #[serde(default, deserialize_with = "de_dtype")]
+        dtype: Option<String>,
+        #[serde(default, deserialize_with = "de_size")]
+        size: Option<OneOrMany<i64>>,
+        #[serde(default, deserialize_with = "de_already_sorted")]
+        already_sorted: Option<bool>,
+    },
+    RaggedFeature {
+        #[serde(default, deserialize_with = "de_dtype")]
+        dtype: Option<String>,
+        #[serde(default, deserialize_with = "de_value_key")]
+        value_key: Option<String>,
+        #[serde(default, deserialize_with = "de_partitions")]
+        partitions: Option<Vec<PartitionJson>>,
+        #[serde(default, deserialize_with = "de_row_splits_dtype")]
+        row_splits_dtype: Option<String>,
+        #[serde(default, deserialize_with = "de_validate")]
+        validate: Option<bool>,
+    },
+}
+
+fn invalid(message: impl Into<String>) -> SpecError {
+    SpecError::Invalid(message.into())
+}
+
+fn dtype_of(dtype: Option<String>, name: &str) -> Result<DType, SpecError> {
+    let text = dtype.ok_or_else(|| invalid(format!("Missing type for feature {name}.")))?;
+    DType::from_json_name(&text).ok_or_else(|| {
+        invalid(format!(
+            "Unsupported dtype {text} for feature {name}: only int64, float32 and string are supported"
+        ))
+    })
+}
+
+/// A shape as `tf.TensorShape` reads it: `null` (or -1, the JSON form's other spelling) is an
+/// unknown dimension; anything else below 0 is refused as TensorFlow's `Dimension` does.
+fn dims_of(shape: Vec<Option<i64>>) -> Result<Vec<Option<usize>>, SpecError> {
+    shape
+        .into_iter()
+        .map(|d| match d {
+            None | Some(-1) => Ok(None),
+            Some(n) => usize::try_from(n)
+                .map(Some)
+                .map_err(|_| invalid(format!("Dimension {n} must be >= 0"))),
+        })
+        .collect()
+}
+
+/// A fully known shape whose element count fits TensorFlow's int64.
+fn known_shape(dims: Vec<Option<usize>>, name: &str) -> Result<Vec<usize>, SpecError> {
+    if dims.iter().any(Option::is_none) {
+        return Err(invalid(format!(
+            "All dimensions of shape for feature {name} need to be known but received {}.",
+            shape_string(&dims)
+        )));
+    }
+    let shape: Vec<usize> = dims.into_iter().flatten().collect();
+    checked_elements(&shape, name)?;
+    Ok(shape)
+}
+
+fn default_of(default: Option<Value>, dtype: DType, name: &str) -> Result<Option<super::spec::Values>, SpecError> {
+    default
+        .map(|d| values_from_json(&d, dtype).map_err(|e| invalid(format!("feature {name}: default_value: {e}"))))
+        .transpose()
+}
+
+fn partition_of(p: PartitionJson) -> Result<Partition, SpecError> {
+    Ok(match p {
+        PartitionJson::RowSplits { key } => Partition::RowSplits(key),
+        PartitionJson::RowLengths { key } => Partition::RowLengths(key),
+        PartitionJson::RowStarts { key } => Partition::RowStarts(key),
+        PartitionJson::RowLimits { key } => Partition::RowLimits(key),
+        PartitionJson::ValueRowIds { key } => Partition::ValueRowIds(key),
+        PartitionJson::UniformRowLength { length } if length < 0 => {
+            return Err(invalid("uniform_row_length must be >= 0."))
+        }
+        PartitionJson::UniformRowLength { length } => Partition::UniformRowLength(length),
+    })
+}
+
+/// Reads one spec object (see [`FeatureSpec::from_json`]).
+pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, SpecError> {
+    let parsed = SpecJson::deserialize(value).map_err(|e| SpecError::Json(format!("feature {name}: {e}")))?;
+    Ok(match parsed {
+        SpecJson::FixedLenFeature {
+            shape,
+            dtype,
+            default_value,
+        } => {
+            let dtype = dtype_of(dtype, name)?;
+            let dims = dims_of(shape.ok_or_else(|| invalid(format!("Missing shape for feature {name}.")))?)?;
+            if dims.first().is_some_and(Option::is_none) {
+                return Err(invalid(format!(
+                    "First dimension of shape for feature {name} unknown. Consider using FixedLenSequenceFeature."
+                )));
+            }
+            FeatureSpec::FixedLen(FixedLenFeature {
+                shape: known_shape(dims, name)?,
+                dtype,
+                default_value: default_of(default_value, dtype, name)?,
+            })
+        }
+        SpecJson::FixedLenSequenceFeature {
+            shape,
+            dtype,
+            allow_missing,
+            default_value,
+        } => {
+            let dtype = dtype_of(dtype, name)?;
+            let dims = dims_of(shape.ok_or_else(|| invalid(format!("Missing shape for feature {name}.")))?)?;
+            FeatureSpec::FixedLenSequence(FixedLenSequenceFeature {
+                shape: known_shape(dims, name)?,
+                dtype,
+                allow_missing: allow_missing.unwrap_or(false),
+                default_value: default_of(default_value, dtype, name)?,
+            })
+        }
+        SpecJson::VarLenFeature { dtype } => FeatureSpec::VarLen(VarLenFeature {
+            dtype: dtype_of(dtype, name)?,
+        }),
+        SpecJson::SparseFeature {
+            index_key,
+            value_key,
+            dtype,
+            size,
+            already_sorted,
+        } => {
+            let index_keys = index_key.map(OneOrMany::into_vec).unwrap_or_default();
+            // Python's `not feature.index_key`: absent, "" or [].
+            if index_keys.is_empty() || index_keys.len() == 1 && index_keys[0].is_empty() {
+                return Err(invalid(format!("Missing index_key for SparseFeature {name}.")));
+            }
+            let value_key = value_key
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| invalid(format!("Missing value_key for SparseFeature {name}.")))?;
+            let dtype = dtype_of(dtype, name)?;
+            let size = size
+                .ok_or_else(|| SpecError::Json(format!("feature {name}: missing field `size`")))?
+                .into_vec();
+            if let Some(&negative) = size.iter().find(|&&s| s < 0) {
+                return Err(invalid(format!(
+                    "SparseFeature {name}: size: Dimension {negative} must be >= 0"
+                )));
+            }
+            if size.len() != index_keys.len() {
+                return Err(invalid(format!(
+                    "SparseFeature {name}: sp_ids and vocab_size have to have equal lengths ({} index keys, {} sizes).",
+                    index_keys.len(),
+                    size.len()
+                )));
+            }
+            FeatureSpec::Sparse(SparseFeature {
+                index_keys,
+                value_key,
+                dtype,
+                size,
+                already_sorted: already_sorted.unwrap_or(false),
+            })
+        }
+        SpecJson::RaggedFeature {
+            dtype,
+            value_key,
+            partitions,
+            row_splits_dtype,
+            validate,
+        } => {
+            if value_key.as_deref() == Some("") {
+                return Err(invalid(format!("feature {name}: value_key may not be empty")));
+            }
+            let row_splits_dtype = match row_splits_dtype.as_deref() {
+                None | Some("int32") => SplitsDType::Int32,
+                Some("int64") => SplitsDType::Int64,
+                Some(other) => return Err(invalid(format!("row_splits_dtype must be int32 or int64; got {other}"))),
+            };
+            FeatureSpec::Ragged(RaggedFeature {
+                dtype: dtype_of(dtype, name)?,
+                value_key,
+                partitions: partitions
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(partition_of)
+                    .collect::<Result<_, _>>()?,
+                row_splits_dtype,
+                validate: validate.unwrap_or(false),
+            })
+        }
+    })
+}
+
+/// The two keys of a sequence spec object; anything else is refused.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SequenceJson {
+    #[serde(default)]
+    pub context_features: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    pub sequence_features: Option<serde_json::Map<String, Value>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        spec_from_json("k", &serde_json::from_str(text).expect("json"))
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_name_the_key() {
+        let e = err(r#"{"type": "FixedLenFeature", "shape": [], "dtype": "int64", "defualt_value": 1}"#);
+        assert!(e.contains("defualt_value"), "{e}");
+        let e = err(r#"{"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": "true"}"#);
+        assert!(e.contains("allow_missing"), "{e}");
+        let e = err(r#"{"type": "SparseFeature", "index_key": "i", "value_key": "v", "dtype": "int64", "size": 2.5}"#);
+        assert!(e.contains("size"), "{e}");
+        let e =
+            err(r#"{"type": "RaggedFeature", "dtype": "int64", "partitions": [{"kind": "row_splits", "kee": "s"}]}"#);
+        assert!(e.contains("partitions") && e.contains("kee"), "{e}");
+        let e = err(r#"{"type": "VarLenFeature", "dtype": 3}"#);
+        assert!(e.contains("dtype"), "{e}");
+        let e = err(r#"{"type": "Fixed", "dtype": "int64"}"#);
+        assert!(e.contains("Fixed"), "{e}");
+    }
+
+    #[test]
+    fn tf_checks_on_shapes_and_sizes() {
+        assert!(
+            err(r#"{"type": "FixedLenFeature", "shape": [18446744073709551615], "dtype": "int64"}"#).contains("shape")
+        );
+        assert!(
+            err(r#"{"type": "FixedLenFeature", "shape": [4294967296, 4294967296], "dtype": "int64"}"#)
+                .contains("2**63 - 1")
+        );
+        assert_eq!(
+            err(r#"{"type": "FixedLenFeature", "shape": [-5], "dtype": "int64"}"#),
+            "Dimension -5 must be >= 0"
+        );
+        assert!(
+            err(r#"{"type": "SparseFeature", "index_key": "i", "value_key": "v", "dtype": "int64", "size": -5}"#)
+                .contains("Dimension -5 must be >= 0")
+        );
+        assert_eq!(
+            err(r#"{"type": "SparseFeature", "index_key": "", "value_key": "v", "dtype": "int64", "size": 5}"#),
+            "Missing index_key for SparseFeature k."
+        );
+        assert_eq!(
+            err(r#"{"type": "SparseFeature", "index_key": ["i"], "value_key": "", "dtype": "int64", "size": 5}"#),
+            "Missing value_key for SparseFeature k."
+        );
+        // A large but representable shape is a spec, not an allocation.
+        assert!(spec_from_json(
+            "k",
+            &serde_json::json!({"type": "FixedLenFeature", "shape": [100_000_000_000u64], "dtype": "int64"})
+        )
+        .is_ok());
+    }
+}

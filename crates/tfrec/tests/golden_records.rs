@@ -274,7 +274,9 @@ fn resync_recovers_all_but_the_damaged_record() {
     let entries = manifest.as_array().expect("records.json is a list");
     let mut checked = 0;
     for entry in entries {
-        let Some(source) = source_entry(entries, entry) else { continue };
+        let Some(source) = source_entry(entries, entry) else {
+            continue;
+        };
         let name = entry["file"].as_str().expect("file name");
         let source_name = source["file"].as_str().expect("file name");
         let size = |file: &str| std::fs::metadata(dir.join(file)).expect("golden file").len();

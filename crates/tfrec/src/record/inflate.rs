@@ -80,9 +80,16 @@ pub(crate) struct Inflater<R> {
     consumed: u64,
     /// Decompressed bytes returned.
     produced: u64,
-    /// An error met while producing the bytes last returned, to return on the next call.
+    /// An error met while producing the bytes last returned, to return once they are out.
     pending: Option<StreamDamage>,
+    /// Output decompressed for a small read; `spill[spill_range]` is not handed out yet.
+    spill: Vec<u8>,
+    spill_range: std::ops::Range<usize>,
 }
+
+/// Reads into a buffer at least this large decompress straight into it: more than the 32 KiB
+/// deflate window, so every byte decoded in a call has room.
+const MIN_DIRECT_OUTPUT: usize = 64 << 10;
 
 /// The most header bytes we accept before the deflate data (FEXTRA, FNAME and FCOMMENT can make
 /// a header long; a corrupt one must not make us collect forever).
@@ -163,6 +170,8 @@ impl<R: BufRead> Inflater<R> {
             consumed: 0,
             produced: 0,
             pending: None,
+            spill: Vec::new(),
+            spill_range: 0..0,
         }
     }
 
@@ -217,7 +226,19 @@ impl<R: BufRead> Inflater<R> {
         }
     }
 
+    /// Hands out bytes left in `spill`.
+    fn take_spill(&mut self, out: &mut [u8]) -> usize {
+        let n = self.spill_range.len().min(out.len());
+        let from = self.spill_range.start;
+        out[..n].copy_from_slice(&self.spill[from..from + n]);
+        self.spill_range.start += n;
+        n
+    }
+
     fn read_inner(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if !self.spill_range.is_empty() {
+            return Ok(self.take_spill(out));
+        }
         if let Some(damage) = self.pending.take() {
             return Err(self.fail(damage));
         }
@@ -276,23 +297,42 @@ impl<R: BufRead> Inflater<R> {
                     if out.is_empty() {
                         return Ok(0);
                     }
+                    // Too small an output buffer can lose data at an error (miniz_oxide drops
+                    // what it decoded into its window but could not hand out), so small reads
+                    // are decompressed into `spill` and handed out from there.
+                    let direct = out.len() >= MIN_DIRECT_OUTPUT;
+                    if !direct && self.spill.len() < MIN_DIRECT_OUTPUT {
+                        self.spill.resize(MIN_DIRECT_OUTPUT, 0);
+                    }
+                    let target: &mut [u8] = if direct { &mut *out } else { &mut self.spill };
                     let input = self.src.fill_buf()?;
                     let eof = input.is_empty();
                     let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
-                    let result = self.inflate.decompress(input, out, FlushDecompress::None);
+                    let result = self.inflate.decompress(input, target, FlushDecompress::None);
                     let consumed = (self.inflate.total_in() - in_before) as usize;
                     let written = (self.inflate.total_out() - out_before) as usize;
-                    self.consume(consumed);
                     if matches!(self.state, State::Gzip(_)) {
-                        self.crc.update(&out[..written]);
+                        self.crc.update(&target[..written]);
                     }
+                    self.consume(consumed);
                     self.produced += written as u64;
+                    let written = if direct {
+                        written
+                    } else {
+                        self.spill_range = 0..written;
+                        self.take_spill(out)
+                    };
                     let trouble = match result {
                         Ok(Status::StreamEnd) => {
                             self.state = match self.state {
                                 State::Gzip(_) => State::Gzip(GzipState::Trailer(Vec::new())),
                                 _ => State::Done,
                             };
+                            None
+                        }
+                        // An empty input is an empty stream, as in TensorFlow.
+                        Ok(_) if eof && self.consumed == 0 => {
+                            self.state = State::Done;
                             None
                         }
                         Ok(_) if eof && written == 0 => Some(self.damage("the compressed stream ends early")),

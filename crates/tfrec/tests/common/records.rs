@@ -16,7 +16,10 @@ fn le_u32(bytes: &[u8]) -> u32 {
 /// What is at `at`: an intact record (its data range and framed size), or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum At {
-    Record { data: std::ops::Range<usize>, framed: usize },
+    Record {
+        data: std::ops::Range<usize>,
+        framed: usize,
+    },
     End,
     PartialHeader,
     LengthCrc,

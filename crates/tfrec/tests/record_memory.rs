@@ -81,7 +81,9 @@ fn memory_is_bounded_by_what_the_input_holds() {
     let bomb = writer.finish().expect("finish");
     assert!(bomb.len() < len / 100, "a bomb: {} compressed bytes", bomb.len());
     for policy in [OnCorruption::Fail, OnCorruption::Resync] {
-        let options = ReaderOptions::default().compression(Compression::Gzip).on_corruption(policy);
+        let options = ReaderOptions::default()
+            .compression(Compression::Gzip)
+            .on_corruption(policy);
         let peak = peak_of(|| {
             let mut reader = RecordReader::from_stream(bomb.as_slice(), options).expect("open");
             let record = reader.next_record().expect("valid").expect("one record");

@@ -52,7 +52,7 @@ enum GzipState {
 
 /// What [`Inflater::collect`] found.
 enum Collected {
-    Complete(Vec<u8>),
+    Complete,
     /// The input ended first; `empty` if no byte was collected.
     End {
         empty: bool,
@@ -197,14 +197,14 @@ impl<R: BufRead> Inflater<R> {
     /// which is at least `fixed` bytes long.
     fn collect(
         &mut self,
-        mut buf: Vec<u8>,
+        buf: &mut Vec<u8>,
         fixed: usize,
         complete: impl Fn(&[u8]) -> Result<Option<usize>, &'static str>,
     ) -> io::Result<Collected> {
         loop {
-            match complete(&buf) {
+            match complete(buf) {
                 Err(what) => return Ok(Collected::Invalid(what)),
-                Ok(Some(_)) => return Ok(Collected::Complete(buf)),
+                Ok(Some(_)) => return Ok(Collected::Complete),
                 Ok(None) if buf.len() >= MAX_GZIP_HEADER => {
                     return Ok(Collected::Invalid("gzip header longer than 1 MiB"))
                 }
@@ -246,10 +246,13 @@ impl<R: BufRead> Inflater<R> {
             match std::mem::replace(&mut self.state, State::Done) {
                 State::Done => return Ok(0),
                 State::Failed(damage) => return Err(self.fail(damage)),
-                State::Gzip(GzipState::Header(buf)) => {
+                State::Gzip(GzipState::Header(mut buf)) => {
                     let first = self.consumed == 0;
-                    match self.collect(buf, 10, gzip_header_len)? {
-                        Collected::Complete(_) => {
+                    let collected = self.collect(&mut buf, 10, gzip_header_len);
+                    // An I/O error (even `Interrupted`) leaves the decoder where it was.
+                    let collected = collected.inspect_err(|_| self.state = State::Gzip(GzipState::Header(buf)))?;
+                    match collected {
+                        Collected::Complete => {
                             self.inflate.reset(false);
                             self.crc.reset();
                             self.state = State::Gzip(GzipState::Body);
@@ -271,9 +274,12 @@ impl<R: BufRead> Inflater<R> {
                         }
                     }
                 }
-                State::Gzip(GzipState::Trailer(buf)) => {
-                    match self.collect(buf, 8, |b| Ok((b.len() >= 8).then_some(8)))? {
-                        Collected::Complete(trailer) => {
+                State::Gzip(GzipState::Trailer(mut trailer)) => {
+                    let collected = self.collect(&mut trailer, 8, |b| Ok((b.len() >= 8).then_some(8)));
+                    let collected =
+                        collected.inspect_err(|_| self.state = State::Gzip(GzipState::Trailer(trailer.clone())))?;
+                    match collected {
+                        Collected::Complete => {
                             let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
                             let size = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
                             if crc != self.crc.sum() || size != self.crc.amount() {
@@ -281,10 +287,11 @@ impl<R: BufRead> Inflater<R> {
                                 return Err(self.fail(damage));
                             }
                             // Another member may follow (TensorFlow reads concatenated members).
+                            self.state = State::Gzip(GzipState::Header(Vec::new()));
                             if self.src.fill_buf()?.is_empty() {
+                                self.state = State::Done;
                                 return Ok(0);
                             }
-                            self.state = State::Gzip(GzipState::Header(Vec::new()));
                         }
                         Collected::End { .. } | Collected::Invalid(_) => {
                             let damage = self.damage("the stream ends inside a gzip trailer");

@@ -379,7 +379,7 @@ impl<R: Read> RecordReader<R> {
                 Ok(Some(span)) => Some(span),
                 Ok(None) => {
                     self.ended = true;
-                    self.end_of_data()?;
+                    self.end_of_data(at)?;
                     None
                 }
                 Err(kind) => self.recover(kind, at)?,
@@ -395,13 +395,14 @@ impl<R: Read> RecordReader<R> {
         Ok(None)
     }
 
-    /// The data ran out at a record boundary (or, under resynchronisation, anywhere): clean if
-    /// the source ended cleanly, else its error is reported as the policy says.
-    fn end_of_data(&mut self) -> Result<(), RecordError> {
+    /// The data ran out (at a record boundary, or under resynchronisation anywhere): clean if
+    /// the source ended cleanly, else its error, named at `at` (the record it cut into, or
+    /// where the data ran out), is reported as the policy says.
+    fn end_of_data(&mut self, at: u64) -> Result<(), RecordError> {
         let Some(kind) = self.src_error.take() else {
             return Ok(());
         };
-        let error = self.error_at(kind, self.offset);
+        let error = self.error_at(kind, at);
         match (&error.kind, self.options.on_corruption) {
             (RecordErrorKind::Io(_), _) | (_, OnCorruption::Fail) => Err(error),
             _ => {
@@ -439,12 +440,12 @@ impl<R: Read> RecordReader<R> {
                     let error = self.error_at(kind, at);
                     self.keep_problem(error);
                 }
-                self.resync(at)
+                self.resync(at, cut_short)
             }
             OnCorruption::SkipFile if !fatal => {
                 self.ended = true;
                 if cut_short {
-                    self.end_of_data()?;
+                    self.end_of_data(at)?;
                 } else {
                     let error = self.error_at(kind, at);
                     self.stats.skipped_files += 1;
@@ -465,8 +466,9 @@ impl<R: Read> RecordReader<R> {
 
     /// Scans from the byte after `at` (where `window[pos]` still is) for the next intact record:
     /// a plausible header at each offset, then the whole record with both CRCs. Returns it, or
-    /// `None` when the data ends first (the reader has then ended).
-    fn resync(&mut self, at: u64) -> Result<Option<Span>, RecordError> {
+    /// `None` when the data ends first (the reader has then ended). `cut_short`: the region
+    /// began with a record cut short by the source's error, which is then named at `at`.
+    fn resync(&mut self, at: u64, cut_short: bool) -> Result<Option<Span>, RecordError> {
         debug_assert_eq!(self.offset, at);
         self.stats.skipped_regions += 1;
         if self.fill_to(1) > 0 {
@@ -480,7 +482,7 @@ impl<R: Read> RecordReader<R> {
                     self.stats.skipped_bytes += self.offset - at + available as u64;
                     self.consume(available);
                     self.ended = true;
-                    self.end_of_data()?;
+                    self.end_of_data(if cut_short { at } else { self.offset })?;
                     return Ok(None);
                 }
                 let rest = self.stream_len.map(|len| len.saturating_sub(self.offset));
@@ -1271,6 +1273,10 @@ mod tests {
             assert_eq!(got, strict, "{policy:?}");
             assert!(error.is_none(), "{policy:?}");
             assert_eq!(problems, ["decompress"], "{policy:?}");
+            let mut reader = RecordReader::from_stream(cut, base.clone().on_corruption(policy)).unwrap();
+            while reader.next_record().unwrap().is_some() {}
+            assert_eq!(reader.problems()[0].location.offset, offset as u64, "{policy:?}");
+            assert_eq!(reader.stats().skipped_files, 1, "{policy:?}");
         }
     }
 

@@ -45,8 +45,8 @@ const fn make_tables() -> [[u32; 256]; 8] {
 }
 
 /// The masked CRC-32C of exactly 8 bytes, as a record header stores it for its length.
-#[inline]
-pub(crate) fn masked_crc_of_length(bytes: &[u8; 8]) -> u32 {
+#[cfg(test)]
+fn masked_crc_of_length(bytes: &[u8; 8]) -> u32 {
     let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     let hi = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
     masked_crc_of_halves(lo, hi)

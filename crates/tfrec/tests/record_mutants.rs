@@ -411,3 +411,42 @@ fn gzip_mutants_give_every_record_decodable_before_the_damage() {
 fn zlib_mutants_give_every_record_decodable_before_the_damage() {
     compressed_mutants(Compression::Zlib, 0x5eed_0003);
 }
+
+/// A broken compressed file among others, under resync: its records before the damage are
+/// read, the damage is a problem of that file, and the run goes on with the next file.
+#[test]
+fn a_broken_stream_ends_its_file_and_the_run_goes_on() {
+    let mut rng = Rng(0x5eed_0004);
+    let first = payloads(&mut rng, 30, 0);
+    let second = payloads(&mut rng, 5, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let broken = dir.path().join("a.tfrecord.zz");
+    let mut bytes = write(&first, Compression::Zlib);
+    let adler = bytes.len() - 1;
+    bytes[adler] ^= 0xff;
+    std::fs::write(&broken, &bytes).expect("write");
+    let cut = dir.path().join("b.tfrecord.gz");
+    let gz = write(&first, Compression::Gzip);
+    std::fs::write(&cut, &gz[..gz.len() / 2]).expect("write");
+    let fine = dir.path().join("c.tfrecord");
+    std::fs::write(&fine, write(&second, Compression::None)).expect("write");
+
+    let files = vec![broken, cut, fine];
+    let options = ReaderOptions::default().on_corruption(OnCorruption::Resync);
+    let mut reader = tfrec::record::MultiFileReader::new(files, options);
+    let mut got = Vec::new();
+    while let Some(record) = reader.next_record().expect("the run goes on") {
+        got.push(record.to_vec());
+    }
+    assert_eq!(
+        got[..first.len()],
+        first[..],
+        "every record of the file with a bad checksum"
+    );
+    assert!(got.ends_with(&second), "the file after the broken ones");
+    let from_cut = got.len() - first.len() - second.len();
+    assert!(from_cut > 0 && got[first.len()..first.len() + from_cut] == first[..from_cut]);
+    let problems: Vec<&str> = reader.problems().iter().map(|p| p.kind_name()).collect();
+    assert_eq!(problems, ["decompress", "decompress"]);
+    assert_eq!(reader.stats().skipped_files, 2);
+}

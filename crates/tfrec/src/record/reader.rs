@@ -398,6 +398,8 @@ impl<R: Read> RecordReader<R> {
     /// The data ran out (at a record boundary, or under resynchronisation anywhere): clean if
     /// the source ended cleanly, else its error, named at `at` (the record it cut into, or
     /// where the data ran out), is reported as the policy says.
+    #[cold]
+    #[inline(never)]
     fn end_of_data(&mut self, at: u64) -> Result<(), RecordError> {
         let Some(kind) = self.src_error.take() else {
             return Ok(());
@@ -416,6 +418,8 @@ impl<R: Read> RecordReader<R> {
     /// Applies the corruption policy to a damaged record at `at` (nothing of it consumed):
     /// `Err` to give it to the caller; `Ok(Some)` with the next intact record found by
     /// resynchronising; `Ok(None)` when the reader has ended.
+    #[cold]
+    #[inline(never)]
     fn recover(&mut self, kind: RecordErrorKind, at: u64) -> Result<Option<Span>, RecordError> {
         // A record cut short by a damaged source was not torn: the source's error is the news.
         let cut_short = self.src_error.is_some()
@@ -468,6 +472,8 @@ impl<R: Read> RecordReader<R> {
     /// a plausible header at each offset, then the whole record with both CRCs. Returns it, or
     /// `None` when the data ends first (the reader has then ended). `cut_short`: the region
     /// began with a record cut short by the source's error, which is then named at `at`.
+    #[cold]
+    #[inline(never)]
     fn resync(&mut self, at: u64, cut_short: bool) -> Result<Option<Span>, RecordError> {
         debug_assert_eq!(self.offset, at);
         self.stats.skipped_regions += 1;
@@ -623,6 +629,8 @@ impl<R: Read> RecordReader<R> {
     /// arrive (doubling from [`LARGE_RECORD_FIRST_CHUNK`], exactly to the record's size at the
     /// end), so a lying length costs at most twice the bytes that really follow it, and a true
     /// one exactly one buffer of its size.
+    #[cold]
+    #[inline(never)]
     fn read_large(&mut self, len: usize, data_offset: u64) -> Result<Option<Span>, RecordErrorKind> {
         let framed = len + FRAMING_LEN;
         // The window holds less than a whole record: take all of it, then read from the source.
@@ -673,6 +681,8 @@ impl<R: Read> RecordReader<R> {
     /// A large candidate failed. Under resynchronisation its bytes must be scanned again, so
     /// the buffer holding them is moved in front of the source and the reader steps back to
     /// its header; otherwise the reader ends and they are dropped.
+    #[cold]
+    #[inline(never)]
     fn put_back_large(&mut self, filled: usize, kind: RecordErrorKind) -> RecordErrorKind {
         self.offset -= filled as u64;
         let mut bytes = std::mem::take(&mut self.large);

@@ -8,6 +8,14 @@
 //! - `read+verify`: `RecordReader` returning every record with both CRCs checked;
 //! - `read, no data CRC`: the same with `verify_data_crc(false)`.
 //!
+//! Then GZIP: notebook Examples written plain and as GZIP, timed as read+verify of the plain
+//! file (the baseline), `RecordReader` over the GZIP file, and flate2's own `MultiGzDecoder`
+//! decompressing the same file to nowhere (the decoder the reader used before).
+//!
+//! Then resynchronisation: a record, a run of garbage (zeros, then random bytes), a record,
+//! read with `OnCorruption::Resync`, against a plain read of the same file; and for the scan's
+//! hand-written CRC, the `crc32c` crate called at every offset of the same bytes in memory.
+//!
 //! Set `TFREC_BENCH_SCALE=0.05` (for example) for a quick smoke run.
 
 use std::fs::File;
@@ -18,7 +26,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tfrec::record::{ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+use tfrec::record::{Compression, OnCorruption, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
 
 const ROUNDS: usize = 5;
 
@@ -121,6 +129,124 @@ fn bench(name: &str, path: &Path, records: usize, len_of: impl Fn(usize) -> usiz
     );
 }
 
+fn gzip_bench(dir: &Path, records: usize) {
+    let plain = dir.join("notebook.tfrecord");
+    let gz = dir.join("notebook.tfrecord.gz");
+    for (path, compression) in [(&plain, Compression::None), (&gz, Compression::Gzip)] {
+        let options = WriterOptions::default().compression(compression);
+        let mut writer = RecordWriter::create(path, options).expect("create");
+        for record in data::notebook(records) {
+            writer.write_record(&record).expect("write");
+        }
+        writer.finish().expect("finish");
+    }
+    let bytes = std::fs::metadata(&plain).expect("plain").len();
+    let on_disk = std::fs::metadata(&gz).expect("gz").len();
+    plain_read(&gz);
+    plain_read(&plain);
+    let flate2_read = |path: &Path| {
+        let file = std::io::BufReader::with_capacity(256 << 10, File::open(path).expect("open"));
+        let mut decoder = flate2::bufread::MultiGzDecoder::new(file);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            let n = decoder.read(&mut buf).expect("valid gzip");
+            if n == 0 {
+                return total;
+            }
+            total += n as u64;
+            black_box(&buf[..n]);
+        }
+    };
+    let (mut base, mut ours, mut flate) = (vec![], vec![], vec![]);
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        assert_eq!(record_read(&plain, true), records as u64);
+        base.push(t.elapsed());
+        let t = Instant::now();
+        assert_eq!(record_read(&gz, true), records as u64);
+        ours.push(t.elapsed());
+        let t = Instant::now();
+        assert_eq!(flate2_read(&gz), bytes);
+        flate.push(t.elapsed());
+    }
+    let mb = bytes as f64 / 1e6;
+    let rate = |d: Duration| mb / d.as_secs_f64();
+    let (base, ours, flate) = (best_of(&base), best_of(&ours), best_of(&flate));
+    println!(
+        "\nGZIP: {records} notebook Examples, {mb:.0} MB decompressed, {:.0} MB on disk (best of {ROUNDS})",
+        on_disk as f64 / 1e6
+    );
+    println!("  plain read+verify           {:>8.0} MB/s", rate(base));
+    println!(
+        "  gzip read+verify (tfrec)    {:>8.0} MB/s  = {:>5.1}% of plain read+verify",
+        rate(ours),
+        100.0 * base.as_secs_f64() / ours.as_secs_f64()
+    );
+    println!(
+        "  flate2 MultiGzDecoder only  {:>8.0} MB/s  (tfrec takes {:.2}x its time)",
+        rate(flate),
+        ours.as_secs_f64() / flate.as_secs_f64()
+    );
+}
+
+fn resync_bench(dir: &Path, garbage_len: usize) {
+    let mut framed = RecordWriter::new(Vec::new());
+    framed.write_record(b"a record").expect("write");
+    let framed = framed.finish().expect("finish");
+    for (name, seed) in [("zeros", None), ("random bytes", Some(7u64))] {
+        let path = dir.join("garbage.tfrecord");
+        let mut bytes = framed.clone();
+        let mut garbage = vec![0u8; garbage_len];
+        if let Some(seed) = seed {
+            fill(&mut garbage, seed);
+        }
+        bytes.extend_from_slice(&garbage);
+        bytes.extend_from_slice(&framed);
+        std::fs::write(&path, &bytes).expect("write");
+        plain_read(&path);
+        let options = ReaderOptions::default().on_corruption(OnCorruption::Resync);
+        let (mut plain, mut resync, mut crate_crc) = (vec![], vec![], vec![]);
+        for _ in 0..ROUNDS {
+            let t = Instant::now();
+            plain_read(&path);
+            plain.push(t.elapsed());
+            let t = Instant::now();
+            let mut reader = RecordReader::open(&path, options.clone()).expect("open");
+            let mut found = 0;
+            while let Some(record) = reader.next_record().expect("resync never fails here") {
+                black_box(record);
+                found += 1;
+            }
+            assert_eq!(found, 2);
+            resync.push(t.elapsed());
+            let t = Instant::now();
+            let mut hits = 0u32;
+            for window in bytes.windows(12) {
+                let crc = crc32c::crc32c(&window[..8]).rotate_right(15).wrapping_add(0xa282_ead8);
+                hits += u32::from(crc.to_le_bytes() == window[8..12]);
+            }
+            black_box(hits);
+            crate_crc.push(t.elapsed());
+        }
+        let mb = bytes.len() as f64 / 1e6;
+        let rate = |d: Duration| mb / d.as_secs_f64();
+        let (plain, resync, crate_crc) = (best_of(&plain), best_of(&resync), best_of(&crate_crc));
+        println!("\nresync scan through {mb:.0} MB of {name} (best of {ROUNDS})");
+        println!("  plain read                  {:>8.0} MB/s", rate(plain));
+        println!(
+            "  resync read (tfrec)         {:>8.0} MB/s  = {:>5.1}% of plain read",
+            rate(resync),
+            100.0 * plain.as_secs_f64() / resync.as_secs_f64()
+        );
+        println!(
+            "  crc32c crate at every offset {:>7.0} MB/s  (in memory; the reader is {:.1}x faster)",
+            rate(crate_crc),
+            crate_crc.as_secs_f64() / resync.as_secs_f64()
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not, and then we do nothing.
     if !std::env::args().any(|a| a == "--bench") {
@@ -134,4 +260,6 @@ fn main() {
     bench("~100 B records", &dir.path().join("small.tfrecord"), small, |i| {
         80 + i % 41
     });
+    gzip_bench(dir.path(), ((1_000_000.0 * s) as usize).max(1000));
+    resync_bench(dir.path(), ((256.0 * s) as usize).max(4) << 20);
 }

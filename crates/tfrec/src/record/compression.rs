@@ -9,9 +9,8 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::str::FromStr;
 
-use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
-
 use super::format::{Header, HEADER_LEN};
+use super::inflate::{self, Inflater};
 
 /// The compression of a TFRecord stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -43,17 +42,31 @@ impl From<Compression> for CompressionChoice {
 }
 
 impl Compression {
-    /// The compression a file name implies, if its extension names one.
+    /// The compression a file name implies, if its extension names one: `.gz`/`.gzip` GZIP,
+    /// `.zz`/`.zlib` ZLIB, and the plain record extensions (`.tfrecord`, `.tfrecords`,
+    /// `.tfrec`, `.record`) none. `None` for any other name.
     pub fn from_extension(path: &Path) -> Option<Compression> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "gz" | "gzip" => Some(Compression::Gzip),
             "zz" | "zlib" => Some(Compression::Zlib),
+            "tfrecord" | "tfrecords" | "tfrec" | "record" => Some(Compression::None),
             _ => None,
         }
     }
 
-    /// Guesses the compression from the first bytes of a stream.
+    /// Decides the compression from the first bytes of a stream (up to 4 KiB), checking the
+    /// guess: GZIP or ZLIB only when the magic bytes match *and* the bytes decompress without
+    /// error to a valid first record header (or to fewer than 12 bytes); else plain, so that
+    /// the record reader reports what is wrong. Unlike [`Compression::sniff`], a plain file
+    /// whose first header is damaged is never taken for a compressed one (a first record of
+    /// 376 bytes starts `78 01`, a zlib header; one of 35,615 bytes starts `1f 8b`).
+    pub fn detect(prefix: &[u8]) -> Compression {
+        inflate::detect(prefix)
+    }
+
+    /// Guesses the compression from the first bytes of a stream, without checking the guess
+    /// (cheap, for listing directories; readers use [`Compression::detect`]).
     ///
     /// A plain TFRecord stream is recognised first, by a header whose length CRC agrees, because
     /// a plain length byte can look like a zlib header (a 120-byte record starts with 0x78).
@@ -146,8 +159,7 @@ pub(crate) fn peek_prefix<R: Read>(mut reader: R, want: usize) -> io::Result<Pee
 pub(crate) fn decoder<'a, R: Read + Send + 'a>(reader: R, compression: Compression) -> Box<dyn Read + Send + 'a> {
     match compression {
         Compression::None => Box::new(reader),
-        Compression::Gzip => Box::new(MultiGzDecoder::new(buffered(reader))),
-        Compression::Zlib => Box::new(ZlibDecoder::new(buffered(reader))),
+        Compression::Gzip | Compression::Zlib => Box::new(Inflater::new(buffered(reader), compression)),
     }
 }
 
@@ -174,7 +186,11 @@ mod tests {
             Compression::from_extension(Path::new("a.zlib")),
             Some(Compression::Zlib)
         );
-        assert_eq!(Compression::from_extension(Path::new("a.tfrecord")), None);
+        assert_eq!(
+            Compression::from_extension(Path::new("a.tfrecord")),
+            Some(Compression::None)
+        );
+        assert_eq!(Compression::from_extension(Path::new("train-00000-of-00010")), None);
     }
 
     #[test]

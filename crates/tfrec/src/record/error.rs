@@ -5,6 +5,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::inflate::StreamDamage;
+
 /// Where in the input a problem was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Location {
@@ -50,17 +52,22 @@ pub enum RecordErrorKind {
     },
 
     /// The header was complete and valid but the stream ended inside the data or footer.
-    /// Nothing can follow; a growing file may be read again later.
+    /// The length may be a lie: under [`OnCorruption::Resync`](crate::record::OnCorruption::Resync)
+    /// the bytes it claimed are scanned again for intact records. A growing file may also be
+    /// read again later.
     #[error("truncated record: the header promises {len} data bytes plus a 4-byte footer but the stream ends {available} bytes later")]
     Truncated { len: u64, available: u64 },
 
     /// 1 to 11 bytes at the end of the stream: a torn write of a record header. TensorFlow
-    /// silently ignores it; tfrec reports it unless told to tolerate a torn tail.
+    /// silently ignores it; tfrec reports it unless told to tolerate a torn tail. Nothing
+    /// follows it; under resynchronisation it is skipped and kept as a problem.
     #[error("partial record header at the end of the stream: {available} of 12 bytes (a torn write?)")]
     PartialHeader { available: usize },
 
-    /// A length with a valid CRC that is larger than what is left of the file. Nothing is
-    /// allocated for it; reading can only go on by resynchronising.
+    /// A length with a valid CRC that is larger than what is left of a file whose size is known
+    /// (a plain file): the record would run past the end. Nothing is allocated for it; reading
+    /// can only go on by resynchronising. (In a stream of unknown size the same damage is
+    /// found when the data ends: [`RecordErrorKind::Truncated`].)
     #[error("record length {len} is larger than the {remaining} bytes left in the file")]
     LengthExceedsFile { len: u64, remaining: u64 },
 
@@ -69,8 +76,11 @@ pub enum RecordErrorKind {
     #[error("record length {len} exceeds the limit of {limit} bytes")]
     LengthOverLimit { len: u64, limit: u64 },
 
-    /// The compressed stream is damaged (bad deflate data, wrong gzip/zlib checksum). Nothing
-    /// after it can be read.
+    /// The compressed stream is damaged (bad deflate data, wrong gzip/zlib checksum, cut
+    /// short). Every record decoded before the damage has been returned; nothing after it can
+    /// be read. The location names the record the damage cut into; the compressed offset is in
+    /// the [`StreamDamage`] inside ([`RecordError::stream_damage`]). Under resynchronisation it
+    /// ends the file and is kept as a problem.
     #[error("the compressed stream is damaged: {0}")]
     Decompress(#[source] io::Error),
 
@@ -94,9 +104,10 @@ pub struct RecordError {
 }
 
 impl RecordError {
-    /// Whether the reader can skip the damaged record and go on: true for CRC mismatches and
-    /// implausible lengths (by resynchronising), false at the end of the data or for I/O and
-    /// decompression failures.
+    /// Whether records after this damage can still be found, by resynchronising: true for CRC
+    /// mismatches, implausible lengths and truncated records (whose claimed bytes are scanned
+    /// again); false for a partial header and a damaged compressed stream (nothing follows
+    /// them; resynchronisation skips them as problems) and for I/O failures (fatal).
     pub fn is_recoverable(&self) -> bool {
         matches!(
             self.kind,
@@ -104,7 +115,17 @@ impl RecordError {
                 | RecordErrorKind::DataCrcMismatch { .. }
                 | RecordErrorKind::LengthExceedsFile { .. }
                 | RecordErrorKind::LengthOverLimit { .. }
+                | RecordErrorKind::Truncated { .. }
         )
+    }
+
+    /// For a damaged compressed stream, where the damage is: compressed and decompressed
+    /// offsets.
+    pub fn stream_damage(&self) -> Option<&StreamDamage> {
+        match &self.kind {
+            RecordErrorKind::Decompress(e) => e.get_ref()?.downcast_ref::<StreamDamage>(),
+            _ => None,
+        }
     }
 
     /// A short stable name for the kind of problem, used in machine-readable reports.

@@ -9,13 +9,16 @@ mod error;
 mod files;
 pub mod format;
 mod index;
+mod inflate;
 mod reader;
+mod scan;
 mod writer;
 
 pub use compression::{Compression, CompressionChoice, UnknownCompression};
 pub use error::{Location, RecordError, RecordErrorKind};
 pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
+pub use inflate::StreamDamage;
 pub use reader::{
     FileRecordReader, OnCorruption, ReadStats, ReaderOptions, RecordReader, Records, TornTail, DEFAULT_MAX_RECORD_LEN,
 };

@@ -1,0 +1,541 @@
+//! GZIP and ZLIB decompression that hands out every byte decoded before damage, then says where
+//! the damage is (compressed and decompressed offsets), and the validated sniffing built on it.
+//!
+//! flate2's `Read` decoders drop the output of the call in which they meet an error, so a zlib
+//! stream whose Adler-32 trailer is damaged yields nothing at all although every record in it
+//! decoded. Here the low-level [`flate2::Decompress`] is driven directly: output produced before
+//! an error is returned first, and the error comes on the next call. GZIP member framing
+//! (RFC 1952 header, CRC-32 and ISIZE trailer, concatenated members) is done here for the same
+//! reason; ZLIB framing (RFC 1950) is left to the inflater.
+
+use std::fmt;
+use std::io::{self, BufRead};
+
+use flate2::{Crc, Decompress, FlushDecompress, Status};
+
+use super::compression::Compression;
+use super::format::{Header, HEADER_LEN};
+
+/// Damage in a compressed stream, with where it was found. It travels inside the
+/// [`io::Error`] of [`RecordErrorKind::Decompress`](super::RecordErrorKind::Decompress); get it
+/// back with [`RecordError::stream_damage`](super::RecordError::stream_damage).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamDamage {
+    /// What is wrong, e.g. "invalid deflate data" or "the gzip CRC-32 does not match".
+    pub what: String,
+    /// Compressed bytes consumed from the file when the damage was found.
+    pub compressed_offset: u64,
+    /// Decompressed bytes delivered before it: everything before this offset was decoded.
+    pub decompressed_offset: u64,
+}
+
+impl fmt::Display for StreamDamage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at compressed byte {} (after {} decompressed bytes)",
+            self.what, self.compressed_offset, self.decompressed_offset
+        )
+    }
+}
+
+impl std::error::Error for StreamDamage {}
+
+/// Where a GZIP decoder is in its member.
+enum GzipState {
+    /// Collecting a member header; the bytes so far.
+    Header(Vec<u8>),
+    Body,
+    /// Collecting the 8-byte trailer.
+    Trailer(Vec<u8>),
+}
+
+/// What [`Inflater::collect`] found.
+enum Collected {
+    Complete,
+    /// The input ended first; `empty` if no byte was collected.
+    End {
+        empty: bool,
+    },
+    Invalid(&'static str),
+}
+
+enum State {
+    Gzip(GzipState),
+    Zlib,
+    /// The stream ended cleanly; later reads return 0.
+    Done,
+    /// The stream is damaged; later reads return this error again.
+    Failed(StreamDamage),
+}
+
+/// A decompressing reader over a buffered compressed stream (see the module doc).
+pub(crate) struct Inflater<R> {
+    src: R,
+    inflate: Decompress,
+    state: State,
+    /// CRC-32 and size of the current gzip member's output.
+    crc: Crc,
+    /// Compressed bytes consumed from `src`.
+    consumed: u64,
+    /// Decompressed bytes returned.
+    produced: u64,
+    /// An error met while producing the bytes last returned, to return once they are out.
+    pending: Option<StreamDamage>,
+    /// Output decompressed for a small read; `spill[spill_range]` is not handed out yet.
+    spill: Vec<u8>,
+    spill_range: std::ops::Range<usize>,
+}
+
+/// Reads into a buffer at least this large decompress straight into it: more than the 32 KiB
+/// deflate window, so every byte decoded in a call has room.
+const MIN_DIRECT_OUTPUT: usize = 64 << 10;
+
+/// The most header bytes we accept before the deflate data (FEXTRA, FNAME and FCOMMENT can make
+/// a header long; a corrupt one must not make us collect forever).
+const MAX_GZIP_HEADER: usize = 1 << 20;
+
+const FHCRC: u8 = 1 << 1;
+const FEXTRA: u8 = 1 << 2;
+const FNAME: u8 = 1 << 3;
+const FCOMMENT: u8 = 1 << 4;
+const FRESERVED: u8 = 0xe0;
+
+/// The length of a complete gzip header at the start of `bytes`, `Ok(None)` if more bytes are
+/// needed, or what is wrong with it.
+fn gzip_header_len(bytes: &[u8]) -> Result<Option<usize>, &'static str> {
+    let check = |prefix: &[u8]| -> Result<(), &'static str> {
+        match prefix {
+            [0x1f, 0x8b, ..] | [0x1f] | [] => {}
+            _ => return Err("not a gzip member (bad magic bytes)"),
+        }
+        match prefix.get(2) {
+            Some(8) | None => {}
+            Some(_) => return Err("gzip member with a compression method other than deflate"),
+        }
+        match prefix.get(3) {
+            Some(flags) if flags & FRESERVED != 0 => Err("gzip member with reserved flag bits set"),
+            _ => Ok(()),
+        }
+    };
+    check(bytes)?;
+    if bytes.len() < 10 {
+        return Ok(None);
+    }
+    let flags = bytes[3];
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let Some(xlen) = bytes.get(at..at + 2) else {
+            return Ok(None);
+        };
+        at += 2 + usize::from(u16::from_le_bytes([xlen[0], xlen[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            match bytes.get(at..).and_then(|rest| rest.iter().position(|&b| b == 0)) {
+                Some(zero) => at += zero + 1,
+                None => return Ok(None),
+            }
+        }
+    }
+    if flags & FHCRC != 0 {
+        let Some(stored) = bytes.get(at..at + 2) else {
+            return Ok(None);
+        };
+        let mut crc = Crc::new();
+        crc.update(&bytes[..at]);
+        if crc.sum() as u16 != u16::from_le_bytes([stored[0], stored[1]]) {
+            return Err("the gzip header's CRC-16 does not match");
+        }
+        at += 2;
+    }
+    if at > bytes.len() {
+        return Ok(None);
+    }
+    Ok(Some(at))
+}
+
+impl<R: BufRead> Inflater<R> {
+    /// A decoder of `compression` (GZIP or ZLIB) over `src`.
+    pub(crate) fn new(src: R, compression: Compression) -> Self {
+        let (inflate, state) = match compression {
+            Compression::Zlib => (Decompress::new(true), State::Zlib),
+            _ => (Decompress::new(false), State::Gzip(GzipState::Header(Vec::new()))),
+        };
+        Inflater {
+            src,
+            inflate,
+            state,
+            crc: Crc::new(),
+            consumed: 0,
+            produced: 0,
+            pending: None,
+            spill: Vec::new(),
+            spill_range: 0..0,
+        }
+    }
+
+    fn damage(&self, what: impl Into<String>) -> StreamDamage {
+        StreamDamage {
+            what: what.into(),
+            compressed_offset: self.consumed,
+            decompressed_offset: self.produced,
+        }
+    }
+
+    fn fail(&mut self, damage: StreamDamage) -> io::Error {
+        self.state = State::Failed(damage.clone());
+        io::Error::new(io::ErrorKind::InvalidData, damage)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.src.consume(n);
+        self.consumed += n as u64;
+    }
+
+    /// Collects bytes into `buf` until `complete(buf)` says they form a whole header or trailer,
+    /// which is at least `fixed` bytes long.
+    fn collect(
+        &mut self,
+        buf: &mut Vec<u8>,
+        fixed: usize,
+        complete: impl Fn(&[u8]) -> Result<Option<usize>, &'static str>,
+    ) -> io::Result<Collected> {
+        loop {
+            match complete(buf) {
+                Err(what) => return Ok(Collected::Invalid(what)),
+                Ok(Some(_)) => return Ok(Collected::Complete),
+                Ok(None) if buf.len() >= MAX_GZIP_HEADER => {
+                    return Ok(Collected::Invalid("gzip header longer than 1 MiB"))
+                }
+                Ok(None) => {}
+            }
+            let input = self.src.fill_buf()?;
+            if input.is_empty() {
+                return Ok(Collected::End { empty: buf.is_empty() });
+            }
+            // Past the fixed part, take one byte at a time so that no deflate data is taken for
+            // header; headers are short, so this costs nothing that matters.
+            let take = if buf.len() < fixed {
+                (fixed - buf.len()).min(input.len())
+            } else {
+                1
+            };
+            buf.extend_from_slice(&input[..take]);
+            self.consume(take);
+        }
+    }
+
+    /// Hands out bytes left in `spill`.
+    fn take_spill(&mut self, out: &mut [u8]) -> usize {
+        let n = self.spill_range.len().min(out.len());
+        let from = self.spill_range.start;
+        out[..n].copy_from_slice(&self.spill[from..from + n]);
+        self.spill_range.start += n;
+        n
+    }
+
+    fn read_inner(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if !self.spill_range.is_empty() {
+            return Ok(self.take_spill(out));
+        }
+        if let Some(damage) = self.pending.take() {
+            return Err(self.fail(damage));
+        }
+        loop {
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Done => return Ok(0),
+                State::Failed(damage) => return Err(self.fail(damage)),
+                State::Gzip(GzipState::Header(mut buf)) => {
+                    let first = self.consumed == 0;
+                    let collected = self.collect(&mut buf, 10, gzip_header_len);
+                    // An I/O error (even `Interrupted`) leaves the decoder where it was.
+                    let collected = collected.inspect_err(|_| self.state = State::Gzip(GzipState::Header(buf)))?;
+                    match collected {
+                        Collected::Complete => {
+                            self.inflate.reset(false);
+                            self.crc.reset();
+                            self.state = State::Gzip(GzipState::Body);
+                        }
+                        // An empty input is an empty stream, as in TensorFlow.
+                        Collected::End { empty: true } if first => return Ok(0),
+                        Collected::End { .. } => {
+                            let damage = self.damage("the stream ends inside a gzip header");
+                            return Err(self.fail(damage));
+                        }
+                        Collected::Invalid(what) => {
+                            let what = if first {
+                                what.to_owned()
+                            } else {
+                                format!("bytes after a gzip member: {what}")
+                            };
+                            let damage = self.damage(what);
+                            return Err(self.fail(damage));
+                        }
+                    }
+                }
+                State::Gzip(GzipState::Trailer(mut trailer)) => {
+                    let collected = self.collect(&mut trailer, 8, |b| Ok((b.len() >= 8).then_some(8)));
+                    let collected =
+                        collected.inspect_err(|_| self.state = State::Gzip(GzipState::Trailer(trailer.clone())))?;
+                    match collected {
+                        Collected::Complete => {
+                            let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+                            let size = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
+                            if crc != self.crc.sum() || size != self.crc.amount() {
+                                let damage = self.damage("the gzip member's CRC-32 or size does not match its data");
+                                return Err(self.fail(damage));
+                            }
+                            // Another member may follow (TensorFlow reads concatenated members).
+                            self.state = State::Gzip(GzipState::Header(Vec::new()));
+                            if self.src.fill_buf()?.is_empty() {
+                                self.state = State::Done;
+                                return Ok(0);
+                            }
+                        }
+                        Collected::End { .. } | Collected::Invalid(_) => {
+                            let damage = self.damage("the stream ends inside a gzip trailer");
+                            return Err(self.fail(damage));
+                        }
+                    }
+                }
+                state @ (State::Gzip(GzipState::Body) | State::Zlib) => {
+                    self.state = state;
+                    if out.is_empty() {
+                        return Ok(0);
+                    }
+                    // Too small an output buffer can lose data at an error (miniz_oxide drops
+                    // what it decoded into its window but could not hand out), so small reads
+                    // are decompressed into `spill` and handed out from there.
+                    let direct = out.len() >= MIN_DIRECT_OUTPUT;
+                    if !direct && self.spill.len() < MIN_DIRECT_OUTPUT {
+                        self.spill.resize(MIN_DIRECT_OUTPUT, 0);
+                    }
+                    let target: &mut [u8] = if direct { &mut *out } else { &mut self.spill };
+                    let input = self.src.fill_buf()?;
+                    let eof = input.is_empty();
+                    let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
+                    let result = self.inflate.decompress(input, target, FlushDecompress::None);
+                    let consumed = (self.inflate.total_in() - in_before) as usize;
+                    let written = (self.inflate.total_out() - out_before) as usize;
+                    if matches!(self.state, State::Gzip(_)) {
+                        self.crc.update(&target[..written]);
+                    }
+                    self.consume(consumed);
+                    self.produced += written as u64;
+                    let written = if direct {
+                        written
+                    } else {
+                        self.spill_range = 0..written;
+                        self.take_spill(out)
+                    };
+                    let trouble = match result {
+                        Ok(Status::StreamEnd) => {
+                            self.state = match self.state {
+                                State::Gzip(_) => State::Gzip(GzipState::Trailer(Vec::new())),
+                                _ => State::Done,
+                            };
+                            None
+                        }
+                        // An empty input is an empty stream, as in TensorFlow.
+                        Ok(_) if eof && self.consumed == 0 => {
+                            self.state = State::Done;
+                            None
+                        }
+                        Ok(_) if eof && written == 0 => Some(self.damage("the compressed stream ends early")),
+                        // Input left and room for output, yet nothing moved: never spin on it.
+                        Ok(_) if consumed == 0 && written == 0 => {
+                            Some(self.damage("the decompressor made no progress"))
+                        }
+                        Ok(_) => None,
+                        Err(e) => Some(self.damage(format!("invalid compressed data ({e})"))),
+                    };
+                    match trouble {
+                        Some(damage) if written > 0 => {
+                            self.pending = Some(damage);
+                            return Ok(written);
+                        }
+                        Some(damage) => return Err(self.fail(damage)),
+                        None if written > 0 => return Ok(written),
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<R: BufRead> io::Read for Inflater<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.read_inner(out)
+    }
+}
+
+/// How many bytes of a stream [`detect`] looks at.
+pub(crate) const DETECT_PREFIX: usize = 4096;
+
+/// Decides the compression of a stream from its first bytes (up to [`DETECT_PREFIX`]), checking
+/// each guess by decompressing: a plain stream is recognised by a valid first header; GZIP or
+/// ZLIB is chosen only when the magic bytes match *and* the prefix decompresses without error
+/// to a valid first header (or to fewer than 12 bytes). Anything else is plain, so that the
+/// record reader reports what is wrong with it. This keeps a plain file whose first header is
+/// damaged (a first record of 376 bytes starts `78 01`, one of 35,615 bytes starts `1f 8b`) from
+/// being read as a compressed stream.
+pub(crate) fn detect(prefix: &[u8]) -> Compression {
+    let valid_header = |bytes: &[u8]| {
+        <[u8; HEADER_LEN]>::try_from(bytes.get(..HEADER_LEN).unwrap_or(&[]))
+            .is_ok_and(|h| Header::decode(&h).is_valid())
+    };
+    if valid_header(prefix) {
+        return Compression::None;
+    }
+    let guess = Compression::sniff(prefix);
+    if guess == Compression::None {
+        return guess;
+    }
+    let mut decoder = Inflater::new(prefix, guess);
+    let mut out = [0u8; HEADER_LEN];
+    let mut filled = 0;
+    while filled < HEADER_LEN {
+        match io::Read::read(&mut decoder, &mut out[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            // A prefix cut short is no evidence against the guess.
+            Err(_) if decoder.src.is_empty() => break,
+            Err(_) => return Compression::None,
+        }
+    }
+    if filled < HEADER_LEN || valid_header(&out) {
+        guess
+    } else {
+        Compression::None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{RecordWriter, WriterOptions};
+    use io::Read;
+
+    fn compressed(records: &[&[u8]], compression: Compression) -> Vec<u8> {
+        let mut w = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(compression));
+        for r in records {
+            w.write_record(r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn framed(records: &[&[u8]]) -> Vec<u8> {
+        compressed(records, Compression::None)
+    }
+
+    /// Reads with small output buffers; the bytes, and the error that ended them.
+    fn drain(bytes: &[u8], compression: Compression) -> (Vec<u8>, Option<StreamDamage>) {
+        let mut decoder = Inflater::new(bytes, compression);
+        let mut out = Vec::new();
+        let mut buf = [0u8; 100];
+        loop {
+            match decoder.read(&mut buf) {
+                Ok(0) => return (out, None),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) => {
+                    let damage = e.get_ref().and_then(|e| e.downcast_ref::<StreamDamage>()).cloned();
+                    return (out, Some(damage.expect("stream damage")));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decodes_what_flate2_encodes() {
+        let plain = framed(&[b"one", &[9u8; 5000], b""]);
+        for compression in [Compression::Gzip, Compression::Zlib] {
+            let bytes = compressed(&[b"one", &[9u8; 5000], b""], compression);
+            assert_eq!(drain(&bytes, compression), (plain.clone(), None), "{compression}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_zlib_checksum_still_delivers_the_data() {
+        let plain = framed(&[b"one", b"two"]);
+        let mut bytes = compressed(&[b"one", b"two"], Compression::Zlib);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x10;
+        let (out, damage) = drain(&bytes, Compression::Zlib);
+        assert_eq!(out, plain);
+        let damage = damage.expect("an error");
+        assert_eq!(damage.decompressed_offset, plain.len() as u64);
+        assert!(damage.compressed_offset <= bytes.len() as u64);
+    }
+
+    #[test]
+    fn gzip_trailer_damage_and_concatenated_members() {
+        let a = compressed(&[b"first"], Compression::Gzip);
+        let b = compressed(&[b"second"], Compression::Gzip);
+        let mut both = a.clone();
+        both.extend_from_slice(&b);
+        let mut plain = framed(&[b"first"]);
+        plain.extend_from_slice(&framed(&[b"second"]));
+        assert_eq!(drain(&both, Compression::Gzip), (plain.clone(), None));
+
+        let mut bad = both.clone();
+        bad[a.len() - 5] ^= 1; // the first member's CRC-32
+        let (out, damage) = drain(&bad, Compression::Gzip);
+        assert_eq!(out, framed(&[b"first"]));
+        assert_eq!(damage.expect("crc error").compressed_offset, a.len() as u64);
+
+        let mut garbage = a.clone();
+        garbage.extend_from_slice(b"junk");
+        let (out, damage) = drain(&garbage, Compression::Gzip);
+        assert_eq!(out, framed(&[b"first"]));
+        assert!(damage.expect("garbage").what.contains("after a gzip member"));
+
+        let (out, damage) = drain(&a[..a.len() - 3], Compression::Gzip);
+        assert_eq!(out, framed(&[b"first"]));
+        assert!(damage.is_some());
+        assert_eq!(drain(&[], Compression::Gzip), (vec![], None));
+    }
+
+    #[test]
+    fn gzip_headers_with_optional_fields() {
+        let body = compressed(&[b"x"], Compression::Gzip);
+        // Rebuild the member with FEXTRA, FNAME, FCOMMENT and FHCRC set.
+        let mut header = vec![0x1f, 0x8b, 8, FEXTRA | FNAME | FCOMMENT | FHCRC, 0, 0, 0, 0, 0, 3];
+        header.extend_from_slice(&[2, 0, b'a', b'b']);
+        header.extend_from_slice(b"name\0comment\0");
+        let mut crc = Crc::new();
+        crc.update(&header);
+        header.extend_from_slice(&(crc.sum() as u16).to_le_bytes());
+        header.extend_from_slice(&body[10..]);
+        assert_eq!(drain(&header, Compression::Gzip), (framed(&[b"x"]), None));
+        let at = header.len() - body.len() + 10 - 1;
+        header[at] ^= 1;
+        assert!(drain(&header, Compression::Gzip).1.is_some(), "header CRC checked");
+    }
+
+    #[test]
+    fn detection_checks_its_guess() {
+        assert_eq!(detect(&framed(&[b"abc"])), Compression::None);
+        assert_eq!(detect(&compressed(&[b"abc"], Compression::Gzip)), Compression::Gzip);
+        assert_eq!(detect(&compressed(&[b"abc"], Compression::Zlib)), Compression::Zlib);
+        assert_eq!(detect(&compressed(&[], Compression::Zlib)), Compression::Zlib);
+        assert_eq!(detect(&[]), Compression::None);
+        // Plain files whose first header is damaged and whose length bytes look compressed.
+        for len in [376usize, 35_615] {
+            let payload = vec![7u8; len];
+            let mut file = framed(&[&payload, b"next"]);
+            file[8] ^= 0xff;
+            assert_ne!(
+                Compression::sniff(&file),
+                Compression::None,
+                "the bytes look compressed"
+            );
+            assert_eq!(
+                detect(&file[..DETECT_PREFIX.min(file.len())]),
+                Compression::None,
+                "{len}"
+            );
+        }
+    }
+}

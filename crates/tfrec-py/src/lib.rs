@@ -9,6 +9,7 @@ mod errors;
 mod messages;
 mod parsing;
 mod records;
+mod state_saver;
 mod tensors;
 
 use pyo3::prelude::*;
@@ -20,6 +21,8 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<parsing::Parser>()?;
     m.add_class::<dataset::Dataset>()?;
     m.add_class::<dataset::DatasetIterator>()?;
+    m.add_class::<state_saver::StateSaver>()?;
+    m.add_class::<state_saver::SaverBatch>()?;
     m.add_function(wrap_pyfunction!(messages::encode_example, m)?)?;
     m.add_function(wrap_pyfunction!(messages::decode_example, m)?)?;
     m.add_function(wrap_pyfunction!(messages::encode_sequence_example, m)?)?;

@@ -10,8 +10,9 @@ users, without TensorFlow. Built on the tfrec Rust library.
 {'age': array([19])}
 """
 
-from . import errors, io, train
+from . import errors, io, state_saver, train
 from .data import Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
+from .state_saver import SequenceExampleFiles, StateSaverError, batch_sequences_with_states
 from .errors import DataLossError, DecodeError, InvalidArgumentError, NotFoundError, ParseError, TfrecError
 from .train import (
     BytesList,
@@ -62,15 +63,19 @@ __all__ = [
     "NotFoundError",
     "ParseError",
     "SequenceExample",
+    "SequenceExampleFiles",
+    "StateSaverError",
     "TFRecordDataset",
     "TFRecordOptions",
     "TFRecordWriter",
     "TfrecError",
+    "batch_sequences_with_states",
     "errors",
     "float32",
     "int32",
     "int64",
     "io",
+    "state_saver",
     "string",
     "train",
 ]

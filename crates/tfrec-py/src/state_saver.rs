@@ -1,0 +1,490 @@
+//! `tfrec.batch_sequences_with_states`: the library's state saver (`tfrec::state_saver`) from
+//! Python. `StateSaver` runs it over a Python iterator of examples or over SequenceExample
+//! files; `SaverBatch` is one batch, its fields as NumPy arrays, with `save_state`.
+//!
+//! Threads and the GIL: waiting for a batch and dropping the saver (which joins its reader
+//! threads) release the GIL. Reader threads take the GIL only to pull the next item of a
+//! Python iterator and copy its arrays into Rust; the library's input mutex lets one thread
+//! pull at a time, so a generator is never entered twice at once. Checking, padding and
+//! batching then run without the GIL.
+
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyTuple};
+use pyo3::IntoPyObjectExt;
+use serde_json::Value;
+use tfrec::parse::{DenseTensor, SequenceSpecs};
+use tfrec::pipeline::Dataset as Pipeline;
+use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverError, StateSaverOptions};
+
+use crate::convert::{dense_to_py, type_name};
+use crate::errors::{parse_error, pipeline_error, record_error, spec_error};
+use crate::records::reader_options;
+
+/// The error's variant as a short name (the exception's `kind`).
+fn kind(e: &StateSaverError) -> &'static str {
+    use StateSaverError::*;
+    match e {
+        CapacityTooSmall { .. } => "capacity_too_small",
+        InvalidOption(_) => "invalid_option",
+        NoSequences { .. } => "no_sequences",
+        NoStates { .. } => "no_states",
+        BadName { .. } => "bad_name",
+        NotASequence { .. } => "not_a_sequence",
+        UnequalLengths { .. } => "unequal_lengths",
+        EmptySequence { .. } => "empty_sequence",
+        NotMultiple { .. } => "not_multiple",
+        LengthTooLong { .. } => "length_too_long",
+        LengthOverflow { .. } => "length_overflow",
+        Mismatch { .. } => "mismatch",
+        KeyInFlight { .. } => "key_in_flight",
+        Input { .. } => "input",
+        Parse { .. } => "parse",
+        Pipeline(_) => "pipeline",
+        Panic(_) => "panic",
+        Stopped(_) => "stopped",
+        UnsavedStates { .. } => "unsaved_states",
+        SavedTwice { .. } => "saved_twice",
+        StaleBatch { .. } => "stale_batch",
+        UnknownState { .. } => "unknown_state",
+        StateShape { .. } => "state_shape",
+        StateDType { .. } => "state_dtype",
+        InsufficientElements { .. } => "insufficient_elements",
+    }
+}
+
+/// `tfrec.state_saver.<class>(message, kind=…, key=…, state=…, states=…, keys=…)`.
+fn raise(py: Python<'_>, class: &str, message: String, attrs: Vec<(&str, Py<PyAny>)>) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("tfrec.state_saver")?.getattr(class)?;
+        let kwargs = PyDict::new(py);
+        for (k, v) in attrs {
+            kwargs.set_item(k, v)?;
+        }
+        Ok(PyErr::from_value(cls.call((message.clone(),), Some(&kwargs))?))
+    };
+    build().unwrap_or_else(|import_error| PyRuntimeError::new_err(format!("{message} ({import_error})")))
+}
+
+fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
+    v.into_py_any(py).unwrap_or_else(|_| py.None())
+}
+
+/// A state saver error as a Python exception: bad options are `ValueError`s (as in TF), file
+/// and parse failures the package's usual classes, the rest `StateSaverError` (or its
+/// `OutOfRangeError` at the end of the input) with the key, state and keys as attributes.
+pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
+    use StateSaverError::*;
+    match e {
+        CapacityTooSmall { .. } | InvalidOption(_) => return PyValueError::new_err(e.to_string()),
+        Pipeline(p) => return pipeline_error(py, p),
+        Parse { index, error } => {
+            let err = parse_error(py, error);
+            let _ = err.value(py).setattr("record_index", index);
+            return err;
+        }
+        _ => {}
+    }
+    let mut attrs = vec![("kind", obj(py, kind(e)))];
+    match e {
+        NoSequences { key }
+        | NoStates { key }
+        | LengthTooLong { key, .. }
+        | LengthOverflow { key, .. }
+        | KeyInFlight { key } => attrs.push(("key", obj(py, key.clone()))),
+        BadName { key, name }
+        | NotASequence { key, name }
+        | EmptySequence { key, name }
+        | NotMultiple { key, name, .. }
+        | Mismatch { key, name, .. } => {
+            attrs.push(("key", obj(py, key.clone())));
+            attrs.push(("name", obj(py, name.clone())));
+        }
+        UnequalLengths { key, .. } => attrs.push(("key", obj(py, key.clone()))),
+        Input { index, .. } => attrs.push(("example_index", obj(py, *index))),
+        UnsavedStates { states, keys } => {
+            attrs.push(("states", obj(py, states.clone())));
+            attrs.push(("keys", obj(py, keys.clone())));
+        }
+        SavedTwice { state, keys }
+        | StaleBatch { state, keys }
+        | StateShape { state, keys, .. }
+        | StateDType { state, keys, .. } => {
+            attrs.push(("state", obj(py, state.clone())));
+            attrs.push(("keys", obj(py, keys.clone())));
+        }
+        UnknownState { state } => attrs.push(("state", obj(py, state.clone()))),
+        _ => {}
+    }
+    let class = if matches!(e, InsufficientElements { .. }) {
+        "OutOfRangeError"
+    } else {
+        "StateSaverError"
+    };
+    raise(py, class, e.to_string(), attrs)
+}
+
+/// A NumPy array of int64, float32 or `bytes` objects as a tensor; otherwise the dtype's name.
+fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
+    if let Ok(a) = value.cast::<PyArrayDyn<f32>>() {
+        return Ok(DenseTensor::Float32(a.to_owned_array()));
+    }
+    if let Ok(a) = value.cast::<PyArrayDyn<i64>>() {
+        return Ok(DenseTensor::Int64(a.to_owned_array()));
+    }
+    if let Ok(a) = value.cast::<PyArrayDyn<Py<PyAny>>>() {
+        let py = value.py();
+        let ro = a.readonly();
+        let mut bad = None;
+        let bytes = ro.as_array().map(|o| match o.bind(py).cast::<PyBytes>() {
+            Ok(b) => b.as_bytes().to_vec(),
+            Err(_) => {
+                bad.get_or_insert_with(|| type_name(o.bind(py)));
+                Vec::new()
+            }
+        });
+        return match bad {
+            None => Ok(DenseTensor::String(bytes)),
+            Some(t) => Err(format!("object array holding {t} (expected bytes)")),
+        };
+    }
+    if let Ok(a) = value.cast::<numpy::PyUntypedArray>() {
+        return Err(a.dtype().str().map(|s| s.to_string()).unwrap_or_else(|_| "?".into()));
+    }
+    Err(type_name(value))
+}
+
+fn dict_tensors(
+    d: &Bound<'_, PyAny>,
+    key: &str,
+    what: &str,
+    mut add: impl FnMut(String, DenseTensor),
+) -> Result<(), String> {
+    if d.is_none() {
+        return Ok(());
+    }
+    let d = d
+        .cast::<PyDict>()
+        .map_err(|_| format!("example {key:?}: {what} must be a dict, not {}", type_name(d)))?;
+    for (name, value) in d.iter() {
+        let name: String = name
+            .extract()
+            .map_err(|_| format!("example {key:?}: {what} names must be str"))?;
+        let t = to_tensor(&value).map_err(|found| {
+            format!("example {key:?}: {what} {name:?} must be int64, float32 or bytes, not {found}")
+        })?;
+        add(name, t);
+    }
+    Ok(())
+}
+
+/// One item of the Python layer's normalised stream: `(key, sequences, context, length,
+/// initial_states)`, the arrays already int64, float32 or `bytes` objects.
+fn to_input(item: &Bound<'_, PyAny>) -> Result<SequenceInput, String> {
+    let t = item
+        .cast::<PyTuple>()
+        .map_err(|_| format!("internal: expected a 5-tuple, got {}", type_name(item)))?;
+    if t.len() != 5 {
+        return Err("internal: expected a 5-tuple".into());
+    }
+    let get = |i: usize| t.get_item(i).map_err(|e| e.to_string());
+    let key: String = get(0)?
+        .extract()
+        .map_err(|_| "the key must be str or bytes (UTF-8)".to_owned())?;
+    let mut input = SequenceInput::new(key.clone());
+    dict_tensors(&get(1)?, &key, "sequence", |n, v| {
+        input.sequences.insert(n, v);
+    })?;
+    dict_tensors(&get(2)?, &key, "context", |n, v| {
+        input.context.insert(n, v);
+    })?;
+    let length = get(3)?;
+    if !length.is_none() {
+        let n: usize = length
+            .extract()
+            .map_err(|_| format!("example {key:?}: input_length must be a non-negative int"))?;
+        input.length = Some(n);
+    }
+    dict_tensors(&get(4)?, &key, "initial state", |n, v| {
+        input.initial_states.insert(n, v);
+    })?;
+    Ok(input)
+}
+
+/// A Python iterator read by the saver's reader threads, which take the GIL for each item.
+struct PyInputs {
+    iter: Py<PyIterator>,
+}
+
+impl Iterator for PyInputs {
+    type Item = Result<SequenceInput, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Python::attach(|py| {
+            let mut it = self.iter.bind(py).clone();
+            match it.next()? {
+                Err(e) => Some(Err(e.to_string())),
+                Ok(item) => Some(to_input(&item)),
+            }
+        })
+    }
+}
+
+/// A running state saver; iterate it for `SaverBatch`es.
+#[pyclass(module = "tfrec._tfrec")]
+pub struct StateSaver {
+    saver: Option<Saver>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn options(
+    num_unroll: usize,
+    batch_size: usize,
+    initial_states: &Bound<'_, PyAny>,
+    num_threads: usize,
+    capacity: usize,
+    allow_small_batch: bool,
+    pad: bool,
+    make_keys_unique_seed: Option<u64>,
+) -> PyResult<StateSaverOptions> {
+    let mut o = StateSaverOptions::new(batch_size, num_unroll)
+        .num_threads(num_threads)
+        .capacity(capacity)
+        .allow_small_batch(allow_small_batch)
+        .pad(pad);
+    if let Some(seed) = make_keys_unique_seed {
+        o = o.make_keys_unique(seed);
+    }
+    let mut states = Vec::new();
+    dict_tensors(initial_states, "", "initial state", |n, v| states.push((n, v)))
+        .map_err(|m| PyTypeError::new_err(m.trim_start_matches("example \"\": ").to_owned()))?;
+    for (n, v) in states {
+        o = o.initial_state(n, v);
+    }
+    Ok(o)
+}
+
+#[pymethods]
+impl StateSaver {
+    /// A saver over a Python iterator of `(key, sequences, context, length, initial_states)`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (inputs, num_unroll, batch_size, initial_states, num_threads, capacity,
+                        allow_small_batch, pad, make_keys_unique_seed))]
+    fn from_iterator(
+        py: Python<'_>,
+        inputs: &Bound<'_, PyAny>,
+        num_unroll: usize,
+        batch_size: usize,
+        initial_states: &Bound<'_, PyAny>,
+        num_threads: usize,
+        capacity: usize,
+        allow_small_batch: bool,
+        pad: bool,
+        make_keys_unique_seed: Option<u64>,
+    ) -> PyResult<StateSaver> {
+        let o = options(
+            num_unroll,
+            batch_size,
+            initial_states,
+            num_threads,
+            capacity,
+            allow_small_batch,
+            pad,
+            make_keys_unique_seed,
+        )?;
+        let iter = PyInputs {
+            iter: inputs.try_iter()?.unbind(),
+        };
+        let saver = o.build_fallible(iter).map_err(|e| saver_error(py, &e))?;
+        Ok(StateSaver { saver: Some(saver) })
+    }
+
+    /// A saver over the SequenceExample records of `paths`, parsed with `specs` (the JSON
+    /// form of `{"context_features": …, "sequence_features": …}`); the key is the context
+    /// feature `key_feature`, or the record's position when it is `None`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (paths, compression_type, specs, key_feature, num_unroll, batch_size, initial_states,
+                        num_threads, capacity, allow_small_batch, pad, make_keys_unique_seed))]
+    fn from_files(
+        py: Python<'_>,
+        paths: Vec<String>,
+        compression_type: Option<&str>,
+        specs: &str,
+        key_feature: Option<String>,
+        num_unroll: usize,
+        batch_size: usize,
+        initial_states: &Bound<'_, PyAny>,
+        num_threads: usize,
+        capacity: usize,
+        allow_small_batch: bool,
+        pad: bool,
+        make_keys_unique_seed: Option<u64>,
+    ) -> PyResult<StateSaver> {
+        let o = options(
+            num_unroll,
+            batch_size,
+            initial_states,
+            num_threads,
+            capacity,
+            allow_small_batch,
+            pad,
+            make_keys_unique_seed,
+        )?;
+        let value: Value =
+            serde_json::from_str(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
+        let specs = SequenceSpecs::from_json(&value).map_err(|e| spec_error(&e))?;
+        let reader = reader_options(compression_type, "raise", "raise", true, None)?;
+        let dataset = Pipeline::from_inputs(&paths)
+            .map_err(|e| record_error(py, &e))?
+            .reader_options(reader);
+        let key = key_feature.map_or(KeySource::Index, KeySource::Feature);
+        let saver = o
+            .build_from_dataset(dataset, &specs, key)
+            .map_err(|e| saver_error(py, &e))?;
+        Ok(StateSaver { saver: Some(saver) })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The next batch (waiting with the GIL released), or the end of the input.
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<SaverBatch>> {
+        let Some(saver) = self.saver.as_mut() else {
+            return Ok(None);
+        };
+        match py.detach(|| saver.next_batch()) {
+            Ok(Some(batch)) => SaverBatch::new(py, batch).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(saver_error(py, &e)),
+        }
+    }
+
+    /// Examples in flight now.
+    fn in_flight(&self) -> usize {
+        self.saver.as_ref().map_or(0, Saver::in_flight)
+    }
+
+    /// The most examples that were in flight at once (at most `capacity`).
+    fn max_in_flight(&self) -> usize {
+        self.saver.as_ref().map_or(0, Saver::max_in_flight)
+    }
+
+    /// Stops the reader threads; later iteration ends at once.
+    fn close(&mut self, py: Python<'_>) {
+        if let Some(saver) = self.saver.take() {
+            py.detach(move || drop(saver));
+        }
+    }
+}
+
+impl Drop for StateSaver {
+    fn drop(&mut self) {
+        // Joining the readers with the GIL held would deadlock with a reader waiting for it
+        // to pull the next Python item.
+        if let Some(saver) = self.saver.take() {
+            Python::attach(|py| py.detach(move || drop(saver)));
+        }
+    }
+}
+
+/// One batch: the per-entry fields as NumPy arrays (made once), the states on request.
+#[pyclass(module = "tfrec._tfrec", frozen)]
+pub struct SaverBatch {
+    batch: Batch,
+    fields: Py<PyDict>,
+}
+
+fn strings(py: Python<'_>, v: &[String]) -> Py<PyAny> {
+    let a = ndarray::Array1::from_iter(v.iter().map(|s| s.as_bytes().to_vec())).into_dyn();
+    dense_to_py(py, DenseTensor::String(a)).unbind()
+}
+
+impl SaverBatch {
+    fn new(py: Python<'_>, mut batch: Batch) -> PyResult<SaverBatch> {
+        use numpy::IntoPyArray;
+        let fields = PyDict::new(py);
+        fields.set_item("key", strings(py, &batch.key))?;
+        fields.set_item("next_key", strings(py, &batch.next_key))?;
+        fields.set_item("sequence", batch.sequence.clone().into_pyarray(py))?;
+        fields.set_item("sequence_count", batch.sequence_count.clone().into_pyarray(py))?;
+        fields.set_item("length", batch.length.clone().into_pyarray(py))?;
+        fields.set_item("total_length", batch.total_length.clone().into_pyarray(py))?;
+        fields.set_item("insertion_index", batch.insertion_index.clone().into_pyarray(py))?;
+        for (field, map) in [
+            ("sequences", std::mem::take(&mut batch.sequences)),
+            ("context", std::mem::take(&mut batch.context)),
+        ] {
+            let d = PyDict::new(py);
+            for (name, t) in map {
+                d.set_item(name, dense_to_py(py, t))?;
+            }
+            fields.set_item(field, d)?;
+        }
+        Ok(SaverBatch {
+            batch,
+            fields: fields.unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl SaverBatch {
+    /// `key`, `next_key` (object arrays of bytes), `sequence`, `sequence_count`, `length`,
+    /// `total_length` (int32), `insertion_index` (int64), `sequences`, `context` (dicts).
+    #[getter]
+    fn fields(&self, py: Python<'_>) -> Py<PyDict> {
+        self.fields.clone_ref(py)
+    }
+
+    #[getter]
+    fn batch_size(&self) -> usize {
+        self.batch.batch_size()
+    }
+
+    /// The state names.
+    fn state_names(&self) -> Vec<String> {
+        self.batch.states().keys().cloned().collect()
+    }
+
+    /// State `name` as the batch's segments start from it, `[batch, ...]` (a fresh array).
+    fn state<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.batch.state(name).map_err(|e| saver_error(py, &e))?;
+        Ok(dense_to_py(py, t.clone()))
+    }
+
+    /// Saves state `name` for each entry's next segment.
+    fn save_state(&self, py: Python<'_>, name: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        let tensor = match to_tensor(values) {
+            Ok(t) => t,
+            Err(found) => {
+                // A dtype the library cannot hold: report it as the library reports a wrong one.
+                let expected = self.batch.state(name).map_err(|e| saver_error(py, &e))?;
+                let expected = match expected {
+                    DenseTensor::Int64(_) => "int64",
+                    DenseTensor::Float32(_) => "float",
+                    DenseTensor::String(_) => "string",
+                };
+                let e = format!(
+                    "state {name:?} has dtype {expected}, but saw {found} (keys: {:?})",
+                    self.batch.key
+                );
+                return Err(raise(
+                    py,
+                    "StateSaverError",
+                    e,
+                    vec![
+                        ("kind", obj(py, "state_dtype")),
+                        ("state", obj(py, name)),
+                        ("keys", obj(py, self.batch.key.clone())),
+                    ],
+                ));
+            }
+        };
+        py.detach(|| self.batch.save_state(name, tensor))
+            .map_err(|e| saver_error(py, &e))
+    }
+}

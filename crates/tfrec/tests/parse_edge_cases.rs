@@ -400,3 +400,17 @@ fn duplicate_sparse_indices_keep_tensorflows_order() {
     expected.extend((1..10).rev());
     assert_eq!(values(20), expected);
 }
+
+#[test]
+fn stacked_uniform_partitions_do_not_overflow() {
+    // No values, 40 uniform partitions of 4: every reshape divides, the shape [0, 4, 4, …]
+    // would have 4^40 elements per row.
+    let partitions: Vec<Value> = (0..40)
+        .map(|_| json!({"kind": "uniform_row_length", "length": 4}))
+        .collect();
+    let parser =
+        parser(json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "partitions": partitions}}));
+    let record = example(|b| b.int64("v", Vec::<i64>::new()));
+    assert!(parser.parse_batch(std::slice::from_ref(&record)).is_err());
+    assert!(parser.parse_single(&record).is_err());
+}

@@ -199,6 +199,20 @@ fn splits_from_rowids(ctx: &Ctx<'_>, ids: &[i64], nvals: usize) -> Result<Vec<i6
     Ok(ctx.splits_from_lengths(per_row.into_iter()))
 }
 
+/// Elements per row of the flat values, refused (as TensorFlow's `TensorShape` refuses it)
+/// when stacked uniform partitions make it overflow.
+fn inner_elements(ctx: &Ctx<'_>, rt: &RaggedBuild) -> Result<usize, ParseError> {
+    rt.flat_shape
+        .get(1..)
+        .unwrap_or(&[])
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| i64::try_from(n).is_ok())
+        .ok_or_else(|| {
+            ctx.err("uniform_row_length: the reshaped values would have more than 2**63 - 1 elements".into())
+        })
+}
+
 /// The partition feature's values, cast to the splits dtype, and its rows' lengths.
 fn partition_column<'c>(
     ctx: &Ctx<'_>,
@@ -243,7 +257,7 @@ pub(crate) fn apply_batched(
             rt.push_outer((0..=nrows).map(|i| (i * len) as i64).collect(), Some(length));
             nrows
         } else {
-            let rest: usize = rt.flat_shape.get(1..).map_or(1, |r| r.iter().product());
+            let rest = inner_elements(ctx, rt)?;
             if n % len != 0 {
                 return Err(ctx.err(format!(
                     "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {}",
@@ -374,7 +388,7 @@ pub(crate) fn apply_single(
     if let Partition::UniformRowLength(length) = *partition {
         if rt.ragged_rank() == 0 {
             let n = nvals as usize;
-            let rest: usize = rt.flat_shape.get(1..).map_or(1, |r| r.iter().product());
+            let rest = inner_elements(ctx, rt)?;
             if length <= 0 || n % length as usize != 0 {
                 return Err(ctx.err(format!(
                     "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {length}",

@@ -228,7 +228,20 @@ impl RaggedTensor {
         let mut shape = vec![self.nrows()];
         shape.extend(&widths);
         shape.extend(inner);
-        let total: usize = shape.iter().product();
+        // Padding multiplies the longest rows of every level: refuse a size no tensor can have
+        // rather than overflow (the product of the dimensions from any level on is then
+        // bounded too).
+        let total = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .filter(|&n| isize::try_from(n).is_ok())
+            .ok_or_else(|| ShapeError {
+                len: self.flat_values.len(),
+                shape: shape.clone(),
+            })?;
+        if total == 0 {
+            return DenseTensor::from_values(fill(pad, 0), &shape);
+        }
         let flat = self.flat_values.to_values();
         let mut out = fill(pad, total);
         // Walk from the outermost level: each row of level l starts at a base offset in `out`.

@@ -2,6 +2,7 @@
 //! is a terminal, and updated by time (a ticker thread reads a shared byte counter five times a
 //! second), so the hot loops pay nothing per record.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -48,6 +49,18 @@ impl Progress {
             stop,
             ticker: Some(ticker),
         }
+    }
+
+    /// A bar over the on-disk size of `files`, and the byte counter the caller advances as it
+    /// reads them (a file whose size cannot be read counts as empty: the bar is only a guide).
+    pub fn for_files<P: AsRef<Path>>(files: &[P]) -> (Progress, Arc<AtomicU64>) {
+        let total = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        let done = Arc::new(AtomicU64::new(0));
+        (Progress::new(total, Arc::clone(&done)), done)
     }
 
     /// A bar over the on-disk bytes of the files `reader` reads.

@@ -12,8 +12,19 @@ use tfrec::tensor_proto::TensorProtoError;
 
 /// An instance of `tfrec.errors.<class>(message, **attrs)` as a `PyErr`.
 fn raise(py: Python<'_>, class: &str, message: String, attrs: &[(&str, Py<PyAny>)]) -> PyErr {
+    raise_from(py, "tfrec.errors", class, message, attrs)
+}
+
+/// An instance of the Python exception class `module.class(message, **attrs)` as a `PyErr`.
+pub(crate) fn raise_from(
+    py: Python<'_>,
+    module: &str,
+    class: &str,
+    message: String,
+    attrs: &[(&str, Py<PyAny>)],
+) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let cls = py.import("tfrec.errors")?.getattr(class)?;
+        let cls = py.import(module)?.getattr(class)?;
         let kwargs = PyDict::new(py);
         for (k, v) in attrs {
             kwargs.set_item(k, v)?;
@@ -24,7 +35,8 @@ fn raise(py: Python<'_>, class: &str, message: String, attrs: &[(&str, Py<PyAny>
     build().unwrap_or_else(|import_error| PyRuntimeError::new_err(format!("{message} ({import_error})")))
 }
 
-fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
+/// A Python value for an exception attribute (`None` if it cannot be converted).
+pub(crate) fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
     v.into_py_any(py).unwrap_or_else(|_| py.None())
 }
 

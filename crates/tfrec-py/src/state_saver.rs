@@ -9,18 +9,20 @@
 //! batching then run without the GIL.
 
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyTuple};
-use pyo3::IntoPyObjectExt;
 use serde_json::Value;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset as Pipeline;
 use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverError, StateSaverOptions};
 
 use crate::convert::{dense_to_py, type_name};
-use crate::errors::{parse_error, pipeline_error, record_error, spec_error};
+use crate::errors::{obj, parse_error, pipeline_error, raise_from, record_error, spec_error};
 use crate::records::reader_options;
+
+/// The Python module whose exception classes the saver raises.
+const MODULE: &str = "tfrec.state_saver";
 
 /// The error's variant as a short name (the exception's `kind`).
 fn kind(e: &StateSaverError) -> &'static str {
@@ -52,23 +54,6 @@ fn kind(e: &StateSaverError) -> &'static str {
         StateDType { .. } => "state_dtype",
         InsufficientElements { .. } => "insufficient_elements",
     }
-}
-
-/// `tfrec.state_saver.<class>(message, kind=…, key=…, state=…, states=…, keys=…)`.
-fn raise(py: Python<'_>, class: &str, message: String, attrs: Vec<(&str, Py<PyAny>)>) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let cls = py.import("tfrec.state_saver")?.getattr(class)?;
-        let kwargs = PyDict::new(py);
-        for (k, v) in attrs {
-            kwargs.set_item(k, v)?;
-        }
-        Ok(PyErr::from_value(cls.call((message.clone(),), Some(&kwargs))?))
-    };
-    build().unwrap_or_else(|import_error| PyRuntimeError::new_err(format!("{message} ({import_error})")))
-}
-
-fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
-    v.into_py_any(py).unwrap_or_else(|_| py.None())
 }
 
 /// A state saver error as a Python exception: bad options are `ValueError`s (as in TF), file
@@ -122,7 +107,7 @@ pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
     } else {
         "StateSaverError"
     };
-    raise(py, class, e.to_string(), attrs)
+    raise_from(py, MODULE, class, e.to_string(), &attrs)
 }
 
 /// A NumPy array of int64, float32 or `bytes` objects as a tensor; otherwise the dtype's name.
@@ -472,11 +457,12 @@ impl SaverBatch {
                     "state {name:?} has dtype {expected}, but saw {found} (keys: {:?})",
                     self.batch.key
                 );
-                return Err(raise(
+                return Err(raise_from(
                     py,
+                    MODULE,
                     "StateSaverError",
                     e,
-                    vec![
+                    &[
                         ("kind", obj(py, "state_dtype")),
                         ("state", obj(py, name)),
                         ("keys", obj(py, self.batch.key.clone())),

@@ -66,13 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let inputs: Vec<PathBuf> = sources.iter().map(|(p, _)| p.clone()).collect();
     let mut output = args.output.create(&inputs)?;
-    let total = inputs
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
+    let (progress, done) = crate::progress::Progress::for_files(&inputs);
     for (path, label) in &sources {
         let (height, width, depth) =
             shape(path).map_err(|e| crate::error::data(format!("{}: not a readable image: {e}", path.display())))?;

@@ -82,14 +82,7 @@ fn is_sequence_line(line: &str) -> bool {
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let hints = hints(&args)?;
     let mut output = args.output.create(&args.inputs)?;
-    let total = args
-        .inputs
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
+    let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
         let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))

@@ -52,14 +52,7 @@ fn looks_like_sequence(text: &str) -> bool {
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut output = args.output.create(&args.inputs)?;
-    let total = args
-        .inputs
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
+    let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         done.fetch_add(text.len() as u64, std::sync::atomic::Ordering::Relaxed);

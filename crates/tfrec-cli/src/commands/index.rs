@@ -41,13 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let mut stdout = stdout();
     let mut reports = Vec::new();
-    let total: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let progress = crate::progress::Progress::new(total, std::sync::Arc::clone(&done));
+    let (progress, done) = crate::progress::Progress::for_files(&files);
     for (file, output) in &targets {
         let index = RecordIndex::build(file).map_err(|e| match e {
             IndexError::Compressed { path, compression } => format!(

@@ -55,13 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .input
         .reader_options(SkipArgs { skip_corrupt: true })
         .on_corruption(OnCorruption::Resync);
-    let total: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let progress = Progress::new(total, std::sync::Arc::clone(&done));
+    let (progress, done) = Progress::for_files(&files);
     let mut out = stdout();
     let mut reports = Vec::new();
     let mut bad_files = 0;

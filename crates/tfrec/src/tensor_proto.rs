@@ -234,6 +234,21 @@ impl TensorData {
         self.len() == 0
     }
 
+    /// The values as little-endian bytes, the layout of `tensor_content` (empty for strings).
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len() * self.dtype().width().unwrap_or(0));
+        self.put_content(&mut out);
+        out
+    }
+
+    /// Numeric values of `dtype` from little-endian bytes (the layout of [`Self::to_le_bytes`]);
+    /// an error when `bytes` is not a whole number of elements. Strings have no such layout:
+    /// for them `bytes` is read as TF's string-list encoding of `tensor_content`.
+    pub fn from_le_bytes(dtype: TensorDType, bytes: &[u8]) -> Result<TensorData, TensorProtoError> {
+        let n = bytes.len() / dtype.width().unwrap_or(1).max(1);
+        from_content(dtype, bytes, n, &[n])
+    }
+
     /// Appends the values as little-endian `tensor_content` bytes (not for strings).
     fn put_content(&self, out: &mut Vec<u8>) {
         match self {

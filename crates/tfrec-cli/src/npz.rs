@@ -129,6 +129,7 @@ impl<'a> Npy<'a> {
                 Some(s) => write_le(out, s, f32::to_le_bytes),
                 None => write_le(out, &a.iter().copied().collect::<Vec<_>>(), f32::to_le_bytes),
             },
+            // Never built: strings are split into `Bytes` and offsets by `Npy::dense`.
             Data::Numbers(DenseTensor::String(_)) => Ok(()),
             Data::I64s(v) => write_le(out, v, i64::to_le_bytes),
             Data::Bytes(b) => out.write_all(b),
@@ -204,5 +205,27 @@ impl NpzWriter {
             .into_inner()
             .map_err(|e| e.into_error())?;
         file.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_write_every_value_little_endian() {
+        // More than two blocks and a partial one, so block boundaries are crossed.
+        for n in [0, 1, BLOCK - 1, BLOCK, 2 * BLOCK + 3] {
+            let values: Vec<i64> = (0..n as i64).map(|i| i * 0x0101_0101 - 7).collect();
+            let mut out = Vec::new();
+            write_le(&mut out, &values, i64::to_le_bytes).unwrap();
+            let expected: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            assert_eq!(out, expected, "{n} values");
+            let floats: Vec<f32> = values.iter().map(|&v| v as f32 * 0.5).collect();
+            let mut out = Vec::new();
+            write_le(&mut out, &floats, f32::to_le_bytes).unwrap();
+            let expected: Vec<u8> = floats.iter().flat_map(|v| v.to_le_bytes()).collect();
+            assert_eq!(out, expected, "{n} floats");
+        }
     }
 }

@@ -13,33 +13,65 @@ use tfrec::parse::{DenseTensor, Tensor, TensorMap};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-/// One `.npy` array: dtype descriptor, shape, raw little-endian data.
-struct Npy {
-    descr: String,
+/// One `.npy` array: dtype descriptor, shape, values. Numbers are written straight from the
+/// tensor in blocks (no copy of the whole array: for large outputs the copy and its fresh pages
+/// cost more than the parse).
+struct Npy<'a> {
+    descr: &'static str,
     shape: Vec<usize>,
-    data: Vec<u8>,
+    data: Data<'a>,
 }
 
-impl Npy {
-    fn i64s(values: impl IntoIterator<Item = i64>, shape: Vec<usize>) -> Npy {
+enum Data<'a> {
+    /// The numbers of an int64 or float32 tensor.
+    Numbers(&'a DenseTensor),
+    I64s(Vec<i64>),
+    Bytes(Vec<u8>),
+}
+
+/// Values per block written: 64 KiB of int64s, in a buffer reused across blocks.
+const BLOCK: usize = 8192;
+
+/// Writes `values` little-endian, `N` bytes each, a block at a time.
+fn write_le<T: Copy, const N: usize>(out: &mut impl Write, values: &[T], le: fn(T) -> [u8; N]) -> io::Result<()> {
+    let mut buf = vec![0u8; BLOCK.min(values.len()) * N];
+    for chunk in values.chunks(BLOCK) {
+        let bytes = &mut buf[..chunk.len() * N];
+        for (dst, &v) in bytes.chunks_exact_mut(N).zip(chunk) {
+            dst.copy_from_slice(&le(v));
+        }
+        out.write_all(bytes)?;
+    }
+    Ok(())
+}
+
+impl<'a> Npy<'a> {
+    fn i64s(values: impl IntoIterator<Item = i64>, shape: Vec<usize>) -> Npy<'a> {
         Npy {
-            descr: "<i8".into(),
+            descr: "<i8",
             shape,
-            data: values.into_iter().flat_map(i64::to_le_bytes).collect(),
+            data: Data::I64s(values.into_iter().collect()),
         }
     }
 
     /// The arrays of a dense tensor named `name` (three for strings, see the module docs).
-    fn dense(name: &str, t: &DenseTensor) -> Vec<(String, Npy)> {
+    fn dense(name: &str, t: &'a DenseTensor) -> Vec<(String, Npy<'a>)> {
         let shape = t.shape().to_vec();
         match t {
-            DenseTensor::Int64(a) => vec![(name.to_owned(), Npy::i64s(a.iter().copied(), shape))],
-            DenseTensor::Float32(a) => vec![(
+            DenseTensor::Int64(_) => vec![(
                 name.to_owned(),
                 Npy {
-                    descr: "<f4".into(),
+                    descr: "<i8",
                     shape,
-                    data: a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                    data: Data::Numbers(t),
+                },
+            )],
+            DenseTensor::Float32(_) => vec![(
+                name.to_owned(),
+                Npy {
+                    descr: "<f4",
+                    shape,
+                    data: Data::Numbers(t),
                 },
             )],
             DenseTensor::String(a) => {
@@ -55,9 +87,9 @@ impl Npy {
                     (
                         format!("{name}/bytes"),
                         Npy {
-                            descr: "|u1".into(),
+                            descr: "|u1",
                             shape: vec![bytes.len()],
-                            data: bytes,
+                            data: Data::Bytes(bytes),
                         },
                     ),
                     (format!("{name}/offsets"), Npy::i64s(offsets, vec![count])),
@@ -87,14 +119,28 @@ impl Npy {
         out.write_all(b"\x93NUMPY\x01\x00")?;
         out.write_all(&(header.len() as u16).to_le_bytes())?;
         out.write_all(header.as_bytes())?;
-        out.write_all(&self.data)
+        match &self.data {
+            // Parsed tensors are laid out row-major, so borrowed; any other layout is copied.
+            Data::Numbers(DenseTensor::Int64(a)) => match a.as_slice() {
+                Some(s) => write_le(out, s, i64::to_le_bytes),
+                None => write_le(out, &a.iter().copied().collect::<Vec<_>>(), i64::to_le_bytes),
+            },
+            Data::Numbers(DenseTensor::Float32(a)) => match a.as_slice() {
+                Some(s) => write_le(out, s, f32::to_le_bytes),
+                None => write_le(out, &a.iter().copied().collect::<Vec<_>>(), f32::to_le_bytes),
+            },
+            // Never built: strings are split into `Bytes` and offsets by `Npy::dense`.
+            Data::Numbers(DenseTensor::String(_)) => Ok(()),
+            Data::I64s(v) => write_le(out, v, i64::to_le_bytes),
+            Data::Bytes(b) => out.write_all(b),
+        }
     }
 }
 
 /// The arrays of one tensor: `name` for a dense tensor; `name/indices`, `name/values`,
 /// `name/dense_shape` for a sparse one; `name/flat_values` and `name/row_splits_<level>` for a
 /// ragged one.
-fn arrays(name: &str, tensor: &Tensor) -> Vec<(String, Npy)> {
+fn arrays<'a>(name: &str, tensor: &'a Tensor) -> Vec<(String, Npy<'a>)> {
     match tensor {
         Tensor::Dense(t) => Npy::dense(name, t),
         Tensor::Sparse(t) => {
@@ -159,5 +205,27 @@ impl NpzWriter {
             .into_inner()
             .map_err(|e| e.into_error())?;
         file.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_write_every_value_little_endian() {
+        // More than two blocks and a partial one, so block boundaries are crossed.
+        for n in [0, 1, BLOCK - 1, BLOCK, 2 * BLOCK + 3] {
+            let values: Vec<i64> = (0..n as i64).map(|i| i * 0x0101_0101 - 7).collect();
+            let mut out = Vec::new();
+            write_le(&mut out, &values, i64::to_le_bytes).unwrap();
+            let expected: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            assert_eq!(out, expected, "{n} values");
+            let floats: Vec<f32> = values.iter().map(|&v| v as f32 * 0.5).collect();
+            let mut out = Vec::new();
+            write_le(&mut out, &floats, f32::to_le_bytes).unwrap();
+            let expected: Vec<u8> = floats.iter().flat_map(|v| v.to_le_bytes()).collect();
+            assert_eq!(out, expected, "{n} floats");
+        }
     }
 }

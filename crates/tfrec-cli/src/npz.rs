@@ -9,11 +9,11 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use tfrec::parse::{DenseTensor, Tensor, TensorMap};
+use tfrec::parse::{DenseTensor, Tensor, TensorMap, Values};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-/// One `.npy` array: dtype descriptor, shape, values. Numbers are written straight from the
+/// One `.npy` array: dtype descriptor, shape, values. Values are written straight from the
 /// tensor in blocks (no copy of the whole array: for large outputs the copy and its fresh pages
 /// cost more than the parse).
 struct Npy<'a> {
@@ -23,10 +23,12 @@ struct Npy<'a> {
 }
 
 enum Data<'a> {
-    /// The numbers of an int64 or float32 tensor.
-    Numbers(&'a DenseTensor),
-    I64s(Vec<i64>),
-    Bytes(Vec<u8>),
+    I64s(&'a [i64]),
+    F32s(&'a [f32]),
+    /// Offsets into a bytes buffer, written as int64.
+    Offsets(&'a [usize]),
+    Bytes(&'a [u8]),
+    Owned(Vec<i64>),
 }
 
 /// Values per block written: 64 KiB of int64s, in a buffer reused across blocks.
@@ -50,55 +52,48 @@ impl<'a> Npy<'a> {
         Npy {
             descr: "<i8",
             shape,
-            data: Data::I64s(values.into_iter().collect()),
+            data: Data::Owned(values.into_iter().collect()),
         }
     }
 
     /// The arrays of a dense tensor named `name` (three for strings, see the module docs).
     fn dense(name: &str, t: &'a DenseTensor) -> Vec<(String, Npy<'a>)> {
         let shape = t.shape().to_vec();
-        match t {
-            DenseTensor::Int64(_) => vec![(
+        let one = |descr, data| {
+            vec![(
                 name.to_owned(),
                 Npy {
-                    descr: "<i8",
-                    shape,
-                    data: Data::Numbers(t),
+                    descr,
+                    shape: shape.clone(),
+                    data,
                 },
-            )],
-            DenseTensor::Float32(_) => vec![(
-                name.to_owned(),
-                Npy {
-                    descr: "<f4",
-                    shape,
-                    data: Data::Numbers(t),
-                },
-            )],
-            DenseTensor::String(a) => {
-                let mut bytes = Vec::new();
-                let mut offsets = Vec::with_capacity(a.len() + 1);
-                offsets.push(0i64);
-                for v in a.iter() {
-                    bytes.extend_from_slice(v);
-                    offsets.push(bytes.len() as i64);
-                }
-                let count = offsets.len();
-                vec![
-                    (
-                        format!("{name}/bytes"),
-                        Npy {
-                            descr: "|u1",
-                            shape: vec![bytes.len()],
-                            data: Data::Bytes(bytes),
-                        },
-                    ),
-                    (format!("{name}/offsets"), Npy::i64s(offsets, vec![count])),
-                    (
-                        format!("{name}/shape"),
-                        Npy::i64s(shape.iter().map(|&d| d as i64), vec![shape.len()]),
-                    ),
-                ]
-            }
+            )]
+        };
+        match t.values() {
+            Values::Int64(v) => one("<i8", Data::I64s(v)),
+            Values::Float32(v) => one("<f4", Data::F32s(v)),
+            Values::String(a) => vec![
+                (
+                    format!("{name}/bytes"),
+                    Npy {
+                        descr: "|u1",
+                        shape: vec![a.data().len()],
+                        data: Data::Bytes(a.data()),
+                    },
+                ),
+                (
+                    format!("{name}/offsets"),
+                    Npy {
+                        descr: "<i8",
+                        shape: vec![a.offsets().len()],
+                        data: Data::Offsets(a.offsets()),
+                    },
+                ),
+                (
+                    format!("{name}/shape"),
+                    Npy::i64s(shape.iter().map(|&d| d as i64), vec![shape.len()]),
+                ),
+            ],
         }
     }
 
@@ -120,18 +115,10 @@ impl<'a> Npy<'a> {
         out.write_all(&(header.len() as u16).to_le_bytes())?;
         out.write_all(header.as_bytes())?;
         match &self.data {
-            // Parsed tensors are laid out row-major, so borrowed; any other layout is copied.
-            Data::Numbers(DenseTensor::Int64(a)) => match a.as_slice() {
-                Some(s) => write_le(out, s, i64::to_le_bytes),
-                None => write_le(out, &a.iter().copied().collect::<Vec<_>>(), i64::to_le_bytes),
-            },
-            Data::Numbers(DenseTensor::Float32(a)) => match a.as_slice() {
-                Some(s) => write_le(out, s, f32::to_le_bytes),
-                None => write_le(out, &a.iter().copied().collect::<Vec<_>>(), f32::to_le_bytes),
-            },
-            // Never built: strings are split into `Bytes` and offsets by `Npy::dense`.
-            Data::Numbers(DenseTensor::String(_)) => Ok(()),
             Data::I64s(v) => write_le(out, v, i64::to_le_bytes),
+            Data::F32s(v) => write_le(out, v, f32::to_le_bytes),
+            Data::Offsets(v) => write_le(out, v, |o| (o as i64).to_le_bytes()),
+            Data::Owned(v) => write_le(out, v, i64::to_le_bytes),
             Data::Bytes(b) => out.write_all(b),
         }
     }
@@ -146,7 +133,14 @@ fn arrays<'a>(name: &str, tensor: &'a Tensor) -> Vec<(String, Npy<'a>)> {
         Tensor::Sparse(t) => {
             let mut out = vec![(
                 format!("{name}/indices"),
-                Npy::i64s(t.indices.iter().copied(), t.indices.shape().to_vec()),
+                match t.indices.as_slice() {
+                    Some(s) => Npy {
+                        descr: "<i8",
+                        shape: t.indices.shape().to_vec(),
+                        data: Data::I64s(s),
+                    },
+                    None => Npy::i64s(t.indices.iter().copied(), t.indices.shape().to_vec()),
+                },
             )];
             out.extend(Npy::dense(&format!("{name}/values"), &t.values));
             out.push((
@@ -156,8 +150,8 @@ fn arrays<'a>(name: &str, tensor: &'a Tensor) -> Vec<(String, Npy<'a>)> {
             out
         }
         Tensor::Ragged(t) => {
-            let mut out = Npy::dense(&format!("{name}/flat_values"), &t.flat_values);
-            for (level, splits) in t.nested_row_splits.iter().enumerate() {
+            let mut out = Npy::dense(&format!("{name}/flat_values"), t.flat_values());
+            for (level, splits) in t.nested_row_splits().iter().enumerate() {
                 out.push((
                     format!("{name}/row_splits_{level}"),
                     Npy::i64s(splits.iter().copied(), vec![splits.len()]),

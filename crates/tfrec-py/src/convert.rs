@@ -4,12 +4,11 @@
 //! buffer to NumPy. String tensors become object arrays of `bytes`, as TensorFlow's `.numpy()`
 //! gives them.
 
-use ndarray::ArrayD;
 use numpy::{IntoPyArray, PyArray1, PyArrayDyn};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tfrec::parse::{DenseTensor, SplitsDType, Tensor, TensorMap};
+use tfrec::parse::{BytesArray, DenseTensor, SplitsDType, Tensor, TensorMap, Values};
 
 /// The serialized records of a `parse_*` call: one `bytes`, or any iterable of `bytes` (a
 /// list, a tuple, a NumPy object array). Anything else is a `TypeError` naming the element.
@@ -52,17 +51,25 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
-fn bytes_array<'py>(py: Python<'py>, a: ArrayD<Vec<u8>>) -> Bound<'py, PyAny> {
-    let objects = a.map(|b| PyBytes::new(py, b).unbind());
-    PyArrayDyn::from_owned_object_array(py, objects).into_any()
+fn bytes_array<'py>(py: Python<'py>, shape: &[usize], a: &BytesArray) -> Bound<'py, PyAny> {
+    let objects: Vec<Py<PyBytes>> = a.iter().map(|b| PyBytes::new(py, b).unbind()).collect();
+    match ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), objects) {
+        Ok(objects) => PyArrayDyn::from_owned_object_array(py, objects).into_any(),
+        // Unreachable: a tensor's shape holds its values.
+        Err(e) => unreachable!("dense tensor shape checked at construction: {e}"),
+    }
 }
 
 /// A dense tensor as a NumPy array (int64 / float32 without a copy; strings as objects).
 pub fn dense_to_py<'py>(py: Python<'py>, t: DenseTensor) -> Bound<'py, PyAny> {
-    match t {
-        DenseTensor::Int64(a) => a.into_pyarray(py).into_any(),
-        DenseTensor::Float32(a) => a.into_pyarray(py).into_any(),
-        DenseTensor::String(a) => bytes_array(py, a),
+    match t.into_i64_array().map_err(DenseTensor::into_f32_array) {
+        Ok(a) => a.into_pyarray(py).into_any(),
+        Err(Ok(a)) => a.into_pyarray(py).into_any(),
+        Err(Err(t)) => match t.values() {
+            Values::String(a) => bytes_array(py, t.shape(), a),
+            // Only strings are left.
+            _ => unreachable!("int64 and float32 tensors are converted above"),
+        },
     }
 }
 
@@ -90,17 +97,17 @@ pub fn tensor_to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAn
         )?
         .into_any(),
         Tensor::Ragged(r) => {
-            let dtype = r.row_splits_dtype;
+            let (flat_values, nested_row_splits, uniform_row_lengths, dtype) = r.into_parts();
             let splits = PyList::empty(py);
-            for s in r.nested_row_splits {
+            for s in nested_row_splits {
                 splits.append(splits_to_py(py, s, dtype))?;
             }
-            let uniform = PyList::new(py, r.uniform_row_lengths)?;
+            let uniform = PyList::new(py, uniform_row_lengths)?;
             PyTuple::new(
                 py,
                 [
                     "ragged".into_pyobject(py)?.into_any(),
-                    dense_to_py(py, r.flat_values),
+                    dense_to_py(py, flat_values),
                     splits.into_any(),
                     uniform.into_any(),
                     dtype.json_name().into_pyobject(py)?.into_any(),

@@ -113,10 +113,10 @@ pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
 /// A NumPy array of int64, float32 or `bytes` objects as a tensor; otherwise the dtype's name.
 fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
     if let Ok(a) = value.cast::<PyArrayDyn<f32>>() {
-        return Ok(DenseTensor::Float32(a.to_owned_array()));
+        return Ok(DenseTensor::from(a.to_owned_array()));
     }
     if let Ok(a) = value.cast::<PyArrayDyn<i64>>() {
-        return Ok(DenseTensor::Int64(a.to_owned_array()));
+        return Ok(DenseTensor::from(a.to_owned_array()));
     }
     if let Ok(a) = value.cast::<PyArrayDyn<Py<PyAny>>>() {
         let py = value.py();
@@ -130,7 +130,7 @@ fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
             }
         });
         return match bad {
-            None => Ok(DenseTensor::String(bytes)),
+            None => Ok(DenseTensor::from(bytes)),
             Some(t) => Err(format!("object array holding {t} (expected bytes)")),
         };
     }
@@ -385,7 +385,7 @@ pub struct SaverBatch {
 
 fn strings(py: Python<'_>, v: &[String]) -> Py<PyAny> {
     let a = ndarray::Array1::from_iter(v.iter().map(|s| s.as_bytes().to_vec())).into_dyn();
-    dense_to_py(py, DenseTensor::String(a)).unbind()
+    dense_to_py(py, DenseTensor::from(a)).unbind()
 }
 
 impl SaverBatch {
@@ -448,11 +448,7 @@ impl SaverBatch {
             Err(found) => {
                 // A dtype the library cannot hold: report it as the library reports a wrong one.
                 let expected = self.batch.state(name).map_err(|e| saver_error(py, &e))?;
-                let expected = match expected {
-                    DenseTensor::Int64(_) => "int64",
-                    DenseTensor::Float32(_) => "float",
-                    DenseTensor::String(_) => "string",
-                };
+                let expected = expected.dtype().tf_name();
                 let e = format!(
                     "state {name:?} has dtype {expected}, but saw {found} (keys: {:?})",
                     self.batch.key

@@ -7,7 +7,7 @@
 //!
 //! `cargo run -p tfrec --example tbptt --release`
 
-use ndarray::{Array1, Array2, ArrayD, Axis, Ix2};
+use ndarray::{Array1, Array2, ArrayD, ArrayViewD, Axis, Ix2};
 use tfrec::parse::DenseTensor;
 use tfrec::state_saver::{SequenceInput, StateSaverOptions};
 
@@ -202,11 +202,9 @@ fn data(seed: u64) -> Vec<(Array2<f32>, Array2<f32>)> {
         .collect()
 }
 
-fn as_f32(t: &DenseTensor) -> Result<&ArrayD<f32>, String> {
-    match t {
-        DenseTensor::Float32(a) => Ok(a),
-        other => Err(format!("expected float32, got {}", other.dtype())),
-    }
+fn as_f32(t: &DenseTensor) -> Result<ArrayViewD<'_, f32>, String> {
+    t.f32_view()
+        .ok_or_else(|| format!("expected float32, got {}", t.dtype()))
 }
 
 /// Trains for `EPOCHS` epochs; returns the mean loss per valid step of each epoch.
@@ -245,7 +243,7 @@ fn train(sequences: &[(Array2<f32>, Array2<f32>)], hand_over: bool) -> Result<Ve
                 .index_axis(Axis(2), 0)
                 .to_owned()
                 .into_dimensionality::<Ix2>()?;
-            let h0 = as_f32(batch.state("h")?)?.clone().into_dimensionality::<Ix2>()?;
+            let h0 = as_f32(batch.state("h")?)?.to_owned().into_dimensionality::<Ix2>()?;
             let (loss, count, mut grad, h) = model.segment(&x, &y, &batch.length, h0);
             total += f64::from(loss);
             steps += count;

@@ -22,7 +22,7 @@ fn example(build: impl FnOnce(tfrec::example::ExampleBuilder) -> tfrec::example:
 }
 
 fn splits(map: &TensorMap, key: &str) -> Vec<Vec<i64>> {
-    map[key].as_ragged().expect("ragged").nested_row_splits.clone()
+    map[key].as_ragged().expect("ragged").nested_row_splits().to_vec()
 }
 
 fn spec_error(spec: Value) -> String {
@@ -157,7 +157,7 @@ fn time_partitions(n: usize) -> Duration {
     let t = parser.parse_batch(&records).expect("parses");
     let elapsed = started.elapsed();
     let rt = t["r"].as_ragged().expect("ragged");
-    assert_eq!(rt.nested_row_splits.len(), n + 1);
+    assert_eq!(rt.nested_row_splits().len(), n + 1);
     assert!(rt.check().is_ok());
     elapsed
 }

@@ -13,25 +13,21 @@ use tfrec::pipeline::Dataset;
 use tfrec::record::{RecordWriter, WriterOptions};
 use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver, StateSaverError, StateSaverOptions};
 
-fn f32s(t: &DenseTensor) -> &ArrayD<f32> {
-    match t {
-        DenseTensor::Float32(a) => a,
-        other => panic!("expected float32, got {:?}", other.dtype()),
-    }
+fn f32s(t: &DenseTensor) -> ArrayD<f32> {
+    t.f32_view()
+        .unwrap_or_else(|| panic!("expected float32, got {:?}", t.dtype()))
+        .to_owned()
 }
 
-fn i64s(t: &DenseTensor) -> &ArrayD<i64> {
-    match t {
-        DenseTensor::Int64(a) => a,
-        other => panic!("expected int64, got {:?}", other.dtype()),
-    }
+fn i64s(t: &DenseTensor) -> ArrayD<i64> {
+    t.i64_view()
+        .unwrap_or_else(|| panic!("expected int64, got {:?}", t.dtype()))
+        .to_owned()
 }
 
-fn strings(t: &DenseTensor) -> &ArrayD<Vec<u8>> {
-    match t {
-        DenseTensor::String(a) => a,
-        other => panic!("expected string, got {:?}", other.dtype()),
-    }
+fn strings(t: &DenseTensor) -> ArrayD<Vec<u8>> {
+    t.to_bytes_array()
+        .unwrap_or_else(|| panic!("expected string, got {:?}", t.dtype()))
 }
 
 /// xorshift64 for test data.

@@ -10,11 +10,10 @@ use proptest::prelude::*;
 use tfrec::parse::DenseTensor;
 use tfrec::state_saver::{SequenceInput, StateSaverOptions};
 
-fn i64s(t: &DenseTensor) -> &ArrayD<i64> {
-    match t {
-        DenseTensor::Int64(a) => a,
-        other => panic!("expected int64, got {:?}", other.dtype()),
-    }
+fn i64s(t: &DenseTensor) -> ArrayD<i64> {
+    t.i64_view()
+        .unwrap_or_else(|| panic!("expected int64, got {:?}", t.dtype()))
+        .to_owned()
 }
 
 proptest! {

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use super::spec::{DType, SpecError};
+use super::spec::SpecError;
+use super::tensor::ShapeError;
+use super::values::DType;
 use crate::example::DecodeError;
 
 /// What is wrong with the data (or the spec).
@@ -64,6 +66,10 @@ pub enum ParseErrorKind {
     /// A RaggedFeature's partitions do not form a valid ragged tensor.
     #[error("invalid ragged partition: {0}")]
     Ragged(String),
+    /// Parsed values that do not fill the output's shape (an internal inconsistency: every
+    /// count is checked before the tensors are built).
+    #[error("{0}")]
+    Shape(ShapeError),
 }
 
 fn kind_word(dtype: DType) -> &'static str {
@@ -153,7 +159,7 @@ impl fmt::Display for ParseError {
             ),
             K::ListNotMultiple { .. } | K::ContextInconsistentMax { .. } => write!(f, "{}", self.kind),
             K::ContextUnexpectedCount { .. } => write!(f, "Key: {key}.  {}", self.kind),
-            K::SparseLengths { .. } | K::Ragged(_) => write!(f, "Feature {key}: {}", self.kind),
+            K::SparseLengths { .. } | K::Ragged(_) | K::Shape(_) => write!(f, "Feature {key}: {}", self.kind),
             // The single-example op words a wrong count as a parse failure; say both.
             K::WrongCount { dtype, .. } if self.single => write!(
                 f,

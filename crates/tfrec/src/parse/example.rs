@@ -13,15 +13,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::columns::{dense_fixed, dense_padded, sparse_feature, varlen_sparse, Column, RaggedBuild};
+use super::assemble::{dense_fixed, dense_padded, sparse_feature, varlen_sparse, RaggedBuild};
+use super::columns::Column;
 use super::error::{ParseError, ParseErrorKind};
 use super::fast;
 use super::ragged;
 use super::spec::{
-    checked_elements, known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, Partition, SpecError,
-    SplitsDType, Values,
+    checked_elements, known_shape_string, shape_string, FeatureSpec, FeatureSpecs, Partition, SpecError,
 };
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
+use super::values::{DType, SplitsDType, Values};
 use crate::example::{ExampleView, RawFeature};
 
 /// Reusable buffers of the careful path.
@@ -483,7 +484,7 @@ impl ExampleParser {
                         ..
                     },
                 ) => {
-                    column.extend_values(d);
+                    column.values.extend_from(d);
                     column.counts.push(*stride);
                 }
                 (fast::Taken::KindUnset, Role::Fixed { default: None, .. }) => return false,
@@ -538,7 +539,7 @@ impl ExampleParser {
                     stride,
                     ..
                 } => {
-                    column.extend_values(d);
+                    column.values.extend_from(d);
                     column.counts.push(*stride);
                 }
                 Role::Fixed { default: None, .. } => {
@@ -694,7 +695,7 @@ impl ExampleParser {
                         }
                         if rt.ragged_rank() == 0 {
                             let dense = DenseTensor::from_values(rt.flat, &rt.flat_shape)
-                                .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())).key(name))?;
+                                .map_err(|e| ParseError::new(ParseErrorKind::Shape(e)).key(name))?;
                             out.insert(name.clone(), Tensor::Dense(dense));
                         } else {
                             out.insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
@@ -741,9 +742,8 @@ pub(crate) fn strip_batch(tensor: Tensor) -> Tensor {
     match tensor {
         Tensor::Dense(t) => {
             let shape = t.shape().get(1..).unwrap_or(&[]).to_vec();
-            match DenseTensor::from_values(t.to_values(), &shape) {
-                Ok(d) => Tensor::Dense(d),
-                Err(_) => Tensor::Dense(t),
+            match t.reshape(&shape) {
+                Ok(d) | Err(d) => Tensor::Dense(d),
             }
         }
         Tensor::Sparse(t) => {
@@ -756,21 +756,15 @@ pub(crate) fn strip_batch(tensor: Tensor) -> Tensor {
             })
         }
         Tensor::Ragged(t) => {
-            let mut splits = t.nested_row_splits;
-            let mut uniform = t.uniform_row_lengths;
+            let (flat, mut splits, mut uniform, splits_dtype) = t.into_parts();
             if !splits.is_empty() {
                 splits.remove(0);
                 uniform.remove(0);
             }
             if splits.is_empty() {
-                Tensor::Dense(t.flat_values)
+                Tensor::Dense(flat)
             } else {
-                Tensor::Ragged(RaggedTensor {
-                    flat_values: t.flat_values,
-                    nested_row_splits: splits,
-                    uniform_row_lengths: uniform,
-                    row_splits_dtype: t.row_splits_dtype,
-                })
+                Tensor::Ragged(RaggedTensor::new_unchecked(flat, splits, uniform, splits_dtype))
             }
         }
     }

@@ -9,7 +9,7 @@
 //! TensorFlow's errors. So results and errors are identical whichever path ran.
 //! `cargo bench -p tfrec --bench parse` measures what it buys (about 2x on wide Examples).
 
-use super::spec::Values;
+use super::values::Values;
 
 /// Reads a varint at `*pos`; `None` if truncated or longer than 10 bytes.
 #[inline(always)]
@@ -124,7 +124,7 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
                     pos += 1;
                     match len_delimited(list, &mut pos) {
                         Some(bytes) => {
-                            out.push(bytes.to_vec());
+                            out.push(bytes);
                             true
                         }
                         None => false,

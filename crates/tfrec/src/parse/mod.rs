@@ -1,24 +1,37 @@
 //! Parsing specs: Examples and SequenceExamples into dense, sparse and ragged tensors, with
 //! TensorFlow's outputs and errors (`tf.io.parse_example`, `parse_single_example`,
 //! `parse_sequence_example`, `parse_single_sequence_example`).
+//!
+//! Layers, each using only those above it in this list: `values` (dtypes and value storage),
+//! `spec` (feature specs), `tensor` (tensors on the values), `columns` (parse-time builders on
+//! the values), `json` and `spec_json` (JSON forms), `error`, `assemble` (tensors from
+//! columns), `ragged` (partitions), `fast`, `example` and `sequence` (the parsers), `concat`
+//! (joining batches).
 
+mod assemble;
 mod columns;
+mod concat;
 mod error;
 mod example;
 mod fast;
+mod json;
 mod ragged;
 mod sequence;
 mod spec;
 mod spec_json;
 mod stdsort;
 mod tensor;
+mod values;
 
+pub use concat::{concat_batch, ConcatError};
 pub use error::{ParseError, ParseErrorKind};
 pub use example::{ExampleParser, TensorMap};
+pub use json::{values_from_json, values_to_json};
 pub use sequence::{ParsedSequences, SequenceParser};
 pub use spec::{
-    specs_from_json, specs_to_json, values_from_json, values_to_json, DType, FeatureSpec, FeatureSpecs,
-    FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs, SparseFeature, SpecError,
-    SpecFile, SplitsDType, Values, VarLenFeature,
+    FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs,
+    SparseFeature, SpecError, SpecFile, VarLenFeature,
 };
-pub use tensor::{concat_batch, ConcatError, DenseTensor, Nested, RaggedTensor, ShapeError, SparseTensor, Tensor};
+pub use spec_json::{specs_from_json, specs_to_json};
+pub use tensor::{DenseTensor, Nested, RaggedError, RaggedTensor, ShapeError, SparseTensor, Tensor};
+pub use values::{BytesArray, DType, SplitsDType, Values};

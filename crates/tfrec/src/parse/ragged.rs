@@ -18,9 +18,11 @@
 //! [`RaggedTensor`]: super::tensor::RaggedTensor
 //! [`RaggedTensor::check`]: super::tensor::RaggedTensor::check
 
-use super::columns::{splits_of, Column, RaggedBuild};
+use super::assemble::RaggedBuild;
+use super::columns::{splits_of, Column};
 use super::error::{ParseError, ParseErrorKind};
-use super::spec::{Partition, SplitsDType, Values};
+use super::spec::Partition;
+use super::values::{SplitsDType, Values};
 
 /// Empty rows `value_row_ids` may imply beyond one per value: a row id of 10^12 must be an
 /// error, not an 8 TB allocation. (TensorFlow itself counts rows in int32.)

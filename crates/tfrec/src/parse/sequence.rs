@@ -12,16 +12,18 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::columns::{dense_fixed, dense_padded, splits_of, Column, RaggedBuild};
+use super::assemble::{dense_fixed, dense_padded, index_matrix, RaggedBuild};
+use super::columns::{splits_of, Column};
 use super::error::{ParseError, ParseErrorKind};
 use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
 use super::fast;
 use super::ragged;
 use super::spec::{
-    checked_elements, known_shape_string, shape_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition,
-    SequenceSpecs, SpecError, SplitsDType, Values,
+    checked_elements, known_shape_string, shape_string, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition,
+    SequenceSpecs, SpecError,
 };
-use super::tensor::{DenseTensor, Tensor};
+use super::tensor::{DenseTensor, SparseTensor, Tensor};
+use super::values::{DType, SplitsDType, Values};
 use crate::example::{FeatureView, RawFeature, SequenceExampleView};
 
 /// The three outputs of `parse_sequence_example`.
@@ -483,7 +485,7 @@ impl SequenceParser {
                     };
                     let lengths: Vec<i64> = row_counts.iter().map(|&r| r as i64).collect();
                     let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch])
-                        .map_err(|err| ParseError::new(ParseErrorKind::Ragged(err.to_string())))?;
+                        .map_err(|err| ParseError::new(ParseErrorKind::Shape(err)))?;
                     out.lengths.insert(name.clone(), Tensor::Dense(lengths));
                     // Per example, all rows' values together, padded to the longest.
                     let per_example = Column {
@@ -702,7 +704,9 @@ impl SequenceParser {
                     ))
                 }
                 // A default of no elements is no default (TensorFlow's `NumElements() == 0`).
-                (None, _, Some(default)) if !default.is_empty() => column.extend_values(default),
+                (None, _, Some(default)) if !default.is_empty() => {
+                    column.values.extend_from(default);
+                }
                 (None, _, _) => {
                     return Err(at(
                         ParseError::new(ParseErrorKind::Required {
@@ -801,7 +805,7 @@ fn per_example_totals(row_values: &[usize], rows: &[usize]) -> Vec<usize> {
 }
 
 /// A VarLenFeature over feature lists: indices `(example, row, position)`.
-fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<super::tensor::SparseTensor, ParseError> {
+fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor, ParseError> {
     let total = column.values.len();
     let mut indices = Vec::with_capacity(total * 3);
     let mut at = 0;
@@ -817,11 +821,10 @@ fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<super::tensor
         at += nrows;
     }
     let most_rows = row_counts.iter().max().copied().unwrap_or(0);
-    Ok(super::tensor::SparseTensor {
-        indices: ndarray::Array2::from_shape_vec((total, 3), indices)
-            .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())))?,
+    Ok(SparseTensor {
+        indices: index_matrix(total, 3, indices)?,
         values: DenseTensor::from_values(column.values, &[total])
-            .map_err(|e| ParseError::new(ParseErrorKind::Ragged(e.to_string())))?,
+            .map_err(|e| ParseError::new(ParseErrorKind::Shape(e)))?,
         dense_shape: vec![row_counts.len() as i64, most_rows as i64, longest_row as i64],
     })
 }

@@ -7,10 +7,14 @@ use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
 
+use serde_json::json;
+
+use super::json::{values_from_json, values_to_json};
 use super::spec::{
-    checked_elements, shape_string, values_from_json, DType, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature,
-    Partition, RaggedFeature, SparseFeature, SpecError, SplitsDType, VarLenFeature,
+    checked_elements, shape_string, FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition,
+    RaggedFeature, SequenceSpecs, SparseFeature, SpecError, SpecFile, VarLenFeature,
 };
+use super::values::{DType, SplitsDType, Values};
 
 /// A string or a list of them (`index_key`), an integer or a list of them (`size`).
 #[derive(Deserialize)]
@@ -158,7 +162,7 @@ fn known_shape(dims: Vec<Option<usize>>, name: &str) -> Result<Vec<usize>, SpecE
     Ok(shape)
 }
 
-fn default_of(default: Option<Value>, dtype: DType, name: &str) -> Result<Option<super::spec::Values>, SpecError> {
+fn default_of(default: Option<Value>, dtype: DType, name: &str) -> Result<Option<Values>, SpecError> {
     default
         .map(|d| values_from_json(&d, dtype).map_err(|e| invalid(format!("feature {name}: default_value: {e}"))))
         .transpose()
@@ -297,6 +301,131 @@ pub(crate) struct SequenceJson {
     pub sequence_features: Option<serde_json::Map<String, Value>>,
 }
 
+impl FeatureSpec {
+    /// Reads one spec object strictly (unknown keys and wrongly typed values are errors naming
+    /// the key), then checks it as TensorFlow's constructors and `_ParseOpParams` do.
+    pub fn from_json(name: &str, value: &Value) -> Result<FeatureSpec, SpecError> {
+        spec_from_json(name, value)
+    }
+
+    /// The JSON form of this spec.
+    pub fn to_json(&self) -> Value {
+        let default = |d: &Option<Values>| d.as_ref().map_or(Value::Null, values_to_json);
+        match self {
+            FeatureSpec::FixedLen(s) => json!({
+                "type": "FixedLenFeature", "shape": s.shape, "dtype": s.dtype.json_name(),
+                "default_value": default(&s.default_value),
+            }),
+            FeatureSpec::FixedLenSequence(s) => json!({
+                "type": "FixedLenSequenceFeature", "shape": s.shape, "dtype": s.dtype.json_name(),
+                "allow_missing": s.allow_missing, "default_value": match &s.default_value {
+                    Some(v) => values_to_json(v).as_array().and_then(|a| a.first().cloned()).unwrap_or(Value::Null),
+                    None => Value::Null,
+                },
+            }),
+            FeatureSpec::VarLen(s) => json!({"type": "VarLenFeature", "dtype": s.dtype.json_name()}),
+            FeatureSpec::Sparse(s) => json!({
+                "type": "SparseFeature", "index_key": s.index_keys, "value_key": s.value_key,
+                "dtype": s.dtype.json_name(), "size": s.size, "already_sorted": s.already_sorted,
+            }),
+            FeatureSpec::Ragged(s) => json!({
+                "type": "RaggedFeature", "dtype": s.dtype.json_name(), "value_key": s.value_key,
+                "row_splits_dtype": s.row_splits_dtype.json_name(), "validate": s.validate,
+                "partitions": s.partitions.iter().map(|p| match p {
+                    Partition::UniformRowLength(n) => json!({"kind": "uniform_row_length", "length": n}),
+                    other => {
+                        let kind = match other {
+                            Partition::RowSplits(_) => "row_splits",
+                            Partition::RowLengths(_) => "row_lengths",
+                            Partition::RowStarts(_) => "row_starts",
+                            Partition::RowLimits(_) => "row_limits",
+                            _ => "value_row_ids",
+                        };
+                        json!({"kind": kind, "key": other.key()})
+                    }
+                }).collect::<Vec<_>>(),
+            }),
+        }
+    }
+}
+
+/// Reads a JSON object of name → spec.
+pub fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> {
+    let object = value
+        .as_object()
+        .ok_or_else(|| SpecError::Json("the specs must be a JSON object of name → spec".into()))?;
+    object
+        .iter()
+        .map(|(name, spec)| Ok((name.clone(), FeatureSpec::from_json(name, spec)?)))
+        .collect()
+}
+
+/// Writes specs as a JSON object of name → spec.
+pub fn specs_to_json(specs: &FeatureSpecs) -> Value {
+    Value::Object(specs.iter().map(|(k, s)| (k.clone(), s.to_json())).collect())
+}
+
+impl SequenceSpecs {
+    /// Reads `{"context_features": {...}, "sequence_features": {...}}` (either may be absent or
+    /// null; no other key is accepted).
+    pub fn from_json(value: &Value) -> Result<SequenceSpecs, SpecError> {
+        use serde::Deserialize;
+        let parts = SequenceJson::deserialize(value).map_err(|e| SpecError::Json(format!("sequence specs: {e}")))?;
+        let read = |part: Option<serde_json::Map<String, Value>>| match part {
+            None => Ok(FeatureSpecs::new()),
+            Some(object) => specs_from_json(&Value::Object(object)),
+        };
+        Ok(SequenceSpecs {
+            context_features: read(parts.context_features)?,
+            sequence_features: read(parts.sequence_features)?,
+        })
+    }
+
+    /// Writes the JSON form.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "context_features": specs_to_json(&self.context_features),
+            "sequence_features": specs_to_json(&self.sequence_features),
+        })
+    }
+}
+
+impl SpecFile {
+    /// Reads a spec file's JSON: a sequence spec when it has `context_features` or
+    /// `sequence_features`, else a map of name → spec.
+    pub fn from_json(value: &Value) -> Result<SpecFile, SpecError> {
+        if value.get("context_features").is_some() || value.get("sequence_features").is_some() {
+            SequenceSpecs::from_json(value).map(SpecFile::Sequence)
+        } else {
+            specs_from_json(value).map(SpecFile::Example)
+        }
+    }
+
+    /// Reads a spec file's text (see [`SpecFile::from_json`]).
+    pub fn from_text(text: &str) -> Result<SpecFile, SpecError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| SpecError::Json(e.to_string()))?;
+        SpecFile::from_json(&value)
+    }
+
+    /// Reads a spec file from disk (see [`SpecFile::from_json`]).
+    pub fn load(path: impl AsRef<std::path::Path>) -> Result<SpecFile, SpecError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        SpecFile::from_text(&text)
+    }
+}
+
+impl std::str::FromStr for SpecFile {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<SpecFile, SpecError> {
+        SpecFile::from_text(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,5 +484,43 @@ mod tests {
             &serde_json::json!({"type": "FixedLenFeature", "shape": [100_000_000_000u64], "dtype": "int64"})
         )
         .is_ok());
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let text = r#"{
+            "a": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32", "default_value": [1.5, "NaN"]},
+            "b": {"type": "VarLenFeature", "dtype": "string"},
+            "c": {"type": "SparseFeature", "index_key": ["i", "j"], "value_key": "v", "dtype": "int64", "size": [3, 4], "already_sorted": true},
+            "d": {"type": "RaggedFeature", "dtype": "int64", "value_key": null, "row_splits_dtype": "int64", "validate": true,
+                  "partitions": [{"kind": "row_lengths", "key": "l"}, {"kind": "uniform_row_length", "length": 2}]},
+            "e": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true, "default_value": -1}
+        }"#;
+        let specs = specs_from_json(&serde_json::from_str(text).unwrap()).unwrap();
+        let again = specs_from_json(&specs_to_json(&specs)).unwrap();
+        assert_eq!(format!("{specs:?}"), format!("{again:?}"));
+    }
+
+    #[test]
+    fn tf_reasons_for_bad_shapes() {
+        let bad = |s: &str| {
+            FeatureSpec::from_json("k", &serde_json::from_str(s).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            bad(r#"{"type": "FixedLenFeature", "dtype": "int64"}"#),
+            "Missing shape for feature k."
+        );
+        assert_eq!(
+            bad(r#"{"type": "FixedLenFeature", "shape": [null, 2], "dtype": "int64"}"#),
+            "First dimension of shape for feature k unknown. Consider using FixedLenSequenceFeature."
+        );
+        assert_eq!(
+            bad(r#"{"type": "FixedLenFeature", "shape": [2, null], "dtype": "int64"}"#),
+            "All dimensions of shape for feature k need to be known but received [2,?]."
+        );
+        assert_eq!(bad(r#"{"type": "VarLenFeature"}"#), "Missing type for feature k.");
+        assert!(bad(r#"{"type": "VarLenFeature", "dtype": "bool"}"#).contains("Unsupported dtype bool"));
     }
 }

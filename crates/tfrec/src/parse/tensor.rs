@@ -1,73 +1,78 @@
-//! The tensors parsing produces: dense (an `ndarray` array of i64, f32 or bytes), sparse
-//! (indices, values, dense shape) and ragged (flat values and nested row splits), with their
-//! JSON form (as the golden vectors write them) and helpers for ragged tensors.
+//! The tensors parsing produces: dense (a shape over [`Values`]), sparse (indices, values,
+//! dense shape) and ragged (flat values and nested row splits, checked when built from
+//! outside), with ndarray views of the numeric ones and the ragged helpers (nested lists,
+//! padding to dense).
 
-use ndarray::{Array2, ArrayD, IxDyn};
-use serde_json::{json, Value};
+use ndarray::{Array2, ArrayD, ArrayViewD, IxDyn};
 
-use super::spec::{bytes_to_json, float_to_json, DType, SplitsDType, Values};
+use super::values::{BytesArray, DType, SplitsDType, Values};
 
-/// A dense tensor.
+/// A dense tensor: a shape and its values in row-major order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum DenseTensor {
-    Int64(ArrayD<i64>),
-    Float32(ArrayD<f32>),
-    String(ArrayD<Vec<u8>>),
+pub struct DenseTensor {
+    shape: Vec<usize>,
+    values: Values,
 }
 
 /// A shape that does not hold the values given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{len} values do not fill a tensor of shape {shape:?}")]
 pub struct ShapeError {
+    /// Number of values given.
     pub len: usize,
+    /// The shape asked for.
     pub shape: Vec<usize>,
 }
 
 impl DenseTensor {
     /// A tensor of `shape` holding `values` in row-major order.
     pub fn from_values(values: Values, shape: &[usize]) -> Result<DenseTensor, ShapeError> {
-        let err = |len| ShapeError {
-            len,
+        let fits = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .is_some_and(|n| n == values.len());
+        if !fits {
+            return Err(ShapeError {
+                len: values.len(),
+                shape: shape.to_vec(),
+            });
+        }
+        Ok(DenseTensor {
             shape: shape.to_vec(),
-        };
-        let dims = IxDyn(shape);
-        Ok(match values {
-            Values::Int64(v) => {
-                let n = v.len();
-                DenseTensor::Int64(ArrayD::from_shape_vec(dims, v).map_err(|_| err(n))?)
-            }
-            Values::Float32(v) => {
-                let n = v.len();
-                DenseTensor::Float32(ArrayD::from_shape_vec(dims, v).map_err(|_| err(n))?)
-            }
-            Values::String(v) => {
-                let n = v.len();
-                DenseTensor::String(ArrayD::from_shape_vec(dims, v).map_err(|_| err(n))?)
-            }
+            values,
         })
+    }
+
+    /// The same values in another shape of as many elements; the tensor back otherwise.
+    pub fn reshape(self, shape: &[usize]) -> Result<DenseTensor, DenseTensor> {
+        if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) == Some(self.len()) {
+            Ok(DenseTensor {
+                shape: shape.to_vec(),
+                values: self.values,
+            })
+        } else {
+            Err(self)
+        }
+    }
+
+    /// A scalar (shape `[]`) holding the one value of `values`.
+    pub fn scalar(values: Values) -> Result<DenseTensor, ShapeError> {
+        DenseTensor::from_values(values, &[])
     }
 
     /// The shape.
     pub fn shape(&self) -> &[usize] {
-        match self {
-            DenseTensor::Int64(a) => a.shape(),
-            DenseTensor::Float32(a) => a.shape(),
-            DenseTensor::String(a) => a.shape(),
-        }
+        &self.shape
     }
 
     /// The dtype.
     pub fn dtype(&self) -> DType {
-        match self {
-            DenseTensor::Int64(_) => DType::Int64,
-            DenseTensor::Float32(_) => DType::Float32,
-            DenseTensor::String(_) => DType::String,
-        }
+        self.values.dtype()
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.shape().iter().product()
+        self.values.len()
     }
 
     /// Whether the tensor has no elements.
@@ -76,22 +81,116 @@ impl DenseTensor {
     }
 
     /// The elements in row-major order.
+    pub fn values(&self) -> &Values {
+        &self.values
+    }
+
+    /// The elements in row-major order, taken out of the tensor.
+    pub fn into_values(self) -> Values {
+        self.values
+    }
+
+    /// The shape and the elements.
+    pub fn into_parts(self) -> (Vec<usize>, Values) {
+        (self.shape, self.values)
+    }
+
+    /// A copy of the elements in row-major order.
     pub fn to_values(&self) -> Values {
-        match self {
-            DenseTensor::Int64(a) => Values::Int64(a.iter().copied().collect()),
-            DenseTensor::Float32(a) => Values::Float32(a.iter().copied().collect()),
-            DenseTensor::String(a) => Values::String(a.iter().cloned().collect()),
+        self.values.clone()
+    }
+
+    /// The int64 elements, if the tensor holds int64s.
+    pub fn as_i64(&self) -> Option<&[i64]> {
+        self.values.as_i64()
+    }
+
+    /// The float32 elements, if the tensor holds floats.
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        self.values.as_f32()
+    }
+
+    /// The byte strings, if the tensor holds strings.
+    pub fn as_bytes(&self) -> Option<&BytesArray> {
+        self.values.as_bytes()
+    }
+
+    /// An ndarray view of an int64 tensor.
+    pub fn i64_view(&self) -> Option<ArrayViewD<'_, i64>> {
+        ArrayViewD::from_shape(IxDyn(&self.shape), self.as_i64()?).ok()
+    }
+
+    /// An ndarray view of a float32 tensor.
+    pub fn f32_view(&self) -> Option<ArrayViewD<'_, f32>> {
+        ArrayViewD::from_shape(IxDyn(&self.shape), self.as_f32()?).ok()
+    }
+
+    /// An int64 tensor as an owned ndarray array (no copy); the tensor back otherwise.
+    pub fn into_i64_array(self) -> Result<ArrayD<i64>, DenseTensor> {
+        match self.values {
+            Values::Int64(v) => ArrayD::from_shape_vec(IxDyn(&self.shape), v).map_err(|e| {
+                // Unreachable: the constructors check that the shape holds the values.
+                unreachable!("dense tensor shape checked at construction: {e}")
+            }),
+            values => Err(DenseTensor { values, ..self }),
         }
     }
 
-    /// The golden JSON form: `{"kind": "dense", "dtype", "shape", "values"}`.
-    pub fn to_json(&self) -> Value {
-        let values: Vec<Value> = match self {
-            DenseTensor::Int64(a) => a.iter().map(|v| json!(v)).collect(),
-            DenseTensor::Float32(a) => a.iter().map(|&v| float_to_json(v)).collect(),
-            DenseTensor::String(a) => a.iter().map(|v| bytes_to_json(v)).collect(),
-        };
-        json!({"kind": "dense", "dtype": self.dtype().json_name(), "shape": self.shape(), "values": values})
+    /// A float32 tensor as an owned ndarray array (no copy); the tensor back otherwise.
+    pub fn into_f32_array(self) -> Result<ArrayD<f32>, DenseTensor> {
+        match self.values {
+            Values::Float32(v) => ArrayD::from_shape_vec(IxDyn(&self.shape), v).map_err(|e| {
+                // Unreachable: the constructors check that the shape holds the values.
+                unreachable!("dense tensor shape checked at construction: {e}")
+            }),
+            values => Err(DenseTensor { values, ..self }),
+        }
+    }
+
+    /// A string tensor as an ndarray array of owned byte strings.
+    pub fn to_bytes_array(&self) -> Option<ArrayD<Vec<u8>>> {
+        ArrayD::from_shape_vec(IxDyn(&self.shape), self.as_bytes()?.to_vecs()).ok()
+    }
+}
+
+/// Builds a dense tensor from an ndarray array, in its logical (row-major) order.
+fn from_array<T: Clone>(a: ArrayD<T>, wrap: impl FnOnce(Vec<T>) -> Values) -> DenseTensor {
+    let shape = a.shape().to_vec();
+    let n = a.len();
+    let flat = if a.is_standard_layout() {
+        // Contiguous in row-major order, though possibly not from the buffer's start.
+        let (mut v, offset) = a.into_raw_vec_and_offset();
+        let start = offset.unwrap_or(0);
+        v.truncate(start + n);
+        v.drain(..start);
+        v
+    } else {
+        a.iter().cloned().collect()
+    };
+    DenseTensor {
+        shape,
+        values: wrap(flat),
+    }
+}
+
+impl From<ArrayD<i64>> for DenseTensor {
+    fn from(a: ArrayD<i64>) -> Self {
+        from_array(a, Values::Int64)
+    }
+}
+
+impl From<ArrayD<f32>> for DenseTensor {
+    fn from(a: ArrayD<f32>) -> Self {
+        from_array(a, Values::Float32)
+    }
+}
+
+impl From<ArrayD<Vec<u8>>> for DenseTensor {
+    fn from(a: ArrayD<Vec<u8>>) -> Self {
+        DenseTensor {
+            shape: a.shape().to_vec(),
+            values: Values::String(a.iter().collect()),
+        }
     }
 }
 
@@ -106,41 +205,139 @@ pub struct SparseTensor {
     pub dense_shape: Vec<i64>,
 }
 
-impl SparseTensor {
-    /// The golden JSON form.
-    pub fn to_json(&self) -> Value {
-        let indices: Vec<Vec<i64>> = self.indices.rows().into_iter().map(|r| r.to_vec()).collect();
-        let values = self.values.to_json()["values"].clone();
-        json!({"kind": "sparse", "dtype": self.values.dtype().json_name(), "indices": indices,
-               "values": values, "dense_shape": self.dense_shape})
-    }
+/// Why row splits do not form a valid ragged tensor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RaggedError {
+    /// A level's splits do not start at 0 (or the level has no splits at all).
+    #[error("level {level}: row splits do not start at 0")]
+    StartNotZero {
+        /// The ragged level, outermost 0.
+        level: usize,
+    },
+    /// A level's splits decrease somewhere.
+    #[error("level {level}: row splits decrease")]
+    Decreasing {
+        /// The ragged level, outermost 0.
+        level: usize,
+    },
+    /// A level's splits do not end at the number of rows below it.
+    #[error("level {level}: row splits end at {end:?}, not at the {rows} rows below")]
+    WrongEnd {
+        /// The ragged level, outermost 0.
+        level: usize,
+        /// The last split.
+        end: Option<i64>,
+        /// The rows of the level below (or of the flat values).
+        rows: usize,
+    },
+    /// The flat values are a scalar, which no ragged tensor has.
+    #[error("the flat values are a scalar")]
+    ScalarValues,
+    /// Not one uniform row length entry per ragged level.
+    #[error("{splits} levels of row splits but {uniform} uniform row lengths")]
+    LevelCount {
+        /// Levels of row splits.
+        splits: usize,
+        /// Entries of uniform row lengths.
+        uniform: usize,
+    },
 }
 
 /// A ragged tensor: flat values and, from the outermost in, the row splits of each ragged
 /// dimension.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RaggedTensor {
-    /// The values; more than one dimension when an innermost uniform partition reshaped them.
-    pub flat_values: DenseTensor,
-    /// Row splits per ragged dimension, outermost first; level `i` splits the rows of level
-    /// `i + 1` (or the first dimension of `flat_values` for the last level).
-    pub nested_row_splits: Vec<Vec<i64>>,
-    /// For each level, the uniform row length when the level was built from one.
-    pub uniform_row_lengths: Vec<Option<i64>>,
-    /// The dtype TensorFlow gives the splits (the values are the same either way).
-    pub row_splits_dtype: SplitsDType,
+    flat_values: DenseTensor,
+    nested_row_splits: Vec<Vec<i64>>,
+    uniform_row_lengths: Vec<Option<i64>>,
+    row_splits_dtype: SplitsDType,
 }
 
 /// A ragged tensor turned into nested lists.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Nested {
+    /// An int64 value.
     Int64(i64),
+    /// A float32 value.
     Float32(f32),
+    /// A byte string.
     Bytes(Vec<u8>),
+    /// A list of rows or values.
     List(Vec<Nested>),
 }
 
 impl RaggedTensor {
+    /// A ragged tensor from its parts, checked as [`RaggedTensor::check`] does:
+    /// `flat_values` (more than one dimension when an innermost uniform partition reshaped
+    /// them), the row splits of each ragged level from the outermost in (level `i` splits the
+    /// rows of level `i + 1`, the last level the first dimension of `flat_values`), for each
+    /// level the uniform row length it was built from (if any), and the splits' dtype.
+    pub fn new(
+        flat_values: DenseTensor,
+        nested_row_splits: Vec<Vec<i64>>,
+        uniform_row_lengths: Vec<Option<i64>>,
+        row_splits_dtype: SplitsDType,
+    ) -> Result<RaggedTensor, RaggedError> {
+        if nested_row_splits.len() != uniform_row_lengths.len() {
+            return Err(RaggedError::LevelCount {
+                splits: nested_row_splits.len(),
+                uniform: uniform_row_lengths.len(),
+            });
+        }
+        if flat_values.shape().is_empty() {
+            return Err(RaggedError::ScalarValues);
+        }
+        let t = RaggedTensor::new_unchecked(flat_values, nested_row_splits, uniform_row_lengths, row_splits_dtype);
+        t.check()?;
+        Ok(t)
+    }
+
+    /// As [`RaggedTensor::new`] without the checks of the splits: parsing with
+    /// `validate = false` gives, as TensorFlow does, whatever the partition features say.
+    pub(crate) fn new_unchecked(
+        flat_values: DenseTensor,
+        nested_row_splits: Vec<Vec<i64>>,
+        uniform_row_lengths: Vec<Option<i64>>,
+        row_splits_dtype: SplitsDType,
+    ) -> RaggedTensor {
+        RaggedTensor {
+            flat_values,
+            nested_row_splits,
+            uniform_row_lengths,
+            row_splits_dtype,
+        }
+    }
+
+    /// The values; more than one dimension when an innermost uniform partition reshaped them.
+    pub fn flat_values(&self) -> &DenseTensor {
+        &self.flat_values
+    }
+
+    /// Row splits per ragged dimension, outermost first.
+    pub fn nested_row_splits(&self) -> &[Vec<i64>] {
+        &self.nested_row_splits
+    }
+
+    /// For each level, the uniform row length when the level was built from one.
+    pub fn uniform_row_lengths(&self) -> &[Option<i64>] {
+        &self.uniform_row_lengths
+    }
+
+    /// The dtype TensorFlow gives the splits (the values are the same either way).
+    pub fn row_splits_dtype(&self) -> SplitsDType {
+        self.row_splits_dtype
+    }
+
+    /// The parts, in the order of [`RaggedTensor::new`].
+    pub fn into_parts(self) -> (DenseTensor, Vec<Vec<i64>>, Vec<Option<i64>>, SplitsDType) {
+        (
+            self.flat_values,
+            self.nested_row_splits,
+            self.uniform_row_lengths,
+            self.row_splits_dtype,
+        )
+    }
+
     /// Number of rows of the outermost dimension.
     pub fn nrows(&self) -> usize {
         self.nested_row_splits
@@ -148,14 +345,6 @@ impl RaggedTensor {
             .map_or(self.flat_values.shape().first().copied().unwrap_or(0), |s| {
                 s.len().saturating_sub(1)
             })
-    }
-
-    /// The golden JSON form.
-    pub fn to_json(&self) -> Value {
-        json!({"kind": "ragged", "dtype": self.flat_values.dtype().json_name(),
-               "row_splits_dtype": self.row_splits_dtype.json_name(),
-               "nested_row_splits": self.nested_row_splits, "uniform_row_lengths": self.uniform_row_lengths,
-               "flat_values": self.flat_values.to_json()})
     }
 
     /// The tensor as nested lists: one list per ragged level, then the dense dimensions of the
@@ -179,23 +368,24 @@ impl RaggedTensor {
     /// Checks that the splits form a valid ragged tensor: each level starts at 0, never
     /// decreases, and ends at the number of rows of the level below (or of flat values).
     /// Parsing with `validate = false` can, as in TensorFlow, produce tensors that fail this.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RaggedError> {
         for (level, splits) in self.nested_row_splits.iter().enumerate() {
             let below = match self.nested_row_splits.get(level + 1) {
                 Some(next) => next.len().saturating_sub(1),
                 None => self.flat_values.shape().first().copied().unwrap_or(0),
             };
             if splits.first() != Some(&0) {
-                return Err(format!("level {level}: row splits do not start at 0"));
+                return Err(RaggedError::StartNotZero { level });
             }
             if splits.windows(2).any(|w| w[1] < w[0]) {
-                return Err(format!("level {level}: row splits decrease"));
+                return Err(RaggedError::Decreasing { level });
             }
             if splits.last().copied() != Some(below as i64) {
-                return Err(format!(
-                    "level {level}: row splits end at {:?}, not at the {below} rows below",
-                    splits.last()
-                ));
+                return Err(RaggedError::WrongEnd {
+                    level,
+                    end: splits.last().copied(),
+                    rows: below,
+                });
             }
         }
         Ok(())
@@ -239,11 +429,6 @@ impl RaggedTensor {
                 len: self.flat_values.len(),
                 shape: shape.clone(),
             })?;
-        if total == 0 {
-            return DenseTensor::from_values(fill(pad, 0), &shape);
-        }
-        let flat = self.flat_values.to_values();
-        let mut out = fill(pad, total);
         // Walk from the outermost level: each row of level l starts at a base offset in `out`.
         let mut bases: Vec<usize> = (0..self.nrows()).map(|r| r * stride(&shape, 1)).collect();
         for (level, splits) in self.nested_row_splits.iter().enumerate() {
@@ -256,32 +441,20 @@ impl RaggedTensor {
             }
             bases = next;
         }
+        // `bases` is increasing: write each run of values after the padding before it.
+        let flat = self.flat_values.values();
+        let mut out = Values::with_capacity(flat.dtype(), total);
         for (i, &base) in bases.iter().enumerate() {
-            copy_range(&flat, i * inner_len, &mut out, base, inner_len);
+            out.extend_pad(pad, base - out.len());
+            out.extend_from_range(flat, i * inner_len..(i + 1) * inner_len);
         }
+        out.extend_pad(pad, total - out.len());
         DenseTensor::from_values(out, &shape)
     }
 }
 
 fn stride(shape: &[usize], from: usize) -> usize {
     shape.get(from..).map_or(1, |s| s.iter().product())
-}
-
-fn fill(pad: &Values, n: usize) -> Values {
-    match pad {
-        Values::Int64(v) => Values::Int64(vec![v.first().copied().unwrap_or(0); n]),
-        Values::Float32(v) => Values::Float32(vec![v.first().copied().unwrap_or(0.0); n]),
-        Values::String(v) => Values::String(vec![v.first().cloned().unwrap_or_default(); n]),
-    }
-}
-
-fn copy_range(from: &Values, start: usize, to: &mut Values, at: usize, n: usize) {
-    match (from, to) {
-        (Values::Int64(a), Values::Int64(b)) => b[at..at + n].copy_from_slice(&a[start..start + n]),
-        (Values::Float32(a), Values::Float32(b)) => b[at..at + n].copy_from_slice(&a[start..start + n]),
-        (Values::String(a), Values::String(b)) => b[at..at + n].clone_from_slice(&a[start..start + n]),
-        _ => {}
-    }
 }
 
 /// The first-dimension rows of a dense tensor as nested lists.
@@ -297,10 +470,10 @@ fn flat_rows(t: &DenseTensor) -> Vec<Nested> {
             }
         }
     }
-    let leaves: Vec<Nested> = match t.to_values() {
-        Values::Int64(v) => v.into_iter().map(Nested::Int64).collect(),
-        Values::Float32(v) => v.into_iter().map(Nested::Float32).collect(),
-        Values::String(v) => v.into_iter().map(Nested::Bytes).collect(),
+    let leaves: Vec<Nested> = match t.values() {
+        Values::Int64(v) => v.iter().copied().map(Nested::Int64).collect(),
+        Values::Float32(v) => v.iter().copied().map(Nested::Float32).collect(),
+        Values::String(v) => v.iter().map(|b| Nested::Bytes(b.to_vec())).collect(),
     };
     nest(&leaves, t.shape())
 }
@@ -308,21 +481,15 @@ fn flat_rows(t: &DenseTensor) -> Vec<Nested> {
 /// Any parsed tensor.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tensor {
+    /// A dense tensor.
     Dense(DenseTensor),
+    /// A sparse tensor.
     Sparse(SparseTensor),
+    /// A ragged tensor.
     Ragged(RaggedTensor),
 }
 
 impl Tensor {
-    /// The golden JSON form.
-    pub fn to_json(&self) -> Value {
-        match self {
-            Tensor::Dense(t) => t.to_json(),
-            Tensor::Sparse(t) => t.to_json(),
-            Tensor::Ragged(t) => t.to_json(),
-        }
-    }
-
     /// The dense tensor, if this is one.
     pub fn as_dense(&self) -> Option<&DenseTensor> {
         match self {
@@ -354,12 +521,13 @@ mod tests {
 
     fn ragged() -> RaggedTensor {
         // [[[1, 2], []], [[3]]]
-        RaggedTensor {
-            flat_values: DenseTensor::from_values(Values::Int64(vec![1, 2, 3]), &[3]).unwrap(),
-            nested_row_splits: vec![vec![0, 2, 3], vec![0, 2, 2, 3]],
-            uniform_row_lengths: vec![None, None],
-            row_splits_dtype: SplitsDType::Int32,
-        }
+        RaggedTensor::new(
+            DenseTensor::from_values(Values::Int64(vec![1, 2, 3]), &[3]).unwrap(),
+            vec![vec![0, 2, 3], vec![0, 2, 2, 3]],
+            vec![None, None],
+            SplitsDType::Int32,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -380,173 +548,26 @@ mod tests {
         assert_eq!(dense.shape(), &[2, 2, 2]);
         assert_eq!(dense.to_values(), Values::Int64(vec![1, 2, -1, -1, 3, -1, -1, -1]));
     }
-}
 
-/// Tensors that cannot be joined along the batch dimension.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot join tensors along the batch dimension: {0}")]
-pub struct ConcatError(pub String);
+    #[test]
+    fn checked_constructor_refuses_bad_splits() {
+        let flat = || DenseTensor::from_values(Values::Int64(vec![1, 2]), &[2]).unwrap();
+        let bad = |splits: Vec<i64>| RaggedTensor::new(flat(), vec![splits], vec![None], SplitsDType::Int64);
+        assert_eq!(bad(vec![1, 2]).unwrap_err(), RaggedError::StartNotZero { level: 0 });
+        assert_eq!(bad(vec![0, 2, 1]).unwrap_err(), RaggedError::Decreasing { level: 0 });
+        assert!(matches!(
+            bad(vec![0, 1]).unwrap_err(),
+            RaggedError::WrongEnd { rows: 2, .. }
+        ));
+        assert!(bad(vec![0, 1, 2]).is_ok());
+    }
 
-/// Joins batch tensors of the same feature along their first (batch) dimension, as parsing the
-/// batches together would have given them: a dense tensor whose second dimension was padded to
-/// each part's longest is re-padded with zeros (0, 0.0, `""`) to the longest overall; sparse
-/// indices are offset by the examples before them and the dense shape takes the largest
-/// extents; ragged row splits are offset level by level.
-pub fn concat_batch(parts: Vec<Tensor>) -> Result<Tensor, ConcatError> {
-    let mut parts = parts.into_iter();
-    let Some(first) = parts.next() else {
-        return Err(ConcatError("no tensors".into()));
-    };
-    let rest: Vec<Tensor> = parts.collect();
-    match first {
-        Tensor::Dense(d) => {
-            let mut all = vec![d];
-            for t in rest {
-                all.push(
-                    t.as_dense()
-                        .cloned()
-                        .ok_or_else(|| ConcatError("mixed tensor kinds".into()))?,
-                );
-            }
-            concat_dense(all).map(Tensor::Dense)
-        }
-        Tensor::Sparse(s) => {
-            let mut all = vec![s];
-            for t in rest {
-                all.push(
-                    t.as_sparse()
-                        .cloned()
-                        .ok_or_else(|| ConcatError("mixed tensor kinds".into()))?,
-                );
-            }
-            concat_sparse(all).map(Tensor::Sparse)
-        }
-        Tensor::Ragged(r) => {
-            let mut all = vec![r];
-            for t in rest {
-                all.push(
-                    t.as_ragged()
-                        .cloned()
-                        .ok_or_else(|| ConcatError("mixed tensor kinds".into()))?,
-                );
-            }
-            concat_ragged(all).map(Tensor::Ragged)
-        }
+    #[test]
+    fn ndarray_round_trip() {
+        let a = ndarray::ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![1i64, 2, 3, 4]).unwrap();
+        let t = DenseTensor::from(a.t().to_owned());
+        assert_eq!(t.as_i64(), Some(&[1, 3, 2, 4][..]));
+        assert_eq!(t.i64_view().unwrap()[[0, 1]], 3);
+        assert_eq!(t.into_i64_array().unwrap()[[1, 0]], 2);
     }
-}
-
-fn concat_dense(parts: Vec<DenseTensor>) -> Result<DenseTensor, ConcatError> {
-    let dtype = parts[0].dtype();
-    let rank = parts[0].shape().len();
-    if rank == 0 || parts.iter().any(|p| p.shape().len() != rank || p.dtype() != dtype) {
-        return Err(ConcatError("dense tensors of different ranks or dtypes".into()));
-    }
-    let inner: Vec<usize> = parts[0].shape().get(2..).unwrap_or(&[]).to_vec();
-    if parts
-        .iter()
-        .any(|p| p.shape().get(2..).unwrap_or(&[]) != inner.as_slice())
-    {
-        return Err(ConcatError("dense tensors differ beyond their second dimension".into()));
-    }
-    let inner_len: usize = inner.iter().product();
-    let width = parts
-        .iter()
-        .map(|p| p.shape().get(1).copied().unwrap_or(1))
-        .max()
-        .unwrap_or(0);
-    let batch: usize = parts.iter().map(|p| p.shape()[0]).sum();
-    let mut counts = Vec::with_capacity(batch);
-    let mut column = super::columns::Column::new(dtype);
-    for p in &parts {
-        let w = p.shape().get(1).copied().unwrap_or(1);
-        counts.extend(std::iter::repeat_n(w * inner_len, p.shape()[0]));
-        column.extend_values(&p.to_values());
-    }
-    let out = if rank == 1 {
-        column.values
-    } else {
-        match super::columns::pad_rows(&column.values, &counts, width * inner_len, &Values::zero(dtype)) {
-            v if v.len() == batch * width * inner_len => v,
-            _ => return Err(ConcatError("inconsistent dense parts".into())),
-        }
-    };
-    let mut shape = vec![batch];
-    if rank > 1 {
-        shape.push(width);
-        shape.extend(inner);
-    }
-    DenseTensor::from_values(out, &shape).map_err(|e| ConcatError(e.to_string()))
-}
-
-fn concat_sparse(parts: Vec<SparseTensor>) -> Result<SparseTensor, ConcatError> {
-    let rank = parts[0].dense_shape.len();
-    if parts
-        .iter()
-        .any(|p| p.dense_shape.len() != rank || p.indices.ncols() != rank)
-    {
-        return Err(ConcatError("sparse tensors of different ranks".into()));
-    }
-    let mut indices = Vec::new();
-    let mut values = super::columns::Column::new(parts[0].values.dtype());
-    let mut dense_shape = vec![0i64; rank];
-    let mut offset = 0i64;
-    for p in &parts {
-        for row in p.indices.rows() {
-            indices.push(row[0] + offset);
-            indices.extend(row.iter().skip(1));
-        }
-        values.extend_values(&p.values.to_values());
-        offset += p.dense_shape[0];
-        for (d, &e) in dense_shape.iter_mut().zip(&p.dense_shape).skip(1) {
-            *d = (*d).max(e);
-        }
-    }
-    dense_shape[0] = offset;
-    let n = values.values.len();
-    Ok(SparseTensor {
-        indices: Array2::from_shape_vec((n, rank), indices).map_err(|e| ConcatError(e.to_string()))?,
-        values: DenseTensor::from_values(values.values, &[n]).map_err(|e| ConcatError(e.to_string()))?,
-        dense_shape,
-    })
-}
-
-fn concat_ragged(parts: Vec<RaggedTensor>) -> Result<RaggedTensor, ConcatError> {
-    let levels = parts[0].nested_row_splits.len();
-    if parts.iter().any(|p| p.nested_row_splits.len() != levels) {
-        return Err(ConcatError("ragged tensors of different ragged ranks".into()));
-    }
-    let flat = concat_dense_rows(parts.iter().map(|p| &p.flat_values).collect())?;
-    let mut splits: Vec<Vec<i64>> = vec![vec![0]; levels];
-    for p in &parts {
-        for (level, s) in p.nested_row_splits.iter().enumerate() {
-            let base = *splits[level].last().unwrap_or(&0);
-            splits[level].extend(s.iter().skip(1).map(|x| x.wrapping_add(base)));
-        }
-    }
-    Ok(RaggedTensor {
-        flat_values: flat,
-        nested_row_splits: splits,
-        uniform_row_lengths: parts[0].uniform_row_lengths.clone(),
-        row_splits_dtype: parts[0].row_splits_dtype,
-    })
-}
-
-/// Stacks dense tensors along their first dimension (all other dimensions equal).
-fn concat_dense_rows(parts: Vec<&DenseTensor>) -> Result<DenseTensor, ConcatError> {
-    let inner: Vec<usize> = parts[0].shape().get(1..).unwrap_or(&[]).to_vec();
-    if parts
-        .iter()
-        .any(|p| p.shape().get(1..).unwrap_or(&[]) != inner.as_slice())
-    {
-        return Err(ConcatError("flat values differ beyond their first dimension".into()));
-    }
-    let mut column = super::columns::Column::new(parts[0].dtype());
-    let mut rows = 0;
-    for p in &parts {
-        column.extend_values(&p.to_values());
-        rows += p.shape().first().copied().unwrap_or(0);
-    }
-    let mut shape = vec![rows];
-    shape.extend(inner);
-    DenseTensor::from_values(column.values, &shape).map_err(|e| ConcatError(e.to_string()))
 }

@@ -250,14 +250,7 @@ impl Barrier {
         let slots = schema.as_ref().map_or(&[][..], |s| &s.states[..]);
         let mut states: Vec<Values> = slots
             .iter()
-            .map(|slot| {
-                let len = n * slot.row();
-                match slot.dtype {
-                    crate::parse::DType::Int64 => Values::Int64(Vec::with_capacity(len)),
-                    crate::parse::DType::Float32 => Values::Float32(Vec::with_capacity(len)),
-                    crate::parse::DType::String => Values::String(Vec::with_capacity(len)),
-                }
-            })
+            .map(|slot| Values::with_capacity(slot.dtype, n * slot.row()))
             .collect();
         let mut entries = Vec::with_capacity(n);
         let mut rows = Vec::new();
@@ -370,12 +363,8 @@ impl Barrier {
 
 /// Appends all of `v` to `out` (of the same dtype, as the schema check guarantees).
 fn append(out: &mut Values, v: &Values) {
-    match (out, v) {
-        (Values::Int64(o), Values::Int64(x)) => o.extend_from_slice(x),
-        (Values::Float32(o), Values::Float32(x)) => o.extend_from_slice(x),
-        (Values::String(o), Values::String(x)) => o.extend_from_slice(x),
-        _ => unreachable!("dtypes are checked against the schema on insertion"),
-    }
+    let same = out.extend_from(v);
+    debug_assert!(same, "dtypes are checked against the schema on insertion");
 }
 
 /// Replaces `out` with values `[start, end)` of `v`, reusing its buffer (a state has the same
@@ -390,7 +379,10 @@ fn overwrite(out: &mut Values, v: &Values, start: usize, end: usize) {
             o.clear();
             o.extend_from_slice(&x[start..end]);
         }
-        (Values::String(o), Values::String(x)) => o.clone_from_slice(&x[start..end]),
+        (Values::String(o), Values::String(x)) => {
+            o.clear();
+            o.extend_from_range(x, start..end);
+        }
         _ => unreachable!("dtypes are checked against the schema"),
     }
 }
@@ -415,8 +407,8 @@ mod tests {
         let mut state = Values::Float32(vec![0.0; 2]);
         overwrite(&mut state, &Values::Float32(vec![1.0, 2.0, 3.0, 4.0]), 2, 4);
         assert_eq!(state, Values::Float32(vec![3.0, 4.0]));
-        let mut state = Values::String(vec![Vec::new()]);
-        overwrite(&mut state, &Values::String(vec![b"a".to_vec(), b"b".to_vec()]), 1, 2);
-        assert_eq!(state, Values::String(vec![b"b".to_vec()]));
+        let mut state = Values::String([b""].into_iter().collect());
+        overwrite(&mut state, &Values::String([b"a", b"b"].into_iter().collect()), 1, 2);
+        assert_eq!(state, Values::String([b"b"].into_iter().collect()));
     }
 }

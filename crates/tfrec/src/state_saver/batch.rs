@@ -5,8 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ndarray::{ArrayD, IxDyn};
-
 use super::barrier::{Entry, Taken};
 use super::error::StateSaverError;
 use super::input::{Schema, Slot};
@@ -71,41 +69,19 @@ impl Batch {
 
 /// Appends `src[start..end]` and then `pad` zeros (0, 0.0 or `""`) to `out`.
 fn extend(out: &mut Values, src: &Values, start: usize, end: usize, pad: usize) {
-    match (out, src) {
-        (Values::Int64(o), Values::Int64(s)) => {
-            o.extend_from_slice(&s[start..end]);
-            o.resize(o.len() + pad, 0);
-        }
-        (Values::Float32(o), Values::Float32(s)) => {
-            o.extend_from_slice(&s[start..end]);
-            o.resize(o.len() + pad, 0.0);
-        }
-        (Values::String(o), Values::String(s)) => {
-            o.extend_from_slice(&s[start..end]);
-            o.resize(o.len() + pad, Vec::new());
-        }
-        // The schema check at insertion makes every example's dtypes the first one's.
-        _ => unreachable!("dtypes are checked against the schema on insertion"),
-    }
+    // The schema check at insertion makes every example's dtypes the first one's.
+    let same = out.extend_from_range(src, start..end);
+    debug_assert!(same, "dtypes are checked against the schema on insertion");
+    out.extend_pad(&Values::empty(out.dtype()), pad);
 }
 
 fn with_capacity(slot: &Slot, n: usize) -> Values {
-    match slot.dtype {
-        crate::parse::DType::Int64 => Values::Int64(Vec::with_capacity(n)),
-        crate::parse::DType::Float32 => Values::Float32(Vec::with_capacity(n)),
-        crate::parse::DType::String => Values::String(Vec::with_capacity(n)),
-    }
+    Values::with_capacity(slot.dtype, n)
 }
 
 fn tensor(values: Values, shape: Vec<usize>) -> DenseTensor {
-    let dims = IxDyn(&shape);
     // The value counts follow from the shapes checked on insertion.
-    let shaped = "value count matches the checked shape";
-    match values {
-        Values::Int64(v) => DenseTensor::Int64(ArrayD::from_shape_vec(dims, v).expect(shaped)),
-        Values::Float32(v) => DenseTensor::Float32(ArrayD::from_shape_vec(dims, v).expect(shaped)),
-        Values::String(v) => DenseTensor::String(ArrayD::from_shape_vec(dims, v).expect(shaped)),
-    }
+    DenseTensor::from_values(values, &shape).expect("value count matches the checked shape")
 }
 
 /// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays.

@@ -21,16 +21,11 @@
 //!     .build(inputs)?;
 //! while let Some(batch) = saver.next_batch()? {
 //!     // A running sum over each segment's valid steps, carried from segment to segment.
-//!     let x = batch.sequences["x"].clone();
-//!     let mut sum = match batch.state("sum")? {
-//!         tfrec::parse::DenseTensor::Float32(s) => s.clone(),
-//!         _ => unreachable!(),
-//!     };
-//!     if let tfrec::parse::DenseTensor::Float32(x) = x {
-//!         for j in 0..batch.batch_size() {
-//!             for t in 0..batch.length[j] as usize {
-//!                 sum[[j, 0]] += x[[j, t, 0]];
-//!             }
+//!     let x = batch.sequences["x"].f32_view().expect("float32");
+//!     let mut sum = batch.state("sum")?.f32_view().expect("float32").to_owned();
+//!     for j in 0..batch.batch_size() {
+//!         for t in 0..batch.length[j] as usize {
+//!             sum[[j, 0]] += x[[j, t, 0]];
 //!         }
 //!     }
 //!     if batch.next_key[0].starts_with("STOP:") {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::error::StateSaverError;
 use super::input::SequenceInput;
-use crate::parse::{DType, DenseTensor, FeatureSpec, SequenceParser, SequenceSpecs, Tensor};
+use crate::parse::{DType, DenseTensor, FeatureSpec, SequenceParser, SequenceSpecs, Tensor, Values};
 
 /// Where an example's key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,15 +88,9 @@ impl RecordInput {
         let context = dense(parsed.context);
         let key = match &self.key {
             KeySource::Index => index.to_string(),
-            KeySource::Feature(name) => match context.get(name) {
-                Some(DenseTensor::String(a)) if a.len() == 1 => a
-                    .iter()
-                    .next()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default(),
-                Some(DenseTensor::Int64(a)) if a.len() == 1 => {
-                    a.iter().next().map(|v| v.to_string()).unwrap_or_default()
-                }
+            KeySource::Feature(name) => match context.get(name).map(DenseTensor::values) {
+                Some(Values::String(a)) if a.len() == 1 => String::from_utf8_lossy(&a[0]).into_owned(),
+                Some(Values::Int64(a)) if a.len() == 1 => a[0].to_string(),
                 _ => {
                     return Err(StateSaverError::Input {
                         index,

@@ -9,7 +9,7 @@
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tfrec::example::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample, TypeHints};
+use tfrec::example::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample, TypeHints};
 
 use crate::convert::type_name;
 use crate::errors::decode_error;
@@ -28,8 +28,8 @@ fn feature_from_py(key: &str, kind: Option<&str>, values: &Bound<'_, PyAny>) -> 
             type_name(item)
         ))
     };
-    Ok(match kind {
-        "int64_list" => {
+    Ok(match Kind::from_list_name(kind) {
+        Some(Kind::Int64) => {
             let mut out = Vec::new();
             for item in items {
                 let item = item?;
@@ -49,7 +49,7 @@ fn feature_from_py(key: &str, kind: Option<&str>, values: &Bound<'_, PyAny>) -> 
             }
             Feature::Int64(out)
         }
-        "float_list" => {
+        Some(Kind::Float) => {
             let mut out = Vec::new();
             for item in items {
                 let item = item?;
@@ -61,7 +61,7 @@ fn feature_from_py(key: &str, kind: Option<&str>, values: &Bound<'_, PyAny>) -> 
             }
             Feature::Float(out)
         }
-        "bytes_list" => {
+        Some(Kind::Bytes) => {
             let mut out = Vec::new();
             for item in items {
                 let item = item?;
@@ -70,11 +70,7 @@ fn feature_from_py(key: &str, kind: Option<&str>, values: &Bound<'_, PyAny>) -> 
             }
             Feature::Bytes(out)
         }
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "feature {key:?}: unknown kind {other:?}"
-            )))
-        }
+        None => return Err(PyValueError::new_err(format!("feature {key:?}: unknown kind {kind:?}"))),
     })
 }
 
@@ -92,11 +88,14 @@ fn feature_to_py<'py>(py: Python<'py>, f: &Feature) -> PyResult<(Option<&'static
     Ok(match f {
         Feature::None => (None, PyList::empty(py)),
         Feature::Bytes(v) => (
-            Some("bytes_list"),
+            Some(Kind::Bytes.list_name()),
             PyList::new(py, v.iter().map(|b| PyBytes::new(py, b)))?,
         ),
-        Feature::Float(v) => (Some("float_list"), PyList::new(py, v.iter().map(|&x| f64::from(x)))?),
-        Feature::Int64(v) => (Some("int64_list"), PyList::new(py, v)?),
+        Feature::Float(v) => (
+            Some(Kind::Float.list_name()),
+            PyList::new(py, v.iter().map(|&x| f64::from(x)))?,
+        ),
+        Feature::Int64(v) => (Some(Kind::Int64.list_name()), PyList::new(py, v)?),
     })
 }
 

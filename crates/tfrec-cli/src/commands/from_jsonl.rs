@@ -31,11 +31,11 @@ pub struct Args {
 }
 
 fn kind_named(name: &str) -> Option<Kind> {
+    // The library's names, and Python's for the same types.
     match name {
-        "int64" | "int" => Some(Kind::Int64),
-        "float" | "float32" => Some(Kind::Float),
-        "bytes" | "string" | "str" => Some(Kind::Bytes),
-        _ => None,
+        "int" => Some(Kind::Int64),
+        "str" => Some(Kind::Bytes),
+        other => Kind::from_name(other),
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use tfrec::example::{Example, FeatureStats, Kind, Schema, SequenceExample};
+use tfrec::example::{Example, FeatureStats, Schema, SequenceExample};
 
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
@@ -29,15 +29,7 @@ pub struct Args {
 }
 
 fn kinds(stats: &FeatureStats) -> String {
-    let names: Vec<&str> = stats
-        .kinds
-        .iter()
-        .map(|k| match k {
-            Kind::Int64 => "int64",
-            Kind::Float => "float",
-            Kind::Bytes => "bytes",
-        })
-        .collect();
+    let names: Vec<&str> = stats.kinds.iter().map(|k| k.word()).collect();
     match names.as_slice() {
         [] => "(no kind)".to_owned(),
         [one] => (*one).to_owned(),
@@ -108,7 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     print_skipped(&reader);
     let mut out = stdout();
     if args.json {
-        writeln!(out, "{:#}", schema.to_spec())?;
+        writeln!(out, "{:#}", schema.to_spec().to_json())?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -20,7 +20,7 @@ pub use codec::{detect_message, MessageKind};
 pub use json::{FriendlyJsonError, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};
-pub use schema::{dtype, FeatureStats, Schema};
+pub use schema::{FeatureStats, Schema};
 pub use text::TextError;
 pub use view::{
     ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,

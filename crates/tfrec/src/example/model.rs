@@ -25,28 +25,60 @@ pub enum Feature {
 /// The three value types a feature can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// `bytes_list`: byte strings (`tf.string`).
     Bytes,
+    /// `float_list`: float32 values.
     Float,
+    /// `int64_list`: int64 values.
     Int64,
 }
 
+/// The one table of a kind's names: the kind, its word (`bytes`, as in TensorFlow's "Number
+/// of bytes values" messages), its `*_list` field, TensorFlow's dtype name (error messages)
+/// and the dtype name of the JSON forms (spec files, tensors).
+const NAMES: [(Kind, &str, &str, &str, &str); 3] = [
+    (Kind::Bytes, "bytes", "bytes_list", "string", "string"),
+    (Kind::Float, "float", "float_list", "float", "float32"),
+    (Kind::Int64, "int64", "int64_list", "int64", "int64"),
+];
+
 impl Kind {
-    /// TensorFlow's name for the dtype of this kind (`string`, `float`, `int64`).
-    pub fn tf_dtype_name(self) -> &'static str {
-        match self {
-            Kind::Bytes => "string",
-            Kind::Float => "float",
-            Kind::Int64 => "int64",
-        }
+    fn names(self) -> &'static (Kind, &'static str, &'static str, &'static str, &'static str) {
+        &NAMES[self as usize]
+    }
+
+    /// The kind's word: `bytes`, `float`, `int64`.
+    pub fn word(self) -> &'static str {
+        self.names().1
     }
 
     /// The `*_list` field name of this kind.
     pub fn list_name(self) -> &'static str {
-        match self {
-            Kind::Bytes => "bytes_list",
-            Kind::Float => "float_list",
-            Kind::Int64 => "int64_list",
-        }
+        self.names().2
+    }
+
+    /// TensorFlow's name for the dtype of this kind (`string`, `float`, `int64`).
+    pub fn tf_dtype_name(self) -> &'static str {
+        self.names().3
+    }
+
+    /// The dtype name of the JSON forms: `string`, `float32`, `int64`.
+    pub fn json_dtype_name(self) -> &'static str {
+        self.names().4
+    }
+
+    /// The kind a name stands for: its word, TensorFlow's dtype name or the JSON dtype name
+    /// (`bytes`/`string`, `float`/`float32`, `int64`).
+    pub fn from_name(name: &str) -> Option<Kind> {
+        NAMES
+            .iter()
+            .find(|(_, word, _, tf, json)| [*word, *tf, *json].contains(&name))
+            .map(|n| n.0)
+    }
+
+    /// The kind of a `*_list` field name.
+    pub fn from_list_name(name: &str) -> Option<Kind> {
+        NAMES.iter().find(|n| n.2 == name).map(|n| n.0)
     }
 }
 

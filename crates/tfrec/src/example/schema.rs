@@ -1,8 +1,7 @@
-//! Inferring what features a set of records holds: kind, values per record, presence; and the
-//! feature spec that would parse them (in the JSON form of the golden vectors' README).
+//! Inferring what features a set of records holds: kind, values per record, presence. The
+//! feature spec that would parse them is `Schema::to_spec`, in the parse layer.
 
 use indexmap::IndexMap;
-use serde_json::{json, Map, Value};
 
 use super::model::{Example, Feature, Features, Kind, SequenceExample};
 
@@ -86,56 +85,6 @@ impl Schema {
             stats.present += 1;
         }
     }
-
-    /// The spec that parses these records, as a JSON object of name → spec (for Examples) or
-    /// `{"context_features", "sequence_features"}` (when feature lists were seen). A feature
-    /// present in every record with the same number of values everywhere becomes a
-    /// `FixedLenFeature` (shape `[]` for one value); anything else a `VarLenFeature`. A feature
-    /// list whose steps all hold n values becomes a `FixedLenSequenceFeature` (with
-    /// `allow_missing` when some records lack it). Features whose kind varies are left out.
-    pub fn to_spec(&self) -> Value {
-        let mut context = Map::new();
-        for (name, stats) in &self.features {
-            let Some(kind) = stats.kind() else { continue };
-            let fixed = stats.present == self.records && stats.no_kind == 0 && stats.min_values == stats.max_values;
-            let spec = if fixed {
-                let shape: Vec<usize> = if stats.max_values == 1 {
-                    vec![]
-                } else {
-                    vec![stats.max_values]
-                };
-                json!({"type": "FixedLenFeature", "shape": shape, "dtype": dtype(kind), "default_value": null})
-            } else {
-                json!({"type": "VarLenFeature", "dtype": dtype(kind)})
-            };
-            context.insert(name.clone(), spec);
-        }
-        if self.feature_lists.is_empty() {
-            return Value::Object(context);
-        }
-        let mut sequence = Map::new();
-        for (name, stats) in &self.feature_lists {
-            let Some(kind) = stats.kind() else { continue };
-            let spec = if stats.no_kind == 0 && stats.min_values == stats.max_values {
-                let shape: Vec<usize> = if stats.max_values == 1 {
-                    vec![]
-                } else {
-                    vec![stats.max_values]
-                };
-                json!({
-                    "type": "FixedLenSequenceFeature",
-                    "shape": shape,
-                    "dtype": dtype(kind),
-                    "allow_missing": stats.present < self.records,
-                    "default_value": null,
-                })
-            } else {
-                json!({"type": "VarLenFeature", "dtype": dtype(kind)})
-            };
-            sequence.insert(name.clone(), spec);
-        }
-        json!({"context_features": context, "sequence_features": sequence})
-    }
 }
 
 fn observe_features(into: &mut IndexMap<String, FeatureStats>, features: &Features) {
@@ -146,21 +95,12 @@ fn observe_features(into: &mut IndexMap<String, FeatureStats>, features: &Featur
     }
 }
 
-/// The dtype name of the spec JSON: `int64`, `float32`, `string`.
-pub fn dtype(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Int64 => "int64",
-        Kind::Float => "float32",
-        Kind::Bytes => "string",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn fixed_and_varlen_are_told_apart() {
+    fn stats_follow_the_records() {
         let mut schema = Schema::default();
         for i in 0..3 {
             let ex = Example::builder()
@@ -178,17 +118,13 @@ mod tests {
                 .build()
                 .unwrap(),
         );
-        let spec = schema.to_spec();
-        assert_eq!(spec["id"]["type"], "FixedLenFeature");
-        assert_eq!(spec["id"]["shape"], json!([]));
-        assert_eq!(spec["pair"]["shape"], json!([2]));
-        assert_eq!(spec["tags"]["type"], "VarLenFeature");
+        assert_eq!(schema.features["pair"].min_values, 2);
         assert_eq!(schema.features["tags"].min_values, 0);
         assert_eq!(schema.features["tags"].present, 3);
     }
 
     #[test]
-    fn sequences_get_sequence_specs() {
+    fn sequences_are_counted_per_step() {
         let mut schema = Schema::default();
         let seq = SequenceExample::builder()
             .context_float("age", 19.0)
@@ -197,9 +133,8 @@ mod tests {
             .build()
             .unwrap();
         schema.observe_sequence(&seq);
-        let spec = schema.to_spec();
-        assert_eq!(spec["context_features"]["age"]["type"], "FixedLenFeature");
-        assert_eq!(spec["sequence_features"]["ratings"]["type"], "FixedLenSequenceFeature");
-        assert_eq!(spec["sequence_features"]["actors"]["type"], "VarLenFeature");
+        assert_eq!(schema.features["age"].kind(), Some(Kind::Float));
+        assert_eq!(schema.feature_lists["actors"].min_values, 1);
+        assert_eq!(schema.feature_lists["actors"].max_values, 2);
     }
 }

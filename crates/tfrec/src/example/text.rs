@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
+use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 use super::pyfloat::write_shortest_repr;
 
 // ---- rendering ------------------------------------------------------------------------------
@@ -303,8 +303,8 @@ fn parse_feature_lists(p: &mut Parser<'_>, into: &mut FeatureLists) -> Result<()
 
 /// Parses the body of a `Feature`, merging as binary decoding does (a new kind replaces).
 fn parse_feature(p: &mut Parser<'_>, into: &mut Feature) -> Result<(), TextError> {
-    p.fields(Some(p.closer()), |p, name| match name {
-        "bytes_list" => {
+    p.fields(Some(p.closer()), |p, name| match Kind::from_list_name(name) {
+        Some(Kind::Bytes) => {
             let mut values = match std::mem::take(into) {
                 Feature::Bytes(v) => v,
                 _ => Vec::new(),
@@ -318,7 +318,7 @@ fn parse_feature(p: &mut Parser<'_>, into: &mut Feature) -> Result<(), TextError
             *into = Feature::Bytes(values);
             result
         }
-        "float_list" => {
+        Some(Kind::Float) => {
             let mut values = match std::mem::take(into) {
                 Feature::Float(v) => v,
                 _ => Vec::new(),
@@ -332,7 +332,7 @@ fn parse_feature(p: &mut Parser<'_>, into: &mut Feature) -> Result<(), TextError
             *into = Feature::Float(values);
             result
         }
-        "int64_list" => {
+        Some(Kind::Int64) => {
             let mut values = match std::mem::take(into) {
                 Feature::Int64(v) => v,
                 _ => Vec::new(),
@@ -346,7 +346,7 @@ fn parse_feature(p: &mut Parser<'_>, into: &mut Feature) -> Result<(), TextError
             *into = Feature::Int64(values);
             result
         }
-        _ => Err(p.unknown_field(name, "Feature")),
+        None => Err(p.unknown_field(name, "Feature")),
     })
 }
 

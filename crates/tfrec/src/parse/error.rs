@@ -73,11 +73,7 @@ pub enum ParseErrorKind {
 }
 
 fn kind_word(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Int64 => "int64",
-        DType::Float32 => "float",
-        DType::String => "bytes",
-    }
+    dtype.kind().word()
 }
 
 /// An error of `parse_example` / `parse_sequence_example`, with where it happened.
@@ -164,11 +160,7 @@ impl fmt::Display for ParseError {
             K::WrongCount { dtype, .. } if self.single => write!(
                 f,
                 "Key: {key}.  Can't parse serialized Example: Some {}_list slice was not parsed. ({})",
-                match dtype {
-                    DType::Int64 => "int64",
-                    DType::Float32 => "float",
-                    DType::String => "bytes",
-                },
+                kind_word(*dtype),
                 self.kind
             ),
             K::BytesOverflow { count, expected } if self.single => write!(

@@ -128,7 +128,7 @@ fn invalid(message: impl Into<String>) -> SpecError {
 
 fn dtype_of(dtype: Option<String>, name: &str) -> Result<DType, SpecError> {
     let text = dtype.ok_or_else(|| invalid(format!("Missing type for feature {name}.")))?;
-    DType::from_json_name(&text).ok_or_else(|| {
+    DType::from_name(&text).ok_or_else(|| {
         invalid(format!(
             "Unsupported dtype {text} for feature {name}: only int64, float32 and string are supported"
         ))
@@ -398,6 +398,14 @@ impl SpecFile {
             SequenceSpecs::from_json(value).map(SpecFile::Sequence)
         } else {
             specs_from_json(value).map(SpecFile::Example)
+        }
+    }
+
+    /// The JSON form (what [`SpecFile::from_json`] reads).
+    pub fn to_json(&self) -> Value {
+        match self {
+            SpecFile::Example(specs) => specs_to_json(specs),
+            SpecFile::Sequence(specs) => specs.to_json(),
         }
     }
 

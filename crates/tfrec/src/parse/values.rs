@@ -25,11 +25,7 @@ impl DType {
 
     /// The name of the JSON forms: `int64`, `float32`, `string`.
     pub fn json_name(self) -> &'static str {
-        match self {
-            DType::Int64 => "int64",
-            DType::Float32 => "float32",
-            DType::String => "string",
-        }
+        self.kind().json_dtype_name()
     }
 
     /// The feature kind that holds values of this type.
@@ -50,14 +46,9 @@ impl DType {
         }
     }
 
-    /// Reads a JSON dtype name: the JSON names, TensorFlow's `float` and the kind word `bytes`.
-    pub(crate) fn from_json_name(name: &str) -> Option<DType> {
-        match name {
-            "int64" => Some(DType::Int64),
-            "float32" | "float" => Some(DType::Float32),
-            "string" | "bytes" => Some(DType::String),
-            _ => None,
-        }
+    /// Reads a dtype name: the JSON names, TensorFlow's (`float`) and the kind words (`bytes`).
+    pub fn from_name(name: &str) -> Option<DType> {
+        Kind::from_name(name).map(DType::of_kind)
     }
 }
 

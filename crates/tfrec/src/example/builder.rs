@@ -204,7 +204,21 @@ impl FeatureSink {
     }
 }
 
-/// Builds an [`Example`]: `Example::builder().int64("age", 19).float("score", [0.5, 1.5]).bytes("name", "goat").build()`.
+/// Builds an [`Example`], one feature per call; a key given twice is an error at `build`.
+///
+/// ```
+/// use tfrec::example::{Example, Feature};
+///
+/// let example = Example::builder()
+///     .int64("age", 19)
+///     .float("scores", [0.5f32, 1.5])
+///     .bytes("name", "goat")
+///     .build()?;
+/// assert_eq!(example.get("scores"), Some(&Feature::Float(vec![0.5, 1.5])));
+/// let bytes = example.encode();
+/// assert_eq!(Example::decode(&bytes)?, example);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct ExampleBuilder {
     sink: FeatureSink,

@@ -10,7 +10,7 @@ mod pyfloat;
 mod schema;
 mod text;
 mod view;
-pub mod wire;
+pub(crate) mod wire;
 
 pub use builder::{
     BuildError, BytesValue, ExampleBuilder, FloatValue, Int64Value, IntoBytesList, IntoFloats, IntoInt64s,

@@ -393,7 +393,22 @@ fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, DecodeError
     Ok(view)
 }
 
-/// A zero-copy view of a serialized `tf.train.Example`.
+/// A zero-copy view of a serialized `tf.train.Example`: features are found and their values
+/// read straight from the record's bytes, without decoding the whole message.
+///
+/// ```
+/// use tfrec::example::{Example, ExampleView, Kind};
+///
+/// let record = Example::builder().int64("ids", [3i64, 1, 4]).bytes("name", "goat").build()?.encode();
+/// let view = ExampleView::new(&record);
+/// let ids = view.get("ids")?.expect("present");
+/// assert_eq!(ids.kind(), Some(Kind::Int64));
+/// let mut values = Vec::new();
+/// ids.extend_int64s(&mut values)?;
+/// assert_eq!(values, [3, 1, 4]);
+/// assert!(view.get("missing")?.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ExampleView<'a> {
     bytes: &'a [u8],
@@ -413,8 +428,10 @@ impl<'a> ExampleView<'a> {
         }
     }
 
-    /// The feature called `key` (the last entry when the key repeats).
-    pub fn get(&self, key: &[u8]) -> Result<Option<FeatureView<'a>>, DecodeError> {
+    /// The feature called `key` (the last entry when the key repeats): a `&str`, or bytes for
+    /// keys that are not UTF-8.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<FeatureView<'a>>, DecodeError> {
+        let key = key.as_ref();
         let mut found = None;
         let mut entries = self.entries();
         while let Some((k, view)) = entries.next_raw()? {

@@ -64,7 +64,40 @@ struct ListSlot {
     role: ListRole,
 }
 
-/// Compiled `parse_sequence_example` specs.
+/// Compiled `parse_sequence_example` specs, reusable across batches.
+///
+/// ```
+/// use tfrec::example::SequenceExample;
+/// use tfrec::parse::{SequenceParser, SpecFile};
+///
+/// let spec: SpecFile = r#"{
+///     "context_features": {"user": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}},
+///     "sequence_features": {
+///         "clicks": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true}
+///     }
+/// }"#
+/// .parse()?;
+/// let SpecFile::Sequence(specs) = spec else { unreachable!() };
+/// let parser = SequenceParser::new(&specs)?;
+/// let records: Vec<Vec<u8>> = (1..=2)
+///     .map(|n| {
+///         let steps: Vec<i64> = (0..n).collect();
+///         SequenceExample::builder()
+///             .context_int64("user", n)
+///             .int64_list("clicks", steps)
+///             .build()
+///             .map(|s| s.encode())
+///     })
+///     .collect::<Result<_, _>>()?;
+/// let parsed = parser.parse_batch(&records)?;
+/// assert_eq!(parsed.context["user"].as_dense().unwrap().as_i64(), Some(&[1, 2][..]));
+/// // Two examples of at most two steps, the shorter padded with 0.
+/// let clicks = parsed.feature_lists["clicks"].as_dense().unwrap();
+/// assert_eq!(clicks.shape(), &[2, 2]);
+/// assert_eq!(clicks.as_i64(), Some(&[0, 0, 0, 1][..]));
+/// assert_eq!(parsed.lengths["clicks"].as_dense().unwrap().as_i64(), Some(&[1, 2][..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SequenceParser {
     context_fixed: Vec<(String, FixedLenFeature)>,

@@ -231,6 +231,13 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
 impl ExampleParser {
     /// Checks and compiles `specs` as `parse_example` does.
     pub fn new(specs: &FeatureSpecs) -> Result<ExampleParser, SpecError> {
+        let strides = ExampleParser::validate(specs)?;
+        Ok(ExampleParser::compile(specs, &strides))
+    }
+
+    /// TensorFlow's checks of `parse_example` specs, in its order; gives each dense feature's
+    /// values per example.
+    fn validate(specs: &FeatureSpecs) -> Result<BTreeMap<&str, usize>, SpecError> {
         if specs.is_empty() {
             return Err(SpecError::NoFeatures(
                 "Argument `features` cannot be None or falsy. Got {}",
@@ -272,7 +279,11 @@ impl ExampleParser {
                 _ => {}
             }
         }
+        Ok(strides)
+    }
 
+    /// The slots and outputs of checked specs (`strides` from [`ExampleParser::validate`]).
+    fn compile(specs: &FeatureSpecs, strides: &BTreeMap<&str, usize>) -> ExampleParser {
         let mut slots: Vec<Slot> = Vec::new();
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         let mut slot_for = |key: &str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
@@ -345,7 +356,12 @@ impl ExampleParser {
             .enumerate()
             .map(|(i, s)| (s.key.as_bytes().to_vec().into_boxed_slice(), i))
             .collect();
-        Ok(ExampleParser { slots, lookup, outputs })
+        ExampleParser { slots, lookup, outputs }
+    }
+
+    /// The checks of [`ExampleParser::new`] alone, for specs compiled elsewhere.
+    pub(crate) fn check(specs: &FeatureSpecs) -> Result<(), SpecError> {
+        ExampleParser::validate(specs).map(|_| ())
     }
 
     /// Parses a batch (`parse_example`): every tensor gets a leading batch dimension.

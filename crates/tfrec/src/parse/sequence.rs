@@ -121,11 +121,101 @@ type Rows<'a> = Vec<FeatureView<'a>>;
 impl SequenceParser {
     /// Checks and compiles the specs as `parse_sequence_example` does.
     pub fn new(specs: &SequenceSpecs) -> Result<SequenceParser, SpecError> {
+        SequenceParser::validate(specs)?;
+        SequenceParser::compile(specs)
+    }
+
+    /// TensorFlow's checks of `parse_sequence_example` specs, in its order: after them,
+    /// [`SequenceParser::compile`] cannot fail.
+    fn validate(specs: &SequenceSpecs) -> Result<(), SpecError> {
         if specs.context_features.is_empty() && specs.sequence_features.is_empty() {
             return Err(SpecError::NoFeatures("Missing features."));
         }
         check_specs(&specs.context_features, false)?;
         check_specs(&specs.sequence_features, false)?;
+        let conflict = |key: &str, existing: DType, dtype: DType| {
+            SpecError::Invalid(format!(
+                "Conflicting type {} vs {} for feature {key}.",
+                existing.tf_name(),
+                dtype.tf_name()
+            ))
+        };
+        let mut context_other = FeatureSpecs::new();
+        let mut context_keys: Vec<(&str, DType)> = Vec::new();
+        for (name, spec) in &specs.context_features {
+            match spec {
+                FeatureSpec::FixedLen(f) => {
+                    let stride = checked_elements(&f.shape, name)?;
+                    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
+                        return Err(SpecError::Invalid(format!(
+                            "Default value for context feature {name} has an incorrect shape: saw [{}] but expected {}",
+                            f.default_value.as_ref().map_or(0, Values::len),
+                            known_shape_string(&f.shape)
+                        )));
+                    }
+                    context_keys.push((name, f.dtype));
+                }
+                FeatureSpec::VarLen(f) => {
+                    context_other.insert(name.clone(), spec.clone());
+                    context_keys.push((name, f.dtype));
+                }
+                FeatureSpec::Ragged(f) => {
+                    context_other.insert(name.clone(), spec.clone());
+                    context_keys.push((f.value_key.as_deref().unwrap_or(name), f.dtype));
+                    for key in f.partitions.iter().filter_map(Partition::key) {
+                        context_keys.push((key, DType::Int64));
+                    }
+                }
+                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+            }
+        }
+        if !context_other.is_empty() {
+            ExampleParser::check(&context_other)?;
+        }
+        let mut seen: FxHashMap<&str, DType> = FxHashMap::default();
+        for (key, dtype) in context_keys {
+            match seen.get(key) {
+                Some(&existing) if existing != dtype => return Err(conflict(key, existing, dtype)),
+                Some(_) => {}
+                None => {
+                    seen.insert(key, dtype);
+                }
+            }
+        }
+        let mut lists: FxHashMap<&str, DType> = FxHashMap::default();
+        let list_key = |key: &str, dtype: DType, lists: &FxHashMap<&str, DType>| match lists.get(key) {
+            Some(&existing) if existing != dtype => Err(conflict(key, existing, dtype)),
+            _ => Ok(()),
+        };
+        for (name, spec) in &specs.sequence_features {
+            let key = match spec {
+                FeatureSpec::FixedLenSequence(f) => {
+                    if f.default_value.is_some() {
+                        return Err(SpecError::Invalid(format!(
+                            "Value feature_list.dense_defaults[{name}] must be None"
+                        )));
+                    }
+                    checked_elements(&f.shape, name)?;
+                    name.as_str()
+                }
+                FeatureSpec::VarLen(_) => name.as_str(),
+                FeatureSpec::Ragged(f) => {
+                    for key in f.partitions.iter().filter_map(Partition::key) {
+                        list_key(key, DType::Int64, &lists)?;
+                        lists.entry(key).or_insert(DType::Int64);
+                    }
+                    f.value_key.as_deref().unwrap_or(name)
+                }
+                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+            };
+            list_key(key, spec.dtype(), &lists)?;
+            lists.entry(key).or_insert(spec.dtype());
+        }
+        Ok(())
+    }
+
+    /// The parser of checked specs (see [`SequenceParser::validate`]).
+    fn compile(specs: &SequenceSpecs) -> Result<SequenceParser, SpecError> {
         let mut context_fixed = Vec::new();
         let mut context_other = FeatureSpecs::new();
         let mut context_keys: Vec<(String, DType)> = Vec::new();

@@ -111,11 +111,11 @@ pub struct ExampleParser {
 /// Adds `key` to a key set, or checks it agrees with the dtype it already has there.
 fn add_key(set: &mut BTreeMap<String, DType>, key: &str, dtype: DType) -> Result<(), SpecError> {
     match set.get(key) {
-        Some(&existing) if existing != dtype => Err(SpecError::Invalid(format!(
-            "Conflicting type {} vs {} for feature {key}.",
-            existing.tf_name(),
-            dtype.tf_name()
-        ))),
+        Some(&existing) if existing != dtype => Err(SpecError::ConflictingType {
+            key: key.to_owned(),
+            existing,
+            dtype,
+        }),
         _ => {
             set.insert(key.to_owned(), dtype);
             Ok(())
@@ -123,15 +123,19 @@ fn add_key(set: &mut BTreeMap<String, DType>, key: &str, dtype: DType) -> Result
     }
 }
 
-fn check_disjoint(a: &BTreeMap<String, DType>, b: &BTreeMap<String, DType>, names: &str) -> Result<(), SpecError> {
+fn check_disjoint(
+    a: &BTreeMap<String, DType>,
+    b: &BTreeMap<String, DType>,
+    sets: &'static str,
+) -> Result<(), SpecError> {
     let common: BTreeSet<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
     if common.is_empty() {
         Ok(())
     } else {
-        Err(SpecError::Invalid(format!(
-            "{names} keys must not intersect; intersection: {{{}}}",
-            common.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
-        )))
+        Err(SpecError::KeySetsIntersect {
+            sets,
+            keys: common.into_iter().cloned().collect(),
+        })
     }
 }
 
@@ -147,11 +151,11 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
     let mut add_ragged = |ragged_keys: &mut BTreeMap<String, DType>, key: &str, dtype: DType, t: SplitsDType| {
         add_key(ragged_keys, key, dtype)?;
         match splits_types.get(key) {
-            Some(&existing) if existing != t => Err(SpecError::Invalid(format!(
-                "Conflicting partition type {} vs {} for feature {key}.",
-                existing.json_name(),
-                t.json_name()
-            ))),
+            Some(&existing) if existing != t => Err(SpecError::ConflictingPartitionType {
+                key: key.to_owned(),
+                existing,
+                dtype: t,
+            }),
             _ => {
                 splits_types.insert(key.to_owned(), t);
                 Ok(())
@@ -171,26 +175,23 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
             FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
             FeatureSpec::Sparse(f) => {
                 if f.index_keys.is_empty() || f.index_keys.len() == 1 && f.index_keys[0].is_empty() {
-                    return Err(SpecError::Invalid(format!(
-                        "Missing index_key for SparseFeature {name}."
-                    )));
+                    return Err(SpecError::MissingIndexKey { feature: name.clone() });
                 }
                 if f.value_key.is_empty() {
-                    return Err(SpecError::Invalid(format!(
-                        "Missing value_key for SparseFeature {name}."
-                    )));
+                    return Err(SpecError::MissingValueKey { feature: name.clone() });
                 }
                 if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
-                    return Err(SpecError::Invalid(format!(
-                        "SparseFeature {name}: size: Dimension {negative} must be >= 0"
-                    )));
+                    return Err(SpecError::NegativeSize {
+                        feature: name.clone(),
+                        size: negative,
+                    });
                 }
                 if example_op && f.size.len() != f.index_keys.len() {
-                    return Err(SpecError::Invalid(format!(
-                        "SparseFeature {name}: sp_ids and vocab_size have to have equal lengths ({} index keys, {} sizes).",
-                        f.index_keys.len(),
-                        f.size.len()
-                    )));
+                    return Err(SpecError::SizeCount {
+                        feature: name.clone(),
+                        index_keys: f.index_keys.len(),
+                        sizes: f.size.len(),
+                    });
                 }
                 let mut index_keys: Vec<&String> = f.index_keys.iter().collect();
                 index_keys.sort();
@@ -201,17 +202,13 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
             }
             FeatureSpec::Ragged(f) => {
                 if f.value_key.as_deref() == Some("") {
-                    return Err(SpecError::Invalid(format!(
-                        "feature {name}: value_key may not be empty"
-                    )));
+                    return Err(SpecError::EmptyValueKey { feature: name.clone() });
                 }
                 let value_key = f.value_key.as_deref().unwrap_or(name);
                 add_ragged(&mut ragged_keys, value_key, f.dtype, f.row_splits_dtype)?;
                 for p in &f.partitions {
                     match p {
-                        Partition::UniformRowLength(n) if *n < 0 => {
-                            return Err(SpecError::Invalid("uniform_row_length must be >= 0.".into()))
-                        }
+                        Partition::UniformRowLength(n) if *n < 0 => return Err(SpecError::NegativeUniformRowLength),
                         Partition::UniformRowLength(_) => {}
                         keyed => {
                             let key = keyed.key().unwrap_or_default();
@@ -251,28 +248,27 @@ impl ExampleParser {
                     let stride = checked_elements(&f.shape, name)?;
                     if let Some(d) = &f.default_value {
                         if d.len() != stride {
-                            return Err(SpecError::Invalid(format!(
-                                "Cannot reshape a tensor with {} elements to shape {} ({stride} elements) for feature {name}'s default_value",
-                                d.len(),
-                                known_shape_string(&f.shape)
-                            )));
+                            return Err(SpecError::DefaultShape {
+                                feature: name.clone(),
+                                count: d.len(),
+                                shape: known_shape_string(&f.shape),
+                                expected: stride,
+                            });
                         }
                     }
                     strides.insert(name, stride);
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     if !f.allow_missing {
-                        return Err(SpecError::Invalid(
-                            "Unsupported: FixedLenSequenceFeature requires allow_missing to be True.".into(),
-                        ));
+                        return Err(SpecError::AllowMissingRequired);
                     }
                     if f.default_value.as_ref().is_some_and(|d| d.len() != 1) {
                         let mut dims = vec![None];
                         dims.extend(f.shape.iter().map(|&d| Some(d)));
-                        return Err(SpecError::Invalid(format!(
-                            "dense_shape[{name}] is a variable length shape: {}, therefore def_value must contain a single element (the padding element)",
-                            shape_string(&dims)
-                        )));
+                        return Err(SpecError::PaddingNotSingle {
+                            feature: name.clone(),
+                            shape: shape_string(&dims),
+                        });
                     }
                     strides.insert(name, checked_elements(&f.shape, name)?);
                 }

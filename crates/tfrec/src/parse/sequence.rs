@@ -133,12 +133,10 @@ impl SequenceParser {
         }
         check_specs(&specs.context_features, false)?;
         check_specs(&specs.sequence_features, false)?;
-        let conflict = |key: &str, existing: DType, dtype: DType| {
-            SpecError::Invalid(format!(
-                "Conflicting type {} vs {} for feature {key}.",
-                existing.tf_name(),
-                dtype.tf_name()
-            ))
+        let conflict = |key: &str, existing: DType, dtype: DType| SpecError::ConflictingType {
+            key: key.to_owned(),
+            existing,
+            dtype,
         };
         let mut context_other = FeatureSpecs::new();
         let mut context_keys: Vec<(&str, DType)> = Vec::new();
@@ -147,11 +145,11 @@ impl SequenceParser {
                 FeatureSpec::FixedLen(f) => {
                     let stride = checked_elements(&f.shape, name)?;
                     if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
-                        return Err(SpecError::Invalid(format!(
-                            "Default value for context feature {name} has an incorrect shape: saw [{}] but expected {}",
-                            f.default_value.as_ref().map_or(0, Values::len),
-                            known_shape_string(&f.shape)
-                        )));
+                        return Err(SpecError::ContextDefaultShape {
+                            feature: name.clone(),
+                            count: f.default_value.as_ref().map_or(0, Values::len),
+                            shape: known_shape_string(&f.shape),
+                        });
                     }
                     context_keys.push((name, f.dtype));
                 }
@@ -166,7 +164,12 @@ impl SequenceParser {
                         context_keys.push((key, DType::Int64));
                     }
                 }
-                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+                other => {
+                    return Err(SpecError::Unsupported {
+                        feature: name.clone(),
+                        spec: other.type_name(),
+                    })
+                }
             }
         }
         if !context_other.is_empty() {
@@ -191,9 +194,7 @@ impl SequenceParser {
             let key = match spec {
                 FeatureSpec::FixedLenSequence(f) => {
                     if f.default_value.is_some() {
-                        return Err(SpecError::Invalid(format!(
-                            "Value feature_list.dense_defaults[{name}] must be None"
-                        )));
+                        return Err(SpecError::ListDefault { feature: name.clone() });
                     }
                     checked_elements(&f.shape, name)?;
                     name.as_str()
@@ -206,7 +207,12 @@ impl SequenceParser {
                     }
                     f.value_key.as_deref().unwrap_or(name)
                 }
-                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+                other => {
+                    return Err(SpecError::Unsupported {
+                        feature: name.clone(),
+                        spec: other.type_name(),
+                    })
+                }
             };
             list_key(key, spec.dtype(), &lists)?;
             lists.entry(key).or_insert(spec.dtype());
@@ -224,11 +230,11 @@ impl SequenceParser {
                 FeatureSpec::FixedLen(f) => {
                     let stride = checked_elements(&f.shape, name)?;
                     if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
-                        return Err(SpecError::Invalid(format!(
-                            "Default value for context feature {name} has an incorrect shape: saw [{}] but expected {}",
-                            f.default_value.as_ref().map_or(0, Values::len),
-                            known_shape_string(&f.shape)
-                        )));
+                        return Err(SpecError::ContextDefaultShape {
+                            feature: name.clone(),
+                            count: f.default_value.as_ref().map_or(0, Values::len),
+                            shape: known_shape_string(&f.shape),
+                        });
                     }
                     context_fixed.push((name.clone(), f.clone()));
                     context_keys.push((name.clone(), f.dtype));
@@ -244,7 +250,12 @@ impl SequenceParser {
                         context_keys.push((key.to_owned(), DType::Int64));
                     }
                 }
-                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+                other => {
+                    return Err(SpecError::Unsupported {
+                        feature: name.clone(),
+                        spec: other.type_name(),
+                    })
+                }
             }
         }
         let context_other = if context_other.is_empty() {
@@ -258,11 +269,7 @@ impl SequenceParser {
             let boxed: Box<[u8]> = key.as_bytes().into();
             if let Some(&(_, existing)) = key_map.get(&boxed) {
                 if existing != dtype {
-                    return Err(SpecError::Invalid(format!(
-                        "Conflicting type {} vs {} for feature {key}.",
-                        existing.tf_name(),
-                        dtype.tf_name()
-                    )));
+                    return Err(SpecError::ConflictingType { key, existing, dtype });
                 }
                 continue;
             }
@@ -275,11 +282,11 @@ impl SequenceParser {
         let mut slot_for = |key: &str, dtype: DType, lists: &mut Vec<ListSlot>| -> Result<usize, SpecError> {
             if let Some(&i) = list_lookup.get(key.as_bytes()) {
                 if lists[i].dtype != dtype {
-                    return Err(SpecError::Invalid(format!(
-                        "Conflicting type {} vs {} for feature {key}.",
-                        lists[i].dtype.tf_name(),
-                        dtype.tf_name()
-                    )));
+                    return Err(SpecError::ConflictingType {
+                        key: key.to_owned(),
+                        existing: lists[i].dtype,
+                        dtype,
+                    });
                 }
                 return Ok(i);
             }
@@ -296,9 +303,7 @@ impl SequenceParser {
             let (key, role) = match spec {
                 FeatureSpec::FixedLenSequence(f) => {
                     if f.default_value.is_some() {
-                        return Err(SpecError::Invalid(format!(
-                            "Value feature_list.dense_defaults[{name}] must be None"
-                        )));
+                        return Err(SpecError::ListDefault { feature: name.clone() });
                     }
                     let role = ListRole::Dense {
                         shape: f.shape.clone(),
@@ -321,7 +326,12 @@ impl SequenceParser {
                     };
                     (f.value_key.clone().unwrap_or_else(|| name.clone()), role)
                 }
-                other => return Err(SpecError::Invalid(format!("Unsupported {} {name}.", other.type_name()))),
+                other => {
+                    return Err(SpecError::Unsupported {
+                        feature: name.clone(),
+                        spec: other.type_name(),
+                    })
+                }
             };
             let slot = slot_for(&key, spec.dtype(), &mut lists)?;
             if lists[slot].output.is_some() {

@@ -145,9 +145,182 @@ pub enum SpecError {
     /// No features were asked for.
     #[error("{0}")]
     NoFeatures(&'static str),
-    /// A spec that is wrong on its own.
-    #[error("{0}")]
-    Invalid(String),
+    /// A spec without a dtype.
+    #[error("Missing type for feature {feature}.")]
+    MissingType {
+        /// The feature.
+        feature: String,
+    },
+    /// A dtype the parsing ops do not support.
+    #[error("Unsupported dtype {dtype} for feature {feature}: only int64, float32 and string are supported")]
+    UnsupportedDType {
+        /// The feature.
+        feature: String,
+        /// The dtype asked for.
+        dtype: String,
+    },
+    /// A spec without a shape.
+    #[error("Missing shape for feature {feature}.")]
+    MissingShape {
+        /// The feature.
+        feature: String,
+    },
+    /// A negative dimension (other than -1, an unknown one).
+    #[error("Dimension {dim} must be >= 0")]
+    NegativeDimension {
+        /// The dimension.
+        dim: i64,
+    },
+    /// A FixedLenFeature whose first dimension is unknown.
+    #[error("First dimension of shape for feature {feature} unknown. Consider using FixedLenSequenceFeature.")]
+    FirstDimensionUnknown {
+        /// The feature.
+        feature: String,
+    },
+    /// A shape with an unknown dimension where all must be known.
+    #[error("All dimensions of shape for feature {feature} need to be known but received {shape}.")]
+    UnknownDimension {
+        /// The feature.
+        feature: String,
+        /// The shape, as TensorFlow prints it (`[2,?]`).
+        shape: String,
+    },
+    /// A shape of more elements than an int64 counts.
+    #[error("Shape {shape} of feature {feature} would have more than 2**63 - 1 elements")]
+    TooManyElements {
+        /// The feature.
+        feature: String,
+        /// The shape, as TensorFlow prints it.
+        shape: String,
+    },
+    /// A default value that cannot be read as the dtype.
+    #[error("feature {feature}: default_value: {reason}")]
+    BadDefault {
+        /// The feature.
+        feature: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// A FixedLenFeature default of another number of elements than the shape holds.
+    #[error("Cannot reshape a tensor with {count} elements to shape {shape} ({expected} elements) for feature {feature}'s default_value")]
+    DefaultShape {
+        /// The feature.
+        feature: String,
+        /// Elements of the default.
+        count: usize,
+        /// The shape, as TensorFlow prints it.
+        shape: String,
+        /// Elements of the shape.
+        expected: usize,
+    },
+    /// A context FixedLenFeature default of another number of elements than the shape holds.
+    #[error("Default value for context feature {feature} has an incorrect shape: saw [{count}] but expected {shape}")]
+    ContextDefaultShape {
+        /// The feature.
+        feature: String,
+        /// Elements of the default.
+        count: usize,
+        /// The shape, as TensorFlow prints it.
+        shape: String,
+    },
+    /// A FixedLenSequenceFeature default of more than the one padding value.
+    #[error("dense_shape[{feature}] is a variable length shape: {shape}, therefore def_value must contain a single element (the padding element)")]
+    PaddingNotSingle {
+        /// The feature.
+        feature: String,
+        /// The shape with its unknown first dimension, as TensorFlow prints it.
+        shape: String,
+    },
+    /// A feature-list FixedLenSequenceFeature with a default (`parse_sequence_example`).
+    #[error("Value feature_list.dense_defaults[{feature}] must be None")]
+    ListDefault {
+        /// The feature.
+        feature: String,
+    },
+    /// `parse_example` with a FixedLenSequenceFeature that does not allow missing values.
+    #[error("Unsupported: FixedLenSequenceFeature requires allow_missing to be True.")]
+    AllowMissingRequired,
+    /// A spec type the op does not take (`parse_sequence_example`'s context or lists).
+    #[error("Unsupported {spec} {feature}.")]
+    Unsupported {
+        /// The feature.
+        feature: String,
+        /// TensorFlow's class name of the spec.
+        spec: &'static str,
+    },
+    /// A SparseFeature without index keys.
+    #[error("Missing index_key for SparseFeature {feature}.")]
+    MissingIndexKey {
+        /// The feature.
+        feature: String,
+    },
+    /// A SparseFeature without a value key.
+    #[error("Missing value_key for SparseFeature {feature}.")]
+    MissingValueKey {
+        /// The feature.
+        feature: String,
+    },
+    /// A SparseFeature with a negative size.
+    #[error("SparseFeature {feature}: size: Dimension {size} must be >= 0")]
+    NegativeSize {
+        /// The feature.
+        feature: String,
+        /// The size.
+        size: i64,
+    },
+    /// A SparseFeature with not one size per index key (`parse_example`).
+    #[error("SparseFeature {feature}: sp_ids and vocab_size have to have equal lengths ({index_keys} index keys, {sizes} sizes).")]
+    SizeCount {
+        /// The feature.
+        feature: String,
+        /// Index keys.
+        index_keys: usize,
+        /// Sizes.
+        sizes: usize,
+    },
+    /// A RaggedFeature whose value key is the empty string.
+    #[error("feature {feature}: value_key may not be empty")]
+    EmptyValueKey {
+        /// The feature.
+        feature: String,
+    },
+    /// A negative uniform row length.
+    #[error("uniform_row_length must be >= 0.")]
+    NegativeUniformRowLength,
+    /// Row splits of another type than int32 or int64.
+    #[error("row_splits_dtype must be int32 or int64; got {dtype}")]
+    SplitsDType {
+        /// The type asked for.
+        dtype: String,
+    },
+    /// One key read with two dtypes.
+    #[error("Conflicting type {existing} vs {dtype} for feature {key}.")]
+    ConflictingType {
+        /// The key.
+        key: String,
+        /// The dtype of the first use.
+        existing: DType,
+        /// The dtype of this use.
+        dtype: DType,
+    },
+    /// One ragged key read with two row-splits dtypes.
+    #[error("Conflicting partition type {} vs {} for feature {key}.", existing.json_name(), dtype.json_name())]
+    ConflictingPartitionType {
+        /// The key.
+        key: String,
+        /// The splits dtype of the first use.
+        existing: SplitsDType,
+        /// The splits dtype of this use.
+        dtype: SplitsDType,
+    },
+    /// One key in two key sets (dense, sparse, ragged).
+    #[error("{sets} keys must not intersect; intersection: {{{}}}", keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "))]
+    KeySetsIntersect {
+        /// The two sets, as TensorFlow names them (`Dense and sparse`).
+        sets: &'static str,
+        /// The keys in both, sorted.
+        keys: Vec<String>,
+    },
     /// A spec JSON that cannot be read.
     #[error("spec JSON: {0}")]
     Json(String),
@@ -159,10 +332,6 @@ pub enum SpecError {
         /// Why it could not be read.
         message: String,
     },
-}
-
-fn invalid(message: impl Into<String>) -> SpecError {
-    SpecError::Invalid(message.into())
 }
 
 pub(crate) fn shape_string(dims: &[Option<usize>]) -> String {
@@ -185,11 +354,9 @@ pub(crate) fn checked_elements(shape: &[usize], name: &str) -> Result<usize, Spe
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
         .filter(|&n| i64::try_from(n).is_ok() && shape.iter().all(|&d| i64::try_from(d).is_ok()))
-        .ok_or_else(|| {
-            invalid(format!(
-                "Shape {} of feature {name} would have more than 2**63 - 1 elements",
-                known_shape_string(shape)
-            ))
+        .ok_or_else(|| SpecError::TooManyElements {
+            feature: name.to_owned(),
+            shape: known_shape_string(shape),
         })
 }
 

@@ -122,16 +122,13 @@ enum SpecJson {
     },
 }
 
-fn invalid(message: impl Into<String>) -> SpecError {
-    SpecError::Invalid(message.into())
-}
-
 fn dtype_of(dtype: Option<String>, name: &str) -> Result<DType, SpecError> {
-    let text = dtype.ok_or_else(|| invalid(format!("Missing type for feature {name}.")))?;
-    DType::from_name(&text).ok_or_else(|| {
-        invalid(format!(
-            "Unsupported dtype {text} for feature {name}: only int64, float32 and string are supported"
-        ))
+    let text = dtype.ok_or_else(|| SpecError::MissingType {
+        feature: name.to_owned(),
+    })?;
+    DType::from_name(&text).ok_or_else(|| SpecError::UnsupportedDType {
+        feature: name.to_owned(),
+        dtype: text,
     })
 }
 
@@ -144,7 +141,7 @@ fn dims_of(shape: Vec<Option<i64>>) -> Result<Vec<Option<usize>>, SpecError> {
             None | Some(-1) => Ok(None),
             Some(n) => usize::try_from(n)
                 .map(Some)
-                .map_err(|_| invalid(format!("Dimension {n} must be >= 0"))),
+                .map_err(|_| SpecError::NegativeDimension { dim: n }),
         })
         .collect()
 }
@@ -152,10 +149,10 @@ fn dims_of(shape: Vec<Option<i64>>) -> Result<Vec<Option<usize>>, SpecError> {
 /// A fully known shape whose element count fits TensorFlow's int64.
 fn known_shape(dims: Vec<Option<usize>>, name: &str) -> Result<Vec<usize>, SpecError> {
     if dims.iter().any(Option::is_none) {
-        return Err(invalid(format!(
-            "All dimensions of shape for feature {name} need to be known but received {}.",
-            shape_string(&dims)
-        )));
+        return Err(SpecError::UnknownDimension {
+            feature: name.to_owned(),
+            shape: shape_string(&dims),
+        });
     }
     let shape: Vec<usize> = dims.into_iter().flatten().collect();
     checked_elements(&shape, name)?;
@@ -164,7 +161,12 @@ fn known_shape(dims: Vec<Option<usize>>, name: &str) -> Result<Vec<usize>, SpecE
 
 fn default_of(default: Option<Value>, dtype: DType, name: &str) -> Result<Option<Values>, SpecError> {
     default
-        .map(|d| values_from_json(&d, dtype).map_err(|e| invalid(format!("feature {name}: default_value: {e}"))))
+        .map(|d| {
+            values_from_json(&d, dtype).map_err(|reason| SpecError::BadDefault {
+                feature: name.to_owned(),
+                reason,
+            })
+        })
         .transpose()
 }
 
@@ -175,9 +177,7 @@ fn partition_of(p: PartitionJson) -> Result<Partition, SpecError> {
         PartitionJson::RowStarts { key } => Partition::RowStarts(key),
         PartitionJson::RowLimits { key } => Partition::RowLimits(key),
         PartitionJson::ValueRowIds { key } => Partition::ValueRowIds(key),
-        PartitionJson::UniformRowLength { length } if length < 0 => {
-            return Err(invalid("uniform_row_length must be >= 0."))
-        }
+        PartitionJson::UniformRowLength { length } if length < 0 => return Err(SpecError::NegativeUniformRowLength),
         PartitionJson::UniformRowLength { length } => Partition::UniformRowLength(length),
     })
 }
@@ -192,11 +192,13 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             default_value,
         } => {
             let dtype = dtype_of(dtype, name)?;
-            let dims = dims_of(shape.ok_or_else(|| invalid(format!("Missing shape for feature {name}.")))?)?;
+            let dims = dims_of(shape.ok_or_else(|| SpecError::MissingShape {
+                feature: name.to_owned(),
+            })?)?;
             if dims.first().is_some_and(Option::is_none) {
-                return Err(invalid(format!(
-                    "First dimension of shape for feature {name} unknown. Consider using FixedLenSequenceFeature."
-                )));
+                return Err(SpecError::FirstDimensionUnknown {
+                    feature: name.to_owned(),
+                });
             }
             FeatureSpec::FixedLen(FixedLenFeature {
                 shape: known_shape(dims, name)?,
@@ -211,7 +213,9 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             default_value,
         } => {
             let dtype = dtype_of(dtype, name)?;
-            let dims = dims_of(shape.ok_or_else(|| invalid(format!("Missing shape for feature {name}.")))?)?;
+            let dims = dims_of(shape.ok_or_else(|| SpecError::MissingShape {
+                feature: name.to_owned(),
+            })?)?;
             FeatureSpec::FixedLenSequence(FixedLenSequenceFeature {
                 shape: known_shape(dims, name)?,
                 dtype,
@@ -232,26 +236,31 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             let index_keys = index_key.map(OneOrMany::into_vec).unwrap_or_default();
             // Python's `not feature.index_key`: absent, "" or [].
             if index_keys.is_empty() || index_keys.len() == 1 && index_keys[0].is_empty() {
-                return Err(invalid(format!("Missing index_key for SparseFeature {name}.")));
+                return Err(SpecError::MissingIndexKey {
+                    feature: name.to_owned(),
+                });
             }
             let value_key = value_key
                 .filter(|k| !k.is_empty())
-                .ok_or_else(|| invalid(format!("Missing value_key for SparseFeature {name}.")))?;
+                .ok_or_else(|| SpecError::MissingValueKey {
+                    feature: name.to_owned(),
+                })?;
             let dtype = dtype_of(dtype, name)?;
             let size = size
                 .ok_or_else(|| SpecError::Json(format!("feature {name}: missing field `size`")))?
                 .into_vec();
             if let Some(&negative) = size.iter().find(|&&s| s < 0) {
-                return Err(invalid(format!(
-                    "SparseFeature {name}: size: Dimension {negative} must be >= 0"
-                )));
+                return Err(SpecError::NegativeSize {
+                    feature: name.to_owned(),
+                    size: negative,
+                });
             }
             if size.len() != index_keys.len() {
-                return Err(invalid(format!(
-                    "SparseFeature {name}: sp_ids and vocab_size have to have equal lengths ({} index keys, {} sizes).",
-                    index_keys.len(),
-                    size.len()
-                )));
+                return Err(SpecError::SizeCount {
+                    feature: name.to_owned(),
+                    index_keys: index_keys.len(),
+                    sizes: size.len(),
+                });
             }
             FeatureSpec::Sparse(SparseFeature {
                 index_keys,
@@ -269,12 +278,18 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             validate,
         } => {
             if value_key.as_deref() == Some("") {
-                return Err(invalid(format!("feature {name}: value_key may not be empty")));
+                return Err(SpecError::EmptyValueKey {
+                    feature: name.to_owned(),
+                });
             }
             let row_splits_dtype = match row_splits_dtype.as_deref() {
                 None | Some("int32") => SplitsDType::Int32,
                 Some("int64") => SplitsDType::Int64,
-                Some(other) => return Err(invalid(format!("row_splits_dtype must be int32 or int64; got {other}"))),
+                Some(other) => {
+                    return Err(SpecError::SplitsDType {
+                        dtype: other.to_owned(),
+                    })
+                }
             };
             FeatureSpec::Ragged(RaggedFeature {
                 dtype: dtype_of(dtype, name)?,

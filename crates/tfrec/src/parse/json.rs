@@ -5,6 +5,8 @@
 use base64::Engine;
 use serde_json::{json, Value};
 
+use crate::example::shortest_repr;
+
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use super::values::{BytesArray, DType, Values};
 
@@ -67,13 +69,33 @@ pub fn values_to_json(values: &Values) -> Value {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_are_written_shortest_and_read_back_exactly() {
+        for f in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, -2.5e-7, 16_777_217.0] {
+            let json = float_to_json(f);
+            let back = values_from_json(&json, DType::Float32).expect("float");
+            assert_eq!(back.as_f32().map(|v| v[0].to_bits()), Some(f.to_bits()), "{json}");
+        }
+        assert_eq!(float_to_json(0.1).to_string(), "0.1");
+    }
+}
+
+/// A float32 as JSON, written as the messages' JSON writes it: the shortest text that reads
+/// back to the same float32 (`0.1`, not `0.10000000149011612`).
 pub(crate) fn float_to_json(f: f32) -> Value {
     if f.is_nan() {
         json!("NaN")
     } else if f.is_infinite() {
         json!(if f > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
-        json!(f64::from(f))
+        // The shortest float32 text, read as the nearest double: serde_json then writes the
+        // shortest text of that double, which is no longer and reads back the same.
+        let shortest = shortest_repr(f).parse::<f64>().unwrap_or(f64::from(f));
+        json!(shortest)
     }
 }
 

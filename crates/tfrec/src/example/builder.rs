@@ -9,7 +9,12 @@ use super::model::{Example, Feature, FeatureList, SequenceExample};
 pub enum BuildError {
     /// An unsigned integer above `i64::MAX`.
     #[error("feature {key:?}: {value} does not fit in an int64")]
-    Int64Overflow { key: String, value: u64 },
+    Int64Overflow {
+        /// The feature.
+        key: String,
+        /// The value.
+        value: u64,
+    },
 }
 
 /// A single value that becomes one int64.
@@ -51,6 +56,7 @@ impl Int64Value for isize {
 
 /// A single value that becomes one float (f64 is rounded to the nearest f32, as TF does).
 pub trait FloatValue: Copy {
+    /// The float32 value.
     fn to_float(self) -> f32;
 }
 
@@ -70,6 +76,7 @@ impl FloatValue for f64 {
 
 /// A single value that becomes one bytes element.
 pub trait BytesValue {
+    /// The bytes.
     fn to_bytes(self) -> Vec<u8>;
 }
 
@@ -111,6 +118,7 @@ impl<const N: usize> BytesValue for &[u8; N] {
 
 /// One value or a collection of values for an int64 feature.
 pub trait IntoInt64s {
+    /// The values; an unsigned value above `i64::MAX` is the error.
     fn into_int64s(self) -> Result<Vec<i64>, u64>;
 }
 
@@ -137,6 +145,7 @@ impl<T: Int64Value, const N: usize> IntoInt64s for [T; N] {
 
 /// One value or a collection of values for a float feature.
 pub trait IntoFloats {
+    /// The values.
     fn into_floats(self) -> Vec<f32>;
 }
 
@@ -164,6 +173,7 @@ impl<T: FloatValue, const N: usize> IntoFloats for [T; N] {
 /// One value or a collection of values for a bytes feature. A `Vec<u8>` or `&[u8]` is *one*
 /// value; a `Vec<&str>` or `[&str; N]` is several.
 pub trait IntoBytesList {
+    /// The values.
     fn into_bytes_list(self) -> Vec<Vec<u8>>;
 }
 

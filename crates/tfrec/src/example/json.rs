@@ -362,12 +362,20 @@ pub type TypeHints = HashMap<String, Kind>;
 /// Friendly JSON that cannot become a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FriendlyJsonError {
+    /// Text that is not JSON.
     #[error("invalid JSON: {0}")]
     Syntax(String),
+    /// JSON that is not an object.
     #[error("expected a JSON object of features")]
     NotAnObject,
+    /// A feature whose values cannot be read.
     #[error("feature {key:?}: {reason}")]
-    Value { key: String, reason: String },
+    Value {
+        /// The feature.
+        key: String,
+        /// Why its values cannot be read.
+        reason: String,
+    },
 }
 
 fn friendly_values(feature: &Feature) -> Json<'_> {

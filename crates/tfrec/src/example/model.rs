@@ -170,12 +170,14 @@ impl Features {
 /// A sequence of features, one per time step (`tf.train.FeatureList`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FeatureList {
+    /// The features, one per step.
     pub feature: Vec<Feature>,
 }
 
 /// A map from name to [`FeatureList`] (`tf.train.FeatureLists`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FeatureLists {
+    /// The lists by name, in the order read or inserted.
     pub feature_list: IndexMap<String, FeatureList>,
 }
 

@@ -16,9 +16,11 @@ pub struct FeatureStats {
     pub no_kind: u64,
     /// Fewest and most values in one record (for a feature list: in one step).
     pub min_values: usize,
+    /// Most values in one record (for a feature list: in one step).
     pub max_values: usize,
     /// For a feature list: fewest and most steps in one record.
     pub min_steps: usize,
+    /// For a feature list: most steps in one record.
     pub max_steps: usize,
 }
 

@@ -22,47 +22,115 @@ pub enum ParseErrorKind {
     MalformedFeature(DecodeError),
     /// A dense feature of another type than the spec's.
     #[error("Data types don't match. Data type: {actual} but expected type: {expected}")]
-    DenseTypeMismatch { expected: DType, actual: DType },
+    DenseTypeMismatch {
+        /// The spec's dtype.
+        expected: DType,
+        /// The data's dtype.
+        actual: DType,
+    },
     /// A sparse or ragged feature of another type than the spec's.
     #[error("Data types don't match. Expected type: {expected}, Actual type: {actual}")]
-    TypeMismatch { expected: DType, actual: DType },
+    TypeMismatch {
+        /// The spec's dtype.
+        expected: DType,
+        /// The data's dtype.
+        actual: DType,
+    },
     /// A fixed-length feature with the wrong number of values.
     #[error("Number of {} values != expected.  Values size: {count} but output shape: {shape}", kind_word(*dtype))]
-    WrongCount { dtype: DType, count: usize, shape: String },
+    WrongCount {
+        /// The spec's dtype.
+        dtype: DType,
+        /// Values found.
+        count: usize,
+        /// The output shape, as TensorFlow prints it.
+        shape: String,
+    },
     /// A fixed-length string feature with more values than its shape holds: TensorFlow reads
     /// only what fits and reports the rest as a parse failure.
     #[error("Can't parse serialized Example.")]
-    BytesOverflow { count: usize, expected: usize },
+    BytesOverflow {
+        /// Values found.
+        count: usize,
+        /// Values the shape holds.
+        expected: usize,
+    },
     /// A variable-length dense feature whose values do not fill whole rows.
     #[error("Number of {} values is not a multiple of stride length. Saw {count} values but output shape is: {shape}", kind_word(*dtype))]
-    NotMultipleOfStride { dtype: DType, count: usize, shape: String },
+    NotMultipleOfStride {
+        /// The spec's dtype.
+        dtype: DType,
+        /// Values found.
+        count: usize,
+        /// The output shape, as TensorFlow prints it.
+        shape: String,
+    },
     /// A required dense feature is missing.
     #[error("Feature: {key} (data type: {dtype}) is required but could not be found.")]
-    Required { key: String, dtype: DType },
+    Required {
+        /// The feature (or feature list) key.
+        key: String,
+        /// The spec's dtype.
+        dtype: DType,
+    },
     /// A required feature list is missing.
     #[error("Feature list '{key}' is required but could not be found.  Did you mean to include it in feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?")]
-    ListRequired { key: String },
+    ListRequired {
+        /// The feature (or feature list) key.
+        key: String,
+    },
     /// A feature-list row of another type than the spec's.
     #[error("Data types don't match. Expected type: {expected}")]
-    RowTypeMismatch { expected: DType },
+    RowTypeMismatch {
+        /// The spec's dtype.
+        expected: DType,
+    },
     /// A fixed-length feature-list row with the wrong number of values.
     #[error("Number of values != expected.  values size: {count} but output shape: {shape}")]
-    RowWrongCount { count: usize, shape: String },
+    RowWrongCount {
+        /// Values found.
+        count: usize,
+        /// The output shape, as TensorFlow prints it.
+        shape: String,
+    },
     /// The longest feature list does not fill whole rows.
     #[error("Feature list '{key}' has an unexpected number of values.  Total values size: {total} is not consistent with output shape: {shape}")]
-    ListNotMultiple { key: String, total: usize, shape: String },
+    ListNotMultiple {
+        /// The feature (or feature list) key.
+        key: String,
+        /// Values found over all rows.
+        total: usize,
+        /// The output shape, as TensorFlow prints it.
+        shape: String,
+    },
     /// A context feature present with the wrong number of values (or no kind).
     #[error("Unexpected number of elements in example {example}")]
-    ContextUnexpectedCount { example: String },
+    ContextUnexpectedCount {
+        /// The example's name (`<unknown>` as TensorFlow writes it).
+        example: String,
+    },
     /// A context feature whose largest count (or default) is not the spec's size.
     #[error("Inconsistent max number of elements for feature {key}: expected {expected}, but found {found}")]
-    ContextInconsistentMax { key: String, expected: usize, found: usize },
+    ContextInconsistentMax {
+        /// The feature (or feature list) key.
+        key: String,
+        /// The spec's number of values.
+        expected: usize,
+        /// The largest count found.
+        found: usize,
+    },
     /// A context feature of another type than the spec's.
     #[error("Data types don't match. Expected type: {expected}")]
-    ContextTypeMismatch { expected: DType },
+    ContextTypeMismatch {
+        /// The spec's dtype.
+        expected: DType,
+    },
     /// A SparseFeature's index and value features disagree in length.
     #[error("SparseFeature index and value features do not have the same number of values: {detail}")]
-    SparseLengths { detail: String },
+    SparseLengths {
+        /// Which features disagree, and by how much.
+        detail: String,
+    },
     /// A RaggedFeature's partitions do not form a valid ragged tensor.
     #[error("invalid ragged partition: {0}")]
     Ragged(String),
@@ -79,6 +147,7 @@ fn kind_word(dtype: DType) -> &'static str {
 /// An error of `parse_example` / `parse_sequence_example`, with where it happened.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParseError {
+    /// What is wrong.
     pub kind: ParseErrorKind,
     /// The feature (or feature list) key, when one is to blame.
     pub key: Option<String>,

@@ -41,7 +41,9 @@ impl Partition {
 /// `tf.io.FixedLenFeature`: a dense tensor of a fixed shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FixedLenFeature {
+    /// The shape of each example's tensor.
     pub shape: Vec<usize>,
+    /// The values' type.
     pub dtype: DType,
     /// `prod(shape)` values in row-major order; `None` makes the feature required.
     pub default_value: Option<Values>,
@@ -50,8 +52,11 @@ pub struct FixedLenFeature {
 /// `tf.io.FixedLenSequenceFeature`: a dense tensor with a variable first dimension.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FixedLenSequenceFeature {
+    /// The shape of each row (the dimensions after the variable one).
     pub shape: Vec<usize>,
+    /// The values' type.
     pub dtype: DType,
+    /// Whether examples may lack the feature (TensorFlow requires it for `parse_example`).
     pub allow_missing: bool,
     /// A single padding value (0 / 0.0 / `""` when `None`).
     pub default_value: Option<Values>,
@@ -60,27 +65,35 @@ pub struct FixedLenSequenceFeature {
 /// `tf.io.VarLenFeature`: a sparse tensor of all values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarLenFeature {
+    /// The values' type.
     pub dtype: DType,
 }
 
 /// `tf.io.SparseFeature`: a sparse tensor whose indices come from other features.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SparseFeature {
+    /// The int64 features holding each value's index, one per dimension.
     pub index_keys: Vec<String>,
+    /// The feature holding the values.
     pub value_key: String,
+    /// The values' type.
     pub dtype: DType,
+    /// The dense shape beyond the batch dimension, one size per index key.
     pub size: Vec<i64>,
+    /// Whether the indices are already in order (no reordering).
     pub already_sorted: bool,
 }
 
 /// `tf.io.RaggedFeature`: a ragged tensor, optionally partitioned by other features.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RaggedFeature {
+    /// The values' type.
     pub dtype: DType,
     /// The feature holding the values; `None` means the feature's own name.
     pub value_key: Option<String>,
     /// Partitions from the outermost in.
     pub partitions: Vec<Partition>,
+    /// The dtype of the row splits.
     pub row_splits_dtype: SplitsDType,
     /// Check that the partitions form a valid ragged tensor.
     pub validate: bool,
@@ -89,10 +102,15 @@ pub struct RaggedFeature {
 /// A feature spec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FeatureSpec {
+    /// `tf.io.FixedLenFeature`.
     FixedLen(FixedLenFeature),
+    /// `tf.io.FixedLenSequenceFeature`.
     FixedLenSequence(FixedLenSequenceFeature),
+    /// `tf.io.VarLenFeature`.
     VarLen(VarLenFeature),
+    /// `tf.io.SparseFeature`.
     Sparse(SparseFeature),
+    /// `tf.io.RaggedFeature`.
     Ragged(RaggedFeature),
 }
 
@@ -126,7 +144,9 @@ pub type FeatureSpecs = BTreeMap<String, FeatureSpec>;
 /// The two spec dicts of `parse_sequence_example`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SequenceSpecs {
+    /// Specs of the context features (one value set per example).
     pub context_features: FeatureSpecs,
+    /// Specs of the feature lists (one value set per step).
     pub sequence_features: FeatureSpecs,
 }
 

@@ -66,29 +66,29 @@ pub fn concat_batch(parts: Vec<Tensor>) -> Result<Tensor, ConcatError> {
     let first = parts.first().ok_or(ConcatError::NoTensors)?;
     match first {
         Tensor::Dense(_) => concat_dense(collect(parts, |t| match t {
-            Tensor::Dense(d) => Ok(d),
-            other => Err(other),
+            Tensor::Dense(d) => Some(d),
+            _ => None,
         })?)
         .map(Tensor::Dense),
         Tensor::Sparse(_) => concat_sparse(collect(parts, |t| match t {
-            Tensor::Sparse(s) => Ok(s),
-            other => Err(other),
+            Tensor::Sparse(s) => Some(s),
+            _ => None,
         })?)
         .map(Tensor::Sparse),
         Tensor::Ragged(_) => concat_ragged(collect(parts, |t| match t {
-            Tensor::Ragged(r) => Ok(r),
-            other => Err(other),
+            Tensor::Ragged(r) => Some(r),
+            _ => None,
         })?)
         .map(Tensor::Ragged),
     }
 }
 
 /// The parts as one kind, or the index of the first part of another.
-fn collect<T>(parts: Vec<Tensor>, pick: impl Fn(Tensor) -> Result<T, Tensor>) -> Result<Vec<T>, ConcatError> {
+fn collect<T>(parts: Vec<Tensor>, pick: impl Fn(Tensor) -> Option<T>) -> Result<Vec<T>, ConcatError> {
     parts
         .into_iter()
         .enumerate()
-        .map(|(part, t)| pick(t).map_err(|_| ConcatError::MixedKinds { part }))
+        .map(|(part, t)| pick(t).ok_or(ConcatError::MixedKinds { part }))
         .collect()
 }
 

@@ -13,7 +13,7 @@ use crate::example::DecodeError;
 pub enum ParseErrorKind {
     /// The spec is refused before parsing (see [`SpecError`]).
     #[error(transparent)]
-    Spec(#[from] SpecError),
+    Spec(Box<SpecError>),
     /// The record is not a valid message.
     #[error("Could not parse example input: {0}")]
     Malformed(DecodeError),
@@ -188,7 +188,7 @@ impl ParseError {
 
 impl From<SpecError> for ParseError {
     fn from(e: SpecError) -> Self {
-        ParseError::new(ParseErrorKind::Spec(e))
+        ParseError::new(ParseErrorKind::Spec(Box::new(e)))
     }
 }
 
@@ -250,7 +250,7 @@ impl std::error::Error for ParseError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             ParseErrorKind::Malformed(e) | ParseErrorKind::MalformedFeature(e) => Some(e),
-            ParseErrorKind::Spec(e) => Some(e),
+            ParseErrorKind::Spec(e) => Some(e.as_ref()),
             _ => None,
         }
     }

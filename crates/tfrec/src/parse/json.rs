@@ -69,21 +69,6 @@ pub fn values_to_json(values: &Values) -> Value {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn floats_are_written_shortest_and_read_back_exactly() {
-        for f in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, -2.5e-7, 16_777_217.0] {
-            let json = float_to_json(f);
-            let back = values_from_json(&json, DType::Float32).expect("float");
-            assert_eq!(back.as_f32().map(|v| v[0].to_bits()), Some(f.to_bits()), "{json}");
-        }
-        assert_eq!(float_to_json(0.1).to_string(), "0.1");
-    }
-}
-
 /// A float32 as JSON, written as the messages' JSON writes it: the shortest text that reads
 /// back to the same float32 (`0.1`, not `0.10000000149011612`).
 pub(crate) fn float_to_json(f: f32) -> Value {
@@ -141,5 +126,20 @@ impl Tensor {
             Tensor::Sparse(t) => t.to_json(),
             Tensor::Ragged(t) => t.to_json(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_are_written_shortest_and_read_back_exactly() {
+        for f in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, -2.5e-7, 16_777_217.0] {
+            let json = float_to_json(f);
+            let back = values_from_json(&json, DType::Float32).expect("float");
+            assert_eq!(back.as_f32().map(|v| v[0].to_bits()), Some(f.to_bits()), "{json}");
+        }
+        assert_eq!(float_to_json(0.1).to_string(), "0.1");
     }
 }

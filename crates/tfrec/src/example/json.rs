@@ -234,7 +234,8 @@ impl Example {
         Json::Object(fields)
     }
 
-    /// The friendly one-line JSON form (see the [module docs](self)).
+    /// The friendly one-line JSON form: `{"age": [19], "name": ["goat"]}`, bytes as UTF-8 strings
+    /// where valid (else `{"base64": "…"}`), floats always with a decimal point or exponent.
     pub fn to_friendly_json(&self) -> String {
         friendly_features(self.features()).compact()
     }

@@ -500,7 +500,7 @@ fn map_takes_any_error_type_and_keeps_it_as_the_source() {
         .iter()
         .collect();
     assert_eq!(results.len(), 2);
-    let error = results[1].as_ref().err().expect("an error");
+    let error = results[1].as_ref().expect_err("an error");
     assert!(matches!(error, PipelineError::Map { batch: 1, .. }), "{error:?}");
     let source = std::error::Error::source(error).map(ToString::to_string);
     assert_eq!(source.as_deref(), Some("no room"));

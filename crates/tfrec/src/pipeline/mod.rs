@@ -212,6 +212,7 @@ impl Counters {
 /// Where a record was read: the file (its index in [`Dataset::files`]), the offset of its
 /// header in the (decompressed) file, and its index in the file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecordOrigin {
     /// Index of the file in [`Dataset::files`].
     pub file: usize,

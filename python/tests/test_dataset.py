@@ -91,6 +91,42 @@ def test_shards_cover_the_data_once(tmp_path):
         assert sorted(seen) == list(range(100)), by
     with pytest.raises(ValueError):
         tfrec.Dataset(paths).shard(2, 2)
+    with pytest.raises(ValueError):
+        tfrec.Dataset(paths).shard(0, 0)
+
+
+def test_shard_is_by_record_unless_by_file_is_asked(tmp_path):
+    paths = make_files(tmp_path, files=4, per_file=5)
+    # tf.data's meaning: every 8th record, so four files still feed eight shards.
+    assert ids(tfrec.Dataset(paths).shard(8, 4).batch(10).parse(SPEC)) == [4, 12]
+    with pytest.raises(ValueError, match="no file"):
+        tfrec.Dataset(paths).shard(8, 4, by="file")
+    assert ids(tfrec.Dataset(paths).shard(2, 1, by="file").batch(10).parse(SPEC)) == list(range(5, 10)) + list(
+        range(15, 20)
+    )
+    with pytest.raises(ValueError, match="before"):
+        tfrec.Dataset(paths).shuffle(10, seed=1).shard(2, 0, by="file")
+    with pytest.raises(ValueError, match="before"):
+        tfrec.Dataset(paths).take(3).interleave(2)
+
+
+def test_stages_apply_in_call_order(tmp_path):
+    paths = make_files(tmp_path, files=1, per_file=100)
+    take_first = ids(tfrec.Dataset(paths).take(5).shuffle(1000, seed=3).batch(100).parse(SPEC))
+    assert sorted(take_first) == [0, 1, 2, 3, 4] and take_first != [0, 1, 2, 3, 4]
+    shuffle_first = ids(tfrec.Dataset(paths).shuffle(1000, seed=3).take(5).batch(100).parse(SPEC))
+    assert len(shuffle_first) == 5 and sorted(shuffle_first) != [0, 1, 2, 3, 4]
+    # shuffle then shard with one seed: the shards split one shuffled order.
+    whole = ids(tfrec.Dataset(paths).shuffle(30, seed=9).batch(100).parse(SPEC))
+    parts = [ids(tfrec.Dataset(paths).shuffle(30, seed=9).shard(3, i).batch(100).parse(SPEC)) for i in range(3)]
+    assert [whole[i::3] for i in range(3)] == parts
+    # shard then shuffle: each shard's own records, shuffled.
+    own = ids(tfrec.Dataset(paths).shard(3, 1).shuffle(30, seed=9).batch(100).parse(SPEC))
+    assert sorted(own) == list(range(1, 100, 3)) and own != list(range(1, 100, 3))
+    # take then repeat repeats the first records; repeat then take stops early.
+    assert ids(tfrec.Dataset(paths).take(2).repeat(3).batch(10).parse(SPEC)) == [0, 1] * 3
+    assert ids(tfrec.Dataset(paths).repeat(3).take(2).batch(10).parse(SPEC)) == [0, 1]
+    assert len(list(tfrec.Dataset(paths).repeat(0))) == 0
 
 
 def test_shuffle_is_seeded_and_a_permutation(tmp_path):
@@ -99,6 +135,20 @@ def test_shuffle_is_seeded_and_a_permutation(tmp_path):
     b = ids(tfrec.Dataset(paths).shuffle(50, seed=7).batch(10).parse(SPEC))
     c = ids(tfrec.Dataset(paths).shuffle(50, seed=8).batch(10).parse(SPEC))
     assert a == b and a != c and sorted(a) == list(range(100)) and a != list(range(100))
+
+
+def test_reshuffle_each_iteration(tmp_path):
+    paths = make_files(tmp_path, files=1, per_file=40)
+    for reshuffle in (True, False):
+        got = ids(
+            tfrec.Dataset(paths)
+            .shuffle(40, seed=2, reshuffle_each_iteration=reshuffle)
+            .repeat(2)
+            .batch(80)
+            .parse(SPEC)
+        )
+        assert sorted(got[:40]) == sorted(got[40:]) == list(range(40))
+        assert (got[:40] != got[40:]) == reshuffle
 
 
 def test_interleave_threads_prefetch_deterministic(tmp_path):
@@ -138,6 +188,7 @@ def test_parse_errors_in_a_pipeline_name_the_batch(tmp_path):
     with pytest.raises(tfrec.ParseError) as info:
         list(tfrec.Dataset(paths).batch(10).parse({"missing": io.FixedLenFeature([], tfrec.int64)}))
     assert info.value.key == "missing" and info.value.batch_index == 0
+    assert info.value.path == paths[0] and info.value.record_index == 0 and info.value.record_offset == 0
     with pytest.raises(ValueError):
         tfrec.Dataset(paths).batch(4).parse({"x": io.FixedLenFeature([None], tfrec.int64)})
 

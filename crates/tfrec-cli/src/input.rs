@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use tfrec::pipeline::Dataset;
 use tfrec::record::{CompressionChoice, MultiFileReader, OnCorruption, ReaderOptions, TornTail};
 
 /// How to read the input files.
@@ -67,13 +68,24 @@ impl InputArgs {
         Ok(files)
     }
 
-    /// A reader over the inputs, each file opened (and closed) first so that a file that cannot
-    /// be read fails before anything is written.
-    pub fn open(&self, skip: SkipArgs) -> Result<MultiFileReader, Box<dyn std::error::Error>> {
+    /// The files the inputs name, each opened (and closed) first so that a file that cannot be
+    /// read fails before anything is written.
+    fn checked_files(&self) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
         let files = self.files()?;
         for f in &files {
             std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
         }
-        Ok(MultiFileReader::new(files, self.reader_options(skip)))
+        Ok(files)
+    }
+
+    /// A reader over the inputs (their files checked first, see `checked_files`).
+    pub fn open(&self, skip: SkipArgs) -> Result<MultiFileReader, Box<dyn std::error::Error>> {
+        Ok(MultiFileReader::new(self.checked_files()?, self.reader_options(skip)))
+    }
+
+    /// The inputs as the library's pipeline data set, with the same files, checks and reader
+    /// options as [`InputArgs::open`].
+    pub fn dataset(&self, skip: SkipArgs) -> Result<Dataset, Box<dyn std::error::Error>> {
+        Ok(Dataset::from_files(self.checked_files()?).reader_options(self.reader_options(skip)))
     }
 }

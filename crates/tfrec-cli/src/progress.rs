@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tfrec::pipeline::Counters;
 use tfrec::record::MultiFileReader;
 
 const TICK: Duration = Duration::from_millis(200);
@@ -23,6 +24,11 @@ pub struct Progress {
 impl Progress {
     /// A bar over `total` bytes whose position is whatever `done` holds.
     pub fn new(total: u64, done: Arc<AtomicU64>) -> Progress {
+        Progress::polling(total, move || done.load(Ordering::Relaxed))
+    }
+
+    /// A bar over `total` bytes whose position `done` reads (on the ticker thread).
+    pub fn polling(total: u64, done: impl Fn() -> u64 + Send + 'static) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         let stop = Arc::new(AtomicBool::new(false));
         if bar.is_hidden() {
@@ -39,7 +45,7 @@ impl Progress {
             let (bar, stop) = (bar.clone(), Arc::clone(&stop));
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    bar.set_position(done.load(Ordering::Relaxed).min(total));
+                    bar.set_position(done().min(total));
                     std::thread::park_timeout(TICK);
                 }
             })
@@ -54,13 +60,14 @@ impl Progress {
     /// A bar over the on-disk size of `files`, and the byte counter the caller advances as it
     /// reads them (a file whose size cannot be read counts as empty: the bar is only a guide).
     pub fn for_files<P: AsRef<Path>>(files: &[P]) -> (Progress, Arc<AtomicU64>) {
-        let total = files
-            .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .map(|m| m.len())
-            .sum();
+        let total = disk_size(files);
         let done = Arc::new(AtomicU64::new(0));
         (Progress::new(total, Arc::clone(&done)), done)
+    }
+
+    /// A bar over the on-disk size of `files`, read by a pipeline with these `counters`.
+    pub fn for_pipeline<P: AsRef<Path>>(files: &[P], counters: Arc<Counters>) -> Progress {
+        Progress::polling(disk_size(files), move || counters.disk_bytes.load(Ordering::Relaxed))
     }
 
     /// A bar over the on-disk bytes of the files `reader` reads.
@@ -81,4 +88,14 @@ impl Drop for Progress {
         }
         self.bar.finish_and_clear();
     }
+}
+
+/// The on-disk size of `files` (a file whose size cannot be read counts as empty: the bar is
+/// only a guide).
+fn disk_size<P: AsRef<Path>>(files: &[P]) -> u64 {
+    files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum()
 }

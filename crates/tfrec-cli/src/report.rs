@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use tfrec::record::{MultiFileReader, RecordError, RecordErrorKind};
+use tfrec::record::{MultiFileReader, ReadStats, RecordError, RecordErrorKind};
 
 /// Problems named one by one in a skip report; the rest are only counted.
 pub const FIRST_PROBLEMS: usize = 5;
@@ -50,10 +50,14 @@ pub fn skipped_json(reader: &MultiFileReader) -> Value {
     })
 }
 
-/// Says on stderr what was skipped, if anything: counts and the first places.
+/// Says on stderr what a reader skipped, if anything: counts and the first places.
 pub fn print_skipped(reader: &MultiFileReader) {
-    let stats = reader.stats();
-    let problems = reader.problems();
+    print_skipped_stats(&reader.stats(), &reader.problems());
+}
+
+/// Says on stderr what was skipped, if anything, from the counters of any reading path (a
+/// reader's, or a pipeline's).
+pub fn print_skipped_stats(stats: &ReadStats, problems: &[&RecordError]) {
     if stats.skipped_regions + stats.skipped_files == 0 && problems.is_empty() {
         return;
     }

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
 use tfrec::parse::{specs_from_json, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
-use tfrec::pipeline::{Dataset as Pipeline, PipelineError, PipelineIter, RecordBatch, ShardBy};
+use tfrec::pipeline::{Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
 
 use crate::convert::tensors_to_dict;
 use crate::errors::{pipeline_error, record_error, spec_error};
@@ -62,6 +62,13 @@ impl Dataset {
         f(&mut d);
         d
     }
+
+    /// A copy with a stage added that tf.data might refuse (a `ValueError` then, as TF's
+    /// `InvalidArgumentError` for these is raised when the stage is made).
+    fn try_with(&self, f: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>) -> PyResult<Dataset> {
+        let pipeline = f(self.pipeline.clone()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(self.with(|d| d.pipeline = pipeline))
+    }
 }
 
 #[pymethods]
@@ -91,38 +98,29 @@ impl Dataset {
     }
 
     #[pyo3(signature = (cycle_length, block_length=1))]
-    fn interleave(&self, cycle_length: usize, block_length: usize) -> Dataset {
-        self.with(|d| d.pipeline = d.pipeline.clone().interleave(cycle_length, block_length))
+    fn interleave(&self, cycle_length: usize, block_length: usize) -> PyResult<Dataset> {
+        self.try_with(|p| p.interleave(cycle_length, block_length))
     }
 
-    /// Part `index` of `num_shards`, by `"file"` (default) or `"record"`.
-    #[pyo3(signature = (num_shards, index, by="file"))]
+    /// Part `index` of `num_shards`: every `num_shards`-th record of the stream so far
+    /// (`by="record"`, tf.data's meaning), or whole files (`by="file"`).
+    #[pyo3(signature = (num_shards, index, by="record"))]
     fn shard(&self, num_shards: usize, index: usize, by: &str) -> PyResult<Dataset> {
-        if num_shards == 0 || index >= num_shards {
-            return Err(PyValueError::new_err(format!(
-                "shard index {index} is not below num_shards {num_shards}"
-            )));
-        }
         let by = match by {
             "file" => ShardBy::File,
             "record" => ShardBy::Record,
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "by must be 'file' or 'record', not {other:?}"
+                    "by must be 'record' or 'file', not {other:?}"
                 )))
             }
         };
-        Ok(self.with(|d| d.pipeline = d.pipeline.clone().shard_by(num_shards, index, by)))
+        self.try_with(|p| p.shard_by(num_shards, index, by))
     }
 
     #[pyo3(signature = (buffer_size, seed=0, reshuffle_each_iteration=true))]
-    fn shuffle(&self, buffer_size: usize, seed: u64, reshuffle_each_iteration: bool) -> Dataset {
-        self.with(|d| {
-            d.pipeline = d
-                .pipeline
-                .clone()
-                .shuffle_with(buffer_size, seed, reshuffle_each_iteration)
-        })
+    fn shuffle(&self, buffer_size: usize, seed: u64, reshuffle_each_iteration: bool) -> PyResult<Dataset> {
+        self.try_with(|p| p.shuffle_with(buffer_size, seed, reshuffle_each_iteration))
     }
 
     /// `count=None` repeats forever.
@@ -130,7 +128,7 @@ impl Dataset {
     fn repeat(&self, count: Option<u64>) -> Dataset {
         self.with(|d| {
             d.pipeline = match count {
-                Some(n) => d.pipeline.clone().repeat_epochs(n),
+                Some(n) => d.pipeline.clone().repeat(n),
                 None => d.pipeline.clone().repeat_forever(),
             }
         })
@@ -249,10 +247,7 @@ impl Dataset {
                     } else {
                         parser.parse_batch(&records)
                     };
-                    parsed.map(Output::Tensors).map_err(|error| PipelineError::Parse {
-                        batch: b.index,
-                        error: Box::new(error),
-                    })
+                    parsed.map(Output::Tensors).map_err(|error| b.parse_error(error))
                 })
             }
             Stage::Sequences(v) => {
@@ -265,10 +260,7 @@ impl Dataset {
                     } else {
                         parser.parse_batch(&records)
                     };
-                    parsed.map(Output::Sequences).map_err(|error| PipelineError::Parse {
-                        batch: b.index,
-                        error: Box::new(error),
-                    })
+                    parsed.map(Output::Sequences).map_err(|error| b.parse_error(error))
                 })
             }
         };
@@ -366,7 +358,11 @@ impl DatasetIterator {
         d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
         d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
         d.set_item("batches", c.batches.load(Relaxed))?;
-        let problems = c.problems.lock().map(|p| p.clone()).unwrap_or_default();
+        let problems: Vec<String> = c
+            .problems
+            .lock()
+            .map(|p| p.iter().map(ToString::to_string).collect())
+            .unwrap_or_default();
         d.set_item("problems", problems)?;
         Ok(d)
     }

@@ -93,12 +93,32 @@ pub fn tensor_error(py: Python<'_>, e: &TensorProtoError) -> PyErr {
 pub fn pipeline_error(py: Python<'_>, e: &PipelineError) -> PyErr {
     match e {
         PipelineError::Record(r) => record_error(py, r),
-        PipelineError::Parse { batch, error } => {
+        PipelineError::Parse {
+            batch,
+            error,
+            path,
+            origin,
+        } => {
             let err = parse_error(py, error);
             let _ = err.value(py).setattr("batch_index", batch);
+            // Where the failing record was read, when known.
+            if let (Some(path), Some(origin)) = (path, origin) {
+                let _ = err.value(py).setattr("path", path.display().to_string());
+                let _ = err.value(py).setattr("record_offset", origin.offset);
+                let _ = err.value(py).setattr("record_index", origin.index);
+            }
             err
         }
-        other => raise(py, "TfrecError", other.to_string(), &[]),
+        other => {
+            // The whole chain: a map function's own error is the source of the top one.
+            let mut message = other.to_string();
+            let mut source = std::error::Error::source(other);
+            while let Some(e) = source {
+                message.push_str(&format!(": {e}"));
+                source = e.source();
+            }
+            raise(py, "TfrecError", message, &[])
+        }
     }
 }
 

@@ -53,6 +53,7 @@ fn main() {
     let reader_only = || {
         for b in Dataset::from_files(files.clone())
             .interleave(4, 16)
+            .expect("interleave")
             .batch(BATCH, false)
             .raw()
             .iter()
@@ -63,6 +64,7 @@ fn main() {
     let pipeline = |threads: usize| {
         let batches = Dataset::from_files(files.clone())
             .interleave(4, 16)
+            .expect("interleave")
             .batch(BATCH, false)
             .parse_examples(&specs)
             .expect("spec")

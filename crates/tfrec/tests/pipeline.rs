@@ -1,5 +1,5 @@
-//! Tests of the input pipeline: sharding, determinism, shuffling, epochs, batching, errors,
-//! and shutting down.
+//! Tests of the input pipeline: stages in call order (as tf.data), sharding, determinism,
+//! shuffling, epochs, batching, errors, and shutting down.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tfrec::example::Example;
 use tfrec::parse::specs_from_json;
-use tfrec::pipeline::{Dataset, PipelineError, ShardBy};
+use tfrec::pipeline::{Dataset, DatasetError, PipelineError, ShardBy};
 use tfrec::record::{RecordWriter, WriterOptions};
 
 /// `files` files of `per_file` records each; record text is `f<file>-r<record>`.
@@ -40,11 +40,15 @@ fn shards_read_every_record_exactly_once() {
     let expected: HashSet<String> = all_records(Dataset::from_files(files.clone())).into_iter().collect();
     assert_eq!(expected.len(), 7 * 13);
     for by in [ShardBy::File, ShardBy::Record] {
-        for n in [1, 2, 3, 5, 8] {
+        for n in [1, 2, 3, 5, 7] {
             let mut seen = Vec::new();
             for i in 0..n {
                 seen.extend(all_records(
-                    Dataset::from_files(files.clone()).interleave(3, 2).shard_by(n, i, by),
+                    Dataset::from_files(files.clone())
+                        .interleave(3, 2)
+                        .expect("interleave")
+                        .shard_by(n, i, by)
+                        .expect("shard"),
                 ));
             }
             assert_eq!(seen.len(), expected.len(), "{by:?} {n}: every record once");
@@ -57,7 +61,7 @@ fn shards_read_every_record_exactly_once() {
 fn interleave_takes_blocks_in_turn() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = write_files(dir.path(), 3, 3);
-    let order = all_records(Dataset::from_files(files).interleave(2, 2));
+    let order = all_records(Dataset::from_files(files).interleave(2, 2).expect("interleave"));
     assert_eq!(
         order,
         ["f0-r0", "f0-r1", "f1-r0", "f1-r1", "f0-r2", "f1-r2", "f2-r0", "f2-r1", "f2-r2"],
@@ -71,7 +75,7 @@ fn shuffle_is_a_permutation_with_bounded_displacement() {
     let files = write_files(dir.path(), 1, 500);
     let plain = all_records(Dataset::from_files(files.clone()));
     for buffer in [1, 10, 100] {
-        let shuffled = all_records(Dataset::from_files(files.clone()).shuffle(buffer, 7));
+        let shuffled = all_records(Dataset::from_files(files.clone()).shuffle(buffer, 7).expect("shuffle"));
         let mut sorted = shuffled.clone();
         sorted.sort();
         let mut expected = plain.clone();
@@ -88,15 +92,15 @@ fn shuffle_is_a_permutation_with_bounded_displacement() {
             assert_ne!(shuffled, plain, "buffer {buffer} shuffles");
         }
     }
-    let again = all_records(Dataset::from_files(files.clone()).shuffle(100, 7));
+    let again = all_records(Dataset::from_files(files.clone()).shuffle(100, 7).expect("shuffle"));
     assert_eq!(
         again,
-        all_records(Dataset::from_files(files.clone()).shuffle(100, 7)),
+        all_records(Dataset::from_files(files.clone()).shuffle(100, 7).expect("shuffle")),
         "same seed, same order"
     );
     assert_ne!(
         again,
-        all_records(Dataset::from_files(files).shuffle(100, 8)),
+        all_records(Dataset::from_files(files).shuffle(100, 8).expect("shuffle")),
         "another seed, another order"
     );
 }
@@ -109,7 +113,8 @@ fn epochs_reshuffle_when_asked() {
         let all = all_records(
             Dataset::from_files(files.clone())
                 .shuffle_with(30, 3, reshuffle)
-                .repeat_epochs(2),
+                .expect("shuffle")
+                .repeat(2),
         );
         assert_eq!(all.len(), 200);
         let (first, second) = all.split_at(100);
@@ -168,8 +173,10 @@ fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
     let run = |threads: usize| -> Vec<serde_json::Value> {
         Dataset::from_files(files.clone())
             .interleave(3, 7)
+            .expect("interleave")
             .shuffle(64, 99)
-            .repeat_epochs(2)
+            .expect("shuffle")
+            .repeat(2)
             .batch(16, false)
             .parse_examples(&specs)
             .expect("spec")
@@ -235,7 +242,9 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
     let total: usize = pipeline.map(|b| b.expect("skipped, not failed").len()).sum();
     assert_eq!(total, 59, "only the damaged record (its footer was hit) is lost");
     assert_eq!(counters.skipped_regions.load(std::sync::atomic::Ordering::Relaxed), 1);
-    assert!(counters.problems.lock().expect("lock")[0].contains("part-001.tfrecord"));
+    assert!(counters.problems.lock().expect("lock")[0]
+        .to_string()
+        .contains("part-001.tfrecord"));
 
     let pipeline = Dataset::from_files(files)
         .skip_corrupt_files()
@@ -277,9 +286,12 @@ fn worker_panics_and_parse_errors_reach_the_consumer() {
         .iter()
         .next();
     assert!(
-        matches!(first, Some(Err(PipelineError::Parse { batch: 0, .. }))),
+        matches!(&first, Some(Err(PipelineError::Parse { batch: 0, path: Some(p), origin: Some(o), .. }))
+            if p.ends_with("part-000.tfrecord") && o.index == 0 && o.offset == 0),
         "{first:?}"
     );
+    let message = first.and_then(Result::err).map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("part-000.tfrecord: record 0 at byte 0: "), "{message}");
 }
 
 #[test]
@@ -291,6 +303,7 @@ fn dropping_early_stops_every_thread() {
         let mut it = Dataset::from_files(files)
             .repeat_forever()
             .shuffle(100, 1)
+            .expect("shuffle")
             .batch(32, false)
             .map_batches(|b| Ok(b.len()))
             .threads(4)
@@ -303,4 +316,216 @@ fn dropping_early_stops_every_thread() {
     done_rx
         .recv_timeout(Duration::from_secs(20))
         .expect("dropping the iterator must stop and join every thread promptly");
+}
+
+fn set(records: &[String]) -> HashSet<String> {
+    records.iter().cloned().collect()
+}
+
+#[test]
+fn take_before_shuffle_shuffles_only_the_first_records() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 100);
+    let plain = all_records(Dataset::from_files(files.clone()));
+    let take_then_shuffle = all_records(
+        Dataset::from_files(files.clone())
+            .take(5)
+            .shuffle(1000, 11)
+            .expect("shuffle"),
+    );
+    assert_eq!(set(&take_then_shuffle), set(&plain[..5]), "the first five, shuffled");
+    assert_ne!(take_then_shuffle, plain[..5], "in another order");
+    let shuffle_then_take = all_records(Dataset::from_files(files).shuffle(1000, 11).expect("shuffle").take(5));
+    assert_eq!(shuffle_then_take.len(), 5);
+    assert_ne!(
+        set(&shuffle_then_take),
+        set(&plain[..5]),
+        "five records of the whole shuffled stream"
+    );
+}
+
+#[test]
+fn shard_before_and_after_shuffle_differ_as_in_tf_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 3, 40);
+    let plain = all_records(Dataset::from_files(files.clone()));
+    let n = 4;
+    let mut shuffled_then_sharded = Vec::new();
+    let mut differs = false;
+    for i in 0..n {
+        // shard then shuffle: the shard's own records (every n-th of the file order), shuffled.
+        let own: Vec<String> = plain.iter().skip(i).step_by(n).cloned().collect();
+        let shard_first = all_records(
+            Dataset::from_files(files.clone())
+                .shard(n, i)
+                .expect("shard")
+                .shuffle(64, 5)
+                .expect("shuffle"),
+        );
+        assert_eq!(set(&shard_first), set(&own), "shard {i}: its records");
+        assert_ne!(shard_first, own, "shard {i}: shuffled");
+        // shuffle then shard: every worker shuffles the whole stream the same way (same seed)
+        // and keeps every n-th record of that order.
+        let shuffle_first = all_records(
+            Dataset::from_files(files.clone())
+                .shuffle(64, 5)
+                .expect("shuffle")
+                .shard(n, i)
+                .expect("shard"),
+        );
+        let whole = all_records(Dataset::from_files(files.clone()).shuffle(64, 5).expect("shuffle"));
+        let expected: Vec<String> = whole.iter().skip(i).step_by(n).cloned().collect();
+        assert_eq!(shuffle_first, expected, "shard {i} of the shuffled order");
+        differs |= set(&shuffle_first) != set(&own);
+        shuffled_then_sharded.extend(shuffle_first);
+    }
+    assert_eq!(
+        shuffled_then_sharded.len(),
+        plain.len(),
+        "each record in exactly one shard"
+    );
+    assert_eq!(set(&shuffled_then_sharded), set(&plain));
+    assert!(differs, "shuffling first puts other records in the shards");
+}
+
+#[test]
+fn sharding_by_file_with_too_few_files_and_bad_arguments_are_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 4, 10);
+    let error = Dataset::from_files(files.clone()).shard_files(8, 4).err();
+    assert_eq!(
+        error,
+        Some(DatasetError::TooFewFiles {
+            files: 4,
+            num_shards: 8
+        })
+    );
+    // By record (tf.data's meaning), eight shards of four files each get their records.
+    let records = all_records(Dataset::from_files(files.clone()).shard(8, 4).expect("shard"));
+    assert_eq!(records.len(), 5);
+    let dataset = || Dataset::from_files(files.clone());
+    assert_eq!(dataset().shard(0, 0).err(), Some(DatasetError::NoShards));
+    assert_eq!(
+        dataset().shard(3, 3).err(),
+        Some(DatasetError::ShardIndex {
+            index: 3,
+            num_shards: 3
+        })
+    );
+    assert_eq!(
+        dataset().shard_files(2, 2).err(),
+        Some(DatasetError::ShardIndex {
+            index: 2,
+            num_shards: 2
+        })
+    );
+    // File-level stages after record-level ones say so.
+    let after_take = dataset().take(3).shard_files(2, 0).err();
+    assert_eq!(
+        after_take,
+        Some(DatasetError::FileStageAfterRecordStage {
+            stage: "shard_files",
+            after: "take"
+        })
+    );
+    assert!(after_take.is_some_and(|e| e.to_string().contains("before `take`")));
+    let after_shuffle = dataset().shuffle(10, 1).expect("shuffle").interleave(2, 1).err();
+    assert!(matches!(
+        after_shuffle,
+        Some(DatasetError::FileStageAfterRecordStage {
+            stage: "interleave",
+            ..
+        })
+    ));
+    assert!(dataset().shuffle(0, 1).is_err());
+    assert!(dataset().interleave(0, 1).is_err());
+    // Sharding by file twice composes: two of four, then one of two.
+    let nested = all_records(
+        dataset()
+            .shard_files(2, 1)
+            .expect("shard")
+            .shard_files(2, 1)
+            .expect("shard"),
+    );
+    assert_eq!(
+        set(&nested),
+        set(&all_records(Dataset::from_files(vec![files[3].clone()])))
+    );
+}
+
+fn times(records: &[String], n: usize) -> Vec<String> {
+    (0..n).flat_map(|_| records.iter().cloned()).collect()
+}
+
+#[test]
+fn repeat_counts_and_their_order_with_skip_and_take() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 2, 5);
+    let plain = all_records(Dataset::from_files(files.clone()));
+    let dataset = || Dataset::from_files(files.clone());
+    assert!(all_records(dataset().repeat(0)).is_empty());
+    assert_eq!(all_records(dataset().repeat(1)), plain);
+    assert_eq!(all_records(dataset().repeat(3)), times(&plain, 3));
+    assert_eq!(all_records(dataset().repeat_forever().take(25)).len(), 25);
+    assert_eq!(all_records(dataset().take(3).repeat(2)), times(&plain[..3], 2));
+    assert_eq!(all_records(dataset().repeat(2).take(3)), plain[..3]);
+    assert_eq!(all_records(dataset().skip(8).repeat(2)), times(&plain[8..], 2));
+    assert_eq!(all_records(dataset().repeat(2).skip(8)).len(), 12);
+    assert_eq!(all_records(dataset().repeat(2).repeat(3)).len(), 60);
+    // Forever over nothing ends rather than spinning.
+    assert!(all_records(dataset().take(0).repeat_forever()).is_empty());
+    // Repeating before a shuffle mixes the epochs in one buffer; after it, each epoch is whole.
+    let before = all_records(dataset().repeat(2).shuffle(20, 4).expect("shuffle"));
+    assert_eq!(before.len(), 20);
+    assert_ne!(set(&before[..10]).len(), 10, "the first ten hold a record twice");
+    let after = all_records(dataset().shuffle(20, 4).expect("shuffle").repeat(2));
+    assert_eq!(set(&after[..10]), set(&plain));
+    assert_ne!(after[..10], after[10..], "reshuffled each iteration");
+}
+
+#[test]
+fn map_takes_any_error_type_and_keeps_it_as_the_source() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 30);
+    let results: Vec<_> = Dataset::from_files(files)
+        .batch(10, false)
+        .raw()
+        .map(|b| {
+            if b.index == 1 {
+                Err(std::io::Error::other("no room"))
+            } else {
+                Ok(b.len())
+            }
+        })
+        .iter()
+        .collect();
+    assert_eq!(results.len(), 2);
+    let error = results[1].as_ref().expect_err("an error");
+    assert!(matches!(error, PipelineError::Map { batch: 1, .. }), "{error:?}");
+    let source = std::error::Error::source(error).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("no room"));
+    assert!(
+        !error.to_string().contains("no room"),
+        "the source is not printed twice"
+    );
+}
+
+#[test]
+fn batches_know_where_each_record_was_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 2, 3);
+    let batch = Dataset::from_files(files.clone())
+        .interleave(2, 1)
+        .expect("interleave")
+        .batch(6, false)
+        .raw()
+        .iter()
+        .next()
+        .and_then(Result::ok)
+        .expect("a batch");
+    assert_eq!(batch.get(1), Some(&b"f1-r0"[..]));
+    let origin = batch.origin(3).expect("origin");
+    assert_eq!((origin.file, origin.index), (1, 1));
+    assert_eq!(origin.offset, (12 + 5 + 4) as u64, "the second record's header");
+    assert_eq!(batch.path(3), Some(files[1].as_path()));
 }

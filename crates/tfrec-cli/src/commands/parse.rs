@@ -4,20 +4,20 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args as ClapArgs, ValueEnum};
 use serde_json::{json, Value};
 use tfrec::example::{detect_message, MessageKind};
 use tfrec::parse::{concat_batch, ExampleParser, ParseError, SequenceParser, SpecFile, TensorMap};
-use tfrec::record::{MultiFileReader, RecordError};
+use tfrec::pipeline::PipelineError;
 
 use crate::input::{InputArgs, SkipArgs};
 use crate::npz::NpzWriter;
 use crate::output::{refuse_same_file, PendingFile};
 use crate::progress::Progress;
-use crate::report::{print_skipped, stdout};
+use crate::report::{print_skipped_stats, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Format {
@@ -47,7 +47,8 @@ pub struct Args {
     /// Parse at most this many records.
     #[arg(long)]
     limit: Option<u64>,
-    /// Threads parsing each batch (1 to 256; minibatches on a thread pool).
+    /// Threads parsing batches (1 to 256; the library pipeline's workers, each parsing whole
+    /// batches while a reader thread reads ahead; output stays in input order).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: u64,
     /// What to do with the tensors.
@@ -67,12 +68,11 @@ enum Parser {
 }
 
 impl Parser {
-    fn tensors(&self, batch: &[&[u8]], threads: usize) -> Result<Vec<(&'static str, TensorMap)>, ParseError> {
-        let minibatch = batch.len().div_ceil(threads.max(1));
+    fn tensors(&self, batch: &[&[u8]]) -> Result<Vec<(&'static str, TensorMap)>, ParseError> {
         Ok(match self {
-            Parser::Example(p) => vec![("", p.parse_batch_parallel(batch, minibatch)?)],
+            Parser::Example(p) => vec![("", p.parse_batch(batch)?)],
             Parser::Sequence(p) => {
-                let parsed = p.parse_batch_parallel(batch, minibatch)?;
+                let parsed = p.parse_batch(batch)?;
                 vec![
                     ("context/", parsed.context),
                     ("feature_lists/", parsed.feature_lists),
@@ -116,73 +116,21 @@ impl Parser {
     }
 }
 
-/// Where a record of the batch came from: its file, byte offset and index in the file.
-struct Place {
-    file: usize,
-    offset: u64,
-    index_in_file: u64,
+/// One parsed batch, with what it counts for the statistics.
+struct Parsed {
+    parts: Vec<(&'static str, TensorMap)>,
+    records: u64,
+    bytes: u64,
 }
 
-/// A batch of raw records, read ahead on the reader thread into one buffer. Its buffers go
-/// back to the reader to be filled again, so batches cost no allocation after the first few.
-#[derive(Default)]
-struct RawBatch {
-    arena: Vec<u8>,
-    spans: Vec<(usize, usize)>,
-    places: Vec<Place>,
-}
-
-/// Batches read ahead of the parse: the reader thread fills the next ones while this thread
-/// parses (reading, checking CRCs and copying were ~40% of a one-thread run on sequences).
-const READ_AHEAD: usize = 2;
-
-/// Reads batches of `batch_size` records (at most `limit` in all) on a thread of its own,
-/// sending them on `full` and refilling the ones that come back on `empty`. Returns the reader
-/// (for its counters) when the input ends or the receiver hangs up.
-fn read_batches(
-    mut reader: MultiFileReader,
-    batch_size: usize,
-    limit: u64,
-    full: mpsc::SyncSender<Result<RawBatch, RecordError>>,
-    empty: mpsc::Receiver<RawBatch>,
-) -> MultiFileReader {
-    let (mut taken, mut last_file, mut in_file) = (0u64, usize::MAX, 0u64);
-    while taken < limit {
-        let mut batch = empty.try_recv().unwrap_or_default();
-        batch.arena.clear();
-        batch.spans.clear();
-        batch.places.clear();
-        while batch.spans.len() < batch_size && taken + (batch.spans.len() as u64) < limit {
-            let record = match reader.next_located() {
-                Ok(Some(record)) => record,
-                Ok(None) => break,
-                Err(e) => {
-                    let _ = full.send(Err(e));
-                    return reader;
-                }
-            };
-            if record.file_index != last_file {
-                (last_file, in_file) = (record.file_index, 0);
-            }
-            let start = batch.arena.len();
-            batch.arena.extend_from_slice(record.data);
-            batch.spans.push((start, batch.arena.len()));
-            batch.places.push(Place {
-                file: record.file_index,
-                offset: record.offset,
-                index_in_file: in_file,
-            });
-            in_file += 1;
-        }
-        if batch.spans.is_empty() {
-            break;
-        }
-        taken += batch.spans.len() as u64;
-        if full.send(Ok(batch)).is_err() {
-            break;
-        }
+/// A pipeline failure as the command reports it: record damage keeps its own type (for the
+/// exit code and wording), a parse failure is a data problem naming the record's file and place.
+fn command_error(error: PipelineError) -> Box<dyn std::error::Error> {
+    match error {
+        PipelineError::Record(e) => Box::new(e),
+        e @ PipelineError::Parse { .. } => crate::error::data(e.to_string()),
+        other => other.to_string().into(),
     }
-    reader
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -193,61 +141,56 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         SpecFile::Example(specs) => Parser::Example(ExampleParser::new(&specs).map_err(|e| spec_error(&e))?),
         SpecFile::Sequence(specs) => Parser::Sequence(SequenceParser::new(&specs).map_err(|e| spec_error(&e))?),
     };
-    let threads = args.threads as usize;
-    let batch_size = args.batch as usize;
-    let reader = args.input.open(args.skip)?;
+    let parser = Arc::new(parser);
+    let dataset = args.input.dataset(args.skip)?;
+    let files: Vec<PathBuf> = dataset.files().to_vec();
     let npz_file = match (args.format, &args.output) {
         (Format::Npz, Some(path)) => {
-            refuse_same_file(path, reader.files())?;
+            refuse_same_file(path, &files)?;
             Some(PendingFile::create(path)?)
         }
         (Format::Npz, None) => return Err("--format npz needs -o FILE.npz".into()),
         (_, Some(_)) => return Err("-o is for --format npz".into()),
         _ => None,
     };
-    // One thread parses in place; more parse minibatches on a pool (with one, handing each
-    // batch to a pool thread and waiting for it only added a wake-up per batch).
-    let pool = match threads {
-        1 => None,
-        _ => Some(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?),
+    let dataset = match args.limit {
+        Some(limit) => dataset.take(limit),
+        None => dataset,
     };
-    let progress = Progress::for_reader(&reader);
-    let files: Vec<PathBuf> = reader.files().to_vec();
+    let worker_parser = Arc::clone(&parser);
+    // The library pipeline: a reader thread fills batches ahead while `threads` workers parse
+    // them; results come back in input order.
+    let batches = dataset
+        .batch(args.batch as usize, false)
+        .map_batches(move |batch| {
+            let records = batch.records();
+            if batch.index == 0 {
+                worker_parser.check_kind(&records);
+            }
+            let parts = worker_parser.tensors(&records).map_err(|e| batch.parse_error(e))?;
+            Ok(Parsed {
+                parts,
+                records: batch.len() as u64,
+                bytes: batch.data_len() as u64,
+            })
+        })
+        .threads(args.threads as usize)
+        .prefetch(2)
+        .iter();
+    let counters = batches.counters();
+    let progress = Progress::for_pipeline(&files, Arc::clone(&counters));
     let mut out = stdout();
-    let limit = args.limit.unwrap_or(u64::MAX);
     let started = Instant::now();
-    let (mut records, mut bytes, mut batches) = (0u64, 0u64, 0u64);
-    let (full_tx, full_rx) = mpsc::sync_channel(READ_AHEAD);
-    let (empty_tx, empty_rx) = mpsc::channel();
-    let read_thread = std::thread::Builder::new()
-        .name("tfrec-read".into())
-        .spawn(move || read_batches(reader, batch_size, limit, full_tx, empty_rx))?;
+    let (mut records, mut bytes, mut count) = (0u64, 0u64, 0u64);
     // For npz: every batch's tensors, joined per tensor at the end.
     let mut collected: Vec<Vec<(&'static str, TensorMap)>> = Vec::new();
-    // An early return drops `full_rx`, which stops the reader thread at its next batch.
-    for raw in full_rx.iter() {
-        let raw = raw?;
-        let RawBatch { arena, spans, places } = &raw;
-        let batch: Vec<&[u8]> = spans.iter().map(|&(s, e)| &arena[s..e]).collect();
-        if batches == 0 {
-            parser.check_kind(&batch);
-        }
-        let first = records;
-        let fail = |e: ParseError| {
-            let place = e.example.and_then(|i| places.get(i)).map(|p| {
-                let path = files.get(p.file).map(|f| f.display().to_string()).unwrap_or_default();
-                format!("{path}: record {} at byte {}", p.index_in_file, p.offset)
-            });
-            match place {
-                Some(place) => crate::error::data(format!("{place}: {e}")),
-                None => crate::error::data(format!("records {first}..{}: {e}", first + batch.len() as u64)),
-            }
-        };
-        let parts = match &pool {
-            None => parser.tensors(&batch, 1),
-            Some(pool) => pool.install(|| parser.tensors(&batch, threads)),
-        }
-        .map_err(fail)?;
+    // An early return drops the iterator, which stops and joins the pipeline's threads.
+    for batch in batches {
+        let Parsed {
+            parts,
+            records: n,
+            bytes: b,
+        } = batch.map_err(command_error)?;
         match args.format {
             Format::Json => {
                 crate::jsonout::write_value(&mut out, &parser.to_json(&parts))?;
@@ -256,14 +199,10 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             Format::Npz => collected.push(parts),
             Format::None => {}
         }
-        records += batch.len() as u64;
-        bytes += arena.len() as u64;
-        batches += 1;
-        drop(batch);
-        // The reader may have ended already; then the buffers are simply dropped.
-        let _ = empty_tx.send(raw);
+        records += n;
+        bytes += b;
+        count += 1;
     }
-    let reader = read_thread.join().map_err(|_| "the reader thread panicked")?;
     progress.finish();
     out.flush()?;
     if let Some(file) = npz_file {
@@ -274,11 +213,13 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         npz.finish()?;
         file.commit()?;
     }
-    print_skipped(&reader);
+    if let Ok(problems) = counters.problems.lock() {
+        print_skipped_stats(&counters.read_stats(), &problems.iter().collect::<Vec<_>>());
+    }
     if args.stats {
         let seconds = started.elapsed().as_secs_f64();
         eprintln!(
-            "parsed {records} records ({:.1} MB) in {batches} batches in {seconds:.3} s: {:.0} records/s, {:.1} MB/s",
+            "parsed {records} records ({:.1} MB) in {count} batches in {seconds:.3} s: {:.0} records/s, {:.1} MB/s",
             bytes as f64 / 1e6,
             records as f64 / seconds,
             bytes as f64 / 1e6 / seconds

@@ -167,12 +167,16 @@ def _wrap_outputs(item):
 class Dataset:
     """The Rust input pipeline over TFRecord files (paths, directories or globs).
 
-    Stages run in this order whatever order they are called in: shard by file, then per epoch
-    interleave, shard by record, shuffle; then skip, take, batch; then parse on ``threads``
-    worker threads with ``prefetch`` batches kept ready. Iterating yields ``bytes`` (no
-    batch), lists of ``bytes`` (batched), dicts of NumPy arrays (parsed Examples), or
-    ``(context, feature_lists, lengths)`` (parsed SequenceExamples). The GIL is released while
-    Rust reads and parses, so other Python threads run meanwhile.
+    Stages apply in the order of the calls, as in ``tf.data``: ``.take(5).shuffle(100)``
+    shuffles the first five records, ``.shuffle(100).take(5)`` takes five of the shuffled
+    stream; ``.shard(n, i).shuffle(...)`` shuffles a worker's own records, while
+    ``.shuffle(..., seed=s).shard(n, i)`` splits one shuffled order (same seed on every
+    worker). ``interleave`` and ``shard(..., by="file")`` choose and order files, so they must
+    come before the record-level stages (a ``ValueError`` says so). Then ``batch``, and
+    ``parse`` on ``threads`` worker threads with ``prefetch`` batches kept ready. Iterating
+    yields ``bytes`` (no batch), lists of ``bytes`` (batched), dicts of NumPy arrays (parsed
+    Examples), or ``(context, feature_lists, lengths)`` (parsed SequenceExamples). The GIL is
+    released while Rust reads and parses, so other Python threads run meanwhile.
 
     >>> ds = (tfrec.Dataset("train-*.tfrecord").shuffle(10_000, seed=1)
     ...       .batch(1024).parse({"age": tfrec.io.FixedLenFeature([], "int64")}).threads(2))
@@ -195,12 +199,15 @@ class Dataset:
         """Reads ``cycle_length`` files at a time, ``block_length`` records from each in turn."""
         return self._with(self._inner.interleave(cycle_length, block_length))
 
-    def shard(self, num_shards, index, by="file"):
-        """Keeps part ``index`` of ``num_shards``: whole files (``by="file"``) or every
-        ``num_shards``-th record (``by="record"``)."""
+    def shard(self, num_shards, index, by="record"):
+        """Keeps part ``index`` of ``num_shards``: every ``num_shards``-th record of the stream
+        so far (``by="record"``, ``tf.data``'s meaning), or whole files (``by="file"``: a
+        file-level stage, and a ``ValueError`` with fewer files than shards)."""
         return self._with(self._inner.shard(num_shards, index, by))
 
     def shuffle(self, buffer_size, seed=0, reshuffle_each_iteration=True):
+        """Shuffles through a buffer of ``buffer_size`` records; with
+        ``reshuffle_each_iteration`` each pass of a later ``repeat`` gets a new order."""
         return self._with(self._inner.shuffle(buffer_size, seed, reshuffle_each_iteration))
 
     def repeat(self, count=None):

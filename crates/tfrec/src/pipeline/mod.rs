@@ -1,116 +1,236 @@
 //! Input pipelines: many files in, shuffled parsed batches out (tf.data for TFRecords).
 //!
-//! ```no_run
+//! ```
+//! use tfrec::example::Example;
 //! use tfrec::parse::specs_from_json;
 //! use tfrec::pipeline::Dataset;
+//! use tfrec::record::{RecordWriter, WriterOptions};
 //!
+//! # let dir = tempfile::tempdir()?;
+//! # let mut files = Vec::new();
+//! # for f in 0..4 {
+//! #     let path = dir.path().join(format!("train-{f}.tfrecord"));
+//! #     let mut w = RecordWriter::create(&path, WriterOptions::default())?;
+//! #     for r in 0..100 {
+//! #         w.write_record(&Example::builder().int64("age", f * 100 + r).build()?.encode())?;
+//! #     }
+//! #     w.finish()?;
+//! #     files.push(path);
+//! # }
 //! let specs = specs_from_json(&serde_json::json!({
 //!     "age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
 //! }))?;
-//! let batches = Dataset::from_inputs(["data/train-*.tfrecord.gz"])?
-//!     .interleave(4, 16)
-//!     .shard(8, 3)                    // worker 3 of 8 reads its part of every file
-//!     .shuffle(10_000, 42)
-//!     .repeat_epochs(2)
-//!     .batch(1024, true)
-//!     .parse_examples(&specs)?        // parsed on a pool of worker threads
+//! let batches = Dataset::from_files(files)  // or Dataset::from_inputs(["data/train-*.tfrecord"])?
+//!     .interleave(4, 16)?               // file-level stages first
+//!     .shard(2, 1)?                     // worker 1 of 2 keeps every other record
+//!     .shuffle(1_000, 42)?              // then shuffles its own records
+//!     .repeat(2)                        // over two epochs, reshuffled in the second
+//!     .batch(64, true)
+//!     .parse_examples(&specs)?          // parsed on a pool of worker threads
 //!     .threads(2)
 //!     .prefetch(4);
+//! let mut records = 0;
 //! for batch in batches.iter() {
 //!     let tensors = batch?;
-//!     println!("{:?}", tensors["age"].as_dense().map(|t| t.shape().to_vec()));
+//!     records += tensors["age"].as_dense().map_or(0, |t| t.shape()[0]);
 //! }
+//! assert_eq!(records, 384); // 200 records of the shard, twice, in whole batches of 64
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The record stream is made on one reader thread, in this order whatever order the builder
-//! calls come in: shard by file → per epoch { interleave files → shard by record → shuffle
-//! buffer (reseeded each epoch if asked) } → skip → take → batch. Batches are then parsed or
-//! mapped on `threads` worker threads. By default the output order depends only on the data
-//! and the settings, never on the thread count (results are put back in batch order);
+//! Stages apply in the order of the calls, as in tf.data: `.take(5).shuffle(100, s)` shuffles
+//! the first five records, `.shuffle(100, s).take(5)` takes five records of the shuffled
+//! stream. The file-level stages ([`Dataset::interleave`], [`Dataset::shard_files`]) choose
+//! and order the files, so they come before every record-level stage (a later call is an
+//! error saying so). The record stream is made on one reader thread; batches are then parsed
+//! or mapped on `threads` worker threads. By default the output order depends only on the
+//! data and the settings, never on the thread count (results are put back in batch order);
 //! [`Pipeline::deterministic`]`(false)` hands batches over as they finish instead.
 //!
-//! Memory is bounded by what was asked for: the shuffle buffer, one batch being filled, and at
+//! Memory is bounded by what was asked for: the shuffle buffers, one batch being filled, and at
 //! most `prefetch + threads` batches in flight between the reader and the consumer. Dropping
 //! the iterator stops and joins every thread.
 
 mod source;
+mod stages;
 
 use std::collections::BTreeMap;
+use std::error::Error as StdError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use source::{Source, SourceConfig};
+use source::FileSource;
+use stages::Stream;
 
 use crate::parse::{
     ExampleParser, FeatureSpecs, ParseError, ParsedSequences, SequenceParser, SequenceSpecs, SpecError, TensorMap,
 };
-use crate::record::{expand_inputs, OnCorruption, ReaderOptions, RecordError};
+use crate::record::{expand_inputs, OnCorruption, ReadStats, ReaderOptions, RecordError};
 
-/// How to split a data set between workers.
+/// Problems kept in [`Counters::problems`]; the rest are only counted.
+const MAX_PROBLEMS: usize = 1024;
+
+/// How [`Dataset::shard_by`] splits a data set between workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ShardBy {
-    /// Whole files: worker `i` of `n` reads files `i, i+n, …` (cheap; needs many files).
+    /// Whole files: worker `i` of `n` reads files `i, i+n, …` (cheap; needs at least `n`
+    /// files). A file-level stage.
     File,
-    /// Records: worker `i` of `n` keeps records `i, i+n, …` of the interleaved stream (every
-    /// worker reads every file).
+    /// Records, as tf.data's `shard`: worker `i` of `n` keeps records `i, i+n, …` of the
+    /// stream so far (every worker reads every file).
     Record,
 }
 
-/// How many times to go over the data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Repeat {
-    Epochs(u64),
-    Forever,
+/// A data set built with arguments tf.data would refuse (found when the stage is added).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// `shard` with `num_shards == 0`.
+    #[error("num_shards must be at least 1")]
+    NoShards,
+    /// `shard` with an index that is not below `num_shards`.
+    #[error("shard index {index} is not below num_shards {num_shards}")]
+    ShardIndex {
+        /// The index asked for.
+        index: usize,
+        /// The number of shards.
+        num_shards: usize,
+    },
+    /// Sharding by file with fewer files than shards: some shard would read nothing.
+    #[error(
+        "sharding {files} file(s) by file into {num_shards} shards leaves a shard with no file; \
+         shard by record (`shard`) instead"
+    )]
+    TooFewFiles {
+        /// Files left to shard.
+        files: usize,
+        /// The number of shards.
+        num_shards: usize,
+    },
+    /// A file-level stage called after a record-level one.
+    #[error("`{stage}` chooses or orders files, so it must come before `{after}`, which works on records")]
+    FileStageAfterRecordStage {
+        /// The file-level stage.
+        stage: &'static str,
+        /// The record-level stage called before it.
+        after: &'static str,
+    },
+    /// A size argument of zero (`shuffle`'s buffer, `interleave`'s cycle or block length).
+    #[error("{argument} must be at least 1")]
+    Zero {
+        /// The argument's name, as tf.data names it.
+        argument: &'static str,
+    },
 }
 
 /// A failure of the pipeline. After one, the iterator ends.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PipelineError {
     /// A file could not be read, or held a damaged record (with its path and offset).
     #[error(transparent)]
     Record(#[from] RecordError),
-    /// A batch did not parse (`batch` is its index; the error names the example in it).
-    #[error("batch {batch}: {error}")]
-    Parse { batch: u64, error: Box<ParseError> },
-    /// A user function failed.
-    #[error("batch {batch}: {message}")]
-    Map { batch: u64, message: String },
+    /// A batch did not parse. The error names the example in the batch; `path` and `origin`
+    /// say where that record was read.
+    #[error("{}{error}", parse_place(*batch, path.as_deref(), origin))]
+    Parse {
+        /// Index of the batch in the stream.
+        batch: u64,
+        /// The file of the record that failed, when known.
+        path: Option<PathBuf>,
+        /// Where in it the record was, when known.
+        origin: Option<RecordOrigin>,
+        /// The parse error.
+        error: Box<ParseError>,
+    },
+    /// A function given to [`Pipeline::map`] failed; its error is the source.
+    #[error("batch {batch}: the map function failed")]
+    Map {
+        /// Index of the batch in the stream.
+        batch: u64,
+        /// The function's error.
+        source: Box<dyn StdError + Send + Sync>,
+    },
     /// A worker thread panicked; its message.
     #[error("a pipeline thread panicked: {0}")]
     Panic(String),
 }
 
+fn parse_place(batch: u64, path: Option<&Path>, origin: &Option<RecordOrigin>) -> String {
+    match (path, origin) {
+        (Some(path), Some(o)) => format!("{}: record {} at byte {}: ", path.display(), o.index, o.offset),
+        _ => format!("batch {batch}: "),
+    }
+}
+
 /// Live counters of a pipeline, readable from any thread (for a progress bar).
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct Counters {
-    /// Records read from the files (before shuffling and sharding by record).
+    /// Records read from the files (before any record-level stage).
     pub records: AtomicU64,
     /// Data bytes of those records.
     pub bytes: AtomicU64,
+    /// On-disk (compressed) bytes read from the files, for a progress bar.
+    pub disk_bytes: AtomicU64,
     /// Files read to the end.
     pub files_done: AtomicU64,
     /// Damaged regions skipped (with [`OnCorruption::Resync`]).
     pub skipped_regions: AtomicU64,
+    /// Bytes skipped in those regions.
+    pub skipped_bytes: AtomicU64,
     /// Files abandoned (with [`OnCorruption::SkipFile`]).
     pub skipped_files: AtomicU64,
+    /// Bytes of partial headers ignored at the end of files (with a torn-tail policy of skip).
+    pub torn_tail_bytes: AtomicU64,
     /// Batches handed to the consumer.
     pub batches: AtomicU64,
-    /// What was skipped, as messages with file and offset (the first 1024).
-    pub problems: Mutex<Vec<String>>,
+    /// What was skipped, with file and offset (the first 1024).
+    pub problems: Mutex<Vec<RecordError>>,
 }
 
-/// A batch of raw records in one buffer.
+impl Counters {
+    /// The reading counters as the record layer's [`ReadStats`] (of files closed so far).
+    pub fn read_stats(&self) -> ReadStats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        ReadStats {
+            records: get(&self.records),
+            data_bytes: get(&self.bytes),
+            skipped_regions: get(&self.skipped_regions),
+            skipped_bytes: get(&self.skipped_bytes),
+            skipped_files: get(&self.skipped_files),
+            torn_tail_bytes: get(&self.torn_tail_bytes),
+        }
+    }
+}
+
+/// Where a record was read: the file (its index in [`Dataset::files`]), the offset of its
+/// header in the (decompressed) file, and its index in the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecordOrigin {
+    /// Index of the file in [`Dataset::files`].
+    pub file: usize,
+    /// Offset of the record's header in the (decompressed) file.
+    pub offset: u64,
+    /// Index of the record in its file.
+    pub index: u64,
+}
+
+/// A batch of raw records in one buffer, with where each was read.
 #[derive(Debug, Clone, Default)]
 pub struct RecordBatch {
     /// Index of the batch in the stream.
     pub index: u64,
     data: Vec<u8>,
     ends: Vec<usize>,
+    origins: Vec<RecordOrigin>,
+    files: Arc<[PathBuf]>,
 }
 
 impl RecordBatch {
@@ -135,12 +255,75 @@ impl RecordBatch {
     pub fn records(&self) -> Vec<&[u8]> {
         (0..self.len()).filter_map(|i| self.get(i)).collect()
     }
+
+    /// Where record `i` was read.
+    pub fn origin(&self, i: usize) -> Option<RecordOrigin> {
+        self.origins.get(i).copied()
+    }
+
+    /// The file record `i` was read from.
+    pub fn path(&self, i: usize) -> Option<&Path> {
+        self.files.get(self.origins.get(i)?.file).map(PathBuf::as_path)
+    }
+
+    /// Bytes of record data in the batch.
+    pub fn data_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// A parse error of this batch as a [`PipelineError::Parse`] naming the failing record's
+    /// file and place.
+    pub fn parse_error(&self, error: ParseError) -> PipelineError {
+        let record = error.example;
+        PipelineError::Parse {
+            batch: self.index,
+            path: record.and_then(|i| self.path(i)).map(Path::to_path_buf),
+            origin: record.and_then(|i| self.origin(i)),
+            error: Box::new(error),
+        }
+    }
 }
 
-/// A data set: files and the record-level stages. Finish it with [`Dataset::batch`].
+/// A record-level stage, in the order of the calls.
+#[derive(Debug, Clone)]
+enum Stage {
+    ShardRecords {
+        num_shards: usize,
+        index: usize,
+    },
+    Shuffle {
+        buffer_size: usize,
+        seed: u64,
+        reshuffle_each_iteration: bool,
+    },
+    Repeat(Option<u64>),
+    Skip(u64),
+    Take(u64),
+}
+
+impl Stage {
+    fn name(&self) -> &'static str {
+        match self {
+            Stage::ShardRecords { .. } => "shard",
+            Stage::Shuffle { .. } => "shuffle",
+            Stage::Repeat(_) => "repeat",
+            Stage::Skip(_) => "skip",
+            Stage::Take(_) => "take",
+        }
+    }
+}
+
+/// A data set: files, the file-level stages, then the record-level stages in the order they
+/// were called. Finish it with [`Dataset::batch`], or read it with [`Dataset::records`].
 #[derive(Debug, Clone)]
 pub struct Dataset {
-    config: SourceConfig,
+    files: Vec<PathBuf>,
+    reader: ReaderOptions,
+    /// Indices in `files` of the files left after sharding by file, in order.
+    selected: Vec<usize>,
+    cycle_length: usize,
+    block_length: usize,
+    stages: Vec<Stage>,
 }
 
 impl Dataset {
@@ -156,95 +339,161 @@ impl Dataset {
     /// A data set over these files, in this order.
     pub fn from_files(files: Vec<PathBuf>) -> Dataset {
         Dataset {
-            config: SourceConfig {
-                files,
-                reader: ReaderOptions::default(),
-                cycle_length: 1,
-                block_length: 1,
-                shard: None,
-                shuffle: None,
-                repeat: Repeat::Epochs(1),
-                skip: 0,
-                take: None,
-            },
+            selected: (0..files.len()).collect(),
+            files,
+            reader: ReaderOptions::default(),
+            cycle_length: 1,
+            block_length: 1,
+            stages: Vec::new(),
         }
+    }
+
+    /// All the files the data set was made with (before sharding by file), in order; a
+    /// [`RecordOrigin`] names one by its index here.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
     }
 
     /// Reader options for every file (compression, CRC checks, corruption policy…).
     pub fn reader_options(mut self, options: ReaderOptions) -> Self {
-        self.config.reader = options;
+        self.reader = options;
         self
     }
 
     /// Skip damaged records (resynchronising) and count them in [`Counters`], instead of
     /// failing at the first one.
     pub fn skip_corrupt(mut self) -> Self {
-        self.config.reader.on_corruption = OnCorruption::Resync;
+        self.reader.on_corruption = OnCorruption::Resync;
         self
     }
 
     /// Skip the rest of a damaged file and count it, instead of failing.
     pub fn skip_corrupt_files(mut self) -> Self {
-        self.config.reader.on_corruption = OnCorruption::SkipFile;
+        self.reader.on_corruption = OnCorruption::SkipFile;
         self
     }
 
-    /// Reads `cycle_length` files at a time, `block_length` records from each in turn.
-    /// Default: one file after another.
-    pub fn interleave(mut self, cycle_length: usize, block_length: usize) -> Self {
-        self.config.cycle_length = cycle_length.max(1);
-        self.config.block_length = block_length.max(1);
-        self
+    /// An error if a record-level stage was already called: `stage` works on files.
+    fn file_stage(&self, stage: &'static str) -> Result<(), DatasetError> {
+        match self.stages.first() {
+            Some(after) => Err(DatasetError::FileStageAfterRecordStage {
+                stage,
+                after: after.name(),
+            }),
+            None => Ok(()),
+        }
     }
 
-    /// Keeps part `index` of `num_shards`, splitting by file.
-    pub fn shard(self, num_shards: usize, index: usize) -> Self {
+    /// Reads `cycle_length` files at a time, `block_length` records from each in turn, as
+    /// tf.data's `interleave` over the files. Default: one file after another. A file-level
+    /// stage: it must come before the record-level ones.
+    pub fn interleave(mut self, cycle_length: usize, block_length: usize) -> Result<Self, DatasetError> {
+        self.file_stage("interleave")?;
+        if cycle_length == 0 {
+            return Err(DatasetError::Zero {
+                argument: "cycle_length",
+            });
+        }
+        if block_length == 0 {
+            return Err(DatasetError::Zero {
+                argument: "block_length",
+            });
+        }
+        self.cycle_length = cycle_length;
+        self.block_length = block_length;
+        Ok(self)
+    }
+
+    /// Keeps records `index, index + num_shards, …` of the stream so far, as tf.data's
+    /// `shard`: before a shuffle each worker shuffles its own records; after one (with the
+    /// same seed everywhere) the workers split one shuffled order.
+    pub fn shard(self, num_shards: usize, index: usize) -> Result<Self, DatasetError> {
+        self.shard_by(num_shards, index, ShardBy::Record)
+    }
+
+    /// Keeps files `index, index + num_shards, …`: each worker reads only its files. A
+    /// file-level stage; an error when there are fewer files than shards.
+    pub fn shard_files(self, num_shards: usize, index: usize) -> Result<Self, DatasetError> {
         self.shard_by(num_shards, index, ShardBy::File)
     }
 
-    /// Keeps part `index` of `num_shards`, splitting by file or by record.
-    pub fn shard_by(mut self, num_shards: usize, index: usize, by: ShardBy) -> Self {
-        self.config.shard = Some((num_shards.max(1), index % num_shards.max(1), by));
-        self
+    /// [`Dataset::shard`] or [`Dataset::shard_files`], chosen by `by`.
+    pub fn shard_by(mut self, num_shards: usize, index: usize, by: ShardBy) -> Result<Self, DatasetError> {
+        if num_shards == 0 {
+            return Err(DatasetError::NoShards);
+        }
+        if index >= num_shards {
+            return Err(DatasetError::ShardIndex { index, num_shards });
+        }
+        match by {
+            ShardBy::File => {
+                self.file_stage("shard_files")?;
+                if self.selected.len() < num_shards {
+                    return Err(DatasetError::TooFewFiles {
+                        files: self.selected.len(),
+                        num_shards,
+                    });
+                }
+                self.selected = self.selected.iter().copied().skip(index).step_by(num_shards).collect();
+            }
+            ShardBy::Record => self.stages.push(Stage::ShardRecords { num_shards, index }),
+        }
+        Ok(self)
     }
 
-    /// Shuffles through a buffer of `buffer_size` records, seeded; reshuffled each epoch.
-    pub fn shuffle(self, buffer_size: usize, seed: u64) -> Self {
+    /// Shuffles through a buffer of `buffer_size` records, seeded, reshuffled on each
+    /// iteration (each pass of a later `repeat`), as tf.data's `shuffle` by default.
+    pub fn shuffle(self, buffer_size: usize, seed: u64) -> Result<Self, DatasetError> {
         self.shuffle_with(buffer_size, seed, true)
     }
 
-    /// Shuffles; `reshuffle_each_epoch: false` repeats the first epoch's order.
-    pub fn shuffle_with(mut self, buffer_size: usize, seed: u64, reshuffle_each_epoch: bool) -> Self {
-        self.config.shuffle = Some((buffer_size.max(1), seed, reshuffle_each_epoch));
+    /// Shuffles; with `reshuffle_each_iteration: false` every iteration has the first one's
+    /// order. A new iterator over the data set starts again at the first iteration.
+    pub fn shuffle_with(
+        mut self,
+        buffer_size: usize,
+        seed: u64,
+        reshuffle_each_iteration: bool,
+    ) -> Result<Self, DatasetError> {
+        if buffer_size == 0 {
+            return Err(DatasetError::Zero {
+                argument: "buffer_size",
+            });
+        }
+        self.stages.push(Stage::Shuffle {
+            buffer_size,
+            seed,
+            reshuffle_each_iteration,
+        });
+        Ok(self)
+    }
+
+    /// Goes over the stream so far `count` times.
+    pub fn repeat(mut self, count: u64) -> Self {
+        self.stages.push(Stage::Repeat(Some(count)));
         self
     }
 
-    /// Goes over the data `epochs` times.
-    pub fn repeat_epochs(mut self, epochs: u64) -> Self {
-        self.config.repeat = Repeat::Epochs(epochs);
-        self
-    }
-
-    /// Goes over the data forever.
+    /// Goes over the stream so far forever (an empty stream stays empty).
     pub fn repeat_forever(mut self) -> Self {
-        self.config.repeat = Repeat::Forever;
+        self.stages.push(Stage::Repeat(None));
         self
     }
 
-    /// Drops the first `n` records (after shuffling and repeating).
-    pub fn skip(mut self, n: u64) -> Self {
-        self.config.skip = n;
+    /// Drops the first `count` records of the stream so far.
+    pub fn skip(mut self, count: u64) -> Self {
+        self.stages.push(Stage::Skip(count));
         self
     }
 
-    /// Keeps at most `n` records.
-    pub fn take(mut self, n: u64) -> Self {
-        self.config.take = Some(n);
+    /// Keeps at most `count` records of the stream so far.
+    pub fn take(mut self, count: u64) -> Self {
+        self.stages.push(Stage::Take(count));
         self
     }
 
-    /// Groups records into batches of `size`; the last, smaller one is dropped if
-    /// `drop_remainder`.
+    /// Groups records into batches of `size` (at least 1); the last, smaller one is dropped
+    /// if `drop_remainder`.
     pub fn batch(self, size: usize, drop_remainder: bool) -> Batched {
         Batched {
             dataset: self,
@@ -254,30 +503,88 @@ impl Dataset {
     }
 
     /// The records one by one, on the calling thread.
-    pub fn records(self) -> Records {
-        Records {
-            source: Source::new(self.config, Arc::new(Counters::default())),
+    pub fn records(self) -> DatasetRecords {
+        DatasetRecords {
+            stream: self.stream(Arc::new(Counters::default())),
             failed: false,
         }
+    }
+
+    /// The record stream: the files, then each stage over the one before.
+    fn stream(self, counters: Arc<Counters>) -> Box<dyn Stream> {
+        let files = self.selected.iter().map(|&i| (i, self.files[i].clone())).collect();
+        let mut stream: Box<dyn Stream> = Box::new(FileSource::new(
+            files,
+            self.reader,
+            self.cycle_length,
+            self.block_length,
+            counters,
+        ));
+        for stage in self.stages {
+            stream = match stage {
+                Stage::ShardRecords { num_shards, index } => Box::new(stages::ShardRecords {
+                    up: stream,
+                    num_shards: num_shards as u64,
+                    index: index as u64,
+                    position: 0,
+                }),
+                Stage::Shuffle {
+                    buffer_size,
+                    seed,
+                    reshuffle_each_iteration,
+                } => Box::new(stages::Shuffle::new(
+                    stream,
+                    buffer_size,
+                    seed,
+                    reshuffle_each_iteration,
+                )),
+                Stage::Repeat(count) => Box::new(stages::Repeat {
+                    up: stream,
+                    count,
+                    done: 0,
+                    produced: false,
+                }),
+                Stage::Skip(count) => Box::new(stages::Skip {
+                    up: stream,
+                    count,
+                    skipped: 0,
+                }),
+                Stage::Take(count) => Box::new(stages::Take {
+                    up: stream,
+                    count,
+                    taken: 0,
+                }),
+            };
+        }
+        stream
     }
 }
 
 /// Records of a [`Dataset`], read on the calling thread.
-pub struct Records {
-    source: Source,
+pub struct DatasetRecords {
+    stream: Box<dyn Stream>,
     failed: bool,
 }
 
-impl Iterator for Records {
+impl Iterator for DatasetRecords {
     type Item = Result<Vec<u8>, PipelineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
         }
-        let next = self.source.next().map_err(PipelineError::Record).transpose();
-        self.failed = matches!(next, Some(Err(_)));
-        next
+        let mut out = Vec::new();
+        match self.stream.next_with(&mut |record, _| out.extend_from_slice(record)) {
+            Ok(true) => Some(Ok(out)),
+            Ok(false) => {
+                self.failed = true;
+                None
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(PipelineError::Record(e)))
+            }
+        }
     }
 }
 
@@ -300,30 +607,17 @@ impl Batched {
     /// Parses each batch of Examples (`parse_example`) on the workers.
     pub fn parse_examples(self, specs: &FeatureSpecs) -> Result<Pipeline<TensorMap>, SpecError> {
         let parser = ExampleParser::new(specs)?;
-        Ok(self.parse_with(move |records| parser.parse_batch(records)))
+        Ok(self.map_batches(move |batch| parser.parse_batch(&batch.records()).map_err(|e| batch.parse_error(e))))
     }
 
     /// Parses each batch of SequenceExamples (`parse_sequence_example`) on the workers.
     pub fn parse_sequences(self, specs: &SequenceSpecs) -> Result<Pipeline<ParsedSequences>, SpecError> {
         let parser = SequenceParser::new(specs)?;
-        Ok(self.parse_with(move |records| parser.parse_batch(records)))
+        Ok(self.map_batches(move |batch| parser.parse_batch(&batch.records()).map_err(|e| batch.parse_error(e))))
     }
 
-    /// Runs a parse on each batch, naming the batch in its errors.
-    fn parse_with<T, F>(self, parse: F) -> Pipeline<T>
-    where
-        T: Send + 'static,
-        F: Fn(&[&[u8]]) -> Result<T, ParseError> + Send + Sync + 'static,
-    {
-        self.map_batches(move |batch| {
-            parse(&batch.records()).map_err(|error| PipelineError::Parse {
-                batch: batch.index,
-                error: Box::new(error),
-            })
-        })
-    }
-
-    /// Applies `f` to each batch of raw records on the workers.
+    /// Applies `f` to each batch of raw records on the workers (a parse error is best
+    /// reported with [`RecordBatch::parse_error`]).
     pub fn map_batches<T, F>(self, f: F) -> Pipeline<T>
     where
         F: Fn(RecordBatch) -> Result<T, PipelineError> + Send + Sync + 'static,
@@ -368,10 +662,11 @@ impl<T: Send + 'static> Pipeline<T> {
     }
 
     /// Applies `f` to each result on the workers, after the previous stages.
-    pub fn map<U, F>(self, f: F) -> Pipeline<U>
+    pub fn map<U, E, F>(self, f: F) -> Pipeline<U>
     where
         U: Send + 'static,
-        F: Fn(T) -> Result<U, String> + Send + Sync + 'static,
+        E: Into<Box<dyn StdError + Send + Sync>>,
+        F: Fn(T) -> Result<U, E> + Send + Sync + 'static,
     {
         let work = self.work;
         Pipeline {
@@ -379,7 +674,10 @@ impl<T: Send + 'static> Pipeline<T> {
             work: Arc::new(move |batch: RecordBatch| {
                 let index = batch.index;
                 let t = work(batch)?;
-                f(t).map_err(|message| PipelineError::Map { batch: index, message })
+                f(t).map_err(|e| PipelineError::Map {
+                    batch: index,
+                    source: e.into(),
+                })
             }),
             threads: self.threads,
             prefetch: self.prefetch,
@@ -455,24 +753,36 @@ impl<T: Send + 'static> PipelineIter<T> {
             threads.push(std::thread::spawn(move || {
                 let sent = AtomicU64::new(0);
                 let run = catch_unwind(AssertUnwindSafe(|| {
-                    let mut source = Source::new(dataset.config, counters);
+                    let files: Arc<[PathBuf]> = dataset.files.clone().into();
+                    let mut stream = Some(dataset.stream(counters));
                     let mut last_bytes = 0usize;
                     loop {
                         // A permit first: bounds the batches between here and the consumer.
                         if permit_rx.recv().is_err() || stop.load(Ordering::Relaxed) {
                             return;
                         }
+                        let Some(source) = stream.as_mut() else { return };
                         let index = sent.load(Ordering::Relaxed);
                         // Sized like the last batch, so filling it does not reallocate.
                         let mut batch = RecordBatch {
                             index,
                             data: Vec::with_capacity(last_bytes + last_bytes / 8),
                             ends: Vec::with_capacity(size),
+                            origins: Vec::with_capacity(size),
+                            files: Arc::clone(&files),
                         };
                         let mut failure = None;
                         while batch.len() < size {
-                            match source.next_into(&mut batch.data) {
-                                Ok(true) => batch.ends.push(batch.data.len()),
+                            let RecordBatch {
+                                data, ends, origins, ..
+                            } = &mut batch;
+                            let got = source.next_with(&mut |record, origin| {
+                                data.extend_from_slice(record);
+                                ends.push(data.len());
+                                origins.push(origin);
+                            });
+                            match got {
+                                Ok(true) => {}
                                 Ok(false) => break,
                                 Err(e) => {
                                     failure = Some(PipelineError::Record(e));
@@ -489,6 +799,10 @@ impl<T: Send + 'static> PipelineIter<T> {
                             sent.fetch_add(1, Ordering::Relaxed);
                         }
                         let index = sent.load(Ordering::Relaxed);
+                        if failure.is_some() || !full {
+                            // Closes the files, so the counters are complete before the end.
+                            stream = None;
+                        }
                         if let Some(e) = failure {
                             let _ = result_tx.send(Message::Failed(index, e));
                             return;

@@ -50,14 +50,14 @@ impl WriterOptions {
 }
 
 /// A failed write, with the file and the record it was writing.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub struct WriteError {
     /// The file, for a writer created on one.
     pub path: Option<Arc<Path>>,
     /// Index of the record being written, or the number written when finishing.
     pub record_index: u64,
-    /// What failed.
-    #[source]
+    /// What failed. Its text is part of this error's, so it is not also given as `source()`
+    /// (see [`crate::Error`]).
     pub source: io::Error,
 }
 
@@ -70,6 +70,8 @@ impl fmt::Display for WriteError {
         write!(f, "writing record {} failed: {}", self.record_index, self.source)
     }
 }
+
+impl std::error::Error for WriteError {}
 
 /// The caller's writer, which can be shut so that nothing more reaches it: a writer dropped
 /// without `finish` shuts it before its compressor's own `Drop` would write the stream's end.

@@ -40,6 +40,7 @@ pub struct SequenceInput {
 
 /// Arrays an input accepts: [`DenseTensor`] and owned `ndarray` arrays of i64, f32 or bytes.
 pub trait IntoTensor {
+    /// The array as a dense tensor.
     fn into_tensor(self) -> DenseTensor;
 }
 

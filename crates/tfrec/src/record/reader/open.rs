@@ -5,9 +5,9 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::super::compression::DETECT_PREFIX;
 use super::super::compression::{decoder, peek_prefix, Compression, CompressionChoice};
 use super::super::error::{RecordError, RecordErrorKind};
-use super::super::inflate::DETECT_PREFIX;
 use super::{ReaderOptions, RecordReader};
 
 /// A reader over a file, whatever its compression.

@@ -47,6 +47,10 @@ use crate::tensor_proto::TensorProtoError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// An I/O error met outside the layers' own reading and writing (which name the file and
+    /// record in their errors): the caller's own file handling, with `?`.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// Reading TFRecord files.
     #[error(transparent)]
     Record(#[from] RecordError),

@@ -76,7 +76,32 @@ pub enum IndexError {
     },
 }
 
-/// The offsets and lengths of every record of a file.
+/// The offsets and lengths of every record of a file, to read record N directly
+/// ([`IndexedReader`]). Only plain files can be indexed: offsets into a compressed stream
+/// cannot be sought to.
+///
+/// ```
+/// use tfrec::record::{IndexedReader, RecordIndex, RecordWriter, WriterOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("tfrec-index-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("data.tfrecord");
+/// let mut writer = RecordWriter::create(&path, WriterOptions::default())?;
+/// for i in 0..1000 {
+///     writer.write_record(format!("record {i}").as_bytes())?;
+/// }
+/// writer.finish()?;
+///
+/// let index = RecordIndex::build(&path)?;
+/// index.save(RecordIndex::default_path(&path))?; // for the next run: RecordIndex::load
+/// assert_eq!(index.len(), 1000);
+///
+/// let mut reader = IndexedReader::open(&path, index)?;
+/// assert_eq!(reader.get(777)?, b"record 777");
+/// assert!(reader.get(1000).is_err());
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), tfrec::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecordIndex {
     entries: Vec<IndexEntry>,

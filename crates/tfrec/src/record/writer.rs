@@ -159,6 +159,29 @@ impl<W: Write> Encoder<W> {
 /// reading it as complete. A plain output keeps what had already reached it, which may end
 /// inside a record or, by chance, on a record boundary: write to a temporary file and rename it
 /// after `finish` when a partial output must never be mistaken for a whole one.
+///
+/// A GZIP file, read back with its compression found from the name:
+///
+/// ```
+/// use tfrec::record::{Compression, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("tfrec-writer-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("part-0.tfrecord.gz");
+///
+/// let options = WriterOptions::default().compression(Compression::Gzip);
+/// let mut writer = RecordWriter::create(&path, options)?;
+/// for i in 0..100u32 {
+///     writer.write_record(&i.to_le_bytes())?;
+/// }
+/// writer.finish()?; // completes the GZIP stream
+///
+/// let reader = RecordReader::open(&path, ReaderOptions::default())?;
+/// assert_eq!(reader.compression(), Compression::Gzip);
+/// assert_eq!(reader.records().count(), 100);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), tfrec::Error>(())
+/// ```
 pub struct RecordWriter<W: Write> {
     /// `None` once finished or abandoned.
     out: Option<BufWriter<Encoder<Gate<W>>>>,

@@ -12,7 +12,7 @@ impl<R: Read> RecordReader<R> {
     /// The next record's data, `Ok(None)` at the end of the input.
     ///
     /// The slice borrows the reader's buffer and is valid until the next call. After an error
-    /// (under [`OnCorruption::Fail`]) or `None`, every later call returns `Ok(None)`.
+    /// (under [`OnCorruption::Fail`](crate::record::OnCorruption::Fail)) or `None`, every later call returns `Ok(None)`.
     pub fn next_record(&mut self) -> Result<Option<&[u8]>, RecordError> {
         Ok(self.next_span()?.map(|span| self.span_data(span)))
     }

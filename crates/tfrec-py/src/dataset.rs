@@ -366,7 +366,11 @@ impl DatasetIterator {
         d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
         d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
         d.set_item("batches", c.batches.load(Relaxed))?;
-        let problems = c.problems.lock().map(|p| p.clone()).unwrap_or_default();
+        let problems: Vec<String> = c
+            .problems
+            .lock()
+            .map(|p| p.iter().map(|e| e.to_string()).collect())
+            .unwrap_or_default();
         d.set_item("problems", problems)?;
         Ok(d)
     }

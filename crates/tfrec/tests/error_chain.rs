@@ -177,7 +177,9 @@ fn parse_layer_errors_print_each_text_once() {
 fn state_saver_errors_print_each_text_once() {
     let options = StateSaverOptions::new(0, 2).capacity(4);
     let inputs: Vec<SequenceInput> = Vec::new();
-    let zero = options.build(inputs).err().expect("batch_size 0");
+    let Err(zero) = options.build(inputs) else {
+        panic!("batch_size 0 is refused")
+    };
     assert!(matches!(zero, StateSaverError::ZeroOption { option: "batch_size" }));
     check(zero);
     for e in record_errors() {

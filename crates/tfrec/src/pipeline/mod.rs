@@ -100,8 +100,8 @@ pub struct Counters {
     pub skipped_files: AtomicU64,
     /// Batches handed to the consumer.
     pub batches: AtomicU64,
-    /// What was skipped, as messages with file and offset (the first 1024).
-    pub problems: Mutex<Vec<String>>,
+    /// What was skipped, each with its kind, file and offset (the first 1024).
+    pub problems: Mutex<Vec<RecordError>>,
 }
 
 /// A batch of raw records in one buffer.

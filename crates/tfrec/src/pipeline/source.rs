@@ -338,7 +338,7 @@ impl Source {
                 if let Ok(mut kept) = self.counters.problems.lock() {
                     for p in problems {
                         if kept.len() < 1024 {
-                            kept.push(p.to_string());
+                            kept.push(p);
                         }
                     }
                 }

@@ -35,7 +35,11 @@ impl fmt::Display for Location {
 }
 
 /// What is wrong with the input. Each variant says whether reading can go on after it.
+///
+/// New kinds may be added; match with a wildcard arm (or use [`RecordError::is_recoverable`]
+/// and [`RecordError::kind_name`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordErrorKind {
     /// The length field does not match its CRC. The length cannot be trusted, so the reader
     /// can only go on by resynchronising (scanning for the next valid header).

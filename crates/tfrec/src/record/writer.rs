@@ -12,8 +12,10 @@ use flate2::GzBuilder;
 use super::compression::{Compression, CompressionChoice};
 use super::format::{encode_header, masked_crc32c};
 
-/// Settings of a [`RecordWriter`].
+/// Settings of a [`RecordWriter`]. New settings may be added: build it from `Default` and the
+/// setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WriterOptions {
     /// The compression. Default: [`CompressionChoice::Auto`], which for [`RecordWriter::create`]
     /// means from the file extension (`.gz` gzip, `.zz`/`.zlib` zlib, else none) and for

@@ -181,8 +181,8 @@ impl<R: Read> RecordReader<R> {
 
     /// An iterator of owned records (one allocation per record). For the fastest loop, call
     /// [`RecordReader::next_record`] directly.
-    pub fn records(self) -> Records<R> {
-        Records { reader: self }
+    pub fn records(self) -> OwnedRecords<R> {
+        OwnedRecords { reader: self }
     }
 
     /// Counters of what has been read and skipped so far.
@@ -228,18 +228,18 @@ impl<R: Read> RecordReader<R> {
 }
 
 /// Owned records from a [`RecordReader`], see [`RecordReader::records`].
-pub struct Records<R> {
+pub struct OwnedRecords<R> {
     reader: RecordReader<R>,
 }
 
-impl<R> Records<R> {
+impl<R> OwnedRecords<R> {
     /// The reader behind the iterator, for its stats and problems.
     pub fn reader(&self) -> &RecordReader<R> {
         &self.reader
     }
 }
 
-impl<R: Read> Iterator for Records<R> {
+impl<R: Read> Iterator for OwnedRecords<R> {
     type Item = Result<Vec<u8>, RecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -37,7 +37,10 @@ pub enum TornTail {
 
 /// Settings of a [`RecordReader`](crate::record::RecordReader). `Default` gives TensorFlow's behaviour, except that a torn
 /// tail is reported.
+///
+/// New settings may be added: build it from `Default` and the setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ReaderOptions {
     /// How the compression is chosen. Default: [`CompressionChoice::Auto`] (extension, then
     /// sniffing). Set it to read a file whose name and content disagree.
@@ -115,6 +118,7 @@ pub(super) const MAX_KEPT_PROBLEMS: usize = 1024;
 
 /// Counters of what a reader has read and skipped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadStats {
     /// Records returned.
     pub records: u64,

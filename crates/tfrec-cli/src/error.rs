@@ -35,10 +35,13 @@ pub fn data(message: impl Into<String>) -> Box<dyn Error> {
 pub fn exit_code(error: &(dyn Error + 'static)) -> Option<u8> {
     let mut cause: Option<&(dyn Error + 'static)> = Some(error);
     while let Some(e) = cause {
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            if io.kind() == io::ErrorKind::BrokenPipe {
-                return None;
-            }
+        // tfrec's errors carry their I/O error as data, not as `source()` (their text already
+        // includes it), so a failed write to a closed pipe is looked for there too.
+        let io = e
+            .downcast_ref::<io::Error>()
+            .or_else(|| e.downcast_ref::<tfrec::record::WriteError>().map(|w| &w.source));
+        if io.is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe) {
+            return None;
         }
         cause = e.source();
     }
@@ -72,11 +75,25 @@ pub fn report_record_failure(error: &RecordError) -> std::process::ExitCode {
 mod tests {
     use super::*;
 
+    struct ClosedPipe;
+    impl io::Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn broken_pipe_is_quiet_and_data_is_one() {
         let pipe: Box<dyn Error> = Box::new(io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(exit_code(pipe.as_ref()), None);
         assert_eq!(exit_code(data("bad").as_ref()), Some(EXIT_DATA));
+        let mut writer = tfrec::record::RecordWriter::new(ClosedPipe);
+        let write = writer.write_record(b"x").err().or_else(|| writer.finish().err());
+        let write: Box<dyn Error> = Box::new(write.expect("the pipe is closed"));
+        assert_eq!(exit_code(write.as_ref()), None);
         let usage: Box<dyn Error> = "no such flag".into();
         assert_eq!(exit_code(usage.as_ref()), Some(EXIT_USAGE));
     }

@@ -26,34 +26,7 @@ const MODULE: &str = "tfrec.state_saver";
 
 /// The error's variant as a short name (the exception's `kind`).
 fn kind(e: &StateSaverError) -> &'static str {
-    use StateSaverError::*;
-    match e {
-        CapacityTooSmall { .. } => "capacity_too_small",
-        InvalidOption(_) => "invalid_option",
-        NoSequences { .. } => "no_sequences",
-        NoStates { .. } => "no_states",
-        BadName { .. } => "bad_name",
-        NotASequence { .. } => "not_a_sequence",
-        UnequalLengths { .. } => "unequal_lengths",
-        EmptySequence { .. } => "empty_sequence",
-        NotMultiple { .. } => "not_multiple",
-        LengthTooLong { .. } => "length_too_long",
-        LengthOverflow { .. } => "length_overflow",
-        Mismatch { .. } => "mismatch",
-        KeyInFlight { .. } => "key_in_flight",
-        Input { .. } => "input",
-        Parse { .. } => "parse",
-        Pipeline(_) => "pipeline",
-        Panic(_) => "panic",
-        Stopped(_) => "stopped",
-        UnsavedStates { .. } => "unsaved_states",
-        SavedTwice { .. } => "saved_twice",
-        StaleBatch { .. } => "stale_batch",
-        UnknownState { .. } => "unknown_state",
-        StateShape { .. } => "state_shape",
-        StateDType { .. } => "state_dtype",
-        InsufficientElements { .. } => "insufficient_elements",
-    }
+    e.kind_name()
 }
 
 /// A state saver error as a Python exception: bad options are `ValueError`s (as in TF), file
@@ -62,7 +35,7 @@ fn kind(e: &StateSaverError) -> &'static str {
 pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
     use StateSaverError::*;
     match e {
-        CapacityTooSmall { .. } | InvalidOption(_) => return PyValueError::new_err(e.to_string()),
+        _ if e.is_option_error() => return PyValueError::new_err(e.to_string()),
         Pipeline(p) => return pipeline_error(py, p),
         Parse { index, error } => {
             let err = parse_error(py, error);
@@ -87,7 +60,7 @@ pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
             attrs.push(("name", obj(py, name.clone())));
         }
         UnequalLengths { key, .. } => attrs.push(("key", obj(py, key.clone()))),
-        Input { index, .. } => attrs.push(("example_index", obj(py, *index))),
+        Input { index, .. } | MissingKey { index, .. } => attrs.push(("example_index", obj(py, *index))),
         UnsavedStates { states, keys } => {
             attrs.push(("states", obj(py, states.clone())));
             attrs.push(("keys", obj(py, keys.clone())));

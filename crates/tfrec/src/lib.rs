@@ -1,16 +1,71 @@
 //! tfrec: TensorFlow's data-record layer without TensorFlow.
 //!
-//! The crate is split by layer, each module owning one part of the format:
-//! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes).
-//! - [`example`]: the `Example` / `SequenceExample` messages, their wire format and renderings.
-//! - [`parse`]: feature specs and the parse ops, into dense, sparse and ragged tensors.
-//! - [`pipeline`]: many files in, shuffled parsed batches out, on worker threads.
-//! - [`state_saver`]: sequences cut into segments, batched, with state carried between them.
-//! - [`tensor_proto`]: `tf.io.serialize_tensor` / `parse_tensor` (the `TensorProto` bytes).
+//! The crate is split by layer, each module owning one part of the format, each layer above
+//! the records behind a Cargo feature of the same name (all on by default):
+//! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes). Always built.
+//! - `example` (feature `example`): the `Example` / `SequenceExample` messages, their wire
+//!   format and renderings.
+//! - `parse` (feature `parse`): feature specs and the parse ops, into dense, sparse and
+//!   ragged tensors.
+//! - `pipeline` (feature `pipeline`): many files in, shuffled parsed batches out, on worker
+//!   threads.
+//! - `state_saver` (feature `state-saver`): sequences cut into segments, batched, with state
+//!   carried between them.
+//! - `tensor_proto` (feature `tensor-proto`): `tf.io.serialize_tensor` / `parse_tensor` (the
+//!   `TensorProto` bytes).
+//!
+//! Every layer's error converts into [`Error`], whose text never repeats along its
+//! `source()` chain (see [`error`](mod@error)).
+//!
+//! # A short tour
+//!
+//! Write records, then read them back, one file:
+//!
+//! ```
+//! use tfrec::record::{ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+//!
+//! let dir = std::env::temp_dir().join(format!("tfrec-tour-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let path = dir.join("train.tfrecord");
+//!
+//! let mut writer = RecordWriter::create(&path, WriterOptions::default())?;
+//! for word in ["alpha", "beta", "gamma"] {
+//!     writer.write_record(word.as_bytes())?;
+//! }
+//! writer.finish()?;
+//!
+//! let mut reader = RecordReader::open(&path, ReaderOptions::default())?;
+//! let mut words = Vec::new();
+//! while let Some(record) = reader.next_record()? {
+//!     words.push(String::from_utf8_lossy(record).into_owned());
+//! }
+//! assert_eq!(words, ["alpha", "beta", "gamma"]);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), tfrec::Error>(())
+//! ```
+//!
+//! Many files (paths, globs, directories) read as one stream with
+//! [`record::MultiFileReader`]; record N of a file read directly with [`record::RecordIndex`].
+//! With the `example` feature, records are `Example` messages to build, view and render; with
+//! `parse`, a spec turns a batch of them into tensors as `tf.io.parse_example` does; with
+//! `pipeline`, files become shuffled, parsed batches on worker threads.
 
+// Public items of the modules below are all documented; the other layers follow as they are
+// documented (then this moves to the crate: `#![deny(missing_docs)]`).
+pub mod error;
+#[cfg(feature = "example")]
 pub mod example;
+#[cfg(feature = "parse")]
 pub mod parse;
+#[cfg(feature = "pipeline")]
 pub mod pipeline;
+#[deny(missing_docs)]
 pub mod record;
+#[cfg(feature = "state-saver")]
+#[deny(missing_docs)]
 pub mod state_saver;
+#[cfg(feature = "tensor-proto")]
+#[deny(missing_docs)]
 pub mod tensor_proto;
+
+pub use error::{Error, Result};

@@ -28,21 +28,37 @@ pub const MAX_TENSOR_BYTES: u64 = 1 << 31;
 /// The element types `serialize_tensor` / `parse_tensor` support.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TensorDType {
+    /// `DT_HALF`: IEEE half precision.
     Float16,
+    /// `DT_BFLOAT16`: bfloat16.
     BFloat16,
+    /// `DT_FLOAT`: 32-bit float.
     Float32,
+    /// `DT_DOUBLE`: 64-bit float.
     Float64,
+    /// `DT_INT8`: 8-bit signed integer.
     Int8,
+    /// `DT_INT16`: 16-bit signed integer.
     Int16,
+    /// `DT_INT32`: 32-bit signed integer.
     Int32,
+    /// `DT_INT64`: 64-bit signed integer.
     Int64,
+    /// `DT_UINT8`: 8-bit unsigned integer.
     UInt8,
+    /// `DT_UINT16`: 16-bit unsigned integer.
     UInt16,
+    /// `DT_UINT32`: 32-bit unsigned integer.
     UInt32,
+    /// `DT_UINT64`: 64-bit unsigned integer.
     UInt64,
+    /// `DT_BOOL`: boolean.
     Bool,
+    /// `DT_STRING`: byte string.
     String,
+    /// `DT_COMPLEX64`: complex of two 32-bit floats.
     Complex64,
+    /// `DT_COMPLEX128`: complex of two 64-bit floats.
     Complex128,
 }
 
@@ -161,21 +177,37 @@ impl fmt::Display for TensorDType {
 /// (Rust has no stable `f16`); complex numbers as `[re, im]`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TensorData {
+    /// `DT_HALF` values as their bit patterns.
     Float16(Vec<u16>),
+    /// `DT_BFLOAT16` values as their bit patterns.
     BFloat16(Vec<u16>),
+    /// `DT_FLOAT` values.
     Float32(Vec<f32>),
+    /// `DT_DOUBLE` values.
     Float64(Vec<f64>),
+    /// `DT_INT8` values.
     Int8(Vec<i8>),
+    /// `DT_INT16` values.
     Int16(Vec<i16>),
+    /// `DT_INT32` values.
     Int32(Vec<i32>),
+    /// `DT_INT64` values.
     Int64(Vec<i64>),
+    /// `DT_UINT8` values.
     UInt8(Vec<u8>),
+    /// `DT_UINT16` values.
     UInt16(Vec<u16>),
+    /// `DT_UINT32` values.
     UInt32(Vec<u32>),
+    /// `DT_UINT64` values.
     UInt64(Vec<u64>),
+    /// `DT_BOOL` values.
     Bool(Vec<bool>),
+    /// `DT_STRING` values, one byte string each.
     String(Vec<Vec<u8>>),
+    /// `DT_COMPLEX64` values as `[re, im]`.
     Complex64(Vec<[f32; 2]>),
+    /// `DT_COMPLEX128` values as `[re, im]`.
     Complex128(Vec<[f64; 2]>),
 }
 
@@ -204,6 +236,7 @@ macro_rules! with_vec {
 }
 
 impl TensorData {
+    /// The element type.
     pub fn dtype(&self) -> TensorDType {
         match self {
             TensorData::Float16(_) => TensorDType::Float16,
@@ -230,6 +263,7 @@ impl TensorData {
         with_vec!(self, v => v.len())
     }
 
+    /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -278,6 +312,7 @@ pub struct TensorValue {
     /// Dimension sizes; empty for a scalar. Invariant (for values `parse_tensor` returns, and
     /// checked by `serialize_tensor`): their product is `data.len()`.
     pub shape: Vec<usize>,
+    /// The values, flat and row-major.
     pub data: TensorData,
 }
 
@@ -289,6 +324,7 @@ impl TensorValue {
         Ok(value)
     }
 
+    /// The element type.
     pub fn dtype(&self) -> TensorDType {
         self.data.dtype()
     }
@@ -311,7 +347,7 @@ pub enum TensorProtoError {
     /// The bytes are not a protobuf `TensorProto` (TF: "Could not parse `serialized` as
     /// TensorProto").
     #[error("could not parse the bytes as a TensorProto: {0}")]
-    Malformed(#[from] DecodeError),
+    Malformed(DecodeError),
     /// No dtype, or `DT_INVALID` (TF: "Cannot parse tensor from proto").
     #[error("cannot parse tensor from proto: it has no dtype")]
     MissingDType,
@@ -320,19 +356,31 @@ pub enum TensorProtoError {
     UnsupportedDType(i32),
     /// A dimension below zero, or `unknown_rank` together with dimensions.
     #[error("cannot parse tensor from proto: invalid shape (dimension {index} has size {size})")]
-    InvalidShape { index: usize, size: i64 },
+    InvalidShape {
+        /// The dimension's position.
+        index: usize,
+        /// Its size as stored.
+        size: i64,
+    },
     /// The shape's element count overflows, or the tensor exceeds [`MAX_TENSOR_BYTES`].
     #[error("cannot parse tensor from proto: a tensor of shape {shape:?} is too large")]
-    TooLarge { shape: Vec<i64> },
+    TooLarge {
+        /// The shape as stored.
+        shape: Vec<i64>,
+    },
     /// `tensor_content` does not hold exactly the shape's elements.
     #[error(
         "cannot parse tensor from proto: tensor_content has {actual} bytes, \
          a {dtype} tensor of shape {shape:?} needs {expected}"
     )]
     ContentSize {
+        /// The tensor's element type.
         dtype: TensorDType,
+        /// Its shape.
         shape: Vec<usize>,
+        /// Bytes the shape needs.
         expected: u64,
+        /// Bytes present.
         actual: usize,
     },
     /// A string tensor's `tensor_content` is not a valid encoded string list.
@@ -341,12 +389,27 @@ pub enum TensorProtoError {
     /// The tensor's dtype is not the one asked for (TF's message word for word).
     #[error("Type mismatch between parsed tensor ({}) and dtype ({})", parsed.tf_name(), requested.tf_name())]
     TypeMismatch {
+        /// The dtype in the bytes.
         parsed: TensorDType,
+        /// The dtype asked for.
         requested: TensorDType,
     },
     /// Writing: the shape's element count is not the number of values.
     #[error("{len} values do not fill a tensor of shape {shape:?}")]
-    ShapeMismatch { shape: Vec<usize>, len: usize },
+    ShapeMismatch {
+        /// The shape given.
+        shape: Vec<usize>,
+        /// The number of values given.
+        len: usize,
+    },
+}
+
+// Not `#[from]`: that would also make the decode error the `source()`, whose text `Malformed`
+// already shows (the crate's rule, see `crate::Error`).
+impl From<DecodeError> for TensorProtoError {
+    fn from(e: DecodeError) -> Self {
+        TensorProtoError::Malformed(e)
+    }
 }
 
 /// `tf.io.serialize_tensor`: TF's bytes for `tensor`, exactly.

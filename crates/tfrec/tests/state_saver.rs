@@ -702,7 +702,10 @@ fn input_errors_stop_the_saver() {
         StateSaverError::Input { index: 1, message } => assert_eq!(message, "boom"),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(saver.next_batch(), Err(StateSaverError::Stopped(_))));
+    assert!(matches!(
+        saver.next_batch(),
+        Err(StateSaverError::Stopped { cause: "input", .. })
+    ));
 }
 
 #[test]

@@ -246,12 +246,6 @@ impl fmt::Display for ParseError {
     }
 }
 
-impl std::error::Error for ParseError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            ParseErrorKind::Malformed(e) | ParseErrorKind::MalformedFeature(e) => Some(e),
-            ParseErrorKind::Spec(e) => Some(e.as_ref()),
-            _ => None,
-        }
-    }
-}
+// Self-contained text (the crate's rule, see `crate::Error`): the decode or spec error's text
+// is part of this one's, so it is not also the `source()`.
+impl std::error::Error for ParseError {}

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use super::format::{Header, HEADER_LEN};
-use super::inflate::{self, Inflater};
+use super::inflate::{Container, Inflater};
 
 /// The compression of a TFRecord stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -55,6 +55,15 @@ impl Compression {
         }
     }
 
+    /// The decoder's container for a compressed stream; `None` for plain records.
+    fn container(self) -> Option<Container> {
+        match self {
+            Compression::None => None,
+            Compression::Gzip => Some(Container::Gzip),
+            Compression::Zlib => Some(Container::Zlib),
+        }
+    }
+
     /// Decides the compression from the first bytes of a stream (up to 4 KiB), checking the
     /// guess: GZIP or ZLIB only when the magic bytes match *and* the bytes decompress without
     /// error to a valid first record header (or to fewer than 12 bytes); else plain, so that
@@ -62,7 +71,7 @@ impl Compression {
     /// whose first header is damaged is never taken for a compressed one (a first record of
     /// 376 bytes starts `78 01`, a zlib header; one of 35,615 bytes starts `1f 8b`).
     pub fn detect(prefix: &[u8]) -> Compression {
-        inflate::detect(prefix)
+        detect(prefix)
     }
 
     /// Guesses the compression from the first bytes of a stream, without checking the guess
@@ -159,7 +168,10 @@ pub(crate) fn peek_prefix<R: Read>(mut reader: R, want: usize) -> io::Result<Pee
 pub(crate) fn decoder<'a, R: Read + Send + 'a>(reader: R, compression: Compression) -> Box<dyn Read + Send + 'a> {
     match compression {
         Compression::None => Box::new(reader),
-        Compression::Gzip | Compression::Zlib => Box::new(Inflater::new(buffered(reader), compression)),
+        Compression::Gzip | Compression::Zlib => {
+            let container = compression.container().unwrap_or(Container::Gzip);
+            Box::new(Inflater::new(buffered(reader), container))
+        }
     }
 }
 
@@ -170,10 +182,64 @@ fn buffered<R: Read>(reader: R) -> impl BufRead {
     BufReader::with_capacity(COMPRESSED_BUFFER, reader)
 }
 
+/// How many bytes of a stream [`detect`] looks at.
+pub(crate) const DETECT_PREFIX: usize = 4096;
+
+/// Decides the compression of a stream from its first bytes (up to [`DETECT_PREFIX`]), checking
+/// each guess by decompressing: a plain stream is recognised by a valid first header; GZIP or
+/// ZLIB is chosen only when the magic bytes match *and* the prefix decompresses without error
+/// to a valid first header (or to fewer than 12 bytes). Anything else is plain, so that the
+/// record reader reports what is wrong with it. This keeps a plain file whose first header is
+/// damaged (a first record of 376 bytes starts `78 01`, one of 35,615 bytes starts `1f 8b`) from
+/// being read as a compressed stream.
+fn detect(prefix: &[u8]) -> Compression {
+    let valid_header = |bytes: &[u8]| {
+        <[u8; HEADER_LEN]>::try_from(bytes.get(..HEADER_LEN).unwrap_or(&[]))
+            .is_ok_and(|h| Header::decode(&h).is_valid())
+    };
+    if valid_header(prefix) {
+        return Compression::None;
+    }
+    let guess = Compression::sniff(prefix);
+    if guess == Compression::None {
+        return guess;
+    }
+    let mut decoder = Inflater::new(prefix, guess.container().unwrap_or(Container::Gzip));
+    let mut out = [0u8; HEADER_LEN];
+    let mut filled = 0;
+    while filled < HEADER_LEN {
+        match io::Read::read(&mut decoder, &mut out[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            // A prefix cut short is no evidence against the guess.
+            Err(_) if decoder.input_is_empty() => break,
+            Err(_) => return Compression::None,
+        }
+    }
+    if filled < HEADER_LEN || valid_header(&out) {
+        guess
+    } else {
+        Compression::None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::record::format::encode_header;
+    use crate::record::{RecordWriter, WriterOptions};
+
+    fn compressed(records: &[&[u8]], compression: Compression) -> Vec<u8> {
+        let mut w = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(compression));
+        for r in records {
+            w.write_record(r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn framed(records: &[&[u8]]) -> Vec<u8> {
+        compressed(records, Compression::None)
+    }
 
     #[test]
     fn extension_decides() {
@@ -209,5 +275,30 @@ mod tests {
         assert_eq!("".parse::<Compression>(), Ok(Compression::None));
         assert_eq!("auto".parse::<CompressionChoice>(), Ok(CompressionChoice::Auto));
         assert!("snappy".parse::<Compression>().is_err());
+    }
+
+    #[test]
+    fn detection_checks_its_guess() {
+        assert_eq!(detect(&framed(&[b"abc"])), Compression::None);
+        assert_eq!(detect(&compressed(&[b"abc"], Compression::Gzip)), Compression::Gzip);
+        assert_eq!(detect(&compressed(&[b"abc"], Compression::Zlib)), Compression::Zlib);
+        assert_eq!(detect(&compressed(&[], Compression::Zlib)), Compression::Zlib);
+        assert_eq!(detect(&[]), Compression::None);
+        // Plain files whose first header is damaged and whose length bytes look compressed.
+        for len in [376usize, 35_615] {
+            let payload = vec![7u8; len];
+            let mut file = framed(&[&payload, b"next"]);
+            file[8] ^= 0xff;
+            assert_ne!(
+                Compression::sniff(&file),
+                Compression::None,
+                "the bytes look compressed"
+            );
+            assert_eq!(
+                detect(&file[..DETECT_PREFIX.min(file.len())]),
+                Compression::None,
+                "{len}"
+            );
+        }
     }
 }

@@ -35,19 +35,31 @@ impl fmt::Display for Location {
 }
 
 /// What is wrong with the input. Each variant says whether reading can go on after it.
+///
+/// New kinds may be added; match with a wildcard arm (or use [`RecordError::is_recoverable`]
+/// and [`RecordError::kind_name`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordErrorKind {
     /// The length field does not match its CRC. The length cannot be trusted, so the reader
     /// can only go on by resynchronising (scanning for the next valid header).
     #[error("corrupted record: the length's CRC does not match (stored {stored:#010x}, computed {computed:#010x})")]
-    LengthCrcMismatch { stored: u32, computed: u32 },
+    LengthCrcMismatch {
+        /// The masked CRC-32C stored after the length.
+        stored: u32,
+        /// The masked CRC-32C of the length bytes as read.
+        computed: u32,
+    },
 
     /// The data does not match its CRC (or the CRC itself was damaged). The length was valid,
     /// so the next record starts right after this one and reading can go on past it.
     #[error("corrupted record: the data's CRC does not match (stored {stored:#010x}, computed {computed:#010x}; data starts at byte {data_offset})")]
     DataCrcMismatch {
+        /// The masked CRC-32C stored in the footer.
         stored: u32,
+        /// The masked CRC-32C of the data as read.
         computed: u32,
+        /// Stream offset of the record's first data byte (TensorFlow names this one).
         data_offset: u64,
     },
 
@@ -56,25 +68,43 @@ pub enum RecordErrorKind {
     /// the bytes it claimed are scanned again for intact records. A growing file may also be
     /// read again later.
     #[error("truncated record: the header promises {len} data bytes plus a 4-byte footer but the stream ends {available} bytes later")]
-    Truncated { len: u64, available: u64 },
+    Truncated {
+        /// The data length the header promises.
+        len: u64,
+        /// Bytes that followed the header before the stream ended.
+        available: u64,
+    },
 
     /// 1 to 11 bytes at the end of the stream: a torn write of a record header. TensorFlow
     /// silently ignores it; tfrec reports it unless told to tolerate a torn tail. Nothing
     /// follows it; under resynchronisation it is skipped and kept as a problem.
     #[error("partial record header at the end of the stream: {available} of 12 bytes (a torn write?)")]
-    PartialHeader { available: usize },
+    PartialHeader {
+        /// Bytes of the header present (1 to 11).
+        available: usize,
+    },
 
     /// A length with a valid CRC that is larger than what is left of a file whose size is known
     /// (a plain file): the record would run past the end. Nothing is allocated for it; reading
     /// can only go on by resynchronising. (In a stream of unknown size the same damage is
     /// found when the data ends: [`RecordErrorKind::Truncated`].)
     #[error("record length {len} is larger than the {remaining} bytes left in the file")]
-    LengthExceedsFile { len: u64, remaining: u64 },
+    LengthExceedsFile {
+        /// The data length the header promises.
+        len: u64,
+        /// Bytes left in the file after the header.
+        remaining: u64,
+    },
 
     /// A length with a valid CRC above the configured limit ([`ReaderOptions::max_record_len`](crate::record::ReaderOptions::max_record_len)).
     /// Reading can only go on by resynchronising.
     #[error("record length {len} exceeds the limit of {limit} bytes")]
-    LengthOverLimit { len: u64, limit: u64 },
+    LengthOverLimit {
+        /// The data length the header promises.
+        len: u64,
+        /// The largest length accepted.
+        limit: u64,
+    },
 
     /// The compressed stream is damaged (bad deflate data, wrong gzip/zlib checksum, cut
     /// short). Every record decoded before the damage has been returned; nothing after it can
@@ -82,16 +112,16 @@ pub enum RecordErrorKind {
     /// the [`StreamDamage`] inside ([`RecordError::stream_damage`]). Under resynchronisation it
     /// ends the file and is kept as a problem.
     #[error("the compressed stream is damaged: {0}")]
-    Decompress(#[source] io::Error),
+    Decompress(io::Error),
 
     /// Reading the underlying file or stream failed.
     #[error("I/O error: {0}")]
-    Io(#[source] io::Error),
+    Io(io::Error),
 
     /// The file could not be opened or listed (it does not exist, a glob matched nothing, no
     /// permission). Nothing was read.
     #[error("cannot open: {0}")]
-    Open(#[source] io::Error),
+    Open(io::Error),
 }
 
 /// An error of the TFRecord layer, with the place it happened.
@@ -179,11 +209,6 @@ impl fmt::Display for RecordError {
     }
 }
 
-impl std::error::Error for RecordError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            RecordErrorKind::Decompress(e) | RecordErrorKind::Io(e) | RecordErrorKind::Open(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// Self-contained: the text already includes the I/O error's (the crate's rule, see
+/// [`crate::Error`]), so there is no `source()`; the I/O error is in [`RecordError::kind`].
+impl std::error::Error for RecordError {}

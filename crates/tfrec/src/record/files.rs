@@ -177,6 +177,32 @@ impl std::fmt::Display for LocatedRecord<'_> {
 /// Each file gets its own compression (by [`ReaderOptions::compression`]) and the corruption
 /// policy applies per file: under [`OnCorruption::SkipFile`](super::OnCorruption::SkipFile) a
 /// damaged file is abandoned and the next one is read.
+///
+/// ```
+/// use tfrec::record::{MultiFileReader, ReaderOptions, RecordWriter, WriterOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("tfrec-multi-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// for shard in 0..3 {
+///     let path = dir.join(format!("train-{shard}.tfrecord"));
+///     let mut writer = RecordWriter::create(&path, WriterOptions::default())?;
+///     writer.write_record(format!("record of shard {shard}").as_bytes())?;
+///     writer.finish()?;
+/// }
+///
+/// // Paths, globs and directories; the files are read in name order, as one stream.
+/// let pattern = dir.join("train-*.tfrecord");
+/// let mut reader = MultiFileReader::open([pattern.to_str().unwrap()], ReaderOptions::default())?;
+/// let mut seen = Vec::new();
+/// while let Some(record) = reader.next_located()? {
+///     seen.push((record.path.file_name().unwrap().to_owned(), record.data.to_vec()));
+/// }
+/// assert_eq!(seen.len(), 3);
+/// assert_eq!(seen[2].1, b"record of shard 2");
+/// assert_eq!(reader.stats().records, 3);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), tfrec::Error>(())
+/// ```
 pub struct MultiFileReader {
     files: Vec<PathBuf>,
     options: ReaderOptions,

@@ -30,31 +30,78 @@ pub enum IndexError {
     Record(#[from] RecordError),
     /// Offsets into a compressed stream cannot be sought to.
     #[error("{path}: cannot index a {compression}-compressed file: offsets into it cannot be sought to (decompress it first, e.g. with `tfrec convert`)")]
-    Compressed { path: PathBuf, compression: Compression },
+    Compressed {
+        /// The records file.
+        path: PathBuf,
+        /// Its compression.
+        compression: Compression,
+    },
     /// A line of an index file is not `offset length`.
     #[error("{path}:{line}: not an index line (`offset length`): {text:?}")]
-    Parse { path: PathBuf, line: usize, text: String },
-    /// Reading or writing the index file failed.
-    #[error("{path}: {source}")]
-    Io {
+    Parse {
+        /// The index file.
         path: PathBuf,
-        #[source]
-        source: io::Error,
+        /// The line number, from 1.
+        line: usize,
+        /// The line as read.
+        text: String,
+    },
+    /// Reading or writing the index file failed.
+    #[error("{path}: {error}")]
+    Io {
+        /// The index file.
+        path: PathBuf,
+        /// What failed (its text is part of this error's).
+        error: io::Error,
     },
     /// A record number past the end of the index.
     #[error("record {index} is out of range: the index has {len} records")]
-    OutOfRange { index: u64, len: u64 },
+    OutOfRange {
+        /// The record asked for.
+        index: u64,
+        /// Records in the index.
+        len: u64,
+    },
     /// The record found at an indexed offset does not have the indexed length (stale index).
     #[error("record {index} at byte {offset}: the file has a record of {actual} framed bytes where the index says {expected} (is the index stale?)")]
     Mismatch {
+        /// The record asked for.
         index: u64,
+        /// Its offset in the index.
         offset: u64,
+        /// Framed length in the index.
         expected: u64,
+        /// Framed length of the record found there.
         actual: u64,
     },
 }
 
-/// The offsets and lengths of every record of a file.
+/// The offsets and lengths of every record of a file, to read record N directly
+/// ([`IndexedReader`]). Only plain files can be indexed: offsets into a compressed stream
+/// cannot be sought to.
+///
+/// ```
+/// use tfrec::record::{IndexedReader, RecordIndex, RecordWriter, WriterOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("tfrec-index-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("data.tfrecord");
+/// let mut writer = RecordWriter::create(&path, WriterOptions::default())?;
+/// for i in 0..1000 {
+///     writer.write_record(format!("record {i}").as_bytes())?;
+/// }
+/// writer.finish()?;
+///
+/// let index = RecordIndex::build(&path)?;
+/// index.save(RecordIndex::default_path(&path))?; // for the next run: RecordIndex::load
+/// assert_eq!(index.len(), 1000);
+///
+/// let mut reader = IndexedReader::open(&path, index)?;
+/// assert_eq!(reader.get(777)?, b"record 777");
+/// assert!(reader.get(1000).is_err());
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), tfrec::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecordIndex {
     entries: Vec<IndexEntry>,
@@ -90,9 +137,9 @@ impl RecordIndex {
     /// Loads an index file.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, IndexError> {
         let path = path.as_ref();
-        let io_err = |source| IndexError::Io {
+        let io_err = |error| IndexError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let file = File::open(path).map_err(io_err)?;
         let mut entries = Vec::new();
@@ -128,9 +175,9 @@ impl RecordIndex {
     /// Saves the index to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), IndexError> {
         let path = path.as_ref();
-        let io_err = |source| IndexError::Io {
+        let io_err = |error| IndexError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let file = File::create(path).map_err(io_err)?;
         self.write_to(file).map_err(io_err)
@@ -169,9 +216,9 @@ impl IndexedReader {
     /// Opens `path` with an index (for example from [`RecordIndex::load`]).
     pub fn open(path: impl AsRef<Path>, index: RecordIndex) -> Result<Self, IndexError> {
         let path = path.as_ref();
-        let io_err = |source| IndexError::Io {
+        let io_err = |error| IndexError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let file = File::open(path).map_err(io_err)?;
         // Random access only reads records the index names, so a small window suffices.

@@ -13,9 +13,6 @@ use std::io::{self, BufRead};
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 
-use super::compression::Compression;
-use super::format::{Header, HEADER_LEN};
-
 /// Damage in a compressed stream, with where it was found. It travels inside the
 /// [`io::Error`] of [`RecordErrorKind::Decompress`](super::RecordErrorKind::Decompress); get it
 /// back with [`RecordError::stream_damage`](super::RecordError::stream_damage).
@@ -40,6 +37,17 @@ impl fmt::Display for StreamDamage {
 }
 
 impl std::error::Error for StreamDamage {}
+
+/// The wrapping around the deflate data: an RFC 1952 GZIP stream (of one or more members) or
+/// an RFC 1950 ZLIB stream. (The caller maps its compression setting to this, so the decoder
+/// needs nothing from the rest of the record layer.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Container {
+    /// GZIP members, one after another.
+    Gzip,
+    /// One ZLIB stream.
+    Zlib,
+}
 
 /// Where a GZIP decoder is in its member.
 enum GzipState {
@@ -155,12 +163,20 @@ fn gzip_header_len(bytes: &[u8]) -> Result<Option<usize>, &'static str> {
     Ok(Some(at))
 }
 
+impl Inflater<&[u8]> {
+    /// Whether the whole input has been taken in (a damage report is then no evidence against
+    /// a prefix that was cut short).
+    pub(crate) fn input_is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+}
+
 impl<R: BufRead> Inflater<R> {
-    /// A decoder of `compression` (GZIP or ZLIB) over `src`.
-    pub(crate) fn new(src: R, compression: Compression) -> Self {
-        let (inflate, state) = match compression {
-            Compression::Zlib => (Decompress::new(true), State::Zlib),
-            _ => (Decompress::new(false), State::Gzip(GzipState::Header(Vec::new()))),
+    /// A decoder of a GZIP or ZLIB stream over `src`.
+    pub(crate) fn new(src: R, container: Container) -> Self {
+        let (inflate, state) = match container {
+            Container::Zlib => (Decompress::new(true), State::Zlib),
+            Container::Gzip => (Decompress::new(false), State::Gzip(GzipState::Header(Vec::new()))),
         };
         Inflater {
             src,
@@ -371,51 +387,10 @@ impl<R: BufRead> io::Read for Inflater<R> {
     }
 }
 
-/// How many bytes of a stream [`detect`] looks at.
-pub(crate) const DETECT_PREFIX: usize = 4096;
-
-/// Decides the compression of a stream from its first bytes (up to [`DETECT_PREFIX`]), checking
-/// each guess by decompressing: a plain stream is recognised by a valid first header; GZIP or
-/// ZLIB is chosen only when the magic bytes match *and* the prefix decompresses without error
-/// to a valid first header (or to fewer than 12 bytes). Anything else is plain, so that the
-/// record reader reports what is wrong with it. This keeps a plain file whose first header is
-/// damaged (a first record of 376 bytes starts `78 01`, one of 35,615 bytes starts `1f 8b`) from
-/// being read as a compressed stream.
-pub(crate) fn detect(prefix: &[u8]) -> Compression {
-    let valid_header = |bytes: &[u8]| {
-        <[u8; HEADER_LEN]>::try_from(bytes.get(..HEADER_LEN).unwrap_or(&[]))
-            .is_ok_and(|h| Header::decode(&h).is_valid())
-    };
-    if valid_header(prefix) {
-        return Compression::None;
-    }
-    let guess = Compression::sniff(prefix);
-    if guess == Compression::None {
-        return guess;
-    }
-    let mut decoder = Inflater::new(prefix, guess);
-    let mut out = [0u8; HEADER_LEN];
-    let mut filled = 0;
-    while filled < HEADER_LEN {
-        match io::Read::read(&mut decoder, &mut out[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            // A prefix cut short is no evidence against the guess.
-            Err(_) if decoder.src.is_empty() => break,
-            Err(_) => return Compression::None,
-        }
-    }
-    if filled < HEADER_LEN || valid_header(&out) {
-        guess
-    } else {
-        Compression::None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{RecordWriter, WriterOptions};
+    use crate::record::{Compression, RecordWriter, WriterOptions};
     use io::Read;
 
     fn compressed(records: &[&[u8]], compression: Compression) -> Vec<u8> {
@@ -432,7 +407,11 @@ mod tests {
 
     /// Reads with small output buffers; the bytes, and the error that ended them.
     fn drain(bytes: &[u8], compression: Compression) -> (Vec<u8>, Option<StreamDamage>) {
-        let mut decoder = Inflater::new(bytes, compression);
+        let container = match compression {
+            Compression::Zlib => Container::Zlib,
+            _ => Container::Gzip,
+        };
+        let mut decoder = Inflater::new(bytes, container);
         let mut out = Vec::new();
         let mut buf = [0u8; 100];
         loop {
@@ -512,30 +491,5 @@ mod tests {
         let at = header.len() - body.len() + 10 - 1;
         header[at] ^= 1;
         assert!(drain(&header, Compression::Gzip).1.is_some(), "header CRC checked");
-    }
-
-    #[test]
-    fn detection_checks_its_guess() {
-        assert_eq!(detect(&framed(&[b"abc"])), Compression::None);
-        assert_eq!(detect(&compressed(&[b"abc"], Compression::Gzip)), Compression::Gzip);
-        assert_eq!(detect(&compressed(&[b"abc"], Compression::Zlib)), Compression::Zlib);
-        assert_eq!(detect(&compressed(&[], Compression::Zlib)), Compression::Zlib);
-        assert_eq!(detect(&[]), Compression::None);
-        // Plain files whose first header is damaged and whose length bytes look compressed.
-        for len in [376usize, 35_615] {
-            let payload = vec![7u8; len];
-            let mut file = framed(&[&payload, b"next"]);
-            file[8] ^= 0xff;
-            assert_ne!(
-                Compression::sniff(&file),
-                Compression::None,
-                "the bytes look compressed"
-            );
-            assert_eq!(
-                detect(&file[..DETECT_PREFIX.min(file.len())]),
-                Compression::None,
-                "{len}"
-            );
-        }
     }
 }

@@ -20,6 +20,7 @@ pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFi
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
 pub use reader::{
-    FileRecordReader, OnCorruption, ReadStats, ReaderOptions, RecordReader, Records, TornTail, DEFAULT_MAX_RECORD_LEN,
+    FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
+    DEFAULT_MAX_RECORD_LEN,
 };
 pub use writer::{RecordWriter, WriteError, WriterOptions};

@@ -12,8 +12,10 @@ use flate2::GzBuilder;
 use super::compression::{Compression, CompressionChoice};
 use super::format::{encode_header, masked_crc32c};
 
-/// Settings of a [`RecordWriter`].
+/// Settings of a [`RecordWriter`]. New settings may be added: build it from `Default` and the
+/// setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WriterOptions {
     /// The compression. Default: [`CompressionChoice::Auto`], which for [`RecordWriter::create`]
     /// means from the file extension (`.gz` gzip, `.zz`/`.zlib` zlib, else none) and for
@@ -50,14 +52,14 @@ impl WriterOptions {
 }
 
 /// A failed write, with the file and the record it was writing.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub struct WriteError {
     /// The file, for a writer created on one.
     pub path: Option<Arc<Path>>,
     /// Index of the record being written, or the number written when finishing.
     pub record_index: u64,
-    /// What failed.
-    #[source]
+    /// What failed. Its text is part of this error's, so it is not also given as `source()`
+    /// (see [`crate::Error`]).
     pub source: io::Error,
 }
 
@@ -70,6 +72,8 @@ impl fmt::Display for WriteError {
         write!(f, "writing record {} failed: {}", self.record_index, self.source)
     }
 }
+
+impl std::error::Error for WriteError {}
 
 /// The caller's writer, which can be shut so that nothing more reaches it: a writer dropped
 /// without `finish` shuts it before its compressor's own `Drop` would write the stream's end.
@@ -157,6 +161,29 @@ impl<W: Write> Encoder<W> {
 /// reading it as complete. A plain output keeps what had already reached it, which may end
 /// inside a record or, by chance, on a record boundary: write to a temporary file and rename it
 /// after `finish` when a partial output must never be mistaken for a whole one.
+///
+/// A GZIP file, read back with its compression found from the name:
+///
+/// ```
+/// use tfrec::record::{Compression, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("tfrec-writer-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("part-0.tfrecord.gz");
+///
+/// let options = WriterOptions::default().compression(Compression::Gzip);
+/// let mut writer = RecordWriter::create(&path, options)?;
+/// for i in 0..100u32 {
+///     writer.write_record(&i.to_le_bytes())?;
+/// }
+/// writer.finish()?; // completes the GZIP stream
+///
+/// let reader = RecordReader::open(&path, ReaderOptions::default())?;
+/// assert_eq!(reader.compression(), Compression::Gzip);
+/// assert_eq!(reader.records().count(), 100);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), tfrec::Error>(())
+/// ```
 pub struct RecordWriter<W: Write> {
     /// `None` once finished or abandoned.
     out: Option<BufWriter<Encoder<Gate<W>>>>,

@@ -1,7 +1,7 @@
 //! The state saver's one error enum: bad options, bad examples (naming the key and the
 //! tensor), misuse by the consumer (naming the states and keys), and the end of the input.
 
-use crate::parse::{DType, ParseError};
+use crate::parse::{DType, ParseError, SpecError};
 use crate::pipeline::PipelineError;
 
 /// A failure of the state saver.
@@ -15,56 +15,140 @@ pub enum StateSaverError {
     // ---- options --------------------------------------------------------------------------
     /// `capacity < batch_size` (TensorFlow's `ValueError`).
     #[error("capacity {capacity} needs to be >= batch_size {batch_size}")]
-    CapacityTooSmall { capacity: usize, batch_size: usize },
-    /// An option out of range (`batch_size` or `num_unroll` of 0…).
+    CapacityTooSmall {
+        /// The configured capacity.
+        capacity: usize,
+        /// The configured batch size.
+        batch_size: usize,
+    },
+    /// `batch_size` or `num_unroll` of 0.
+    #[error("invalid option: {option} must be at least 1")]
+    ZeroOption {
+        /// The option's name (`batch_size`, `num_unroll`).
+        option: &'static str,
+    },
+    /// A record spec whose sequence feature is not a `FixedLenSequenceFeature`.
+    #[error(
+        "invalid option: sequence feature {feature:?} is a {found}; the state saver needs FixedLenSequenceFeature"
+    )]
+    SequenceNotDense {
+        /// The feature's key.
+        feature: String,
+        /// The spec's type name (`VarLenFeature`, `RaggedFeature`…).
+        found: &'static str,
+    },
+    /// A record spec whose context feature is not a `FixedLenFeature`.
+    #[error("invalid option: context feature {feature:?} is a {found}; the state saver needs FixedLenFeature")]
+    ContextNotDense {
+        /// The feature's key.
+        feature: String,
+        /// The spec's type name.
+        found: &'static str,
+    },
+    /// A record spec without sequence features.
+    #[error("invalid option: the spec has no sequence features")]
+    NoSequenceFeatures,
+    /// A key feature that is not a scalar string or int64 `FixedLenFeature` of the context.
+    #[error("invalid option: the key feature {feature:?} must be a context FixedLenFeature of shape [] and dtype string or int64")]
+    BadKeyFeature {
+        /// The key feature named in the options.
+        feature: String,
+    },
+    /// A record spec TensorFlow's checks refuse.
     #[error("invalid option: {0}")]
-    InvalidOption(String),
+    Spec(SpecError),
 
     // ---- input (stops the saver) ------------------------------------------------------------
     /// An example without sequences.
     #[error("example {key:?}: input_sequences must not be empty")]
-    NoSequences { key: String },
+    NoSequences {
+        /// The example's key.
+        key: String,
+    },
     /// An example without states, and no default initial states.
     #[error("example {key:?}: initial_states must not be empty")]
-    NoStates { key: String },
+    NoStates {
+        /// The example's key.
+        key: String,
+    },
     /// A sequence, context or state name containing `:`.
     #[error("example {key:?}: name {name:?} may not contain ':'")]
-    BadName { key: String, name: String },
+    BadName {
+        /// The example's key.
+        key: String,
+        /// The sequence, context or state name.
+        name: String,
+    },
     /// A sequence that is not at least one-dimensional (it has no time axis).
     #[error("example {key:?}: sequence {name:?} must have a time dimension, but has shape []")]
-    NotASequence { key: String, name: String },
+    NotASequence {
+        /// The example's key.
+        key: String,
+        /// The sequence, context or state name.
+        name: String,
+    },
     /// Sequences of one example with different numbers of steps.
     #[error("example {key:?}: All sequence lengths must match, but received lengths: {lengths:?}")]
-    UnequalLengths { key: String, lengths: Vec<(String, usize)> },
+    UnequalLengths {
+        /// The example's key.
+        key: String,
+        /// Each sequence with its number of steps.
+        lengths: Vec<(String, usize)>,
+    },
     /// An example whose sequences have no steps (TensorFlow rejects a zero padded length).
     #[error("example {key:?}: sequence {name:?} is empty; a sequence needs at least one step")]
-    EmptySequence { key: String, name: String },
+    EmptySequence {
+        /// The example's key.
+        key: String,
+        /// The sequence, context or state name.
+        name: String,
+    },
     /// `pad = false` and a sequence whose length is not a multiple of `num_unroll`.
     #[error(
         "example {key:?}: Tensor {name} first dimension should be a multiple of: {num_unroll}, but saw value: \
          {length}. Consider setting pad=True."
     )]
     NotMultiple {
+        /// The example's key.
         key: String,
+        /// The sequence, context or state name.
         name: String,
+        /// The configured `num_unroll`.
         num_unroll: usize,
+        /// The length in steps.
         length: usize,
     },
     /// An explicit `length` longer than the sequences.
     #[error("example {key:?}: Input length should be <= than length from sequences: {length} > {steps}")]
-    LengthTooLong { key: String, length: usize, steps: usize },
+    LengthTooLong {
+        /// The example's key.
+        key: String,
+        /// The length in steps.
+        length: usize,
+        /// The sequences' number of steps.
+        steps: usize,
+    },
     /// A length TensorFlow's int32 lengths cannot hold.
     #[error("example {key:?}: length {length} does not fit in int32")]
-    LengthOverflow { key: String, length: usize },
+    LengthOverflow {
+        /// The example's key.
+        key: String,
+        /// The length in steps.
+        length: usize,
+    },
     /// A tensor whose names, dtype or shape differ from the first example's (or from the
     /// default initial states).
     #[error("example {key:?}: {what} {name:?}: expected {expected}, found {found}")]
     Mismatch {
+        /// The example's key.
         key: String,
         /// `sequence`, `context` or `initial state`.
         what: &'static str,
+        /// The sequence, context or state name.
         name: String,
+        /// What the first example (or the declaration) has.
         expected: String,
+        /// What this one has.
         found: String,
     },
     /// A key whose earlier example still has segments to hand out. (TensorFlow fails the same
@@ -73,22 +157,54 @@ pub enum StateSaverError {
         "key {key:?} reused while its earlier sequence is still in flight (at most capacity examples are in \
          flight; make keys unique or use a capacity smaller than the number of examples)"
     )]
-    KeyInFlight { key: String },
-    /// The input iterator reported an error for example `index` (0-based, in input order).
+    KeyInFlight {
+        /// The example's key.
+        key: String,
+    },
+    /// The input iterator reported an error for example `index` (0-based, in input order);
+    /// `message` is that error's text.
     #[error("input example {index}: {message}")]
-    Input { index: u64, message: String },
+    Input {
+        /// Its index in the input, from 0.
+        index: u64,
+        /// The input's error text.
+        message: String,
+    },
+    /// A record without the scalar key feature the options name.
+    #[error("input example {index}: no scalar key feature {feature:?}")]
+    MissingKey {
+        /// The record's index in the input.
+        index: u64,
+        /// The key feature.
+        feature: String,
+    },
     /// A record did not parse as a SequenceExample with the spec.
     #[error("record {index}: {error}")]
-    Parse { index: u64, error: Box<ParseError> },
+    Parse {
+        /// Its index in the input, from 0.
+        index: u64,
+        /// The parse error.
+        error: Box<ParseError>,
+    },
     /// A TFRecord file could not be read.
     #[error(transparent)]
     Pipeline(#[from] PipelineError),
-    /// A reader thread panicked (with its message).
-    #[error("a state saver reader thread panicked: {0}")]
-    Panic(String),
-    /// A call after the saver stopped on an earlier input error (its message).
-    #[error("the state saver stopped after an earlier error: {0}")]
-    Stopped(String),
+    /// A reader thread panicked.
+    #[error("a state saver reader thread panicked: {message}")]
+    Panic {
+        /// The panic's payload, when it was a string.
+        message: String,
+    },
+    /// A call after the saver stopped on an earlier input error. The earlier call returned that
+    /// error itself; it is summed up here by its kind and text (errors holding I/O errors
+    /// cannot be cloned).
+    #[error("the state saver stopped after an earlier error: {message}")]
+    Stopped {
+        /// The earlier error's [`StateSaverError::kind_name`].
+        cause: &'static str,
+        /// The earlier error's text.
+        message: String,
+    },
 
     // ---- the consumer (recoverable) ---------------------------------------------------------
     /// `next_batch` before every state of the previous batch was saved. In TensorFlow this
@@ -96,30 +212,56 @@ pub enum StateSaverError {
     #[error(
         "next_batch called before the states {states:?} of the previous batch were saved (waiting keys: {keys:?})"
     )]
-    UnsavedStates { states: Vec<String>, keys: Vec<String> },
+    UnsavedStates {
+        /// The states not saved yet.
+        states: Vec<String>,
+        /// The keys of the batch's examples.
+        keys: Vec<String>,
+    },
     /// `save_state` twice for one state of one batch.
     #[error("state {state:?} was already saved for this batch (keys: {keys:?})")]
-    SavedTwice { state: String, keys: Vec<String> },
+    SavedTwice {
+        /// The state's name.
+        state: String,
+        /// The keys of the batch's examples.
+        keys: Vec<String>,
+    },
     /// `save_state` on a batch that is no longer the current one.
     #[error("state {state:?} saved for a batch that is no longer current (keys: {keys:?})")]
-    StaleBatch { state: String, keys: Vec<String> },
+    StaleBatch {
+        /// The state's name.
+        state: String,
+        /// The keys of the batch's examples.
+        keys: Vec<String>,
+    },
     /// A state name that was never declared.
     #[error("state was not declared: {state}")]
-    UnknownState { state: String },
+    UnknownState {
+        /// The state's name.
+        state: String,
+    },
     /// `save_state` with the wrong shape.
     #[error("Shape of state {state:?} should be: {expected:?}, but saw {found:?} (keys: {keys:?})")]
     StateShape {
+        /// The state's name.
         state: String,
+        /// What the first example (or the declaration) has.
         expected: Vec<usize>,
+        /// What this one has.
         found: Vec<usize>,
+        /// The keys of the batch's examples.
         keys: Vec<String>,
     },
     /// `save_state` with the wrong dtype.
     #[error("state {state:?} has dtype {expected}, but saw {found} (keys: {keys:?})")]
     StateDType {
+        /// The state's name.
         state: String,
+        /// What the first example (or the declaration) has.
         expected: DType,
+        /// What this one has.
         found: DType,
+        /// The keys of the batch's examples.
         keys: Vec<String>,
     },
 
@@ -127,5 +269,67 @@ pub enum StateSaverError {
     /// `allow_small_batch = false` and fewer segments than `batch_size` left at the end of the
     /// input (TensorFlow's `OutOfRange`: the barrier is closed and has insufficient elements).
     #[error("the input has ended with insufficient elements (requested {requested}, total size {remaining})")]
-    InsufficientElements { requested: usize, remaining: usize },
+    InsufficientElements {
+        /// Segments asked for (`batch_size`).
+        requested: usize,
+        /// Segments left.
+        remaining: usize,
+    },
+}
+
+impl StateSaverError {
+    /// A short stable name for the kind of error, used in machine-readable reports (and as the
+    /// Python exception's `kind`).
+    pub fn kind_name(&self) -> &'static str {
+        use StateSaverError::*;
+        match self {
+            CapacityTooSmall { .. } => "capacity_too_small",
+            ZeroOption { .. } => "zero_option",
+            SequenceNotDense { .. } => "sequence_not_dense",
+            ContextNotDense { .. } => "context_not_dense",
+            NoSequenceFeatures => "no_sequence_features",
+            BadKeyFeature { .. } => "bad_key_feature",
+            Spec(_) => "spec",
+            NoSequences { .. } => "no_sequences",
+            NoStates { .. } => "no_states",
+            BadName { .. } => "bad_name",
+            NotASequence { .. } => "not_a_sequence",
+            UnequalLengths { .. } => "unequal_lengths",
+            EmptySequence { .. } => "empty_sequence",
+            NotMultiple { .. } => "not_multiple",
+            LengthTooLong { .. } => "length_too_long",
+            LengthOverflow { .. } => "length_overflow",
+            Mismatch { .. } => "mismatch",
+            KeyInFlight { .. } => "key_in_flight",
+            Input { .. } => "input",
+            MissingKey { .. } => "missing_key",
+            Parse { .. } => "parse",
+            Pipeline(_) => "pipeline",
+            Panic { .. } => "panic",
+            Stopped { .. } => "stopped",
+            UnsavedStates { .. } => "unsaved_states",
+            SavedTwice { .. } => "saved_twice",
+            StaleBatch { .. } => "stale_batch",
+            UnknownState { .. } => "unknown_state",
+            StateShape { .. } => "state_shape",
+            StateDType { .. } => "state_dtype",
+            InsufficientElements { .. } => "insufficient_elements",
+        }
+    }
+
+    /// Whether the error is about the options (or the record spec), found before any input is
+    /// read (TensorFlow raises these as `ValueError`).
+    pub fn is_option_error(&self) -> bool {
+        use StateSaverError::*;
+        matches!(
+            self,
+            CapacityTooSmall { .. }
+                | ZeroOption { .. }
+                | SequenceNotDense { .. }
+                | ContextNotDense { .. }
+                | NoSequenceFeatures
+                | BadKeyFeature { .. }
+                | Spec(_)
+        )
+    }
 }

@@ -153,10 +153,10 @@ impl StateSaverOptions {
 
     fn check(&self) -> Result<(), StateSaverError> {
         if self.batch_size == 0 {
-            return Err(StateSaverError::InvalidOption("batch_size must be at least 1".into()));
+            return Err(StateSaverError::ZeroOption { option: "batch_size" });
         }
         if self.num_unroll == 0 {
-            return Err(StateSaverError::InvalidOption("num_unroll must be at least 1".into()));
+            return Err(StateSaverError::ZeroOption { option: "num_unroll" });
         }
         if self.capacity < self.batch_size {
             return Err(StateSaverError::CapacityTooSmall {
@@ -286,12 +286,15 @@ impl StateSaver {
                 shared.wake_readers(&core);
             }
             if let Some(e) = core.failure.take() {
-                core.failed = Some(e.to_string());
+                core.failed = Some((e.kind_name(), e.to_string()));
                 shared.wake_all();
                 return Err(e);
             }
-            if let Some(message) = &core.failed {
-                return Err(StateSaverError::Stopped(message.clone()));
+            if let Some((cause, message)) = &core.failed {
+                return Err(StateSaverError::Stopped {
+                    cause,
+                    message: message.clone(),
+                });
             }
             let ready = core.barrier.ready();
             let filled = if o.deterministic {

@@ -52,8 +52,8 @@ pub(crate) struct Core {
     pub end_at: Option<u64>,
     /// An input error not yet returned to the consumer.
     pub failure: Option<StateSaverError>,
-    /// The message of an input error already returned.
-    pub failed: Option<String>,
+    /// The kind name and text of an input error already returned.
+    pub failed: Option<(&'static str, String)>,
     /// The saver is being dropped.
     pub stop: bool,
     /// The consumer sleeps on `changed`.
@@ -231,7 +231,9 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
     }));
     run.unwrap_or_else(|payload| {
         let mut core = shared.lock();
-        core.fail(StateSaverError::Panic(panic_message(&*payload)));
+        core.fail(StateSaverError::Panic {
+            message: panic_message(&*payload),
+        });
         shared.wake_all();
         Read::Ended
     })

@@ -27,44 +27,35 @@ pub(crate) struct RecordInput {
     key: KeySource,
 }
 
-fn bad_spec(message: String) -> StateSaverError {
-    StateSaverError::InvalidOption(message)
-}
-
 impl RecordInput {
     /// Checks that the spec gives dense sequences and a dense context, and compiles it.
     pub fn new(specs: &SequenceSpecs, key: KeySource) -> Result<RecordInput, StateSaverError> {
         for (name, spec) in &specs.sequence_features {
             if !matches!(spec, FeatureSpec::FixedLenSequence(_)) {
-                return Err(bad_spec(format!(
-                    "sequence feature {name:?} is a {}; the state saver needs FixedLenSequenceFeature",
-                    spec.type_name()
-                )));
+                return Err(StateSaverError::SequenceNotDense {
+                    feature: name.clone(),
+                    found: spec.type_name(),
+                });
             }
         }
         if specs.sequence_features.is_empty() {
-            return Err(bad_spec("the spec has no sequence features".into()));
+            return Err(StateSaverError::NoSequenceFeatures);
         }
         for (name, spec) in &specs.context_features {
             if !matches!(spec, FeatureSpec::FixedLen(_)) {
-                return Err(bad_spec(format!(
-                    "context feature {name:?} is a {}; the state saver needs FixedLenFeature",
-                    spec.type_name()
-                )));
+                return Err(StateSaverError::ContextNotDense {
+                    feature: name.clone(),
+                    found: spec.type_name(),
+                });
             }
         }
         if let KeySource::Feature(name) = &key {
             match specs.context_features.get(name) {
                 Some(FeatureSpec::FixedLen(f)) if f.shape.is_empty() && f.dtype != DType::Float32 => {}
-                _ => {
-                    return Err(bad_spec(format!(
-                        "the key feature {name:?} must be a context FixedLenFeature of shape [] and dtype string \
-                         or int64"
-                    )))
-                }
+                _ => return Err(StateSaverError::BadKeyFeature { feature: name.clone() }),
             }
         }
-        let parser = SequenceParser::new(specs).map_err(|e| bad_spec(e.to_string()))?;
+        let parser = SequenceParser::new(specs).map_err(StateSaverError::Spec)?;
         Ok(RecordInput { parser, key })
     }
 
@@ -92,9 +83,9 @@ impl RecordInput {
                 Some(Values::String(a)) if a.len() == 1 => String::from_utf8_lossy(&a[0]).into_owned(),
                 Some(Values::Int64(a)) if a.len() == 1 => a[0].to_string(),
                 _ => {
-                    return Err(StateSaverError::Input {
+                    return Err(StateSaverError::MissingKey {
                         index,
-                        message: format!("no scalar key feature {name:?}"),
+                        feature: name.clone(),
                     })
                 }
             },

@@ -1,0 +1,214 @@
+//! The hot path: one record at the window's position, its header, length checks and CRCs, and
+//! the window refilled from the source (or from bytes put back for a rescan).
+
+use std::io::{self, Read};
+
+use super::super::error::{RecordError, RecordErrorKind};
+use super::super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
+use super::super::inflate::StreamDamage;
+use super::{RecordReader, Span};
+
+impl<R: Read> RecordReader<R> {
+    /// The next record's data, `Ok(None)` at the end of the input.
+    ///
+    /// The slice borrows the reader's buffer and is valid until the next call. After an error
+    /// (under [`OnCorruption::Fail`](crate::record::OnCorruption::Fail)) or `None`, every later call returns `Ok(None)`.
+    pub fn next_record(&mut self) -> Result<Option<&[u8]>, RecordError> {
+        Ok(self.next_span()?.map(|span| self.span_data(span)))
+    }
+
+    /// The bytes of a span returned by the latest [`RecordReader::next_span`].
+    pub(crate) fn span_data(&self, span: Span) -> &[u8] {
+        match span {
+            Span::Window { start, len } => &self.window[start..start + len],
+            Span::Large { len } => &self.large[HEADER_LEN..HEADER_LEN + len],
+        }
+    }
+
+    /// Reads the next record and says where its bytes are, without borrowing them.
+    pub(crate) fn next_span(&mut self) -> Result<Option<Span>, RecordError> {
+        while !self.ended {
+            let at = self.offset;
+            let found = match self.read_one() {
+                Ok(Some(span)) => Some(span),
+                Ok(None) => {
+                    self.ended = true;
+                    self.end_of_data(at)?;
+                    None
+                }
+                Err(kind) => self.recover(kind, at)?,
+            };
+            if let Some(span) = found {
+                self.last_offset = self.offset - (FRAMING_LEN + span.len()) as u64;
+                self.next_index += 1;
+                self.stats.records += 1;
+                self.stats.data_bytes += span.len() as u64;
+                return Ok(Some(span));
+            }
+        }
+        Ok(None)
+    }
+
+    fn header_at_pos(&self) -> Header {
+        let mut bytes = [0u8; HEADER_LEN];
+        bytes.copy_from_slice(&self.window[self.pos..self.pos + HEADER_LEN]);
+        Header::decode(&bytes)
+    }
+
+    /// Rejects a length that is over the limit, or that cannot fit in what is left of a stream
+    /// of known size. Either way nothing is allocated for it.
+    fn check_length(&self, len: u64) -> Result<(), RecordErrorKind> {
+        if len > self.options.max_record_len {
+            return Err(RecordErrorKind::LengthOverLimit {
+                len,
+                limit: self.options.max_record_len,
+            });
+        }
+        if let Some(stream_len) = self.stream_len {
+            let remaining = stream_len.saturating_sub(self.offset + HEADER_LEN as u64);
+            if len.saturating_add(FOOTER_LEN as u64) > remaining {
+                return Err(RecordErrorKind::LengthExceedsFile { len, remaining });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one record at `window[pos]`. On success the record is consumed. On any problem
+    /// nothing is consumed: the stream is as it was, so a resynchronising scan can start at
+    /// the next byte (a large record's bytes are put back for it).
+    pub(super) fn read_one(&mut self) -> Result<Option<Span>, RecordErrorKind> {
+        let available = self.fill_to(HEADER_LEN);
+        if available == 0 {
+            return Ok(None);
+        }
+        if available < HEADER_LEN {
+            return Err(RecordErrorKind::PartialHeader { available });
+        }
+        let header = self.header_at_pos();
+        if !header.is_valid() {
+            return Err(RecordErrorKind::LengthCrcMismatch {
+                stored: header.stored_crc,
+                computed: header.actual_crc,
+            });
+        }
+        self.check_length(header.len)?;
+        // check_length bounded len by max_record_len, which a usize holds on 64-bit targets;
+        // on 32-bit ones a longer record is refused rather than truncated.
+        let framed = usize::try_from(header.len)
+            .ok()
+            .and_then(|len| len.checked_add(FRAMING_LEN))
+            .ok_or(RecordErrorKind::LengthOverLimit {
+                len: header.len,
+                limit: (usize::MAX - FRAMING_LEN) as u64,
+            })?;
+        let len = framed - FRAMING_LEN;
+        let data_offset = self.offset + HEADER_LEN as u64;
+        if framed > self.window.len() {
+            return self.read_large(len, data_offset);
+        }
+        let available = self.fill_to(framed);
+        if available < framed {
+            return Err(RecordErrorKind::Truncated {
+                len: header.len,
+                available: (available - HEADER_LEN) as u64,
+            });
+        }
+        let start = self.pos + HEADER_LEN;
+        let stored = decode_footer(&self.footer_at(start + len));
+        if self.options.verify_data_crc {
+            let computed = masked_crc32c(&self.window[start..start + len]);
+            if computed != stored {
+                return Err(RecordErrorKind::DataCrcMismatch {
+                    stored,
+                    computed,
+                    data_offset,
+                });
+            }
+        }
+        self.consume(framed);
+        Ok(Some(Span::Window { start, len }))
+    }
+
+    fn footer_at(&self, at: usize) -> [u8; FOOTER_LEN] {
+        let mut footer = [0u8; FOOTER_LEN];
+        footer.copy_from_slice(&self.window[at..at + FOOTER_LEN]);
+        footer
+    }
+
+    pub(super) fn consume(&mut self, n: usize) {
+        debug_assert!(self.pos + n <= self.end);
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    /// Makes at least `n` (≤ window size) bytes available at `window[pos..]` unless the input
+    /// ends first; returns how many are available.
+    pub(super) fn fill_to(&mut self, n: usize) -> usize {
+        debug_assert!(n <= self.window.len());
+        if self.end - self.pos >= n {
+            return self.end - self.pos;
+        }
+        if self.window.len() - self.pos < n {
+            self.window.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        while self.end - self.pos < n {
+            let read = if let Some(replay) = self.replay.last_mut() {
+                let k = (replay.bytes.len() - replay.pos).min(self.window.len() - self.end);
+                self.window[self.end..self.end + k].copy_from_slice(&replay.bytes[replay.pos..replay.pos + k]);
+                replay.pos += k;
+                if replay.pos == replay.bytes.len() {
+                    self.replay.pop();
+                }
+                k
+            } else {
+                read_source(
+                    &mut self.src,
+                    &mut self.window[self.end..],
+                    &mut self.src_eof,
+                    &mut self.src_error,
+                )
+            };
+            if read == 0 && self.replay.is_empty() && self.src_eof {
+                break;
+            }
+            self.end += read;
+        }
+        self.end - self.pos
+    }
+}
+
+/// One `read` call, retried on `Interrupted`; 0 at the end of the source. An error ends the
+/// source and is kept in `error`: a decoder's report of damage as
+/// [`RecordErrorKind::Decompress`], anything else as [`RecordErrorKind::Io`].
+pub(super) fn read_source<R: Read>(
+    src: &mut R,
+    buf: &mut [u8],
+    eof: &mut bool,
+    error: &mut Option<RecordErrorKind>,
+) -> usize {
+    if *eof {
+        return 0;
+    }
+    loop {
+        match src.read(buf) {
+            Ok(0) => {
+                *eof = true;
+                return 0;
+            }
+            Ok(n) => return n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let damage = e.get_ref().is_some_and(|inner| inner.is::<StreamDamage>());
+                *error = Some(if damage {
+                    RecordErrorKind::Decompress(e)
+                } else {
+                    RecordErrorKind::Io(e)
+                });
+                *eof = true;
+                return 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Opening: the compression chosen (by name, extension or sniffing), files opened with their
+//! size known, and seeking in a plain seekable stream.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::super::compression::DETECT_PREFIX;
+use super::super::compression::{decoder, peek_prefix, Compression, CompressionChoice};
+use super::super::error::{RecordError, RecordErrorKind};
+use super::{ReaderOptions, RecordReader};
+
+/// A reader over a file, whatever its compression.
+pub type FileRecordReader = RecordReader<Box<dyn Read + Send>>;
+
+impl<'a> RecordReader<Box<dyn Read + Send + 'a>> {
+    /// A reader over any stream, decompressing as `options.compression` says (with
+    /// [`CompressionChoice::Auto`], detected from the first bytes and checked by decompressing
+    /// them, see [`Compression::detect`]).
+    pub fn from_stream<S: Read + Send + 'a>(src: S, options: ReaderOptions) -> io::Result<Self> {
+        match options.compression {
+            CompressionChoice::Exactly(c) => Ok(Self::decompressing(src, c, options)),
+            CompressionChoice::Auto => {
+                let src = peek_prefix(src, DETECT_PREFIX)?;
+                let compression = Compression::detect(src.get_ref().0.get_ref());
+                Ok(Self::decompressing(src, compression, options))
+            }
+        }
+    }
+
+    fn decompressing<S: Read + Send + 'a>(src: S, compression: Compression, options: ReaderOptions) -> Self {
+        RecordReader::with_options(decoder(src, compression), compression, options)
+    }
+}
+
+impl RecordReader<Box<dyn Read + Send>> {
+    /// Opens a file. With [`CompressionChoice::Auto`] a known extension decides
+    /// ([`Compression::from_extension`]: `.tfrecord` is plain, `.gz` GZIP…); only a file with
+    /// another name is detected from its first bytes ([`Compression::detect`]). For a plain
+    /// file the size is taken now, so a length that runs past the end is reported before
+    /// anything is read for it.
+    pub fn open(path: impl AsRef<Path>, options: ReaderOptions) -> Result<Self, RecordError> {
+        Self::open_with(path.as_ref(), options, |file| Box::new(file))
+    }
+
+    /// [`RecordReader::open`], with the file wrapped by `wrap` before decompression.
+    pub(crate) fn open_with(
+        path: &Path,
+        options: ReaderOptions,
+        wrap: impl FnOnce(File) -> Box<dyn Read + Send>,
+    ) -> Result<Self, RecordError> {
+        let io_err = |e| RecordError::open_failed(e, Some(path.to_path_buf()));
+        let mut file = File::open(path).map_err(io_err)?;
+        let compression = match options.compression {
+            CompressionChoice::Exactly(c) => c,
+            CompressionChoice::Auto => match Compression::from_extension(path) {
+                Some(c) => c,
+                None => {
+                    let mut prefix = Vec::with_capacity(DETECT_PREFIX);
+                    (&mut file)
+                        .take(DETECT_PREFIX as u64)
+                        .read_to_end(&mut prefix)
+                        .map_err(io_err)?;
+                    file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+                    Compression::detect(&prefix)
+                }
+            },
+        };
+        let stream_len = match compression {
+            Compression::None => Some(file.metadata().map_err(io_err)?.len()),
+            _ => None,
+        };
+        let mut reader = RecordReader::decompressing(wrap(file), compression, options).with_path(path);
+        reader.stream_len = stream_len;
+        Ok(reader)
+    }
+}
+
+impl<R: Read + Seek> RecordReader<R> {
+    /// A reader of a plain, seekable stream whose length is known, so that lengths running past
+    /// the end are caught before reading; required for [`RecordReader::seek_to`] to re-check
+    /// that bound.
+    pub fn new_seekable(mut src: R, options: ReaderOptions) -> io::Result<Self> {
+        let len = src.seek(SeekFrom::End(0))?;
+        src.seek(SeekFrom::Start(0))?;
+        let mut reader = RecordReader::with_options(src, Compression::None, options);
+        reader.stream_len = Some(len);
+        Ok(reader)
+    }
+
+    /// Moves to the record that starts at `offset` (from an index); the next
+    /// [`RecordReader::next_record`] reads it. `record_index` is the index errors will name.
+    pub fn seek_to(&mut self, offset: u64, record_index: u64) -> Result<(), RecordError> {
+        self.src
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| self.error_at(RecordErrorKind::Io(e), offset))?;
+        self.pos = 0;
+        self.end = 0;
+        self.replay.clear();
+        self.offset = offset;
+        self.src_eof = false;
+        self.src_error = None;
+        self.ended = false;
+        self.next_index = record_index;
+        Ok(())
+    }
+}

@@ -50,8 +50,8 @@
 //! `parse`, a spec turns a batch of them into tensors as `tf.io.parse_example` does; with
 //! `pipeline`, files become shuffled, parsed batches on worker threads.
 
-// Public items of the modules below are all documented; the other layers follow as they are
-// documented (then this moves to the crate: `#![deny(missing_docs)]`).
+#![deny(missing_docs)]
+
 pub mod error;
 #[cfg(feature = "example")]
 pub mod example;
@@ -59,13 +59,10 @@ pub mod example;
 pub mod parse;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
-#[deny(missing_docs)]
 pub mod record;
 #[cfg(feature = "state-saver")]
-#[deny(missing_docs)]
 pub mod state_saver;
 #[cfg(feature = "tensor-proto")]
-#[deny(missing_docs)]
 pub mod tensor_proto;
 
 pub use error::{Error, Result};

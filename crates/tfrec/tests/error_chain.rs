@@ -166,6 +166,8 @@ fn parse_layer_errors_print_each_text_once() {
     check(malformed.clone());
     check(PipelineError::Parse {
         batch: 2,
+        path: Some("data/part-0.tfrecord".into()),
+        origin: None,
         error: Box::new(malformed),
     });
     for e in record_errors() {

@@ -148,13 +148,15 @@ pub enum PipelineError {
         /// The parse error.
         error: Box<ParseError>,
     },
-    /// A function given to [`Pipeline::map`] failed; its error is the source.
-    #[error("batch {batch}: the map function failed")]
+    /// A function given to [`Pipeline::map`] failed. Its text ends with the function's error
+    /// (the crate's rule: self-contained text, no `source()`); the error itself is `error`, to
+    /// match on or downcast.
+    #[error("batch {batch}: the map function failed: {error}")]
     Map {
         /// Index of the batch in the stream.
         batch: u64,
         /// The function's error.
-        source: Box<dyn StdError + Send + Sync>,
+        error: Box<dyn StdError + Send + Sync>,
     },
     /// A worker thread panicked; its message.
     #[error("a pipeline thread panicked: {0}")]
@@ -676,7 +678,7 @@ impl<T: Send + 'static> Pipeline<T> {
                 let t = work(batch)?;
                 f(t).map_err(|e| PipelineError::Map {
                     batch: index,
-                    source: e.into(),
+                    error: e.into(),
                 })
             }),
             threads: self.threads,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ndarray::{ArrayD, Dimension};
+use ndarray::Dimension;
 
 use super::error::StateSaverError;
 use crate::parse::{DType, DenseTensor, Values};
@@ -40,7 +40,7 @@ pub struct SequenceInput {
 
 /// Arrays an input accepts: [`DenseTensor`] and owned `ndarray` arrays of i64, f32 or bytes.
 pub trait IntoTensor {
-    /// The array as a dense tensor.
+    /// The tensor.
     fn into_tensor(self) -> DenseTensor;
 }
 
@@ -52,19 +52,19 @@ impl IntoTensor for DenseTensor {
 
 impl<D: Dimension> IntoTensor for ndarray::Array<f32, D> {
     fn into_tensor(self) -> DenseTensor {
-        DenseTensor::Float32(self.into_dyn())
+        DenseTensor::from(self.into_dyn())
     }
 }
 
 impl<D: Dimension> IntoTensor for ndarray::Array<i64, D> {
     fn into_tensor(self) -> DenseTensor {
-        DenseTensor::Int64(self.into_dyn())
+        DenseTensor::from(self.into_dyn())
     }
 }
 
 impl<D: Dimension> IntoTensor for ndarray::Array<Vec<u8>, D> {
     fn into_tensor(self) -> DenseTensor {
-        DenseTensor::String(self.into_dyn())
+        DenseTensor::from(self.into_dyn())
     }
 }
 
@@ -196,29 +196,9 @@ impl Schema {
     }
 }
 
-/// A tensor's values in row-major order, copying only when its layout is not already that.
+/// A tensor's values in row-major order (the tensor's own buffer: no copy).
 pub(crate) fn into_flat(tensor: DenseTensor) -> Values {
-    fn flat<T: Clone>(a: ArrayD<T>) -> Vec<T> {
-        let a = if a.is_standard_layout() {
-            a
-        } else {
-            a.as_standard_layout().into_owned()
-        };
-        let len = a.len();
-        let (mut v, offset) = a.into_raw_vec_and_offset();
-        // A standard-layout array's elements are contiguous from its offset.
-        let offset = offset.unwrap_or(0);
-        if offset != 0 {
-            v.drain(..offset);
-        }
-        v.truncate(len);
-        v
-    }
-    match tensor {
-        DenseTensor::Int64(a) => Values::Int64(flat(a)),
-        DenseTensor::Float32(a) => Values::Float32(flat(a)),
-        DenseTensor::String(a) => Values::String(flat(a)),
-    }
+    tensor.into_values()
 }
 
 /// The settings the checks depend on.

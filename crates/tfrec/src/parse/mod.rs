@@ -24,7 +24,7 @@ mod tensor;
 mod values;
 
 pub use concat::{concat_batch, ConcatError};
-pub use error::{ParseError, ParseErrorKind};
+pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
 pub use json::{values_from_json, values_to_json};
 pub use sequence::{ParsedSequences, SequenceParser};

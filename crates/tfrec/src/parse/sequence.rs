@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::assemble::{dense_fixed, dense_padded, index_matrix, RaggedBuild};
 use super::columns::{splits_of, Column};
-use super::error::{ParseError, ParseErrorKind};
+use super::error::{ParseError, ParseErrorKind, RaggedPartitionError};
 use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
 use super::fast;
 use super::ragged;
@@ -666,11 +666,13 @@ impl SequenceParser {
                 if *validate && !single {
                     if let Some((_, p_rows)) = p_list {
                         if *p_rows != row_counts {
-                            return Err(ParseError::new(ParseErrorKind::Ragged(format!(
-                                "Feature {name}: values and partitions are not aligned (feature lists {} and {} have different numbers of rows)",
-                                slot.key,
-                                partition.key().unwrap_or_default()
-                            )))
+                            return Err(ParseError::new(ParseErrorKind::Ragged(
+                                RaggedPartitionError::ListsNotAligned {
+                                    feature: name.clone(),
+                                    values: slot.key.to_string(),
+                                    partition: partition.key().unwrap_or_default().to_string(),
+                                },
+                            ))
                             .key(name));
                         }
                     }
@@ -679,12 +681,13 @@ impl SequenceParser {
             }
             let outer = splits_of(&row_counts);
             if *validate && !single && outer.last().copied() != Some(rt.outer().len() as i64 - 1) {
-                return Err(ParseError::new(ParseErrorKind::Ragged(format!(
-                    "Arguments to _from_row_partition do not form a valid RaggedTensor: the examples have {} rows but the partitions make {}",
-                    outer.last().copied().unwrap_or(0),
-                    rt.outer().len() as i64 - 1
-                )))
-                .key(name));
+                return Err(
+                    ParseError::new(ParseErrorKind::Ragged(RaggedPartitionError::RowsMismatch {
+                        rows: outer.last().copied().unwrap_or(0),
+                        made: rt.outer().len() as i64 - 1,
+                    }))
+                    .key(name),
+                );
             }
             rt.push_outer(outer, None);
             out.feature_lists

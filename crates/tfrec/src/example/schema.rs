@@ -97,22 +97,29 @@ fn observe_features(into: &mut IndexMap<String, FeatureStats>, features: &Featur
     }
 }
 
+/// A schema of three Examples: `id` (one int64), `pair` (two floats), `tags` (0, 1, 2 int64s).
+#[cfg(test)]
+pub(crate) fn three_examples() -> Schema {
+    let mut schema = Schema::default();
+    for i in 0..3 {
+        let ex = Example::builder()
+            .int64("id", i)
+            .float("pair", [1.0f32, 2.0])
+            .int64("tags", vec![1i64; i as usize])
+            .build()
+            .expect("a valid example");
+        schema.observe_example(&ex);
+    }
+    schema
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn stats_follow_the_records() {
-        let mut schema = Schema::default();
-        for i in 0..3 {
-            let ex = Example::builder()
-                .int64("id", i)
-                .float("pair", [1.0f32, 2.0])
-                .int64("tags", vec![1i64; i as usize])
-                .build()
-                .unwrap();
-            schema.observe_example(&ex);
-        }
+        let mut schema = three_examples();
         schema.observe_example(
             &Example::builder()
                 .int64("id", 3)

@@ -143,14 +143,7 @@ impl SequenceParser {
         for (name, spec) in &specs.context_features {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride = checked_elements(&f.shape, name)?;
-                    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
-                        return Err(SpecError::ContextDefaultShape {
-                            feature: name.clone(),
-                            count: f.default_value.as_ref().map_or(0, Values::len),
-                            shape: known_shape_string(&f.shape),
-                        });
-                    }
+                    check_context_default(name, f)?;
                     context_keys.push((name, f.dtype));
                 }
                 FeatureSpec::VarLen(f) => {
@@ -228,14 +221,7 @@ impl SequenceParser {
         for (name, spec) in &specs.context_features {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride = checked_elements(&f.shape, name)?;
-                    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
-                        return Err(SpecError::ContextDefaultShape {
-                            feature: name.clone(),
-                            count: f.default_value.as_ref().map_or(0, Values::len),
-                            shape: known_shape_string(&f.shape),
-                        });
-                    }
+                    check_context_default(name, f)?;
                     context_fixed.push((name.clone(), f.clone()));
                     context_keys.push((name.clone(), f.dtype));
                 }
@@ -926,6 +912,20 @@ impl SequenceParser {
         }
         Ok((column, row_counts))
     }
+}
+
+/// Refuses a context FixedLenFeature whose default has another number of values than its
+/// shape holds.
+fn check_context_default(name: &str, f: &FixedLenFeature) -> Result<(), SpecError> {
+    let stride = checked_elements(&f.shape, name)?;
+    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
+        return Err(SpecError::ContextDefaultShape {
+            feature: name.to_owned(),
+            count: f.default_value.as_ref().map_or(0, Values::len),
+            shape: known_shape_string(&f.shape),
+        });
+    }
+    Ok(())
 }
 
 /// Sums per-row counts into per-example totals.

@@ -429,7 +429,7 @@ fn ragged_errors_carry_the_partition_and_the_sizes() {
     assert_eq!(err.key.as_deref(), Some("r"));
     assert_eq!(
         err.kind,
-        ParseErrorKind::Ragged(RaggedPartitionError::NegativeLength { length: -2 })
+        ParseErrorKind::Ragged(Box::new(RaggedPartitionError::NegativeLength { length: -2 }))
     );
     assert!(
         err.to_string().ends_with("row length -2 is negative"),
@@ -441,6 +441,6 @@ fn ragged_errors_carry_the_partition_and_the_sizes() {
     let err = parser.parse_batch(&[record]).expect_err("uncovered values are refused");
     assert_eq!(
         err.kind,
-        ParseErrorKind::Ragged(RaggedPartitionError::Coverage { covered: 2, values: 3 })
+        ParseErrorKind::Ragged(Box::new(RaggedPartitionError::Coverage { covered: 2, values: 3 }))
     );
 }

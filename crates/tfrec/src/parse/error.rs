@@ -133,7 +133,7 @@ pub enum ParseErrorKind {
     },
     /// A RaggedFeature's partitions do not form a valid ragged tensor.
     #[error("invalid ragged partition: {0}")]
-    Ragged(RaggedPartitionError),
+    Ragged(Box<RaggedPartitionError>),
     /// Parsed values that do not fill the output's shape (an internal inconsistency: every
     /// count is checked before the tensors are built).
     #[error("{0}")]

@@ -39,7 +39,7 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&self, why: E) -> ParseError {
-        ParseError::new(ParseErrorKind::Ragged(why)).key(self.feature)
+        ParseError::new(ParseErrorKind::Ragged(Box::new(why))).key(self.feature)
     }
 
     /// `math_ops.cast` to the splits dtype.

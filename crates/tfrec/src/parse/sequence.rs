@@ -652,13 +652,13 @@ impl SequenceParser {
                 if *validate && !single {
                     if let Some((_, p_rows)) = p_list {
                         if *p_rows != row_counts {
-                            return Err(ParseError::new(ParseErrorKind::Ragged(
+                            return Err(ParseError::new(ParseErrorKind::Ragged(Box::new(
                                 RaggedPartitionError::ListsNotAligned {
                                     feature: name.clone(),
                                     values: slot.key.to_string(),
                                     partition: partition.key().unwrap_or_default().to_string(),
                                 },
-                            ))
+                            )))
                             .key(name));
                         }
                     }
@@ -668,10 +668,10 @@ impl SequenceParser {
             let outer = splits_of(&row_counts);
             if *validate && !single && outer.last().copied() != Some(rt.outer().len() as i64 - 1) {
                 return Err(
-                    ParseError::new(ParseErrorKind::Ragged(RaggedPartitionError::RowsMismatch {
+                    ParseError::new(ParseErrorKind::Ragged(Box::new(RaggedPartitionError::RowsMismatch {
                         rows: outer.last().copied().unwrap_or(0),
                         made: rt.outer().len() as i64 - 1,
-                    }))
+                    })))
                     .key(name),
                 );
             }

@@ -9,7 +9,7 @@ mod model;
 mod pyfloat;
 mod schema;
 #[cfg(test)]
-pub(crate) use schema::three_examples;
+pub(crate) use schema::{one_sequence, three_examples};
 mod text;
 mod view;
 pub(crate) mod wire;

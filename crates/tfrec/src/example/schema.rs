@@ -113,6 +113,21 @@ pub(crate) fn three_examples() -> Schema {
     schema
 }
 
+/// A schema of one SequenceExample: context `age` (a float), lists `ratings` (two floats per
+/// step) and `actors` (two, then one string).
+#[cfg(test)]
+pub(crate) fn one_sequence() -> Schema {
+    let mut schema = Schema::default();
+    let seq = SequenceExample::builder()
+        .context_float("age", 19.0)
+        .float_list("ratings", [4.5f32, 5.0])
+        .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
+        .build()
+        .expect("a valid sequence example");
+    schema.observe_sequence(&seq);
+    schema
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,14 +149,7 @@ mod tests {
 
     #[test]
     fn sequences_are_counted_per_step() {
-        let mut schema = Schema::default();
-        let seq = SequenceExample::builder()
-            .context_float("age", 19.0)
-            .float_list("ratings", [4.5f32, 5.0])
-            .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
-            .build()
-            .unwrap();
-        schema.observe_sequence(&seq);
+        let schema = one_sequence();
         assert_eq!(schema.features["age"].kind(), Some(Kind::Float));
         assert_eq!(schema.feature_lists["actors"].min_values, 1);
         assert_eq!(schema.feature_lists["actors"].max_values, 2);

@@ -464,7 +464,6 @@ impl Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::example::SequenceExample;
 
     #[test]
     fn schema_spec_tells_fixed_from_varlen() {
@@ -483,14 +482,7 @@ mod tests {
 
     #[test]
     fn schema_spec_of_sequences() {
-        let mut schema = Schema::default();
-        let seq = SequenceExample::builder()
-            .context_float("age", 19.0)
-            .float_list("ratings", [4.5f32, 5.0])
-            .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
-            .build()
-            .unwrap();
-        schema.observe_sequence(&seq);
+        let schema = crate::example::one_sequence();
         let SpecFile::Sequence(spec) = schema.to_spec() else {
             panic!("sequence specs expected")
         };

@@ -414,3 +414,33 @@ fn stacked_uniform_partitions_do_not_overflow() {
     assert!(parser.parse_batch(std::slice::from_ref(&record)).is_err());
     assert!(parser.parse_single(&record).is_err());
 }
+
+#[test]
+fn ragged_errors_carry_the_partition_and_the_sizes() {
+    use tfrec::parse::{ParseErrorKind, RaggedPartitionError};
+    let parser = parser(
+        json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v",
+        "validate": true, "partitions": [{"kind": "row_lengths", "key": "l"}]}}),
+    );
+    let record = example(|b| b.int64("v", vec![1i64, 2, 3]).int64("l", vec![5i64, -2]));
+    let err = parser
+        .parse_batch(&[record])
+        .expect_err("a negative row length is refused");
+    assert_eq!(err.key.as_deref(), Some("r"));
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::Ragged(Box::new(RaggedPartitionError::NegativeLength { length: -2 }))
+    );
+    assert!(
+        err.to_string().ends_with("row length -2 is negative"),
+        "the text names the length: {err}"
+    );
+
+    // Lengths that cover other than the values: both counts are on the error.
+    let record = example(|b| b.int64("v", vec![1i64, 2, 3]).int64("l", vec![1i64, 1]));
+    let err = parser.parse_batch(&[record]).expect_err("uncovered values are refused");
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::Ragged(Box::new(RaggedPartitionError::Coverage { covered: 2, values: 3 }))
+    );
+}

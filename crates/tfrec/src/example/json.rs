@@ -144,11 +144,14 @@ fn write_json_string<W: fmt::Write>(out: &mut W, s: &str) -> fmt::Result {
     out.write_char('"')
 }
 
-fn base64(bytes: &[u8]) -> String {
+/// Bytes in standard base64, as both the messages' and the tensors' JSON write them.
+pub(crate) fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-fn special_float(v: f32) -> Option<&'static str> {
+/// The JSON string of a float32 that JSON numbers cannot hold (`NaN`, `Infinity`,
+/// `-Infinity`), for the messages' and the tensors' JSON alike.
+pub(crate) fn special_float(v: f32) -> Option<&'static str> {
     if v.is_nan() {
         Some("NaN")
     } else if v == f32::INFINITY {
@@ -248,7 +251,7 @@ impl Example {
     /// Reads the friendly JSON form; `hints` gives the kind of features whose values do not
     /// show it (empty lists, integers meant as floats, strings that look like NaN).
     pub fn from_friendly_json(text: &str, hints: &TypeHints) -> Result<Example, FriendlyJsonError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| FriendlyJsonError::Syntax(e.to_string()))?;
+        let value: Value = serde_json::from_str(text).map_err(syntax_error)?;
         let object = value.as_object().ok_or(FriendlyJsonError::NotAnObject)?;
         let mut example = Example::default();
         let features = example.features_mut();
@@ -313,7 +316,7 @@ impl SequenceExample {
 
     /// Reads the friendly form; hints apply to context features and feature lists by name.
     pub fn from_friendly_json(text: &str, hints: &TypeHints) -> Result<SequenceExample, FriendlyJsonError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| FriendlyJsonError::Syntax(e.to_string()))?;
+        let value: Value = serde_json::from_str(text).map_err(syntax_error)?;
         let object = value.as_object().ok_or(FriendlyJsonError::NotAnObject)?;
         let mut seq = SequenceExample::default();
         for (field, v) in object {
@@ -357,6 +360,14 @@ impl SequenceExample {
 
 // ---- the friendly form ----------------------------------------------------------------------
 
+fn syntax_error(e: serde_json::Error) -> FriendlyJsonError {
+    FriendlyJsonError::Syntax {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    }
+}
+
 /// The kind of each feature, by name, for reading the friendly JSON form back exactly.
 pub type TypeHints = HashMap<String, Kind>;
 
@@ -364,8 +375,15 @@ pub type TypeHints = HashMap<String, Kind>;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FriendlyJsonError {
     /// Text that is not JSON.
-    #[error("invalid JSON: {0}")]
-    Syntax(String),
+    #[error("invalid JSON: {message}")]
+    Syntax {
+        /// The line of the error (1-based; 0 at the end of the text).
+        line: usize,
+        /// The column of the error (1-based).
+        column: usize,
+        /// serde_json's message, with the place.
+        message: String,
+    },
     /// JSON that is not an object.
     #[error("expected a JSON object of features")]
     NotAnObject,

@@ -8,6 +8,8 @@ mod json;
 mod model;
 mod pyfloat;
 mod schema;
+#[cfg(test)]
+pub(crate) use schema::{one_sequence, three_examples};
 mod text;
 mod view;
 pub(crate) mod wire;
@@ -17,6 +19,7 @@ pub use builder::{
     SequenceExampleBuilder,
 };
 pub use codec::{detect_message, MessageKind};
+pub(crate) use json::{base64, special_float};
 pub use json::{FriendlyJsonError, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};

@@ -97,22 +97,44 @@ fn observe_features(into: &mut IndexMap<String, FeatureStats>, features: &Featur
     }
 }
 
+/// A schema of three Examples: `id` (one int64), `pair` (two floats), `tags` (0, 1, 2 int64s).
+#[cfg(test)]
+pub(crate) fn three_examples() -> Schema {
+    let mut schema = Schema::default();
+    for i in 0..3 {
+        let ex = Example::builder()
+            .int64("id", i)
+            .float("pair", [1.0f32, 2.0])
+            .int64("tags", vec![1i64; i as usize])
+            .build()
+            .expect("a valid example");
+        schema.observe_example(&ex);
+    }
+    schema
+}
+
+/// A schema of one SequenceExample: context `age` (a float), lists `ratings` (two floats per
+/// step) and `actors` (two, then one string).
+#[cfg(test)]
+pub(crate) fn one_sequence() -> Schema {
+    let mut schema = Schema::default();
+    let seq = SequenceExample::builder()
+        .context_float("age", 19.0)
+        .float_list("ratings", [4.5f32, 5.0])
+        .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
+        .build()
+        .expect("a valid sequence example");
+    schema.observe_sequence(&seq);
+    schema
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn stats_follow_the_records() {
-        let mut schema = Schema::default();
-        for i in 0..3 {
-            let ex = Example::builder()
-                .int64("id", i)
-                .float("pair", [1.0f32, 2.0])
-                .int64("tags", vec![1i64; i as usize])
-                .build()
-                .unwrap();
-            schema.observe_example(&ex);
-        }
+        let mut schema = three_examples();
         schema.observe_example(
             &Example::builder()
                 .int64("id", 3)
@@ -127,14 +149,7 @@ mod tests {
 
     #[test]
     fn sequences_are_counted_per_step() {
-        let mut schema = Schema::default();
-        let seq = SequenceExample::builder()
-            .context_float("age", 19.0)
-            .float_list("ratings", [4.5f32, 5.0])
-            .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
-            .build()
-            .unwrap();
-        schema.observe_sequence(&seq);
+        let schema = one_sequence();
         assert_eq!(schema.features["age"].kind(), Some(Kind::Float));
         assert_eq!(schema.feature_lists["actors"].min_values, 1);
         assert_eq!(schema.feature_lists["actors"].max_values, 2);

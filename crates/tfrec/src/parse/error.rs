@@ -133,11 +133,194 @@ pub enum ParseErrorKind {
     },
     /// A RaggedFeature's partitions do not form a valid ragged tensor.
     #[error("invalid ragged partition: {0}")]
-    Ragged(String),
+    Ragged(Box<RaggedPartitionError>),
     /// Parsed values that do not fill the output's shape (an internal inconsistency: every
     /// count is checked before the tensors are built).
     #[error("{0}")]
     Shape(ShapeError),
+}
+
+/// Why a RaggedFeature's partitions do not form a valid ragged tensor: the check of
+/// TensorFlow's `RaggedTensor.from_*` (or of the ops under them) that refused it. The feature
+/// key is on the [`ParseError`]; `from` names the `RaggedTensor` constructor TensorFlow calls.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RaggedPartitionError {
+    /// Row splits with no entries.
+    #[error("Arguments to {from} do not form a valid RaggedTensor: the row splits are empty")]
+    SplitsEmpty {
+        /// The constructor (`from_row_splits`).
+        from: &'static str,
+    },
+    /// Row splits that do not start at 0.
+    #[error("Arguments to {from} do not form a valid RaggedTensor: the row splits start at {first}, not 0")]
+    SplitsStart {
+        /// The constructor.
+        from: &'static str,
+        /// The first split.
+        first: i64,
+    },
+    /// Row splits that decrease.
+    #[error(
+        "Arguments to {from} do not form a valid RaggedTensor: the row splits decrease ({next} follows {previous})"
+    )]
+    SplitsDecrease {
+        /// The constructor.
+        from: &'static str,
+        /// The split before the decrease.
+        previous: i64,
+        /// The smaller split after it.
+        next: i64,
+    },
+    /// A partition that does not cover exactly the values below it.
+    #[error("Arguments to _from_row_partition do not form a valid RaggedTensor: the partition covers {covered} values but there are {values}")]
+    Coverage {
+        /// The values the partition's last split reaches.
+        covered: i64,
+        /// The values there are.
+        values: i64,
+    },
+    /// Row limits, starts or ids that are not sorted.
+    #[error("Arguments to {from} do not form a valid RaggedTensor: {next} follows {previous} (not sorted)")]
+    NotSorted {
+        /// The constructor (`from_row_limits`, `from_row_starts`, `from_value_rowids`).
+        from: &'static str,
+        /// The value before the decrease.
+        previous: i64,
+        /// The smaller value after it.
+        next: i64,
+    },
+    /// Row limits whose first is negative.
+    #[error("Arguments to from_row_limits do not form a valid RaggedTensor: Condition x >= 0 did not hold: {first}")]
+    LimitNegative {
+        /// The first limit.
+        first: i64,
+    },
+    /// Row starts that do not begin at 0.
+    #[error("Arguments to from_row_starts do not form a valid RaggedTensor: the row starts begin at {first}, not 0")]
+    StartsNotZero {
+        /// The first start.
+        first: i64,
+    },
+    /// A row start beyond the values.
+    #[error(
+        "Arguments to from_row_starts do not form a valid RaggedTensor: row start {start} is past the {values} values"
+    )]
+    StartPastValues {
+        /// The last start.
+        start: i64,
+        /// The values there are.
+        values: i64,
+    },
+    /// A negative row length.
+    #[error("Arguments to from_row_lengths do not form a valid RowPartition: row length {length} is negative")]
+    NegativeLength {
+        /// The length.
+        length: i64,
+    },
+    /// Not one row id per value.
+    #[error("value_rowids: Shapes ({values},) and ({ids},) are incompatible (one row id per value)")]
+    RowIdCount {
+        /// The values there are.
+        values: usize,
+        /// The row ids there are.
+        ids: usize,
+    },
+    /// A first row id below zero (with `validate`).
+    #[error("Arguments to from_value_rowids do not form a valid RowPartition: row id {id} is negative")]
+    RowIdNegative {
+        /// The first row id.
+        id: i64,
+    },
+    /// A last row id at or past the number of rows it implies (wrapped in int32).
+    #[error("Arguments to from_value_rowids do not form a valid RowPartition: the last row id is too large")]
+    RowIdTooLarge,
+    /// A row id negative in int32, which TensorFlow's bincount refuses.
+    #[error("value_rowids: Input arr must be non-negative! (row id {id})")]
+    BincountNegative {
+        /// The row id as given.
+        id: i64,
+    },
+    /// A number of rows negative in int32.
+    #[error("value_rowids: the number of rows ({rows}) must be non-negative")]
+    NegativeRows {
+        /// The number of rows (last row id + 1).
+        rows: i64,
+    },
+    /// A row id implying more empty rows than this parser allows.
+    #[error("value_rowids: row id {id} implies {rows} rows for {values} values, more than this parser allows ({allowed} empty rows)")]
+    TooManyRows {
+        /// The largest row id.
+        id: usize,
+        /// The rows it implies.
+        rows: usize,
+        /// The values there are.
+        values: usize,
+        /// Empty rows allowed beyond one per value.
+        allowed: usize,
+    },
+    /// Stacked uniform partitions whose element count overflows.
+    #[error("uniform_row_length: the reshaped values would have more than 2**63 - 1 elements")]
+    ElementsOverflow,
+    /// A partition feature that the batch did not provide.
+    #[error("the {partition} partition feature was not parsed")]
+    NotParsed {
+        /// The partition's kind (`row_splits`, `row_lengths`, ...).
+        partition: &'static str,
+    },
+    /// A uniform row length of zero or less under a ragged dimension.
+    #[error("uniform_row_length {length}: Integer division by zero")]
+    DivisionByZero {
+        /// The length.
+        length: i64,
+    },
+    /// A uniform row length that does not divide the rows (with `validate`).
+    #[error("uniform_row_length={length} times nrows={rows} must equal nvals={values}")]
+    UniformMismatch {
+        /// The length.
+        length: i64,
+        /// The rows it makes.
+        rows: i64,
+        /// The values (or rows) below.
+        values: i64,
+    },
+    /// Values that cannot be reshaped into rows of a uniform length.
+    #[error(
+        "Input to reshape is a tensor with {values} values, but the requested shape requires a multiple of {multiple}"
+    )]
+    Reshape {
+        /// The elements there are.
+        values: usize,
+        /// What their count must be a multiple of (a length times the elements per value;
+        /// wide enough for any product TensorFlow prints).
+        multiple: i128,
+    },
+    /// A partition feature with another number of rows than the values' feature.
+    #[error("values and partitions are not aligned: Dimensions {values} and {partition} are not compatible")]
+    NotAligned {
+        /// The rows of the values.
+        values: usize,
+        /// The rows of the partition feature.
+        partition: usize,
+    },
+    /// Feature lists (of a SequenceExample) for values and partitions with different numbers
+    /// of rows.
+    #[error("Feature {feature}: values and partitions are not aligned (feature lists {values} and {partition} have different numbers of rows)")]
+    ListsNotAligned {
+        /// The RaggedFeature's name.
+        feature: String,
+        /// The values' feature list.
+        values: String,
+        /// The partition's feature list.
+        partition: String,
+    },
+    /// Partitions that make another number of rows than the examples have.
+    #[error("Arguments to _from_row_partition do not form a valid RaggedTensor: the examples have {rows} rows but the partitions make {made}")]
+    RowsMismatch {
+        /// The rows the examples have.
+        rows: i64,
+        /// The rows the partitions make.
+        made: i64,
+    },
 }
 
 fn kind_word(dtype: DType) -> &'static str {

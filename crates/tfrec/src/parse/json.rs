@@ -2,10 +2,10 @@
 //! `"Infinity"` for non-finite floats, strings (or `{"base64": …}` for bytes that are not
 //! UTF-8), and `{"kind": "dense" | "sparse" | "ragged", …}` objects for tensors.
 
-use base64::Engine;
+use base64::Engine as _;
 use serde_json::{json, Value};
 
-use crate::example::shortest_repr;
+use crate::example::{base64 as base64_text, shortest_repr, special_float};
 
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use super::values::{BytesArray, DType, Values};
@@ -18,7 +18,7 @@ fn flatten_json<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
 }
 
 /// Reads JSON values (a scalar or nested lists) as flat typed values.
-pub fn values_from_json(value: &Value, dtype: DType) -> Result<Values, String> {
+pub(crate) fn values_from_json(value: &Value, dtype: DType) -> Result<Values, String> {
     let mut flat = Vec::new();
     flatten_json(value, &mut flat);
     Ok(match dtype {
@@ -72,22 +72,21 @@ pub fn values_to_json(values: &Values) -> Value {
 /// A float32 as JSON, written as the messages' JSON writes it: the shortest text that reads
 /// back to the same float32 (`0.1`, not `0.10000000149011612`).
 pub(crate) fn float_to_json(f: f32) -> Value {
-    if f.is_nan() {
-        json!("NaN")
-    } else if f.is_infinite() {
-        json!(if f > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        // The shortest float32 text, read as the nearest double: serde_json then writes the
-        // shortest text of that double, which is no longer and reads back the same.
-        let shortest = shortest_repr(f).parse::<f64>().unwrap_or(f64::from(f));
-        json!(shortest)
+    match special_float(f) {
+        Some(name) => json!(name),
+        None => {
+            // The shortest float32 text, read as the nearest double: serde_json then writes
+            // the shortest text of that double, which is no longer and reads back the same.
+            let shortest = shortest_repr(f).parse::<f64>().unwrap_or(f64::from(f));
+            json!(shortest)
+        }
     }
 }
 
 pub(crate) fn bytes_to_json(b: &[u8]) -> Value {
     match std::str::from_utf8(b) {
         Ok(s) => json!(s),
-        Err(_) => json!({"base64": base64::engine::general_purpose::STANDARD.encode(b)}),
+        Err(_) => json!({"base64": base64_text(b)}),
     }
 }
 

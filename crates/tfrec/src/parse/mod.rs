@@ -24,9 +24,9 @@ mod tensor;
 mod values;
 
 pub use concat::{concat_batch, ConcatError};
-pub use error::{ParseError, ParseErrorKind};
+pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
-pub use json::{values_from_json, values_to_json};
+pub use json::values_to_json;
 pub use sequence::{ParsedSequences, SequenceParser};
 pub use spec::{
     FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs,

@@ -20,7 +20,7 @@
 
 use super::assemble::RaggedBuild;
 use super::columns::{splits_of, Column};
-use super::error::{ParseError, ParseErrorKind};
+use super::error::{ParseError, ParseErrorKind, RaggedPartitionError as E};
 use super::spec::Partition;
 use super::values::{SplitsDType, Values};
 
@@ -38,8 +38,8 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&self, why: String) -> ParseError {
-        ParseError::new(ParseErrorKind::Ragged(why)).key(self.feature)
+    fn err(&self, why: E) -> ParseError {
+        ParseError::new(ParseErrorKind::Ragged(Box::new(why))).key(self.feature)
     }
 
     /// `math_ops.cast` to the splits dtype.
@@ -79,15 +79,18 @@ fn what(partition: &Partition) -> &'static str {
 }
 
 /// `from_row_splits`'s checks: not empty, starts at 0, never decreases, ends at `nvals`.
-fn check_splits(ctx: &Ctx<'_>, from: &str, splits: &[i64], nvals: i64) -> Result<(), ParseError> {
-    let bad = |why: String| Err(ctx.err(format!("Arguments to {from} do not form a valid RaggedTensor: {why}")));
+fn check_splits(ctx: &Ctx<'_>, from: &'static str, splits: &[i64], nvals: i64) -> Result<(), ParseError> {
     match splits.first() {
-        None => return bad("the row splits are empty".into()),
-        Some(&first) if first != 0 => return bad(format!("the row splits start at {first}, not 0")),
+        None => return Err(ctx.err(E::SplitsEmpty { from })),
+        Some(&first) if first != 0 => return Err(ctx.err(E::SplitsStart { from, first })),
         _ => {}
     }
     if let Some(w) = splits.windows(2).find(|w| w[1] < w[0]) {
-        return bad(format!("the row splits decrease ({} follows {})", w[1], w[0]));
+        return Err(ctx.err(E::SplitsDecrease {
+            from,
+            previous: w[0],
+            next: w[1],
+        }));
     }
     check_nvals(ctx, splits, nvals)
 }
@@ -96,19 +99,21 @@ fn check_splits(ctx: &Ctx<'_>, from: &str, splits: &[i64], nvals: i64) -> Result
 fn check_nvals(ctx: &Ctx<'_>, splits: &[i64], nvals: i64) -> Result<(), ParseError> {
     let last = splits.last().copied().unwrap_or(0);
     if last != nvals {
-        return Err(ctx.err(format!(
-            "Arguments to _from_row_partition do not form a valid RaggedTensor: the partition covers {last} values but there are {nvals}"
-        )));
+        return Err(ctx.err(E::Coverage {
+            covered: last,
+            values: nvals,
+        }));
     }
     Ok(())
 }
 
-fn check_sorted(ctx: &Ctx<'_>, from: &str, values: &[i64]) -> Result<(), ParseError> {
+fn check_sorted(ctx: &Ctx<'_>, from: &'static str, values: &[i64]) -> Result<(), ParseError> {
     match values.windows(2).find(|w| w[1] < w[0]) {
-        Some(w) => Err(ctx.err(format!(
-            "Arguments to {from} do not form a valid RaggedTensor: {} follows {} (not sorted)",
-            w[1], w[0]
-        ))),
+        Some(w) => Err(ctx.err(E::NotSorted {
+            from,
+            previous: w[0],
+            next: w[1],
+        })),
         None => Ok(()),
     }
 }
@@ -116,9 +121,7 @@ fn check_sorted(ctx: &Ctx<'_>, from: &str, values: &[i64]) -> Result<(), ParseEr
 /// `from_row_limits`' checks on the limits, then that they cover the values.
 fn check_limits(ctx: &Ctx<'_>, limits: &[i64], nvals: i64) -> Result<(), ParseError> {
     if let Some(&first) = limits.first().filter(|&&f| f < 0) {
-        return Err(ctx.err(format!(
-            "Arguments to from_row_limits do not form a valid RaggedTensor: Condition x >= 0 did not hold: {first}"
-        )));
+        return Err(ctx.err(E::LimitNegative { first }));
     }
     check_sorted(ctx, "from_row_limits", limits)?;
     check_nvals(ctx, &[limits.last().copied().unwrap_or(0)], nvals)
@@ -127,24 +130,21 @@ fn check_limits(ctx: &Ctx<'_>, limits: &[i64], nvals: i64) -> Result<(), ParseEr
 /// `from_row_starts`' checks: starts at 0, sorted, no start past the values.
 fn check_starts(ctx: &Ctx<'_>, starts: &[i64], nvals: i64) -> Result<(), ParseError> {
     if let Some(&first) = starts.first().filter(|&&f| f != 0) {
-        return Err(ctx.err(format!(
-            "Arguments to from_row_starts do not form a valid RaggedTensor: the row starts begin at {first}, not 0"
-        )));
+        return Err(ctx.err(E::StartsNotZero { first }));
     }
     check_sorted(ctx, "from_row_starts", starts)?;
     match starts.last() {
-        Some(&last) if last > nvals => Err(ctx.err(format!(
-            "Arguments to from_row_starts do not form a valid RaggedTensor: row start {last} is past the {nvals} values"
-        ))),
+        Some(&last) if last > nvals => Err(ctx.err(E::StartPastValues {
+            start: last,
+            values: nvals,
+        })),
         _ => Ok(()),
     }
 }
 
 fn check_lengths(ctx: &Ctx<'_>, lengths: &[i64]) -> Result<(), ParseError> {
     match lengths.iter().find(|&&l| l < 0) {
-        Some(l) => Err(ctx.err(format!(
-            "Arguments to from_row_lengths do not form a valid RowPartition: row length {l} is negative"
-        ))),
+        Some(&length) => Err(ctx.err(E::NegativeLength { length })),
         None => Ok(()),
     }
 }
@@ -153,44 +153,37 @@ fn check_lengths(ctx: &Ctx<'_>, lengths: &[i64]) -> Result<(), ParseError> {
 /// per row as TensorFlow's int32 bincount does (ids past the last row are not counted).
 fn splits_from_rowids(ctx: &Ctx<'_>, ids: &[i64], nvals: usize) -> Result<Vec<i64>, ParseError> {
     if ids.len() != nvals {
-        return Err(ctx.err(format!(
-            "value_rowids: Shapes ({nvals},) and ({},) are incompatible (one row id per value)",
-            ids.len()
-        )));
+        return Err(ctx.err(E::RowIdCount {
+            values: nvals,
+            ids: ids.len(),
+        }));
     }
     let nrows = ids.last().map_or(0, |&last| ctx.add(last, 1));
     if ctx.validate {
         if let Some(&first) = ids.first().filter(|&&f| f < 0) {
-            return Err(ctx.err(format!(
-                "Arguments to from_value_rowids do not form a valid RowPartition: row id {first} is negative"
-            )));
+            return Err(ctx.err(E::RowIdNegative { id: first }));
         }
         check_sorted(ctx, "from_value_rowids", ids)?;
         if ids.last().is_some_and(|&last| last >= nrows) {
-            return Err(ctx.err(
-                "Arguments to from_value_rowids do not form a valid RowPartition: the last row id is too large".into(),
-            ));
+            return Err(ctx.err(E::RowIdTooLarge));
         }
     }
     // The bincount runs in int32.
     let nrows32 = i64::from(nrows as i32);
     if let Some(&negative) = ids.iter().find(|&&id| (id as i32) < 0) {
-        return Err(ctx.err(format!(
-            "value_rowids: Input arr must be non-negative! (row id {negative})"
-        )));
+        return Err(ctx.err(E::BincountNegative { id: negative }));
     }
     if nrows32 < 0 {
-        return Err(ctx.err(format!(
-            "value_rowids: the number of rows ({nrows}) must be non-negative"
-        )));
+        return Err(ctx.err(E::NegativeRows { rows: nrows }));
     }
     let rows = usize::try_from(nrows32).unwrap_or(usize::MAX);
     if rows > nvals.saturating_add(MAX_IMPLIED_ROWS) {
-        return Err(ctx.err(format!(
-            "value_rowids: row id {} implies {rows} rows for {nvals} values, more than this parser allows ({} empty rows)",
-            rows - 1,
-            MAX_IMPLIED_ROWS
-        )));
+        return Err(ctx.err(E::TooManyRows {
+            id: rows - 1,
+            rows,
+            values: nvals,
+            allowed: MAX_IMPLIED_ROWS,
+        }));
     }
     let mut per_row = vec![0i64; rows];
     for &id in ids {
@@ -210,9 +203,7 @@ fn inner_elements(ctx: &Ctx<'_>, rt: &RaggedBuild) -> Result<usize, ParseError> 
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
         .filter(|&n| i64::try_from(n).is_ok())
-        .ok_or_else(|| {
-            ctx.err("uniform_row_length: the reshaped values would have more than 2**63 - 1 elements".into())
-        })
+        .ok_or_else(|| ctx.err(E::ElementsOverflow))
 }
 
 /// The partition feature's values, cast to the splits dtype, and its rows' lengths.
@@ -222,7 +213,9 @@ fn partition_column<'c>(
     column: Option<&'c Column>,
 ) -> Result<(Vec<i64>, &'c [usize]), ParseError> {
     let Some(column) = column else {
-        return Err(ctx.err(format!("the {} partition feature was not parsed", what(partition))));
+        return Err(ctx.err(E::NotParsed {
+            partition: what(partition),
+        }));
     };
     let values = match &column.values {
         Values::Int64(v) => v.iter().map(|&x| ctx.cast(x)).collect(),
@@ -244,16 +237,18 @@ pub(crate) fn apply_batched(
     if let Partition::UniformRowLength(length) = *partition {
         if length <= 0 {
             // `rt.row_splits // length`.
-            return Err(ctx.err(format!("uniform_row_length {length}: Integer division by zero")));
+            return Err(ctx.err(E::DivisionByZero { length }));
         }
         let len = length as usize;
         let divided: Vec<i64> = outer.iter().map(|&s| s.div_euclid(length)).collect();
         let below = if rt.ragged_rank() > 1 {
             let nrows = n / len;
             if ctx.validate && nrows * len != n {
-                return Err(ctx.err(format!(
-                    "uniform_row_length={length} times nrows={nrows} must equal nvals={n}"
-                )));
+                return Err(ctx.err(E::UniformMismatch {
+                    length,
+                    rows: nrows as i64,
+                    values: n as i64,
+                }));
             }
             rt.pop_outer();
             rt.push_outer((0..=nrows).map(|i| (i * len) as i64).collect(), Some(length));
@@ -261,11 +256,10 @@ pub(crate) fn apply_batched(
         } else {
             let rest = inner_elements(ctx, rt)?;
             if n % len != 0 {
-                return Err(ctx.err(format!(
-                    "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {}",
-                    n.saturating_mul(rest),
-                    len.saturating_mul(rest)
-                )));
+                return Err(ctx.err(E::Reshape {
+                    values: n.saturating_mul(rest),
+                    multiple: len.saturating_mul(rest) as i128,
+                }));
             }
             let mut shape = vec![n / len, len];
             shape.extend_from_slice(rt.flat_shape.get(1..).unwrap_or(&[]));
@@ -284,10 +278,10 @@ pub(crate) fn apply_batched(
         if counts.len() == outer_rows {
             Ok(())
         } else {
-            Err(ctx.err(format!(
-                "values and partitions are not aligned: Dimensions {outer_rows} and {} are not compatible",
-                counts.len()
-            )))
+            Err(ctx.err(E::NotAligned {
+                values: outer_rows,
+                partition: counts.len(),
+            }))
         }
     };
     let starts = &outer[..outer_rows.min(outer.len())];
@@ -392,10 +386,10 @@ pub(crate) fn apply_single(
             let n = nvals as usize;
             let rest = inner_elements(ctx, rt)?;
             if length <= 0 || n % length as usize != 0 {
-                return Err(ctx.err(format!(
-                    "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {length}",
-                    n.saturating_mul(rest),
-                )));
+                return Err(ctx.err(E::Reshape {
+                    values: n.saturating_mul(rest),
+                    multiple: i128::from(length),
+                }));
             }
             let len = length as usize;
             let mut shape = vec![n / len, len];
@@ -405,9 +399,11 @@ pub(crate) fn apply_single(
         }
         let nrows = if length == 0 { 0 } else { nvals.div_euclid(length) };
         if ctx.validate && nrows.wrapping_mul(length) != nvals {
-            return Err(ctx.err(format!(
-                "uniform_row_length={length} times nrows={nrows} must equal nvals={nvals}"
-            )));
+            return Err(ctx.err(E::UniformMismatch {
+                length,
+                rows: nrows,
+                values: nvals,
+            }));
         }
         let splits: Vec<i64> = (0..=nrows.max(-1)).map(|i| i * length).collect();
         rt.push_outer(splits, Some(length));

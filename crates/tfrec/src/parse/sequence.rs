@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::assemble::{dense_fixed, dense_padded, index_matrix, RaggedBuild};
 use super::columns::{splits_of, Column};
-use super::error::{ParseError, ParseErrorKind};
+use super::error::{ParseError, ParseErrorKind, RaggedPartitionError};
 use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
 use super::fast;
 use super::ragged;
@@ -143,14 +143,7 @@ impl SequenceParser {
         for (name, spec) in &specs.context_features {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride = checked_elements(&f.shape, name)?;
-                    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
-                        return Err(SpecError::ContextDefaultShape {
-                            feature: name.clone(),
-                            count: f.default_value.as_ref().map_or(0, Values::len),
-                            shape: known_shape_string(&f.shape),
-                        });
-                    }
+                    check_context_default(name, f)?;
                     context_keys.push((name, f.dtype));
                 }
                 FeatureSpec::VarLen(f) => {
@@ -228,14 +221,7 @@ impl SequenceParser {
         for (name, spec) in &specs.context_features {
             match spec {
                 FeatureSpec::FixedLen(f) => {
-                    let stride = checked_elements(&f.shape, name)?;
-                    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
-                        return Err(SpecError::ContextDefaultShape {
-                            feature: name.clone(),
-                            count: f.default_value.as_ref().map_or(0, Values::len),
-                            shape: known_shape_string(&f.shape),
-                        });
-                    }
+                    check_context_default(name, f)?;
                     context_fixed.push((name.clone(), f.clone()));
                     context_keys.push((name.clone(), f.dtype));
                 }
@@ -666,10 +652,12 @@ impl SequenceParser {
                 if *validate && !single {
                     if let Some((_, p_rows)) = p_list {
                         if *p_rows != row_counts {
-                            return Err(ParseError::new(ParseErrorKind::Ragged(format!(
-                                "Feature {name}: values and partitions are not aligned (feature lists {} and {} have different numbers of rows)",
-                                slot.key,
-                                partition.key().unwrap_or_default()
+                            return Err(ParseError::new(ParseErrorKind::Ragged(Box::new(
+                                RaggedPartitionError::ListsNotAligned {
+                                    feature: name.clone(),
+                                    values: slot.key.to_string(),
+                                    partition: partition.key().unwrap_or_default().to_string(),
+                                },
                             )))
                             .key(name));
                         }
@@ -679,12 +667,13 @@ impl SequenceParser {
             }
             let outer = splits_of(&row_counts);
             if *validate && !single && outer.last().copied() != Some(rt.outer().len() as i64 - 1) {
-                return Err(ParseError::new(ParseErrorKind::Ragged(format!(
-                    "Arguments to _from_row_partition do not form a valid RaggedTensor: the examples have {} rows but the partitions make {}",
-                    outer.last().copied().unwrap_or(0),
-                    rt.outer().len() as i64 - 1
-                )))
-                .key(name));
+                return Err(
+                    ParseError::new(ParseErrorKind::Ragged(Box::new(RaggedPartitionError::RowsMismatch {
+                        rows: outer.last().copied().unwrap_or(0),
+                        made: rt.outer().len() as i64 - 1,
+                    })))
+                    .key(name),
+                );
             }
             rt.push_outer(outer, None);
             out.feature_lists
@@ -923,6 +912,20 @@ impl SequenceParser {
         }
         Ok((column, row_counts))
     }
+}
+
+/// Refuses a context FixedLenFeature whose default has another number of values than its
+/// shape holds.
+fn check_context_default(name: &str, f: &FixedLenFeature) -> Result<(), SpecError> {
+    let stride = checked_elements(&f.shape, name)?;
+    if f.default_value.as_ref().is_some_and(|d| d.len() != stride) {
+        return Err(SpecError::ContextDefaultShape {
+            feature: name.to_owned(),
+            count: f.default_value.as_ref().map_or(0, Values::len),
+            shape: known_shape_string(&f.shape),
+        });
+    }
+    Ok(())
 }
 
 /// Sums per-row counts into per-example totals.

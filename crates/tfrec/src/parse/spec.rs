@@ -341,9 +341,33 @@ pub enum SpecError {
         /// The keys in both, sorted.
         keys: Vec<String>,
     },
-    /// A spec JSON that cannot be read.
-    #[error("spec JSON: {0}")]
-    Json(String),
+    /// Spec text that is not JSON.
+    #[error("spec JSON: {message}")]
+    JsonSyntax {
+        /// The line of the error (1-based; 0 at the end of the text).
+        line: usize,
+        /// The column of the error (1-based).
+        column: usize,
+        /// serde_json's message, with the place.
+        message: String,
+    },
+    /// Spec JSON that is not a JSON object of name → spec.
+    #[error("spec JSON: the specs must be a JSON object of name → spec")]
+    JsonNotAnObject,
+    /// One feature's spec JSON that does not have the spec file's fields.
+    #[error("spec JSON: feature {feature}: {message}")]
+    JsonFeature {
+        /// The feature.
+        feature: String,
+        /// What is wrong with its fields.
+        message: String,
+    },
+    /// Sequence spec JSON without (or with wrong) `context_features` / `sequence_features`.
+    #[error("spec JSON: sequence specs: {message}")]
+    JsonSequence {
+        /// What is wrong with its fields.
+        message: String,
+    },
     /// A spec file that cannot be read from disk.
     #[error("{path}: {message}")]
     Read {
@@ -440,20 +464,10 @@ impl Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::example::{Example, SequenceExample};
 
     #[test]
     fn schema_spec_tells_fixed_from_varlen() {
-        let mut schema = Schema::default();
-        for i in 0..3 {
-            let ex = Example::builder()
-                .int64("id", i)
-                .float("pair", [1.0f32, 2.0])
-                .int64("tags", vec![1i64; i as usize])
-                .build()
-                .unwrap();
-            schema.observe_example(&ex);
-        }
+        let schema = crate::example::three_examples();
         let SpecFile::Example(spec) = schema.to_spec() else {
             panic!("Example specs expected")
         };
@@ -468,14 +482,7 @@ mod tests {
 
     #[test]
     fn schema_spec_of_sequences() {
-        let mut schema = Schema::default();
-        let seq = SequenceExample::builder()
-            .context_float("age", 19.0)
-            .float_list("ratings", [4.5f32, 5.0])
-            .bytes_list("actors", [vec!["a", "b"], vec!["c"]])
-            .build()
-            .unwrap();
-        schema.observe_sequence(&seq);
+        let schema = crate::example::one_sequence();
         let SpecFile::Sequence(spec) = schema.to_spec() else {
             panic!("sequence specs expected")
         };

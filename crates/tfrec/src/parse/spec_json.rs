@@ -184,7 +184,10 @@ fn partition_of(p: PartitionJson) -> Result<Partition, SpecError> {
 
 /// Reads one spec object (see [`FeatureSpec::from_json`]).
 pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, SpecError> {
-    let parsed = SpecJson::deserialize(value).map_err(|e| SpecError::Json(format!("feature {name}: {e}")))?;
+    let parsed = SpecJson::deserialize(value).map_err(|e| SpecError::JsonFeature {
+        feature: name.to_owned(),
+        message: e.to_string(),
+    })?;
     Ok(match parsed {
         SpecJson::FixedLenFeature {
             shape,
@@ -247,7 +250,10 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
                 })?;
             let dtype = dtype_of(dtype, name)?;
             let size = size
-                .ok_or_else(|| SpecError::Json(format!("feature {name}: missing field `size`")))?
+                .ok_or_else(|| SpecError::JsonFeature {
+                    feature: name.to_owned(),
+                    message: "missing field `size`".to_owned(),
+                })?
                 .into_vec();
             if let Some(&negative) = size.iter().find(|&&s| s < 0) {
                 return Err(SpecError::NegativeSize {
@@ -319,7 +325,7 @@ pub(crate) struct SequenceJson {
 impl FeatureSpec {
     /// Reads one spec object strictly (unknown keys and wrongly typed values are errors naming
     /// the key), then checks it as TensorFlow's constructors and `_ParseOpParams` do.
-    pub fn from_json(name: &str, value: &Value) -> Result<FeatureSpec, SpecError> {
+    pub(crate) fn from_json(name: &str, value: &Value) -> Result<FeatureSpec, SpecError> {
         spec_from_json(name, value)
     }
 
@@ -365,10 +371,12 @@ impl FeatureSpec {
 }
 
 /// Reads a JSON object of name → spec.
+///
+/// Parsed JSON is an input format of the bindings and the CLI, not of the library's API: read
+/// spec files with [`SpecFile::from_text`], [`SpecFile::load`] or `str::parse`.
+#[doc(hidden)]
 pub fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> {
-    let object = value
-        .as_object()
-        .ok_or_else(|| SpecError::Json("the specs must be a JSON object of name → spec".into()))?;
+    let object = value.as_object().ok_or(SpecError::JsonNotAnObject)?;
     object
         .iter()
         .map(|(name, spec)| Ok((name.clone(), FeatureSpec::from_json(name, spec)?)))
@@ -383,9 +391,13 @@ pub fn specs_to_json(specs: &FeatureSpecs) -> Value {
 impl SequenceSpecs {
     /// Reads `{"context_features": {...}, "sequence_features": {...}}` (either may be absent or
     /// null; no other key is accepted).
+    ///
+    /// Parsed JSON is an input format of the bindings and the CLI, not of the library's API:
+    /// read spec files with [`SpecFile::from_text`], [`SpecFile::load`] or `str::parse`.
+    #[doc(hidden)]
     pub fn from_json(value: &Value) -> Result<SequenceSpecs, SpecError> {
         use serde::Deserialize;
-        let parts = SequenceJson::deserialize(value).map_err(|e| SpecError::Json(format!("sequence specs: {e}")))?;
+        let parts = SequenceJson::deserialize(value).map_err(|e| SpecError::JsonSequence { message: e.to_string() })?;
         let read = |part: Option<serde_json::Map<String, Value>>| match part {
             None => Ok(FeatureSpecs::new()),
             Some(object) => specs_from_json(&Value::Object(object)),
@@ -408,6 +420,10 @@ impl SequenceSpecs {
 impl SpecFile {
     /// Reads a spec file's JSON: a sequence spec when it has `context_features` or
     /// `sequence_features`, else a map of name → spec.
+    ///
+    /// Parsed JSON is an input format of the bindings and the CLI, not of the library's API:
+    /// read spec files with [`SpecFile::from_text`], [`SpecFile::load`] or `str::parse`.
+    #[doc(hidden)]
     pub fn from_json(value: &Value) -> Result<SpecFile, SpecError> {
         if value.get("context_features").is_some() || value.get("sequence_features").is_some() {
             SequenceSpecs::from_json(value).map(SpecFile::Sequence)
@@ -426,7 +442,11 @@ impl SpecFile {
 
     /// Reads a spec file's text (see [`SpecFile::from_json`]).
     pub fn from_text(text: &str) -> Result<SpecFile, SpecError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| SpecError::Json(e.to_string()))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| SpecError::JsonSyntax {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
         SpecFile::from_json(&value)
     }
 

@@ -5,7 +5,7 @@
 use std::ffi::CString;
 use std::path::PathBuf;
 
-use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
 use arrow_array::RecordBatchReader;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -45,8 +45,7 @@ fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
 }
 
 fn spec_file(text: &str) -> PyResult<SpecFile> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
     SpecFile::from_json(&value).map_err(|e| spec_error(&e))
 }
 
@@ -133,7 +132,12 @@ pub fn arrow_stream<'py>(
 /// `path` as Examples; returns the number of records written.
 #[pyfunction]
 #[pyo3(signature = (stream, path, compression=None))]
-pub fn arrow_write(py: Python<'_>, stream: &Bound<'_, PyCapsule>, path: PathBuf, compression: Option<&str>) -> PyResult<u64> {
+pub fn arrow_write(
+    py: Python<'_>,
+    stream: &Bound<'_, PyCapsule>,
+    path: PathBuf,
+    compression: Option<&str>,
+) -> PyResult<u64> {
     let pointer = stream
         .pointer_checked(Some(STREAM_CAPSULE))
         .map_err(|_| PyTypeError::new_err("expected an 'arrow_array_stream' PyCapsule (from __arrow_c_stream__)"))?
@@ -145,7 +149,7 @@ pub fn arrow_write(py: Python<'_>, stream: &Bound<'_, PyCapsule>, path: PathBuf,
     // and leaves a released stream (release = NULL) in its place, so the capsule's destructor
     // does not release it again. No Python code runs between the check and the move (the
     // capsule is borrowed for the whole call and the GIL is held).
-    let mut reader = unsafe { ArrowArrayStreamReader::from_raw(pointer) }
+    let mut reader = unsafe { RecordBatchStreamReader::from_raw(pointer) }
         .map_err(|e| PyValueError::new_err(format!("cannot read the Arrow stream: {e}")))?;
     let options = WriterOptions::default().compression(compression_choice(compression, CompressionChoice::Auto)?);
     enum Failure {

@@ -8,11 +8,11 @@
 //! - [`state_saver`]: sequences cut into segments, batched, with state carried between them.
 //! - [`tensor_proto`]: `tf.io.serialize_tensor` / `parse_tensor` (the `TensorProto` bytes).
 
+#[cfg(feature = "arrow")]
+pub mod columnar;
 pub mod example;
 pub mod parse;
 pub mod pipeline;
 pub mod record;
 pub mod state_saver;
 pub mod tensor_proto;
-#[cfg(feature = "arrow")]
-pub mod columnar;

@@ -15,13 +15,9 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use base64::Engine;
 use serde_json::{json, Value};
-use tfrec::columnar::{
-    batch_to_examples, infer_specs, ColumnarError, ExampleColumns, SequenceColumns, StringColumns,
-};
+use tfrec::columnar::{batch_to_examples, infer_specs, ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
 use tfrec::example::{Example, Feature};
-use tfrec::parse::{
-    specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, Tensor,
-};
+use tfrec::parse::{specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, Tensor};
 
 fn records_of(case: &Value) -> Vec<Vec<u8>> {
     case["serialized"]
@@ -104,7 +100,11 @@ fn shape_values(flat: &[Value], dims: &[usize]) -> Value {
         None => flat.first().cloned().unwrap_or(Value::Null),
         Some((&d, rest)) => {
             let per: usize = rest.iter().product();
-            Value::Array((0..d).map(|i| shape_values(&flat[i * per..(i + 1) * per], rest)).collect())
+            Value::Array(
+                (0..d)
+                    .map(|i| shape_values(&flat[i * per..(i + 1) * per], rest))
+                    .collect(),
+            )
         }
     }
 }
@@ -170,7 +170,10 @@ fn tensor_rows(t: &Tensor, nrows: usize, lengths: Option<&[i64]>, steps: Option<
                     }
                     per[b].1.push(v.clone());
                 }
-                return per.into_iter().map(|p| json!({"indices": p.0, "values": p.1})).collect();
+                return per
+                    .into_iter()
+                    .map(|p| json!({"indices": p.0, "values": p.1}))
+                    .collect();
             }
             rows
         }
@@ -207,7 +210,10 @@ fn compare_column(case: &str, column: &str, array: &dyn Array, expected: &[Value
             None => got,
         };
         if got.is_null() {
-            assert!(is_empty_row(want), "{case}: column {column} row {row} is NULL but the tensor has {want}");
+            assert!(
+                is_empty_row(want),
+                "{case}: column {column} row {row} is NULL but the tensor has {want}"
+            );
         } else {
             assert_eq!(&got, want, "{case}: column {column} row {row}");
         }
@@ -278,7 +284,9 @@ fn check_example_case(case: &Value, tally: &mut Tally) {
     let batch = batch.unwrap_or_else(|e| panic!("{label}: {e}"));
     assert_eq!(batch.num_rows(), records.len());
     for (key, spec) in &specs {
-        let array = batch.column_by_name(key).unwrap_or_else(|| panic!("{label}: no column {key}"));
+        let array = batch
+            .column_by_name(key)
+            .unwrap_or_else(|| panic!("{label}: no column {key}"));
         let rows = tensor_rows(&tensors[key], records.len(), None, None);
         let sparse = match spec {
             tfrec::parse::FeatureSpec::Sparse(s) => Some((s.index_keys.as_slice(), s.value_key.as_str())),
@@ -292,7 +300,8 @@ fn check_example_case(case: &Value, tally: &mut Tally) {
 fn check_sequence_case(case: &Value, tally: &mut Tally) {
     let label = name(case);
     let records = records_of(case);
-    let spec_json = json!({"context_features": case["context_features"], "sequence_features": case["sequence_features"]});
+    let spec_json =
+        json!({"context_features": case["context_features"], "sequence_features": case["sequence_features"]});
     let Ok(specs) = SequenceSpecs::from_json(&spec_json) else {
         tally.no_form("the spec is refused by the parse layer (a spec-error case)");
         return;
@@ -321,7 +330,13 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
     let batch = batch.unwrap_or_else(|e| panic!("{label}: {e}"));
     for key in specs.context_features.keys() {
         let array = batch.column_by_name(key).expect("context column");
-        compare_column(&label, key, array.as_ref(), &tensor_rows(&parsed.context[key], records.len(), None, None), None);
+        compare_column(
+            &label,
+            key,
+            array.as_ref(),
+            &tensor_rows(&parsed.context[key], records.len(), None, None),
+            None,
+        );
     }
     for (key, spec) in &specs.sequence_features {
         let array = batch.column_by_name(key).expect("feature-list column");
@@ -330,7 +345,12 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
             _ => panic!("lengths dtype"),
         });
         let steps = matches!(spec, tfrec::parse::FeatureSpec::VarLen(_)).then(|| step_counts(&records, key));
-        let rows = tensor_rows(&parsed.feature_lists[key], records.len(), lengths.as_deref(), steps.as_deref());
+        let rows = tensor_rows(
+            &parsed.feature_lists[key],
+            records.len(),
+            lengths.as_deref(),
+            steps.as_deref(),
+        );
         compare_column(&label, key, array.as_ref(), &rows, None);
     }
     tally.mapped += 1;
@@ -380,14 +400,18 @@ fn same_features(label: &str, original: &Example, back: &Example) {
         "{label}: feature names"
     );
     for (k, f) in &want {
-        assert!(feature_eq(f, got[k]), "{label}: feature {k}: {f:?} came back as {:?}", got[k]);
+        assert!(
+            feature_eq(f, got[k]),
+            "{label}: feature {k}: {f:?} came back as {:?}",
+            got[k]
+        );
     }
 }
 
 fn parquet_round_trip(batch: &RecordBatch) -> Vec<RecordBatch> {
     let mut file = tempfile::tempfile().expect("temp file");
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(file.try_clone().expect("file"), batch.schema(), None).expect("parquet writer");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file.try_clone().expect("file"), batch.schema(), None)
+        .expect("parquet writer");
     writer.write(batch).expect("parquet write");
     writer.close().expect("parquet close");
     std::io::Seek::rewind(&mut file).expect("rewind");
@@ -431,11 +455,18 @@ fn golden_examples_round_trip_through_parquet_and_ipc() {
             skip("no records");
             continue;
         }
-        let Ok(originals) = records.iter().map(|r| Example::decode(r)).collect::<Result<Vec<_>, _>>() else {
+        let Ok(originals) = records
+            .iter()
+            .map(|r| Example::decode(r))
+            .collect::<Result<Vec<_>, _>>()
+        else {
             skip("a record that is not a valid Example");
             continue;
         };
-        if originals.iter().any(|e| e.features().iter().any(|(_, f)| f.kind().is_none())) {
+        if originals
+            .iter()
+            .any(|e| e.features().iter().any(|(_, f)| f.kind().is_none()))
+        {
             skip("a Feature with no kind set (it has no typed column)");
             continue;
         }
@@ -464,7 +495,9 @@ fn golden_examples_round_trip_through_parquet_and_ipc() {
         tripped += 1;
     }
     let skipped: usize = no_form.values().sum();
-    println!("{inputs} golden parse inputs: {tripped} round trip through Parquet and IPC, {skipped} have no columnar form:");
+    println!(
+        "{inputs} golden parse inputs: {tripped} round trip through Parquet and IPC, {skipped} have no columnar form:"
+    );
     for (reason, n) in &no_form {
         println!("  {n}: {reason}");
     }

@@ -42,7 +42,10 @@ pub enum Format {
 
 impl Format {
     fn from_path(path: &Path) -> Format {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
         if name.ends_with(".parquet") || name.ends_with(".pq") {
             Format::Parquet
         } else if name.ends_with(".arrow") || name.ends_with(".feather") || name.ends_with(".ipc") {
@@ -108,7 +111,11 @@ fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), 
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let value: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let spec = SpecFile::from_json(&value).map_err(|e| format!("{}: {e}", path.display()))?;
-        let strings = if args.utf8 { StringColumns::Utf8 } else { StringColumns::Binary };
+        let strings = if args.utf8 {
+            StringColumns::Utf8
+        } else {
+            StringColumns::Binary
+        };
         return Ok((spec, strings));
     }
     let sample = sample_records(files, args.input.reader_options(args.skip), args.infer_rows)?;
@@ -258,7 +265,10 @@ impl Sink {
                     .build();
                 Sink::Parquet(ArrowWriter::try_new(file, schema.clone(), Some(props))?, pending)
             }
-            Format::Arrow => Sink::Arrow(arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?, pending),
+            Format::Arrow => Sink::Arrow(
+                arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?,
+                pending,
+            ),
             Format::Jsonl => Sink::Jsonl(arrow_json::LineDelimitedWriter::new(BufWriter::new(file)), pending),
             _ => Sink::Csv(arrow_csv::Writer::new(BufWriter::new(file)), pending, schema.clone()),
         })
@@ -300,7 +310,8 @@ impl Sink {
             Sink::Arrow(mut w, pending) => {
                 w.finish()?;
                 w.into_inner()?.flush()?;
-                let reader = arrow_ipc::reader::FileReader::try_new(BufReader::new(File::open(pending.temp_path())?), None)?;
+                let reader =
+                    arrow_ipc::reader::FileReader::try_new(BufReader::new(File::open(pending.temp_path())?), None)?;
                 let mut read = 0u64;
                 for b in reader {
                     read += b?.num_rows() as u64;
@@ -341,7 +352,9 @@ impl Sink {
 
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let files = args.input.files()?;
-    let from = args.from.unwrap_or_else(|| files.first().map_or(Format::Tfrecord, |f| Format::from_path(f)));
+    let from = args
+        .from
+        .unwrap_or_else(|| files.first().map_or(Format::Tfrecord, |f| Format::from_path(f)));
     let to = args.to.unwrap_or_else(|| Format::from_path(&args.output.output));
     if matches!(from, Format::Jsonl | Format::Csv) {
         return Err("JSON lines and CSV are output formats only (`tfrec from-jsonl` reads friendly JSON lines)".into());

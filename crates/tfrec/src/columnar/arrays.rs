@@ -70,12 +70,12 @@ pub(super) fn list(
         });
     }
     Ok(Arc::new(
-        ListArray::try_new(field, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls).map_err(
-            |source| ColumnarError::Arrow {
+        ListArray::try_new(field, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls).map_err(|source| {
+            ColumnarError::Arrow {
                 column: column.to_owned(),
                 source,
-            },
-        )?,
+            }
+        })?,
     ))
 }
 

@@ -57,7 +57,12 @@ pub(super) fn plan_of(name: &str, spec: &FeatureSpec) -> Result<(Plan, Option<St
         }
         FeatureSpec::Sparse(s) => {
             let mut seen = std::collections::BTreeSet::new();
-            if !s.index_keys.iter().chain([&s.value_key]).all(|k| seen.insert(k.as_str())) {
+            if !s
+                .index_keys
+                .iter()
+                .chain([&s.value_key])
+                .all(|k| seen.insert(k.as_str()))
+            {
                 return Err(ColumnarError::Unsupported {
                     column: name.to_owned(),
                     reason: "a SparseFeature whose index and value keys repeat has no struct form".into(),
@@ -237,7 +242,9 @@ pub(super) fn column_array(
         }
         (Plan::VarLen, Tensor::Sparse(t)) => {
             let rows = sparse_index_column(t, 0);
-            let values = dense_values(&t.values, column.utf8, name, &|i| rows.get(i).map_or(0, |&r| r as usize))?;
+            let values = dense_values(&t.values, column.utf8, name, &|i| {
+                rows.get(i).map_or(0, |&r| r as usize)
+            })?;
             list(values, &offsets_from_rows(&rows, nrows), valid, name)
         }
         (Plan::Ragged { lists, inner }, Tensor::Ragged(t)) => ragged_array(name, t, *lists, inner, column.utf8, valid),
@@ -308,11 +315,13 @@ fn sparse_struct(
     let values = dense_values(&t.values, utf8, name, &|i| rows.get(i).map_or(0, |&r| r as usize))?;
     arrays.push(list(values, &offsets, None, name)?);
     let fields = sparse_fields(index_keys, value_key, value_type(t.values.dtype(), utf8));
-    let nulls = valid.map(|v| NullBuffer::from(v.to_vec())).filter(|n| n.null_count() > 0);
-    Ok(Arc::new(StructArray::try_new(fields, arrays, nulls).map_err(|source| {
-        ColumnarError::Arrow {
+    let nulls = valid
+        .map(|v| NullBuffer::from(v.to_vec()))
+        .filter(|n| n.null_count() > 0);
+    Ok(Arc::new(StructArray::try_new(fields, arrays, nulls).map_err(
+        |source| ColumnarError::Arrow {
             column: name.to_owned(),
             source,
-        }
-    })?))
+        },
+    )?))
 }

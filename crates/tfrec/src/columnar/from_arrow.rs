@@ -101,7 +101,14 @@ fn flatten<'a>(name: &str, array: &'a dyn Array) -> Result<Flat<'a>, ColumnarErr
     let identity = || (0..=n).collect::<Vec<usize>>();
     macro_rules! ints {
         ($t:ty) => {
-            Leaf::Int(array.as_primitive::<$t>().values().iter().map(|&v| v as i64).collect())
+            Leaf::Int(
+                array
+                    .as_primitive::<$t>()
+                    .values()
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
+            )
         };
     }
     let leaf = match array.data_type() {
@@ -126,22 +133,54 @@ fn flatten<'a>(name: &str, array: &'a dyn Array) -> Result<Flat<'a>, ColumnarErr
             Leaf::Int(out)
         }
         DataType::Boolean => Leaf::Int(array.as_boolean().values().iter().map(i64::from).collect()),
-        DataType::Float16 => Leaf::Float(array.as_primitive::<Float16Type>().values().iter().map(|v| v.to_f32()).collect()),
+        DataType::Float16 => Leaf::Float(
+            array
+                .as_primitive::<Float16Type>()
+                .values()
+                .iter()
+                .map(|v| v.to_f32())
+                .collect(),
+        ),
         DataType::Float32 => Leaf::Float(array.as_primitive::<Float32Type>().values().to_vec()),
-        DataType::Float64 => Leaf::Float(array.as_primitive::<Float64Type>().values().iter().map(|&v| v as f32).collect()),
+        DataType::Float64 => Leaf::Float(
+            array
+                .as_primitive::<Float64Type>()
+                .values()
+                .iter()
+                .map(|&v| v as f32)
+                .collect(),
+        ),
         DataType::Binary => Leaf::Bytes(array.as_binary::<i32>().iter().map(|v| v.unwrap_or_default()).collect()),
         DataType::LargeBinary => Leaf::Bytes(array.as_binary::<i64>().iter().map(|v| v.unwrap_or_default()).collect()),
         DataType::BinaryView => Leaf::Bytes(array.as_binary_view().iter().map(|v| v.unwrap_or_default()).collect()),
-        DataType::FixedSizeBinary(_) => {
-            Leaf::Bytes(array.as_fixed_size_binary().iter().map(|v| v.unwrap_or_default()).collect())
-        }
-        DataType::Utf8 => Leaf::Bytes(array.as_string::<i32>().iter().map(|v| v.unwrap_or_default().as_bytes()).collect()),
-        DataType::LargeUtf8 => {
-            Leaf::Bytes(array.as_string::<i64>().iter().map(|v| v.unwrap_or_default().as_bytes()).collect())
-        }
-        DataType::Utf8View => {
-            Leaf::Bytes(array.as_string_view().iter().map(|v| v.unwrap_or_default().as_bytes()).collect())
-        }
+        DataType::FixedSizeBinary(_) => Leaf::Bytes(
+            array
+                .as_fixed_size_binary()
+                .iter()
+                .map(|v| v.unwrap_or_default())
+                .collect(),
+        ),
+        DataType::Utf8 => Leaf::Bytes(
+            array
+                .as_string::<i32>()
+                .iter()
+                .map(|v| v.unwrap_or_default().as_bytes())
+                .collect(),
+        ),
+        DataType::LargeUtf8 => Leaf::Bytes(
+            array
+                .as_string::<i64>()
+                .iter()
+                .map(|v| v.unwrap_or_default().as_bytes())
+                .collect(),
+        ),
+        DataType::Utf8View => Leaf::Bytes(
+            array
+                .as_string_view()
+                .iter()
+                .map(|v| v.unwrap_or_default().as_bytes())
+                .collect(),
+        ),
         DataType::List(_) => {
             let l = array.as_list::<i32>();
             let offsets: Vec<usize> = l.value_offsets().iter().map(|&o| o as usize).collect();
@@ -160,7 +199,10 @@ fn flatten<'a>(name: &str, array: &'a dyn Array) -> Result<Flat<'a>, ColumnarErr
         }
         other => return Err(unsupported(name, other)),
     };
-    Ok(Flat { leaf, bounds: identity() })
+    Ok(Flat {
+        leaf,
+        bounds: identity(),
+    })
 }
 
 /// A list array's rows over its child: row `r` holds the child's rows `offsets[r]..offsets[r + 1]`.

@@ -55,7 +55,9 @@ pub fn infer_specs<R: AsRef<[u8]>>(records: &[R]) -> Result<InferredSpecs, Colum
         if detect_message(record.as_ref()) == MessageKind::SequenceExample {
             return Err(ColumnarError::Unsupported {
                 column: String::new(),
-                reason: format!("record {row} is a SequenceExample: give a spec (specs are inferred for Examples only)"),
+                reason: format!(
+                    "record {row} is a SequenceExample: give a spec (specs are inferred for Examples only)"
+                ),
             });
         }
         // The last entry of a repeated key is the one parsers read.
@@ -104,8 +106,10 @@ pub fn infer_specs<R: AsRef<[u8]>>(records: &[R]) -> Result<InferredSpecs, Colum
     };
     for (name, s) in seen {
         let Some(kind) = s.kind else {
-            out.skipped
-                .insert(name, "no sampled record gives it a kind (only empty Feature messages)".into());
+            out.skipped.insert(
+                name,
+                "no sampled record gives it a kind (only empty Feature messages)".into(),
+            );
             continue;
         };
         let dtype = DType::of_kind(kind);

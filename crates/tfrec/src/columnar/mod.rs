@@ -155,7 +155,10 @@ mod tests {
             example(&[]),
             example(&[("v", Feature::Int64(vec![]))]),
         ];
-        let c = columns(json!({"v": {"type": "VarLenFeature", "dtype": "int64"}}), StringColumns::Binary);
+        let c = columns(
+            json!({"v": {"type": "VarLenFeature", "dtype": "int64"}}),
+            StringColumns::Binary,
+        );
         let batch = c.to_batch(&records).unwrap();
         let v = batch.column(0).as_list::<i32>();
         assert!(v.is_valid(0) && v.is_null(1) && v.is_valid(2));
@@ -171,7 +174,10 @@ mod tests {
             StringColumns::Binary,
         );
         let batch = with_default.to_batch(&records).unwrap();
-        assert_eq!(batch.schema().field(0).data_type(), &DataType::FixedSizeList(Arc::new(Field::new_list_field(DataType::Float32, false)), 2));
+        assert_eq!(
+            batch.schema().field(0).data_type(),
+            &DataType::FixedSizeList(Arc::new(Field::new_list_field(DataType::Float32, false)), 2)
+        );
         let x = batch.column(0).as_fixed_size_list();
         assert_eq!(x.values().as_primitive::<Float32Type>().values(), &[1.5, 2.5, 7.0, 8.0]);
         let required = columns(
@@ -187,19 +193,29 @@ mod tests {
             example(&[("s", Feature::Bytes(vec![b"ok".to_vec()]))]),
             example(&[("s", Feature::Bytes(vec![vec![0xff]]))]),
         ];
-        let c = columns(json!({"s": {"type": "VarLenFeature", "dtype": "string"}}), StringColumns::Utf8);
+        let c = columns(
+            json!({"s": {"type": "VarLenFeature", "dtype": "string"}}),
+            StringColumns::Utf8,
+        );
         match c.to_batch(&records) {
             Err(ColumnarError::Utf8 { column, row }) => assert_eq!((column.as_str(), row), ("s", 1)),
             other => panic!("{other:?}"),
         }
-        let binary = columns(json!({"s": {"type": "VarLenFeature", "dtype": "string"}}), StringColumns::Binary);
+        let binary = columns(
+            json!({"s": {"type": "VarLenFeature", "dtype": "string"}}),
+            StringColumns::Binary,
+        );
         assert!(binary.to_batch(&records).is_ok());
     }
 
     #[test]
     fn inference_picks_scalar_fixed_list_and_nullable() {
         let records = vec![
-            example(&[("a", Feature::Int64(vec![1])), ("b", Feature::Float(vec![1.0, 2.0])), ("c", Feature::Bytes(vec![b"x".to_vec()]))]),
+            example(&[
+                ("a", Feature::Int64(vec![1])),
+                ("b", Feature::Float(vec![1.0, 2.0])),
+                ("c", Feature::Bytes(vec![b"x".to_vec()])),
+            ]),
             example(&[("a", Feature::Int64(vec![2])), ("b", Feature::Float(vec![3.0, 4.0]))]),
         ];
         let inferred = infer_specs(&records).unwrap();
@@ -212,7 +228,10 @@ mod tests {
             })
         );
         assert!(inferred.utf8.contains("c"));
-        let mixed = vec![example(&[("a", Feature::Int64(vec![1]))]), example(&[("a", Feature::Float(vec![1.0]))])];
+        let mixed = vec![
+            example(&[("a", Feature::Int64(vec![1]))]),
+            example(&[("a", Feature::Float(vec![1.0]))]),
+        ];
         assert!(matches!(infer_specs(&mixed), Err(ColumnarError::Unsupported { column, .. }) if column == "a"));
     }
 
@@ -252,6 +271,9 @@ mod tests {
     #[test]
     fn fixed_len_sequence_in_example_spec_has_no_form() {
         let spec = specs_from_json(&json!({"s": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true, "default_value": null}})).unwrap();
-        assert!(matches!(ExampleColumns::new(&spec, &StringColumns::Binary), Err(ColumnarError::Unsupported { .. })));
+        assert!(matches!(
+            ExampleColumns::new(&spec, &StringColumns::Binary),
+            Err(ColumnarError::Unsupported { .. })
+        ));
     }
 }

@@ -164,7 +164,10 @@ impl BatchReader {
 
     fn path_of(&self, file: usize) -> String {
         match &self.source {
-            Source::Files(r) => r.files().get(file).map_or_else(String::new, |p| p.display().to_string()),
+            Source::Files(r) => r
+                .files()
+                .get(file)
+                .map_or_else(String::new, |p| p.display().to_string()),
             Source::Range { path, .. } => path.display().to_string(),
         }
     }
@@ -233,8 +236,12 @@ impl BatchReader {
                 ColumnarError::Utf8 { row, .. } | ColumnarError::Value { row, .. } => Some(*row),
                 _ => None,
             };
-            let place = row.and_then(|r| self.places.get(r).copied()).or_else(|| self.places.first().copied());
-            let at = place.map_or_else(String::new, |(file, offset)| format!("{}@{}", self.path_of(file), offset));
+            let place = row
+                .and_then(|r| self.places.get(r).copied())
+                .or_else(|| self.places.first().copied());
+            let at = place.map_or_else(String::new, |(file, offset)| {
+                format!("{}@{}", self.path_of(file), offset)
+            });
             BatchError::Columns {
                 at,
                 first_record: self.records_read - n as u64,

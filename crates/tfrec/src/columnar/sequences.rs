@@ -55,7 +55,10 @@ impl SequenceColumns {
         for (name, spec) in &specs.context_features {
             let (plan, presence_key) = plan_of(name, spec)?;
             if let Some(key) = &presence_key {
-                context_keys.entry(key.as_bytes().to_vec()).or_default().push(context.len());
+                context_keys
+                    .entry(key.as_bytes().to_vec())
+                    .or_default()
+                    .push(context.len());
             }
             context.push(Column {
                 name: name.clone(),
@@ -84,7 +87,10 @@ impl SequenceColumns {
                         _ => Vec::new(),
                     };
                     let lists = 2 + s.partitions.len() - usize::from(uniform_last);
-                    (ListPlan::Ragged { lists, inner }, s.value_key.clone().unwrap_or_else(|| name.clone()))
+                    (
+                        ListPlan::Ragged { lists, inner },
+                        s.value_key.clone().unwrap_or_else(|| name.clone()),
+                    )
                 }
                 other => {
                     return Err(ColumnarError::Unsupported {
@@ -276,7 +282,10 @@ fn varlen_steps(
     let mut counts = vec![0i64; total + 1];
     for (&b, &s) in batch_rows.iter().zip(step_rows) {
         let b = usize::try_from(b).unwrap_or(usize::MAX);
-        let step = first_step.get(b).map(|&f| f + s).filter(|_| (s as usize) < steps.get(b).copied().unwrap_or(0));
+        let step = first_step
+            .get(b)
+            .map(|&f| f + s)
+            .filter(|_| (s as usize) < steps.get(b).copied().unwrap_or(0));
         let Some(step) = step else {
             return Err(no_tensor(name));
         };

@@ -19,6 +19,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde_json::Value;
 use tfrec::columnar::{batch_to_records, infer_specs, sample_records, BatchReader, ColumnSpecs, StringColumns};
 use tfrec::parse::SpecFile;
+use tfrec::record::CompressionChoice;
 
 use crate::error::data;
 use crate::input::{InputArgs, SkipArgs};
@@ -67,8 +68,12 @@ pub struct Args {
     input: InputArgs,
     #[command(flatten)]
     skip: SkipArgs,
-    #[command(flatten)]
-    output: OutputArgs,
+    /// The file to write (written under a temporary name, renamed when complete and read back).
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Compression of a TFRecord output: auto (from the extension: .gz, .zz/.zlib), none, gzip, zlib.
+    #[arg(long = "output-compression", default_value = "auto")]
+    output_compression: CompressionChoice,
     /// Input format (default: from the first input's extension: .parquet, .arrow/.feather, else TFRecord).
     #[arg(long, value_enum)]
     from: Option<Format>,
@@ -248,9 +253,13 @@ fn check_csv_columns(schema: &SchemaRef) -> Result<(), BoxError> {
 
 impl Sink {
     fn create(format: Format, args: &Args, inputs: &[PathBuf], schema: &SchemaRef) -> Result<Sink, BoxError> {
-        let path = &args.output.output;
+        let path = &args.output;
         if format == Format::Tfrecord {
-            return Ok(Sink::Records(args.output.create(inputs)?));
+            let output = OutputArgs {
+                output: args.output.clone(),
+                compression: args.output_compression,
+            };
+            return Ok(Sink::Records(output.create(inputs)?));
         }
         refuse_same_file(path, inputs)?;
         if format == Format::Csv {
@@ -355,7 +364,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let from = args
         .from
         .unwrap_or_else(|| files.first().map_or(Format::Tfrecord, |f| Format::from_path(f)));
-    let to = args.to.unwrap_or_else(|| Format::from_path(&args.output.output));
+    let to = args.to.unwrap_or_else(|| Format::from_path(&args.output));
     if matches!(from, Format::Jsonl | Format::Csv) {
         return Err("JSON lines and CSV are output formats only (`tfrec from-jsonl` reads friendly JSON lines)".into());
     }
@@ -374,6 +383,6 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         sink.write(&batch)?;
     }
     sink.finish(rows)?;
-    eprintln!("{rows} records written to {}", args.output.output.display());
+    eprintln!("{rows} records written to {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

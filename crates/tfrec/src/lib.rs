@@ -52,6 +52,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "arrow")]
+pub mod columnar;
 pub mod error;
 #[cfg(feature = "example")]
 pub mod example;

@@ -1,0 +1,226 @@
+//! `tfrec convert`: TFRecord ↔ Parquet / Arrow IPC round trips keep every feature, JSON lines and
+//! CSV outputs, spec inference and saving, and the data-safety conventions (output is never an
+//! input, nothing partial left behind, clear errors naming the column).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use tfrec::example::{Example, Feature};
+use tfrec::record::{ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+
+fn tfrec(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tfrec"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run tfrec")
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = tfrec(dir, args);
+    assert!(
+        out.status.success(),
+        "tfrec {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn fails(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = tfrec(dir, args);
+    assert!(!out.status.success(), "tfrec {args:?} succeeded");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn example(i: i64) -> Example {
+    let mut e = Example::default();
+    let f = e.features_mut();
+    f.insert("id", Feature::Int64(vec![i]));
+    f.insert("pair", Feature::Float(vec![i as f32 * 0.5, -1.25]));
+    f.insert("name", Feature::Bytes(vec![format!("n{i}").into_bytes()]));
+    if i % 2 == 0 {
+        f.insert("tags", Feature::Int64((0..i % 5).collect()));
+    }
+    if i % 7 == 3 {
+        f.insert("raw", Feature::Bytes(vec![vec![0xff, 0x00, i as u8]]));
+    }
+    e
+}
+
+fn write_examples(path: &Path, examples: &[Example], gzip: bool) {
+    let options = if gzip {
+        WriterOptions::default().compression(tfrec::record::CompressionChoice::Exactly(
+            tfrec::record::Compression::Gzip,
+        ))
+    } else {
+        WriterOptions::default()
+    };
+    let mut w = RecordWriter::create(path, options).expect("create");
+    for e in examples {
+        w.write_record(&e.encode()).expect("write");
+    }
+    w.finish().expect("finish");
+}
+
+fn read_examples(path: &Path) -> Vec<Example> {
+    let mut r = RecordReader::open(path, ReaderOptions::default()).expect("open");
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record().expect("read") {
+        out.push(Example::decode(rec).expect("decode"));
+    }
+    out
+}
+
+fn same(a: &Example, b: &Example) {
+    let mut x: Vec<_> = a.features().iter().collect();
+    let mut y: Vec<_> = b.features().iter().collect();
+    x.sort_by_key(|p| p.0);
+    y.sort_by_key(|p| p.0);
+    assert_eq!(x, y);
+}
+
+#[test]
+fn parquet_and_ipc_round_trips_keep_every_feature() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    let examples: Vec<Example> = (0..300).map(example).collect();
+    write_examples(&d.join("in.tfrecord.gz"), &examples, true);
+    for out in ["data.parquet", "data.arrow", "data.feather"] {
+        let back = format!("back-{out}.tfrecord");
+        ok(
+            d,
+            &[
+                "convert",
+                "in.tfrecord.gz",
+                "-o",
+                out,
+                "--batch-rows",
+                "64",
+                "--infer-rows",
+                "300",
+            ],
+        );
+        ok(d, &["convert", out, "-o", &back, "--batch-rows", "50"]);
+        let got = read_examples(&d.join(&back));
+        assert_eq!(got.len(), examples.len(), "{out}");
+        for (a, b) in examples.iter().zip(&got) {
+            same(a, b);
+        }
+    }
+}
+
+#[test]
+fn spec_is_inferred_printed_and_saved() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    write_examples(&d.join("in.tfrecord"), &(0..20).map(example).collect::<Vec<_>>(), false);
+    let stderr = ok(
+        d,
+        &[
+            "convert",
+            "in.tfrecord",
+            "-o",
+            "a.parquet",
+            "--print-spec",
+            "--save-spec",
+            "spec.json",
+        ],
+    );
+    assert!(
+        stderr.contains("FixedLenFeature") && stderr.contains("VarLenFeature"),
+        "{stderr}"
+    );
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("spec.json")).expect("spec")).expect("json");
+    assert_eq!(spec["id"]["type"], "FixedLenFeature");
+    assert_eq!(spec["pair"]["shape"], serde_json::json!([2]));
+    assert_eq!(spec["tags"]["type"], "VarLenFeature");
+    // The saved spec is what --spec reads, and gives the same file.
+    ok(d, &["convert", "in.tfrecord", "-o", "b.parquet", "--spec", "spec.json"]);
+}
+
+#[test]
+fn jsonl_and_csv_outputs() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    write_examples(&d.join("in.tfrecord"), &(0..10).map(example).collect::<Vec<_>>(), false);
+    ok(d, &["convert", "in.tfrecord", "-o", "out.jsonl", "--utf8"]);
+    let text = std::fs::read_to_string(d.join("out.jsonl")).expect("jsonl");
+    assert_eq!(text.lines().count(), 10);
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().expect("line")).expect("json");
+    assert_eq!(first["id"], 0);
+    assert_eq!(first["name"], "n0");
+    // CSV holds flat columns only: a list column is an error naming it, and nothing is written.
+    let (code, stderr) = fails(d, &["convert", "in.tfrecord", "-o", "out.csv"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("'pair'") || stderr.contains("'tags'"), "{stderr}");
+    assert!(!d.join("out.csv").exists());
+    std::fs::write(
+        d.join("flat.json"),
+        r#"{"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}, "name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"}}"#,
+    )
+    .expect("spec");
+    ok(
+        d,
+        &[
+            "convert",
+            "in.tfrecord",
+            "-o",
+            "out.csv",
+            "--spec",
+            "flat.json",
+            "--utf8",
+        ],
+    );
+    let csv = std::fs::read_to_string(d.join("out.csv")).expect("csv");
+    assert_eq!(csv.lines().next(), Some("id,name"));
+    assert_eq!(csv.lines().count(), 11);
+}
+
+#[test]
+fn refuses_output_that_is_an_input_and_reports_bad_data() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    write_examples(&d.join("in.tfrecord"), &(0..10).map(example).collect::<Vec<_>>(), false);
+    let (code, stderr) = fails(d, &["convert", "in.tfrecord", "-o", "in.tfrecord", "--to", "parquet"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("refusing"), "{stderr}");
+    assert_eq!(read_examples(&d.join("in.tfrecord")).len(), 10);
+    // A spec that does not match the data: exit 1, the file and offset named, nothing left.
+    std::fs::write(
+        d.join("bad.json"),
+        r#"{"id": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"}}"#,
+    )
+    .expect("spec");
+    let (code, stderr) = fails(d, &["convert", "in.tfrecord", "-o", "x.parquet", "--spec", "bad.json"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("in.tfrecord@"), "{stderr}");
+    assert!(!d.join("x.parquet").exists());
+    assert!(std::fs::read_dir(d).expect("dir").all(|e| !e
+        .expect("entry")
+        .file_name()
+        .to_string_lossy()
+        .contains("partial")));
+    // Invalid UTF-8 with --utf8 and a spec saying so: names the column.
+    std::fs::write(
+        d.join("raw.json"),
+        r#"{"raw": {"type": "VarLenFeature", "dtype": "string"}}"#,
+    )
+    .expect("spec");
+    let (_, stderr) = fails(
+        d,
+        &[
+            "convert",
+            "in.tfrecord",
+            "-o",
+            "y.parquet",
+            "--spec",
+            "raw.json",
+            "--utf8",
+        ],
+    );
+    assert!(stderr.contains("'raw'"), "{stderr}");
+}

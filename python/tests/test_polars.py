@@ -126,7 +126,7 @@ def test_projection_reaches_the_parser(data, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(tfrec.polars._arrow, "read", spy)
-    scan_tfrecord(paths, spec).select("id").filter(pl.col("age") > 3).collect()
+    scan_tfrecord(paths, spec).filter(pl.col("age") > 3).select("id").collect()
     parsed = [c for c in calls if c is not None]
     assert parsed, calls
     assert all(set(c) == {"id", "age"} for c in parsed), parsed

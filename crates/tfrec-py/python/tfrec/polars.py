@@ -61,13 +61,19 @@ def scan_tfrecord(paths, spec=None, *, compression=None, utf8=True, infer_rows=1
         if predicate is not None:
             # The predicate may use columns the query does not return.
             parse += [c for c in predicate.meta.root_names() if c not in parse]
+        if not parse:
+            parse = names[:1]
         if n_rows is not None and n_rows <= 0:
             return
+        batch_rows = batch_size or DEFAULT_BATCH_ROWS
+        if n_rows is not None and predicate is None:
+            # Every row read is kept: parse no more than asked for.
+            batch_rows = min(batch_rows, n_rows)
         stream = _arrow.read(
             paths,
             spec,
             columns=parse,
-            batch_rows=batch_size or DEFAULT_BATCH_ROWS,
+            batch_rows=batch_rows,
             compression=compression,
             utf8=utf8,
         )

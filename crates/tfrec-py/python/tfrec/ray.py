@@ -159,9 +159,11 @@ def _read_skipping(path, spec, columns, batch_rows, utf8, compression, after_row
     records = _tfrec.RecordIterator([path], compression_type=compression, on_corruption="skip")
     with tempfile.TemporaryDirectory(prefix="tfrec-ray-") as tmp:
         good = os.path.join(tmp, "good.tfrecord")
+        kept = 0
         with TFRecordWriter(good) as w:
             for rec in itertools.islice(iter(records), after_rows, None):
                 w.write(rec)
+                kept += 1
         stats = records.stats()
         problems = records.problems()
         regions = stats.get("skipped_regions", 0) + stats.get("skipped_files", 0)
@@ -171,7 +173,7 @@ def _read_skipping(path, spec, columns, batch_rows, utf8, compression, after_row
             logger.warning("%s: %s", msg, "; ".join(problems))
         if counter is not None:
             ray.get(counter.add.remote(path, regions, stats.get("skipped_bytes", 0), problems))
-        if w.records_written:
+        if kept:
             stream = _arrow.read(good, spec, columns=columns, batch_rows=batch_rows, utf8=utf8, compression="")
             for batch in stream:
                 yield batch
@@ -209,10 +211,7 @@ def _read_units(units, spec, columns, batch_rows, utf8, compression, on_corrupti
 
     for unit in units:
         for batch in _read_unit(unit, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
-            table = pa.Table.from_batches([batch])
-            if columns == []:
-                table = table.select([])
-            yield table
+            yield pa.Table.from_batches([batch])
 
 
 class TFRecordDatasource(Datasource):
@@ -282,8 +281,11 @@ class TFRecordDatasource(Datasource):
             unknown = [c for c in columns if c not in names]
             if unknown:
                 raise KeyError(f"tfrec.ray: no feature {unknown[0]!r} in the spec")
-            # No column at all (count()): parse one feature for the row count.
-            read_columns = columns if columns else schema.names[:1]
+            if not columns:
+                # No column at all (count()): Ray takes a table without columns for an empty
+                # block, so one feature is parsed and kept for the row count.
+                columns = schema.names[:1]
+            read_columns = columns
             schema = schema.empty_table().select(columns).schema
         units = self._units(parallelism)
         # One task per unit when there are no more units than asked for; else consecutive

@@ -179,6 +179,20 @@ def _read_skipping(path, spec, columns, batch_rows, utf8, compression, after_row
                 yield batch
 
 
+def _damage_in(path, compression):
+    """The first damaged record of ``path`` as a ``DataLossError``, or None. An error coming
+    through the Arrow stream may have lost its type and attributes on the way (Arrow's C
+    stream carries a message only); reading the records again finds where the damage is."""
+    from . import _tfrec
+
+    try:
+        for _ in _tfrec.RecordIterator([path], compression_type=compression):
+            pass
+    except DataLossError as e:
+        return e
+    return None
+
+
 def _read_unit(unit, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
     """The Arrow batches of one read unit (a file, or a byte range of a plain file)."""
     path, byte_range, _, _ = unit
@@ -190,7 +204,10 @@ def _read_unit(unit, spec, columns, batch_rows, utf8, compression, on_corruption
         for batch in stream:
             rows += batch.num_rows
             yield batch
-    except DataLossError as e:
+    except Exception as error:  # noqa: BLE001 (narrowed just below)
+        e = error if isinstance(error, DataLossError) else _damage_in(path, compression)
+        if e is None:
+            raise
         if on_corruption != "skip":
             where = f"{e.path or path} at offset {e.offset}" if e.offset is not None else (e.path or path)
             raise TFRecordReadError(

@@ -49,6 +49,8 @@ enum Command {
     Shard(commands::shard::ShardArgs),
     /// Rewrite a data set shuffled (through a buffer, seeded) into shards, verified.
     Shuffle(commands::shard::ShuffleArgs),
+    /// Convert TFRecord files to and from Parquet and Arrow IPC, or to JSON lines and CSV.
+    Convert(commands::convert::Args),
     /// Write records from protobuf text format.
     FromText(commands::from_text::Args),
     /// Write records from friendly JSON lines.
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => commands::parse::run(args),
         Command::Shard(args) => commands::shard::run(args),
         Command::Shuffle(args) => commands::shard::run_shuffle(args),
+        Command::Convert(args) => commands::convert::run(args),
         Command::FromText(args) => commands::from_text::run(args),
         Command::FromJsonl(args) => commands::from_jsonl::run(args),
         Command::FromImages(args) => commands::from_images::run(args),

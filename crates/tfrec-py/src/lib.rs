@@ -3,6 +3,7 @@
 //! copy of their values), releases the GIL while the library works, and turns the library's
 //! errors into the exceptions of `tfrec.errors`. The Python API itself lives in `python/tfrec`.
 
+mod arrow;
 mod convert;
 mod dataset;
 mod errors;
@@ -35,5 +36,9 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensors::serialize_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(tensors::parse_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(tensors::tensor_dtype_names, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_infer_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_check_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_write, m)?)?;
     Ok(())
 }

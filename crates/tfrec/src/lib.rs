@@ -14,3 +14,5 @@ pub mod pipeline;
 pub mod record;
 pub mod state_saver;
 pub mod tensor_proto;
+#[cfg(feature = "arrow")]
+pub mod columnar;

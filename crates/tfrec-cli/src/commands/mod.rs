@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod cat;
+pub mod convert;
 pub mod count;
 pub mod from_images;
 pub mod from_jsonl;

@@ -1,0 +1,366 @@
+//! `tfrec convert`: TFRecord files to and from columnar formats — Parquet, Arrow IPC
+//! (`.arrow` / `.feather`), and out to JSON lines and CSV — through Arrow record batches
+//! (`tfrec::columnar`), batch by batch so memory stays bounded whatever the input size. The
+//! output is written under a temporary name, read back to check its row count, then renamed.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{DataType, SchemaRef};
+use clap::{Args as ClapArgs, ValueEnum};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression as ParquetCompression;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use serde_json::Value;
+use tfrec::columnar::{batch_to_records, infer_specs, sample_records, BatchReader, ColumnSpecs, StringColumns};
+use tfrec::parse::SpecFile;
+
+use crate::error::data;
+use crate::input::{InputArgs, SkipArgs};
+use crate::output::{refuse_same_file, OutputArgs, PendingFile};
+use crate::progress::Progress;
+
+/// A file format `convert` reads or writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// TFRecord files of Examples or SequenceExamples (any compression).
+    Tfrecord,
+    /// Apache Parquet (Snappy-compressed).
+    Parquet,
+    /// Arrow IPC file format (`.arrow`, `.feather`).
+    Arrow,
+    /// JSON lines, one object per record (output only).
+    Jsonl,
+    /// CSV with a header (output only; flat columns only).
+    Csv,
+}
+
+impl Format {
+    fn from_path(path: &Path) -> Format {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+        if name.ends_with(".parquet") || name.ends_with(".pq") {
+            Format::Parquet
+        } else if name.ends_with(".arrow") || name.ends_with(".feather") || name.ends_with(".ipc") {
+            Format::Arrow
+        } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+            Format::Jsonl
+        } else if name.ends_with(".csv") {
+            Format::Csv
+        } else {
+            Format::Tfrecord
+        }
+    }
+}
+
+/// `tfrec convert`'s options.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    skip: SkipArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Input format (default: from the first input's extension: .parquet, .arrow/.feather, else TFRecord).
+    #[arg(long, value_enum)]
+    from: Option<Format>,
+    /// Output format (default: from the output's extension: .parquet, .arrow/.feather, .jsonl, .csv, else TFRecord).
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+    /// Feature spec for TFRecord input (the JSON `tfrec parse --spec` reads); without it one is
+    /// inferred from the first --infer-rows records.
+    #[arg(long, value_name = "FILE")]
+    spec: Option<PathBuf>,
+    /// Records sampled to infer a spec when --spec is not given.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    infer_rows: usize,
+    /// Print the spec used (given or inferred) on stderr.
+    #[arg(long)]
+    print_spec: bool,
+    /// Save the spec used (given or inferred) as a spec file.
+    #[arg(long, value_name = "PATH")]
+    save_spec: Option<PathBuf>,
+    /// Rows per record batch (and per Parquet row group write).
+    #[arg(long, default_value_t = 65536, value_name = "N")]
+    batch_rows: usize,
+    /// String features as UTF-8 columns (a value that is not UTF-8 is then an error); with an
+    /// inferred spec, only the features whose sampled values were all UTF-8.
+    #[arg(long)]
+    utf8: bool,
+}
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// Batches from the inputs, with a progress bar when the input is TFRecord.
+struct Input {
+    batches: Box<dyn Iterator<Item = Result<RecordBatch, BoxError>>>,
+    schema: SchemaRef,
+    _progress: Option<Progress>,
+}
+
+fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), BoxError> {
+    if let Some(path) = &args.spec {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let spec = SpecFile::from_json(&value).map_err(|e| format!("{}: {e}", path.display()))?;
+        let strings = if args.utf8 { StringColumns::Utf8 } else { StringColumns::Binary };
+        return Ok((spec, strings));
+    }
+    let sample = sample_records(files, args.input.reader_options(args.skip), args.infer_rows)?;
+    let inferred = infer_specs(&sample).map_err(|e| data(format!("inferring a spec: {e}")))?;
+    for (name, why) in &inferred.skipped {
+        eprintln!("warning: feature '{name}' left out: {why}");
+    }
+    let strings = inferred.string_columns(args.utf8);
+    Ok((SpecFile::Example(inferred.specs), strings))
+}
+
+fn spec_json(spec: &SpecFile) -> Value {
+    match spec {
+        SpecFile::Example(s) => tfrec::parse::specs_to_json(s),
+        SpecFile::Sequence(s) => s.to_json(),
+    }
+}
+
+fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
+    for f in &files {
+        File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
+    }
+    let (spec, strings) = spec_of(args, &files)?;
+    if args.print_spec {
+        eprintln!("{:#}", spec_json(&spec));
+    }
+    if let Some(path) = &args.save_spec {
+        refuse_same_file(path, &files)?;
+        let pending = PendingFile::create(path)?;
+        writeln!(pending.file()?, "{:#}", spec_json(&spec))?;
+        pending.commit()?;
+    }
+    let columns = ColumnSpecs::new(&spec, &strings).map_err(|e| format!("spec: {e}"))?;
+    let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows);
+    let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
+    let schema = reader.schema();
+    let mut reader = reader;
+    let batches = std::iter::from_fn(move || match reader.next_batch() {
+        Ok(Some(b)) => Some(Ok(b)),
+        Ok(None) => None,
+        Err(tfrec::columnar::BatchError::Record(e)) => Some(Err(Box::new(e) as BoxError)),
+        Err(e) => Some(Err(data(e.to_string()))),
+    });
+    Ok(Input {
+        batches: Box::new(batches),
+        schema,
+        _progress: progress,
+    })
+}
+
+/// Batches of columnar files, one after the other; every file must have the first one's schema.
+fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Result<Input, BoxError> {
+    let open = move |path: &Path| -> Result<Box<dyn RecordBatchReader>, BoxError> {
+        let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+        let named = |e: &dyn std::fmt::Display| data(format!("{}: {e}", path.display()));
+        Ok(match format {
+            Format::Parquet => Box::new(
+                ParquetRecordBatchReaderBuilder::try_new(file)
+                    .map_err(|e| named(&e))?
+                    .with_batch_size(batch_rows.max(1))
+                    .build()
+                    .map_err(|e| named(&e))?,
+            ),
+            _ => Box::new(arrow_ipc::reader::FileReader::try_new(BufReader::new(file), None).map_err(|e| named(&e))?),
+        })
+    };
+    let first = files.first().ok_or("no input files")?;
+    let schema = open(first)?.schema();
+    let (progress, done) = Progress::for_files(&files);
+    let expected = schema.clone();
+    let mut pending = files.into_iter();
+    let mut current: Option<(PathBuf, Box<dyn RecordBatchReader>)> = None;
+    let batches = std::iter::from_fn(move || loop {
+        if current.is_none() {
+            let path = pending.next()?;
+            match open(&path) {
+                Ok(r) if r.schema().fields() != expected.fields() => {
+                    return Some(Err(data(format!(
+                        "{}: its columns differ from the first input's; convert the files separately",
+                        path.display()
+                    ))))
+                }
+                Ok(r) => current = Some((path, r)),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        let (path, reader) = current.as_mut()?;
+        match reader.next() {
+            Some(Ok(b)) => return Some(Ok(b)),
+            Some(Err(e)) => return Some(Err(data(format!("{}: {e}", path.display())))),
+            None => {
+                let size = std::fs::metadata(&*path).map_or(0, |m| m.len());
+                done.fetch_add(size, std::sync::atomic::Ordering::Relaxed);
+                current = None;
+            }
+        }
+    });
+    Ok(Input {
+        batches: Box::new(batches),
+        schema,
+        _progress: Some(progress),
+    })
+}
+
+/// Where batches go.
+enum Sink {
+    Records(crate::output::PendingRecords),
+    Parquet(ArrowWriter<File>, PendingFile),
+    Arrow(arrow_ipc::writer::FileWriter<BufWriter<File>>, PendingFile),
+    Jsonl(arrow_json::LineDelimitedWriter<BufWriter<File>>, PendingFile),
+    Csv(arrow_csv::Writer<BufWriter<File>>, PendingFile, SchemaRef),
+}
+
+fn check_csv_columns(schema: &SchemaRef) -> Result<(), BoxError> {
+    for f in schema.fields() {
+        if matches!(
+            f.data_type(),
+            DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) | DataType::Struct(_)
+        ) {
+            return Err(format!(
+                "column '{}' is a {} and CSV holds only flat columns: write Parquet, Arrow or JSON lines instead",
+                f.name(),
+                f.data_type()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+impl Sink {
+    fn create(format: Format, args: &Args, inputs: &[PathBuf], schema: &SchemaRef) -> Result<Sink, BoxError> {
+        let path = &args.output.output;
+        if format == Format::Tfrecord {
+            return Ok(Sink::Records(args.output.create(inputs)?));
+        }
+        refuse_same_file(path, inputs)?;
+        if format == Format::Csv {
+            check_csv_columns(schema)?;
+        }
+        let pending = PendingFile::create(path)?;
+        let file = pending.file()?;
+        Ok(match format {
+            Format::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(ParquetCompression::SNAPPY)
+                    .build();
+                Sink::Parquet(ArrowWriter::try_new(file, schema.clone(), Some(props))?, pending)
+            }
+            Format::Arrow => Sink::Arrow(arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?, pending),
+            Format::Jsonl => Sink::Jsonl(arrow_json::LineDelimitedWriter::new(BufWriter::new(file)), pending),
+            _ => Sink::Csv(arrow_csv::Writer::new(BufWriter::new(file)), pending, schema.clone()),
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), BoxError> {
+        match self {
+            Sink::Records(out) => {
+                for record in batch_to_records(batch).map_err(|e| data(e.to_string()))? {
+                    out.writer.write_record(&record)?;
+                }
+            }
+            Sink::Parquet(w, _) => w.write(batch)?,
+            Sink::Arrow(w, _) => w.write(batch)?,
+            Sink::Jsonl(w, _) => w.write(batch)?,
+            Sink::Csv(w, _, _) => w.write(batch)?,
+        }
+        Ok(())
+    }
+
+    /// Finishes the file, reads it back to check its row count, and renames it into place.
+    fn finish(self, rows: u64) -> Result<(), BoxError> {
+        let check = |read: u64, pending: &PendingFile| -> Result<(), BoxError> {
+            if read != rows {
+                return Err(format!("{}: wrote {rows} rows but read back {read}", pending.path().display()).into());
+            }
+            Ok(())
+        };
+        match self {
+            Sink::Records(out) => {
+                out.finish_verified()?;
+            }
+            Sink::Parquet(w, pending) => {
+                w.close()?;
+                let reader = SerializedFileReader::new(File::open(pending.temp_path())?)?;
+                check(reader.metadata().file_metadata().num_rows() as u64, &pending)?;
+                pending.commit()?;
+            }
+            Sink::Arrow(mut w, pending) => {
+                w.finish()?;
+                w.into_inner()?.flush()?;
+                let reader = arrow_ipc::reader::FileReader::try_new(BufReader::new(File::open(pending.temp_path())?), None)?;
+                let mut read = 0u64;
+                for b in reader {
+                    read += b?.num_rows() as u64;
+                }
+                check(read, &pending)?;
+                pending.commit()?;
+            }
+            Sink::Jsonl(mut w, pending) => {
+                w.finish()?;
+                w.into_inner().flush()?;
+                let read = BufReader::new(File::open(pending.temp_path())?).lines().count() as u64;
+                check(read, &pending)?;
+                pending.commit()?;
+            }
+            Sink::Csv(w, pending, schema) => {
+                w.into_inner().flush()?;
+                let text_schema = arrow_schema::Schema::new(
+                    schema
+                        .fields()
+                        .iter()
+                        .map(|f| arrow_schema::Field::new(f.name(), DataType::Utf8, true))
+                        .collect::<Vec<_>>(),
+                );
+                let reader = arrow_csv::ReaderBuilder::new(std::sync::Arc::new(text_schema))
+                    .with_header(true)
+                    .build(File::open(pending.temp_path())?)?;
+                let mut read = 0u64;
+                for b in reader {
+                    read += b?.num_rows() as u64;
+                }
+                check(read, &pending)?;
+                pending.commit()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+    let files = args.input.files()?;
+    let from = args.from.unwrap_or_else(|| files.first().map_or(Format::Tfrecord, |f| Format::from_path(f)));
+    let to = args.to.unwrap_or_else(|| Format::from_path(&args.output.output));
+    if matches!(from, Format::Jsonl | Format::Csv) {
+        return Err("JSON lines and CSV are output formats only (`tfrec from-jsonl` reads friendly JSON lines)".into());
+    }
+    if from == Format::Tfrecord && to == Format::Tfrecord {
+        return Err("TFRecord to TFRecord: use `tfrec shard` (or give --to with a columnar output)".into());
+    }
+    let input = match from {
+        Format::Tfrecord => tfrecord_input(&args, files.clone())?,
+        _ => columnar_input(from, files.clone(), args.batch_rows)?,
+    };
+    let mut sink = Sink::create(to, &args, &files, &input.schema)?;
+    let mut rows = 0u64;
+    for batch in input.batches {
+        let batch = batch?;
+        rows += batch.num_rows() as u64;
+        sink.write(&batch)?;
+    }
+    sink.finish(rows)?;
+    eprintln!("{rows} records written to {}", args.output.output.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,157 @@
+"""TFRecord files as Apache Arrow data, and Arrow data as TFRecord files.
+
+``read`` parses Examples (or SequenceExamples) with a spec into Arrow record batches, exported
+through the Arrow PyCapsule interface (``__arrow_c_stream__``): ``pyarrow.table(stream)``,
+``polars.from_arrow(stream)`` and DuckDB take the batches without a copy. Without a spec, one is
+inferred from the first ``infer_rows`` records (``infer_spec``). ``write`` turns anything with
+``__arrow_c_stream__`` (a pyarrow Table or RecordBatchReader, a Polars DataFrame) into Examples.
+
+Column types follow the spec: a ``FixedLenFeature`` is a primitive column (``FixedSizeList`` for
+a shape), a ``VarLenFeature`` a ``List``, a ``RaggedFeature`` nested ``List``s, a
+``SparseFeature`` a struct of index and value lists, a sequence feature list a list of steps. A
+record that lacks a feature is NULL there (a ``FixedLenFeature`` takes its default, or the read
+fails as ``tf.io.parse_example`` does).
+
+>>> stream = tfrec.arrow.read("data.tfrecord", {"age": tfrec.io.FixedLenFeature([], tfrec.int64)})
+>>> table = stream.read_all()                      # a pyarrow.Table
+>>> tfrec.arrow.write(table, "copy.tfrecord")
+"""
+
+import json
+import os
+
+from . import _tfrec
+from .io import specs_to_json
+
+__all__ = ["ArrowStream", "infer_spec", "read", "write"]
+
+
+def _paths(paths):
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    return [os.fsdecode(p) for p in paths]
+
+
+def _spec_dict(spec):
+    """The JSON spec form of ``spec``: a dict of ``tfrec.io`` spec objects, a dict already in
+    the JSON form, or a sequence spec ``{"context_features": …, "sequence_features": …}``."""
+    if isinstance(spec, (str, bytes)):
+        return json.loads(spec)
+    spec = dict(spec)
+    if "context_features" in spec or "sequence_features" in spec:
+        return {part: _spec_dict(spec.get(part) or {}) for part in ("context_features", "sequence_features")}
+    if all(isinstance(v, dict) for v in spec.values()):
+        return spec
+    return specs_to_json(spec)
+
+
+def _project(spec, columns):
+    if columns is None:
+        return spec
+    columns = list(columns)
+    if "context_features" in spec or "sequence_features" in spec:
+        known = set(spec.get("context_features", {})) | set(spec.get("sequence_features", {}))
+    else:
+        known = set(spec)
+    unknown = [c for c in columns if c not in known]
+    if unknown:
+        raise KeyError(f"columns not in the spec: {unknown}")
+    if "context_features" in spec or "sequence_features" in spec:
+        return {part: {k: v for k, v in spec.get(part, {}).items() if k in columns}
+                for part in ("context_features", "sequence_features")}
+    return {k: v for k, v in spec.items() if k in columns}
+
+
+def infer_spec(paths, rows=1000, *, compression=None):
+    """A spec (JSON form: ``{name: {"type": …}}``) inferred from the first ``rows`` Examples of
+    ``paths``: a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every sampled
+    record has the feature with the same number of values, else a ``VarLenFeature``."""
+    text, _ = _tfrec.arrow_infer_spec(_paths(paths), rows, compression)
+    return json.loads(text)
+
+
+class ArrowStream:
+    """TFRecord files read as Arrow record batches. Each ``__arrow_c_stream__`` call (each
+    iteration, ``read_all``, ``pyarrow.table(stream)``) reads the files again."""
+
+    def __init__(self, paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, utf8=False,
+                 compression=None, infer_rows=1000, n_rows=None):
+        self._paths = _paths(paths)
+        self._utf8_columns = None
+        if spec is None:
+            text, utf8_names = _tfrec.arrow_infer_spec(self._paths, infer_rows, compression)
+            spec = json.loads(text)
+            # Inferred: UTF-8 only for the string features whose sampled values were all UTF-8.
+            self._utf8_columns = utf8_names
+        self._spec = _project(_spec_dict(spec), columns)
+        self._spec_text = json.dumps(self._spec)
+        self._batch_rows = int(batch_rows)
+        self._byte_range = None if byte_range is None else (int(byte_range[0]), int(byte_range[1]))
+        self._utf8 = bool(utf8)
+        self._compression = compression
+        self._n_rows = n_rows
+        _tfrec.arrow_check_spec(self._spec_text, self._utf8, self._utf8_columns)
+
+    @property
+    def schema(self):
+        """The spec the columns follow, in the JSON spec form (a dict)."""
+        return json.loads(self._spec_text)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        # The requested schema is a hint the protocol lets a producer ignore; the columns are
+        # the spec's.
+        return _tfrec.arrow_stream(self._paths, self._spec_text, self._batch_rows, self._byte_range, self._utf8,
+                                   self._utf8_columns, self._compression, self._n_rows)
+
+    def to_reader(self):
+        """A ``pyarrow.RecordBatchReader`` over the batches."""
+        import pyarrow as pa
+
+        return pa.RecordBatchReader.from_stream(self)
+
+    def read_all(self):
+        """All batches as one ``pyarrow.Table``."""
+        return self.to_reader().read_all()
+
+    def __iter__(self):
+        return iter(self.to_reader())
+
+    @property
+    def arrow_schema(self):
+        """The ``pyarrow.Schema`` of the batches."""
+        return self.to_reader().schema
+
+    def __repr__(self):
+        return f"ArrowStream({self._paths!r}, columns={list(self._columns_of())!r})"
+
+    def _columns_of(self):
+        spec = self._spec
+        if "context_features" in spec or "sequence_features" in spec:
+            return [*spec.get("context_features", {}), *spec.get("sequence_features", {})]
+        return list(spec)
+
+
+def read(paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, utf8=False, compression=None,
+         infer_rows=1000, n_rows=None):
+    """TFRecord files as an :class:`ArrowStream` of record batches of at most ``batch_rows``.
+
+    ``spec``: a dict of ``tfrec.io`` feature specs (or their JSON form, or a sequence spec with
+    ``context_features`` / ``sequence_features``); ``None`` infers one from the first
+    ``infer_rows`` records. ``columns``: parse only these features. ``byte_range=(start, end)``:
+    only the records of one uncompressed file whose headers start in ``[start, end)`` (splits
+    of a file for parallel readers). ``utf8``: strings as ``utf8`` columns instead of
+    ``binary`` (a value that is not UTF-8 is then an error). ``n_rows``: stop after so many."""
+    return ArrowStream(paths, spec, columns=columns, batch_rows=batch_rows, byte_range=byte_range, utf8=utf8,
+                       compression=compression, infer_rows=infer_rows, n_rows=n_rows)
+
+
+def write(data, path, compression=None):
+    """Writes ``data`` (anything with ``__arrow_c_stream__``: a pyarrow Table or
+    RecordBatchReader, a Polars DataFrame, an :class:`ArrowStream`) to ``path`` as Examples, one
+    per row; returns the number written. Integers become ``int64_list``, floating point
+    ``float_list``, binary and strings ``bytes_list``, booleans ``int64_list`` of 0 / 1; lists
+    are flattened; a struct column gives one feature per field; NULL is an absent feature."""
+    if not hasattr(data, "__arrow_c_stream__"):
+        raise TypeError(f"write() needs an object with __arrow_c_stream__, not {type(data).__name__}")
+    capsule = data.__arrow_c_stream__()
+    return _tfrec.arrow_write(capsule, os.fspath(path), compression)

@@ -1,0 +1,318 @@
+//! Examples → Arrow: one column per spec, built from `ExampleParser`'s batch tensors, with a
+//! NULL where a record lacks a feature that has no value of its own when missing.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+use rustc_hash::FxHashMap;
+
+use super::arrays::{fixed_lists, fixed_type, list, list_type, offsets_from_rows, value_type};
+use super::storage::{dense_shape, dense_values, sparse_index_column, sparse_rank};
+use super::{ColumnarError, StringColumns};
+use crate::example::ExampleView;
+use crate::parse::{
+    DType, ExampleParser, FeatureSpec, FeatureSpecs, Partition, RaggedTensor, SparseTensor, Tensor, TensorMap,
+};
+
+/// How one spec becomes a column.
+#[derive(Debug, Clone)]
+pub(super) enum Plan {
+    /// A dense tensor: the batch dimension, then these fixed dimensions.
+    Fixed { dims: Vec<usize> },
+    /// A sparse tensor of `[batch, n]`: one list per row.
+    VarLen,
+    /// A ragged tensor: `lists` list levels (the batch's row splits included) over flat values
+    /// with these inner fixed dimensions.
+    Ragged { lists: usize, inner: Vec<usize> },
+    /// A `SparseFeature`: its index features and value feature as struct fields.
+    Sparse { index_keys: Vec<String>, value_key: String },
+}
+
+/// One column: its name, plan, string form and the feature whose presence decides NULL.
+#[derive(Debug, Clone)]
+pub(super) struct Column {
+    pub(super) name: String,
+    pub(super) plan: Plan,
+    pub(super) dtype: DType,
+    pub(super) utf8: bool,
+    pub(super) presence_key: Option<String>,
+}
+
+/// The plan of one Example spec, or why it has no columnar form.
+pub(super) fn plan_of(name: &str, spec: &FeatureSpec) -> Result<(Plan, Option<String>), ColumnarError> {
+    Ok(match spec {
+        FeatureSpec::FixedLen(s) => (Plan::Fixed { dims: s.shape.clone() }, None),
+        FeatureSpec::VarLen(_) => (Plan::VarLen, Some(name.to_owned())),
+        FeatureSpec::Ragged(s) => {
+            let uniform_last = matches!(s.partitions.last(), Some(Partition::UniformRowLength(_)));
+            let inner = match s.partitions.last() {
+                Some(Partition::UniformRowLength(n)) => vec![usize::try_from(*n).unwrap_or(0)],
+                _ => Vec::new(),
+            };
+            let lists = 1 + s.partitions.len() - usize::from(uniform_last);
+            let key = s.value_key.clone().unwrap_or_else(|| name.to_owned());
+            (Plan::Ragged { lists, inner }, Some(key))
+        }
+        FeatureSpec::Sparse(s) => {
+            let mut seen = std::collections::BTreeSet::new();
+            if !s.index_keys.iter().chain([&s.value_key]).all(|k| seen.insert(k.as_str())) {
+                return Err(ColumnarError::Unsupported {
+                    column: name.to_owned(),
+                    reason: "a SparseFeature whose index and value keys repeat has no struct form".into(),
+                });
+            }
+            let plan = Plan::Sparse {
+                index_keys: s.index_keys.clone(),
+                value_key: s.value_key.clone(),
+            };
+            (plan, Some(s.value_key.clone()))
+        }
+        FeatureSpec::FixedLenSequence(_) => {
+            return Err(ColumnarError::Unsupported {
+                column: name.to_owned(),
+                reason: "a FixedLenSequenceFeature in an Example spec has no columnar form (its padded tensor \
+                         hides each record's length): use a VarLenFeature or RaggedFeature"
+                    .into(),
+            })
+        }
+    })
+}
+
+/// The Arrow type of a column.
+pub(super) fn column_type(column: &Column) -> DataType {
+    let value = value_type(column.dtype, column.utf8);
+    match &column.plan {
+        Plan::Fixed { dims } => fixed_type(value, dims),
+        Plan::VarLen => list_type(value),
+        Plan::Ragged { lists, inner } => (0..*lists).fold(fixed_type(value, inner), |t, _| list_type(t)),
+        Plan::Sparse { index_keys, value_key } => DataType::Struct(sparse_fields(index_keys, value_key, value)),
+    }
+}
+
+fn sparse_fields(index_keys: &[String], value_key: &str, value: DataType) -> Fields {
+    let mut fields: Vec<Field> = index_keys
+        .iter()
+        .map(|k| Field::new(k, list_type(DataType::Int64), false))
+        .collect();
+    fields.push(Field::new(value_key, list_type(value), false));
+    Fields::from(fields)
+}
+
+/// Compiled Example specs that turn batches of serialized Examples into Arrow record batches.
+#[derive(Debug, Clone)]
+pub struct ExampleColumns {
+    parser: ExampleParser,
+    specs: FeatureSpecs,
+    columns: Vec<Column>,
+    schema: SchemaRef,
+    /// Feature key → the columns whose NULLs it decides.
+    presence: FxHashMap<Vec<u8>, Vec<usize>>,
+}
+
+impl ExampleColumns {
+    /// Compiles `specs` (every spec must have a columnar form, see the module docs).
+    pub fn new(specs: &FeatureSpecs, strings: &StringColumns) -> Result<ExampleColumns, ColumnarError> {
+        let parser = ExampleParser::new(specs)?;
+        let mut columns = Vec::with_capacity(specs.len());
+        let mut presence: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
+        for (name, spec) in specs {
+            let (plan, presence_key) = plan_of(name, spec)?;
+            if let Some(key) = &presence_key {
+                presence.entry(key.as_bytes().to_vec()).or_default().push(columns.len());
+            }
+            columns.push(Column {
+                name: name.clone(),
+                plan,
+                dtype: spec.dtype(),
+                utf8: strings.utf8(name),
+                presence_key,
+            });
+        }
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|c| Field::new(&c.name, column_type(c), c.presence_key.is_some()))
+            .collect();
+        Ok(ExampleColumns {
+            parser,
+            specs: specs.clone(),
+            columns,
+            schema: Arc::new(Schema::new(fields)),
+            presence,
+        })
+    }
+
+    /// The schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The specs the columns follow.
+    pub fn specs(&self) -> &FeatureSpecs {
+        &self.specs
+    }
+
+    /// Parses `records` (serialized Examples) into one record batch of `records.len()` rows.
+    pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
+        let tensors = if records.len() > 4096 {
+            self.parser.parse_batch_parallel(records, 2048)?
+        } else {
+            self.parser.parse_batch(records)?
+        };
+        let valid = presence(records, &self.presence, self.columns.len())?;
+        let arrays = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| column_array(c, &tensors, records.len(), valid.get(i).and_then(|v| v.as_deref())))
+            .collect::<Result<Vec<_>, _>>()?;
+        RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(records.len())),
+        )
+        .map_err(|source| ColumnarError::Arrow {
+            column: String::new(),
+            source,
+        })
+    }
+}
+
+/// For each column, whether each record has its presence feature (`None` for columns that are
+/// never NULL).
+fn presence<R: AsRef<[u8]>>(
+    records: &[R],
+    keys: &FxHashMap<Vec<u8>, Vec<usize>>,
+    ncolumns: usize,
+) -> Result<Vec<Option<Vec<bool>>>, ColumnarError> {
+    let mut valid: Vec<Option<Vec<bool>>> = vec![None; ncolumns];
+    for columns in keys.values() {
+        for &c in columns {
+            valid[c] = Some(vec![false; records.len()]);
+        }
+    }
+    if keys.is_empty() {
+        return Ok(valid);
+    }
+    for (row, record) in records.iter().enumerate() {
+        let mut entries = ExampleView::new(record.as_ref()).entries();
+        while let Some((key, _)) = entries
+            .next_entry()
+            .map_err(|source| ColumnarError::Decode { record: row, source })?
+        {
+            if let Some(columns) = keys.get(key) {
+                for &c in columns {
+                    if let Some(v) = valid[c].as_mut() {
+                        v[row] = true;
+                    }
+                }
+            }
+        }
+    }
+    Ok(valid)
+}
+
+fn missing(column: &str) -> ColumnarError {
+    ColumnarError::Unsupported {
+        column: column.to_owned(),
+        reason: "the parse op gave no tensor of the expected kind for this feature".into(),
+    }
+}
+
+/// The column of one spec from the batch's tensors.
+pub(super) fn column_array(
+    column: &Column,
+    tensors: &TensorMap,
+    nrows: usize,
+    valid: Option<&[bool]>,
+) -> Result<ArrayRef, ColumnarError> {
+    let name = column.name.as_str();
+    let tensor = tensors.get(name).ok_or_else(|| missing(name))?;
+    match (&column.plan, tensor) {
+        (Plan::Fixed { dims }, Tensor::Dense(t)) => {
+            let per_row: usize = dims.iter().product::<usize>().max(1);
+            let values = dense_values(t, column.utf8, name, &|i| i / per_row)?;
+            fixed_lists(values, dims, name)
+        }
+        (Plan::VarLen, Tensor::Sparse(t)) => {
+            let rows = sparse_index_column(t, 0);
+            let values = dense_values(&t.values, column.utf8, name, &|i| rows.get(i).map_or(0, |&r| r as usize))?;
+            list(values, &offsets_from_rows(&rows, nrows), valid, name)
+        }
+        (Plan::Ragged { lists, inner }, Tensor::Ragged(t)) => ragged_array(name, t, *lists, inner, column.utf8, valid),
+        (Plan::Sparse { index_keys, value_key }, Tensor::Sparse(t)) => {
+            sparse_struct(name, t, index_keys, value_key, column.utf8, nrows, valid)
+        }
+        _ => Err(missing(name)),
+    }
+}
+
+/// A ragged tensor as nested lists: its row splits, outermost first, over its flat values.
+pub(super) fn ragged_array(
+    name: &str,
+    t: &RaggedTensor,
+    lists: usize,
+    inner: &[usize],
+    utf8: bool,
+    valid: Option<&[bool]>,
+) -> Result<ArrayRef, ColumnarError> {
+    let shape = dense_shape(&t.flat_values);
+    if t.nested_row_splits.len() != lists || shape.get(1..) != Some(inner) {
+        return Err(ColumnarError::Unsupported {
+            column: name.to_owned(),
+            reason: format!(
+                "the parsed ragged tensor has {} row-split levels and inner shape {:?}, the spec {} and {:?}",
+                t.nested_row_splits.len(),
+                shape.get(1..).unwrap_or(&[]),
+                lists,
+                inner
+            ),
+        });
+    }
+    let stride: usize = inner.iter().product::<usize>().max(1);
+    let splits = &t.nested_row_splits;
+    let row_of = |i: usize| {
+        let mut idx = (i / stride) as i64;
+        for level in splits.iter().rev() {
+            idx = level.partition_point(|&s| s <= idx).saturating_sub(1) as i64;
+        }
+        idx as usize
+    };
+    let mut array = fixed_lists(dense_values(&t.flat_values, utf8, name, &row_of)?, inner, name)?;
+    for (level, offsets) in splits.iter().enumerate().rev() {
+        array = list(array, offsets, if level == 0 { valid } else { None }, name)?;
+    }
+    Ok(array)
+}
+
+fn sparse_struct(
+    name: &str,
+    t: &SparseTensor,
+    index_keys: &[String],
+    value_key: &str,
+    utf8: bool,
+    nrows: usize,
+    valid: Option<&[bool]>,
+) -> Result<ArrayRef, ColumnarError> {
+    if sparse_rank(t) != index_keys.len() + 1 {
+        return Err(missing(name));
+    }
+    let rows = sparse_index_column(t, 0);
+    let offsets = offsets_from_rows(&rows, nrows);
+    let mut arrays = Vec::with_capacity(index_keys.len() + 1);
+    for dim in 0..index_keys.len() {
+        let index: ArrayRef = Arc::new(arrow_array::Int64Array::from(sparse_index_column(t, dim + 1)));
+        arrays.push(list(index, &offsets, None, name)?);
+    }
+    let values = dense_values(&t.values, utf8, name, &|i| rows.get(i).map_or(0, |&r| r as usize))?;
+    arrays.push(list(values, &offsets, None, name)?);
+    let fields = sparse_fields(index_keys, value_key, value_type(t.values.dtype(), utf8));
+    let nulls = valid.map(|v| NullBuffer::from(v.to_vec())).filter(|n| n.null_count() > 0);
+    Ok(Arc::new(StructArray::try_new(fields, arrays, nulls).map_err(|source| {
+        ColumnarError::Arrow {
+            column: name.to_owned(),
+            source,
+        }
+    })?))
+}

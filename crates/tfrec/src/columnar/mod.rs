@@ -1,0 +1,257 @@
+//! Examples and SequenceExamples as Arrow record batches, and back (feature `arrow`).
+//!
+//! The columns come from the parse layer's tensors ([`ExampleParser`](crate::parse::ExampleParser),
+//! [`SequenceParser`](crate::parse::SequenceParser)), so every TensorFlow rule (defaults, type
+//! checks, ragged partitions) is the parse op's. The mapping, per spec:
+//!
+//! | spec | Arrow column |
+//! | --- | --- |
+//! | `FixedLenFeature`, shape `[]` | the primitive type (`Int64`, `Float32`, `Binary` / `Utf8`) |
+//! | `FixedLenFeature`, shape `[a, b, …]` | `FixedSizeList<a>` of `FixedSizeList<b>` … of the primitive |
+//! | `VarLenFeature` | `List` of the primitive |
+//! | `RaggedFeature` | one `List` per ragged level (a trailing uniform partition is a `FixedSizeList`) |
+//! | `SparseFeature` | `Struct` of one `List<Int64>` per index key and a `List` of values, named by their features |
+//! | sequence `FixedLenSequenceFeature` | `List` of the step (primitive or `FixedSizeList`) |
+//! | sequence `VarLenFeature` | `List<List<…>>`: steps, then each step's values |
+//!
+//! Missing features: a record without a `VarLen`, `Ragged` or `Sparse` feature (or without a
+//! feature list) has a NULL there, not an empty list, so absent and empty stay apart. A
+//! `FixedLenFeature` is never NULL: with a default a missing value takes the default (as
+//! TensorFlow does), without one the batch fails as TensorFlow's parse does. A
+//! `FixedLenSequenceFeature` outside a SequenceExample has no columnar form (the padded tensor
+//! hides each record's length). Strings are `Binary`, or `Utf8` when asked: a value that is not
+//! UTF-8 is then an error naming the column and row.
+//!
+//! Back ([`batch_to_examples`]): integers → `int64_list`, floating point → `float_list` (64-bit
+//! values are rounded to 32 bits), binary and strings → `bytes_list`, booleans → `int64_list`
+//! of 0 / 1; lists, fixed-size lists and nested lists are flattened into one list feature; a
+//! struct column gives one feature per struct field (named by the field, as a `SparseFeature`
+//! column's fields are); a NULL is an absent feature. Any other type is an error naming the
+//! column.
+
+mod arrays;
+mod examples;
+mod from_arrow;
+mod infer;
+mod reader;
+mod sequences;
+mod storage;
+
+use crate::example::DecodeError;
+use crate::parse::{ParseError, SpecError};
+
+pub use examples::ExampleColumns;
+pub use from_arrow::{batch_to_examples, batch_to_records};
+pub use infer::{infer_specs, InferredSpecs};
+pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs};
+pub use sequences::SequenceColumns;
+
+/// An error of the columnar layer, naming the column (and row) at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ColumnarError {
+    /// The spec is refused by the parse layer.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// Parsing the batch failed (the example index is the row in the batch).
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// A record is not a valid message.
+    #[error("record {record} of the batch: {source}")]
+    Decode {
+        /// The row in the batch.
+        record: usize,
+        /// What is wrong.
+        source: DecodeError,
+    },
+    /// A feature (or a column type) with no columnar (or no TFRecord) form.
+    #[error("column '{column}': {reason}")]
+    Unsupported {
+        /// The column or feature.
+        column: String,
+        /// Why it has no form.
+        reason: String,
+    },
+    /// A string value that is not UTF-8 in a `Utf8` column.
+    #[error("column '{column}', row {row}: the value is not valid UTF-8 (read strings as binary instead)")]
+    Utf8 {
+        /// The column.
+        column: String,
+        /// The row in the batch.
+        row: usize,
+    },
+    /// A value that has no TFRecord form (a NULL inside a list, an integer beyond int64).
+    #[error("column '{column}', row {row}: {reason}")]
+    Value {
+        /// The column.
+        column: String,
+        /// The row in the batch.
+        row: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Arrow refused the arrays built for a column (inconsistent ragged partitions, more than
+    /// 2^31 values in one batch).
+    #[error("column '{column}': {source}")]
+    Arrow {
+        /// The column.
+        column: String,
+        /// Arrow's reason.
+        source: arrow_schema::ArrowError,
+    },
+}
+
+/// How string features become columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StringColumns {
+    /// `Binary` columns (any bytes).
+    #[default]
+    Binary,
+    /// `Utf8` columns; a value that is not UTF-8 is an error.
+    Utf8,
+    /// `Utf8` for the named features, `Binary` for the others (as [`infer_specs`] finds them).
+    Utf8For(std::collections::BTreeSet<String>),
+}
+
+impl StringColumns {
+    fn utf8(&self, name: &str) -> bool {
+        match self {
+            StringColumns::Binary => false,
+            StringColumns::Utf8 => true,
+            StringColumns::Utf8For(names) => names.contains(name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Int64Type};
+    use arrow_array::{Array, ArrayRef, BooleanArray, Date32Array, Float64Array, RecordBatch, UInt64Array};
+    use arrow_schema::{DataType, Field, Schema};
+    use serde_json::json;
+
+    use super::*;
+    use crate::example::{Example, Feature};
+    use crate::parse::specs_from_json;
+
+    fn example(features: &[(&str, Feature)]) -> Vec<u8> {
+        let mut e = Example::default();
+        for (k, f) in features {
+            e.features_mut().insert(*k, f.clone());
+        }
+        e.encode()
+    }
+
+    fn columns(spec: serde_json::Value, strings: StringColumns) -> ExampleColumns {
+        ExampleColumns::new(&specs_from_json(&spec).unwrap(), &strings).unwrap()
+    }
+
+    #[test]
+    fn missing_is_null_not_empty() {
+        let records = vec![
+            example(&[("v", Feature::Int64(vec![1, 2]))]),
+            example(&[]),
+            example(&[("v", Feature::Int64(vec![]))]),
+        ];
+        let c = columns(json!({"v": {"type": "VarLenFeature", "dtype": "int64"}}), StringColumns::Binary);
+        let batch = c.to_batch(&records).unwrap();
+        let v = batch.column(0).as_list::<i32>();
+        assert!(v.is_valid(0) && v.is_null(1) && v.is_valid(2));
+        assert_eq!(v.value(0).as_primitive::<Int64Type>().values(), &[1, 2]);
+        assert_eq!(v.value(2).len(), 0);
+    }
+
+    #[test]
+    fn fixed_len_defaults_fill_and_required_fails() {
+        let records = vec![example(&[("x", Feature::Float(vec![1.5, 2.5]))]), example(&[])];
+        let with_default = columns(
+            json!({"x": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32", "default_value": [7.0, 8.0]}}),
+            StringColumns::Binary,
+        );
+        let batch = with_default.to_batch(&records).unwrap();
+        assert_eq!(batch.schema().field(0).data_type(), &DataType::FixedSizeList(Arc::new(Field::new_list_field(DataType::Float32, false)), 2));
+        let x = batch.column(0).as_fixed_size_list();
+        assert_eq!(x.values().as_primitive::<Float32Type>().values(), &[1.5, 2.5, 7.0, 8.0]);
+        let required = columns(
+            json!({"x": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32", "default_value": null}}),
+            StringColumns::Binary,
+        );
+        assert!(matches!(required.to_batch(&records), Err(ColumnarError::Parse(_))));
+    }
+
+    #[test]
+    fn utf8_errors_name_column_and_row() {
+        let records = vec![
+            example(&[("s", Feature::Bytes(vec![b"ok".to_vec()]))]),
+            example(&[("s", Feature::Bytes(vec![vec![0xff]]))]),
+        ];
+        let c = columns(json!({"s": {"type": "VarLenFeature", "dtype": "string"}}), StringColumns::Utf8);
+        match c.to_batch(&records) {
+            Err(ColumnarError::Utf8 { column, row }) => assert_eq!((column.as_str(), row), ("s", 1)),
+            other => panic!("{other:?}"),
+        }
+        let binary = columns(json!({"s": {"type": "VarLenFeature", "dtype": "string"}}), StringColumns::Binary);
+        assert!(binary.to_batch(&records).is_ok());
+    }
+
+    #[test]
+    fn inference_picks_scalar_fixed_list_and_nullable() {
+        let records = vec![
+            example(&[("a", Feature::Int64(vec![1])), ("b", Feature::Float(vec![1.0, 2.0])), ("c", Feature::Bytes(vec![b"x".to_vec()]))]),
+            example(&[("a", Feature::Int64(vec![2])), ("b", Feature::Float(vec![3.0, 4.0]))]),
+        ];
+        let inferred = infer_specs(&records).unwrap();
+        assert_eq!(
+            inferred.to_json(),
+            json!({
+                "a": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": null},
+                "b": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32", "default_value": null},
+                "c": {"type": "VarLenFeature", "dtype": "string"},
+            })
+        );
+        assert!(inferred.utf8.contains("c"));
+        let mixed = vec![example(&[("a", Feature::Int64(vec![1]))]), example(&[("a", Feature::Float(vec![1.0]))])];
+        assert!(matches!(infer_specs(&mixed), Err(ColumnarError::Unsupported { column, .. }) if column == "a"));
+    }
+
+    #[test]
+    fn arrow_types_become_features() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("flag", DataType::Boolean, true),
+            Field::new("wide", DataType::Float64, true),
+            Field::new("big", DataType::UInt64, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(BooleanArray::from(vec![Some(true), None])),
+            Arc::new(Float64Array::from(vec![Some(0.5), Some(1.5)])),
+            Arc::new(UInt64Array::from(vec![Some(7), Some(8)])),
+        ];
+        let batch = RecordBatch::try_new(schema, columns).unwrap();
+        let examples = batch_to_examples(&batch).unwrap();
+        assert_eq!(examples[0].get("flag"), Some(&Feature::Int64(vec![1])));
+        assert_eq!(examples[1].get("flag"), None);
+        assert_eq!(examples[1].get("wide"), Some(&Feature::Float(vec![1.5])));
+        assert_eq!(examples[0].get("big"), Some(&Feature::Int64(vec![7])));
+
+        let too_big = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("big", DataType::UInt64, false)])),
+            vec![Arc::new(UInt64Array::from(vec![u64::MAX])) as ArrayRef],
+        )
+        .unwrap();
+        assert!(matches!(batch_to_examples(&too_big), Err(ColumnarError::Value { column, .. }) if column == "big"));
+        let dates = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("day", DataType::Date32, false)])),
+            vec![Arc::new(Date32Array::from(vec![1])) as ArrayRef],
+        )
+        .unwrap();
+        assert!(matches!(batch_to_examples(&dates), Err(ColumnarError::Unsupported { column, .. }) if column == "day"));
+    }
+
+    #[test]
+    fn fixed_len_sequence_in_example_spec_has_no_form() {
+        let spec = specs_from_json(&json!({"s": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true, "default_value": null}})).unwrap();
+        assert!(matches!(ExampleColumns::new(&spec, &StringColumns::Binary), Err(ColumnarError::Unsupported { .. })));
+    }
+}

@@ -1,0 +1,303 @@
+//! Record batches streamed from TFRecord files: records are read into batches of a bounded
+//! number of rows and parsed into columns batch by batch, so memory stays bounded whatever the
+//! input size. Errors name the file and offset of the record at fault.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+
+use super::{ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
+use crate::parse::SpecFile;
+use crate::record::{IndexEntry, IndexError, MultiFileReader, ReaderOptions, RecordError, RecordIndex, RecordReader};
+
+/// Example or SequenceExample columns, as a spec file gives.
+#[derive(Debug, Clone)]
+pub enum ColumnSpecs {
+    /// Columns of Examples.
+    Example(ExampleColumns),
+    /// Columns of SequenceExamples.
+    Sequence(SequenceColumns),
+}
+
+impl ColumnSpecs {
+    /// Compiles a spec file's specs.
+    pub fn new(spec: &SpecFile, strings: &StringColumns) -> Result<ColumnSpecs, ColumnarError> {
+        Ok(match spec {
+            SpecFile::Example(s) => ColumnSpecs::Example(ExampleColumns::new(s, strings)?),
+            SpecFile::Sequence(s) => ColumnSpecs::Sequence(SequenceColumns::new(s, strings)?),
+        })
+    }
+
+    /// The schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            ColumnSpecs::Example(c) => c.schema(),
+            ColumnSpecs::Sequence(c) => c.schema(),
+        }
+    }
+
+    /// Parses one batch of serialized records.
+    pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
+        match self {
+            ColumnSpecs::Example(c) => c.to_batch(records),
+            ColumnSpecs::Sequence(c) => c.to_batch(records),
+        }
+    }
+}
+
+/// Where records come from: many files in order, or the records of one file whose header
+/// offsets lie in a byte range.
+enum Source {
+    Files(MultiFileReader),
+    Range {
+        reader: RecordReader<BufReader<File>>,
+        path: PathBuf,
+        entries: Vec<IndexEntry>,
+        next: usize,
+    },
+}
+
+/// Reads TFRecord files as Arrow record batches of at most `batch_rows` rows; an Arrow
+/// [`RecordBatchReader`].
+pub struct BatchReader {
+    source: Source,
+    columns: ColumnSpecs,
+    batch_rows: usize,
+    /// Records still allowed (`None`: no limit).
+    remaining: Option<u64>,
+    buffers: Vec<Vec<u8>>,
+    /// `path@offset` of each record of the batch being built, for errors.
+    places: Vec<(usize, u64)>,
+    records_read: u64,
+    failed: bool,
+}
+
+impl BatchReader {
+    /// Batches of the records of `files`, in order.
+    pub fn new(files: Vec<PathBuf>, options: ReaderOptions, columns: ColumnSpecs, batch_rows: usize) -> BatchReader {
+        BatchReader::with_source(Source::Files(MultiFileReader::new(files, options)), columns, batch_rows)
+    }
+
+    /// Batches of the records of one uncompressed file whose header offsets lie in
+    /// `start..end` (so that byte ranges splitting a file give each record to one range). The
+    /// record index at `RecordIndex::default_path(path)` is used when present, else the file's
+    /// headers are scanned.
+    pub fn byte_range(
+        path: &Path,
+        start: u64,
+        end: u64,
+        options: ReaderOptions,
+        columns: ColumnSpecs,
+        batch_rows: usize,
+    ) -> Result<BatchReader, BatchError> {
+        let index = match RecordIndex::load(RecordIndex::default_path(path)) {
+            Ok(index) => index,
+            Err(_) => RecordIndex::build(path)?,
+        };
+        let entries: Vec<IndexEntry> = index
+            .entries()
+            .iter()
+            .copied()
+            .filter(|e| e.offset >= start && e.offset < end)
+            .collect();
+        let io = |source| BatchError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let mut reader = RecordReader::new_seekable(BufReader::new(file), options)
+            .map_err(io)?
+            .with_path(path);
+        let first = index.entries().iter().position(|e| e.offset >= start).unwrap_or(0);
+        if let Some(e) = entries.first() {
+            reader.seek_to(e.offset, first as u64)?;
+        }
+        let source = Source::Range {
+            reader,
+            path: path.to_path_buf(),
+            entries,
+            next: 0,
+        };
+        Ok(BatchReader::with_source(source, columns, batch_rows))
+    }
+
+    fn with_source(source: Source, columns: ColumnSpecs, batch_rows: usize) -> BatchReader {
+        BatchReader {
+            source,
+            columns,
+            batch_rows: batch_rows.max(1),
+            remaining: None,
+            buffers: Vec::new(),
+            places: Vec::new(),
+            records_read: 0,
+            failed: false,
+        }
+    }
+
+    /// Stops after `n` records.
+    pub fn limit(mut self, n: Option<u64>) -> BatchReader {
+        self.remaining = n;
+        self
+    }
+
+    /// The on-disk size of the input files and a counter of the bytes read so far, for a
+    /// progress bar (`None` for a byte range).
+    pub fn disk_progress(&self) -> Option<(u64, std::sync::Arc<std::sync::atomic::AtomicU64>)> {
+        match &self.source {
+            Source::Files(r) => Some((r.total_disk_bytes(), r.disk_bytes_counter())),
+            Source::Range { .. } => None,
+        }
+    }
+
+    /// Records read so far.
+    pub fn records_read(&self) -> u64 {
+        self.records_read
+    }
+
+    /// The columns the batches follow.
+    pub fn columns(&self) -> &ColumnSpecs {
+        &self.columns
+    }
+
+    fn path_of(&self, file: usize) -> String {
+        match &self.source {
+            Source::Files(r) => r.files().get(file).map_or_else(String::new, |p| p.display().to_string()),
+            Source::Range { path, .. } => path.display().to_string(),
+        }
+    }
+
+    /// Reads up to `batch_rows` records into the buffers; returns how many.
+    fn fill(&mut self) -> Result<usize, RecordError> {
+        let want = match self.remaining {
+            Some(r) => (self.batch_rows as u64).min(r) as usize,
+            None => self.batch_rows,
+        };
+        self.places.clear();
+        let mut n = 0;
+        while n < want {
+            if self.buffers.len() == n {
+                self.buffers.push(Vec::new());
+            }
+            let place = match &mut self.source {
+                Source::Files(r) => match r.next_located()? {
+                    Some(rec) => {
+                        self.buffers[n].clear();
+                        self.buffers[n].extend_from_slice(rec.data);
+                        (rec.file_index, rec.offset)
+                    }
+                    None => break,
+                },
+                Source::Range {
+                    reader, entries, next, ..
+                } => {
+                    let Some(entry) = entries.get(*next) else {
+                        break;
+                    };
+                    *next += 1;
+                    if !reader.read_record_into(&mut self.buffers[n])? {
+                        break;
+                    }
+                    (0, entry.offset)
+                }
+            };
+            self.places.push(place);
+            n += 1;
+        }
+        if let Some(r) = self.remaining.as_mut() {
+            *r -= n as u64;
+        }
+        self.records_read += n as u64;
+        Ok(n)
+    }
+
+    /// The next batch, `Ok(None)` at the end.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, BatchError> {
+        if self.failed {
+            return Ok(None);
+        }
+        let n = self.fill().map_err(|e| {
+            self.failed = true;
+            BatchError::Record(e)
+        })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.columns.to_batch(&self.buffers[..n]).map(Some).map_err(|error| {
+            self.failed = true;
+            let row = match &error {
+                ColumnarError::Parse(e) => e.example,
+                ColumnarError::Decode { record, .. } => Some(*record),
+                ColumnarError::Utf8 { row, .. } | ColumnarError::Value { row, .. } => Some(*row),
+                _ => None,
+            };
+            let place = row.and_then(|r| self.places.get(r).copied()).or_else(|| self.places.first().copied());
+            let at = place.map_or_else(String::new, |(file, offset)| format!("{}@{}", self.path_of(file), offset));
+            BatchError::Columns {
+                at,
+                first_record: self.records_read - n as u64,
+                error,
+            }
+        })
+    }
+}
+
+/// An error of [`BatchReader`]: reading the records, or making columns of them.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// Reading the records failed.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// Indexing the file of a byte range failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// Opening the file of a byte range failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// Parsing a batch into columns failed.
+    #[error("{at} (batch from record {first_record}): {error}")]
+    Columns {
+        /// `path@offset` of the record at fault (or of the batch's first record).
+        at: String,
+        /// The number of records read before the batch.
+        first_record: u64,
+        /// What is wrong.
+        error: ColumnarError,
+    },
+}
+
+impl Iterator for BatchReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch()
+            .map_err(|e| ArrowError::ExternalError(Box::new(e)))
+            .transpose()
+    }
+}
+
+impl RecordBatchReader for BatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.columns.schema()
+    }
+}
+
+/// The first `n` records of `files`, for inferring a spec.
+pub fn sample_records(files: &[PathBuf], options: ReaderOptions, n: usize) -> Result<Vec<Vec<u8>>, RecordError> {
+    let mut reader = MultiFileReader::new(files.to_vec(), options);
+    let mut out = Vec::new();
+    while out.len() < n {
+        match reader.next_record()? {
+            Some(r) => out.push(r.to_vec()),
+            None => break,
+        }
+    }
+    Ok(out)
+}

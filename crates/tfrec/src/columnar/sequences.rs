@@ -1,0 +1,290 @@
+//! SequenceExamples → Arrow: context columns as for Examples, and one list-of-steps column per
+//! feature list, built from `SequenceParser`'s batch tensors.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use rustc_hash::FxHashMap;
+
+use super::arrays::{fixed_lists, fixed_type, list, list_type, value_type};
+use super::examples::{column_array, column_type, plan_of, ragged_array, Column};
+use super::storage::{dense_i64, dense_shape, dense_values, dense_values_in, sparse_index_column, sparse_rank};
+use super::{ColumnarError, StringColumns};
+use crate::example::SequenceExampleView;
+use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, Tensor};
+
+#[derive(Debug, Clone)]
+enum ListPlan {
+    /// `FixedLenSequenceFeature`: steps of this shape.
+    Dense { shape: Vec<usize> },
+    /// `VarLenFeature`: steps of any length.
+    VarLen,
+    /// `RaggedFeature`: this many list levels (batch and steps included) over flat values with
+    /// these inner dimensions.
+    Ragged { lists: usize, inner: Vec<usize> },
+}
+
+#[derive(Debug, Clone)]
+struct ListColumn {
+    name: String,
+    plan: ListPlan,
+    dtype: DType,
+    utf8: bool,
+}
+
+/// Compiled SequenceExample specs that turn batches of serialized SequenceExamples into Arrow
+/// record batches: the context columns, then the feature-list columns.
+#[derive(Debug, Clone)]
+pub struct SequenceColumns {
+    parser: SequenceParser,
+    specs: SequenceSpecs,
+    context: Vec<Column>,
+    lists: Vec<ListColumn>,
+    schema: SchemaRef,
+    context_keys: FxHashMap<Vec<u8>, Vec<usize>>,
+    list_keys: FxHashMap<Vec<u8>, Vec<usize>>,
+}
+
+impl SequenceColumns {
+    /// Compiles `specs` (a context feature and a feature list may not share a name).
+    pub fn new(specs: &SequenceSpecs, strings: &StringColumns) -> Result<SequenceColumns, ColumnarError> {
+        let parser = SequenceParser::new(specs)?;
+        let mut context = Vec::new();
+        let mut context_keys: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
+        for (name, spec) in &specs.context_features {
+            let (plan, presence_key) = plan_of(name, spec)?;
+            if let Some(key) = &presence_key {
+                context_keys.entry(key.as_bytes().to_vec()).or_default().push(context.len());
+            }
+            context.push(Column {
+                name: name.clone(),
+                plan,
+                dtype: spec.dtype(),
+                utf8: strings.utf8(name),
+                presence_key,
+            });
+        }
+        let mut lists = Vec::new();
+        let mut list_keys: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
+        for (name, spec) in &specs.sequence_features {
+            if specs.context_features.contains_key(name) {
+                return Err(ColumnarError::Unsupported {
+                    column: name.clone(),
+                    reason: "a context feature and a feature list of the same name cannot both be columns".into(),
+                });
+            }
+            let (plan, key) = match spec {
+                FeatureSpec::FixedLenSequence(s) => (ListPlan::Dense { shape: s.shape.clone() }, name.clone()),
+                FeatureSpec::VarLen(_) => (ListPlan::VarLen, name.clone()),
+                FeatureSpec::Ragged(s) => {
+                    let uniform_last = matches!(s.partitions.last(), Some(Partition::UniformRowLength(_)));
+                    let inner = match s.partitions.last() {
+                        Some(Partition::UniformRowLength(n)) => vec![usize::try_from(*n).unwrap_or(0)],
+                        _ => Vec::new(),
+                    };
+                    let lists = 2 + s.partitions.len() - usize::from(uniform_last);
+                    (ListPlan::Ragged { lists, inner }, s.value_key.clone().unwrap_or_else(|| name.clone()))
+                }
+                other => {
+                    return Err(ColumnarError::Unsupported {
+                        column: name.clone(),
+                        reason: format!("a {} has no feature-list column form", other.type_name()),
+                    })
+                }
+            };
+            list_keys.entry(key.into_bytes()).or_default().push(lists.len());
+            lists.push(ListColumn {
+                name: name.clone(),
+                plan,
+                dtype: spec.dtype(),
+                utf8: strings.utf8(name),
+            });
+        }
+        let mut fields: Vec<Field> = context
+            .iter()
+            .map(|c| Field::new(&c.name, column_type(c), c.presence_key.is_some()))
+            .collect();
+        for l in &lists {
+            fields.push(Field::new(&l.name, list_column_type(l), true));
+        }
+        Ok(SequenceColumns {
+            parser,
+            specs: specs.clone(),
+            context,
+            lists,
+            schema: Arc::new(Schema::new(fields)),
+            context_keys,
+            list_keys,
+        })
+    }
+
+    /// The schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The specs the columns follow.
+    pub fn specs(&self) -> &SequenceSpecs {
+        &self.specs
+    }
+
+    /// Parses `records` (serialized SequenceExamples) into one record batch.
+    pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
+        let parsed = if records.len() > 4096 {
+            self.parser.parse_batch_parallel(records, 2048)?
+        } else {
+            self.parser.parse_batch(records)?
+        };
+        let n = records.len();
+        let mut context_valid = vec![vec![false; n]; self.context.len()];
+        let mut list_valid = vec![vec![false; n]; self.lists.len()];
+        let mut steps = vec![vec![0usize; n]; self.lists.len()];
+        for (row, record) in records.iter().enumerate() {
+            let view = SequenceExampleView::new(record.as_ref());
+            let mut entries = view.context();
+            while let Some((key, _)) = entries
+                .next_entry()
+                .map_err(|source| ColumnarError::Decode { record: row, source })?
+            {
+                for &c in self.context_keys.get(key).map_or(&[][..], Vec::as_slice) {
+                    context_valid[c][row] = true;
+                }
+            }
+            for entry in view.feature_lists() {
+                let (key, list_view) = entry.map_err(|source| ColumnarError::Decode { record: row, source })?;
+                if let Some(columns) = self.list_keys.get(key) {
+                    let mut count = 0;
+                    for step in list_view.rows() {
+                        step.map_err(|source| ColumnarError::Decode { record: row, source })?;
+                        count += 1;
+                    }
+                    for &c in columns {
+                        list_valid[c][row] = true;
+                        // The last entry of a repeated key is the one parsers read.
+                        steps[c][row] = count;
+                    }
+                }
+            }
+        }
+        let mut arrays = Vec::with_capacity(self.context.len() + self.lists.len());
+        for (i, c) in self.context.iter().enumerate() {
+            let valid = c.presence_key.is_some().then(|| context_valid[i].as_slice());
+            arrays.push(column_array(c, &parsed.context, n, valid)?);
+        }
+        for (i, l) in self.lists.iter().enumerate() {
+            let tensor = parsed.feature_lists.get(&l.name);
+            let array = match (&l.plan, tensor) {
+                (ListPlan::Dense { shape }, Some(Tensor::Dense(t))) => {
+                    let lengths = parsed
+                        .lengths
+                        .get(&l.name)
+                        .and_then(Tensor::as_dense)
+                        .and_then(dense_i64)
+                        .ok_or_else(|| no_tensor(&l.name))?;
+                    dense_steps(&l.name, t, shape, &lengths, l.utf8, &list_valid[i])?
+                }
+                (ListPlan::VarLen, Some(Tensor::Sparse(t))) => {
+                    if sparse_rank(t) != 3 {
+                        return Err(no_tensor(&l.name));
+                    }
+                    let (b, s) = (sparse_index_column(t, 0), sparse_index_column(t, 1));
+                    let values = dense_values(&t.values, l.utf8, &l.name, &|k| b.get(k).map_or(0, |&r| r as usize))?;
+                    varlen_steps(&l.name, values, &b, &s, &steps[i], &list_valid[i])?
+                }
+                (ListPlan::Ragged { lists, inner }, Some(Tensor::Ragged(t))) => {
+                    ragged_array(&l.name, t, *lists, inner, l.utf8, Some(&list_valid[i]))?
+                }
+                _ => return Err(no_tensor(&l.name)),
+            };
+            arrays.push(array);
+        }
+        RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )
+        .map_err(|source| ColumnarError::Arrow {
+            column: String::new(),
+            source,
+        })
+    }
+}
+
+fn list_column_type(l: &ListColumn) -> DataType {
+    let value = value_type(l.dtype, l.utf8);
+    match &l.plan {
+        ListPlan::Dense { shape } => list_type(fixed_type(value, shape)),
+        ListPlan::VarLen => list_type(list_type(value)),
+        ListPlan::Ragged { lists, inner } => (0..*lists).fold(fixed_type(value, inner), |t, _| list_type(t)),
+    }
+}
+
+fn no_tensor(name: &str) -> ColumnarError {
+    ColumnarError::Unsupported {
+        column: name.to_owned(),
+        reason: "the parse op gave no tensor of the expected kind for this feature list".into(),
+    }
+}
+
+/// A padded `[batch, steps, shape…]` tensor as a list of each record's own steps.
+fn dense_steps(
+    name: &str,
+    t: &crate::parse::DenseTensor,
+    shape: &[usize],
+    lengths: &[i64],
+    utf8: bool,
+    valid: &[bool],
+) -> Result<ArrayRef, ColumnarError> {
+    let dims = dense_shape(t);
+    let max_steps = dims.get(1).copied().unwrap_or(0);
+    let stride: usize = shape.iter().product();
+    let mut ranges = Vec::with_capacity(lengths.len());
+    let mut offsets = Vec::with_capacity(lengths.len() + 1);
+    offsets.push(0i64);
+    let mut row_ends = Vec::with_capacity(lengths.len());
+    let mut taken = 0usize;
+    for (b, &len) in lengths.iter().enumerate() {
+        let len = usize::try_from(len).unwrap_or(0).min(max_steps);
+        let start = b * max_steps * stride;
+        ranges.push(start..start + len * stride);
+        taken += len * stride;
+        row_ends.push(taken);
+        offsets.push(offsets[b] + len as i64);
+    }
+    let row_of = |i: usize| row_ends.partition_point(|&e| e <= i);
+    let values = dense_values_in(t, &ranges, utf8, name, &row_of)?;
+    list(fixed_lists(values, shape, name)?, &offsets, Some(valid), name)
+}
+
+/// A `[batch, steps, n]` sparse tensor as lists of steps of lists of values; `steps[b]` is the
+/// number of steps of record `b` (steps without values are not in the indices).
+fn varlen_steps(
+    name: &str,
+    values: ArrayRef,
+    batch_rows: &[i64],
+    step_rows: &[i64],
+    steps: &[usize],
+    valid: &[bool],
+) -> Result<ArrayRef, ColumnarError> {
+    let mut first_step = Vec::with_capacity(steps.len() + 1);
+    first_step.push(0i64);
+    for (b, &s) in steps.iter().enumerate() {
+        first_step.push(first_step[b] + s as i64);
+    }
+    let total = usize::try_from(first_step[steps.len()]).unwrap_or(0);
+    let mut counts = vec![0i64; total + 1];
+    for (&b, &s) in batch_rows.iter().zip(step_rows) {
+        let b = usize::try_from(b).unwrap_or(usize::MAX);
+        let step = first_step.get(b).map(|&f| f + s).filter(|_| (s as usize) < steps.get(b).copied().unwrap_or(0));
+        let Some(step) = step else {
+            return Err(no_tensor(name));
+        };
+        counts[step as usize + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    let inner = list(values, &counts, None, name)?;
+    list(inner, &first_step, Some(valid), name)
+}

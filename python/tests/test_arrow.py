@@ -1,0 +1,163 @@
+"""tfrec.arrow: TFRecord files as Arrow streams (PyCapsule interface) read by pyarrow and
+Polars, spec inference, projection, byte ranges, Parquet written by `tfrec convert` read by
+pyarrow, and Arrow data written back as Examples."""
+
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tfrec
+import tfrec.arrow
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def make_records(path, n=50):
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for i in range(n):
+            d = {"id": i, "score": [i * 0.5, -i * 0.25], "name": f"row{i}"}
+            if i % 3 == 0:
+                d["tags"] = [i, i + 1, i + 2][: 1 + (i // 3) % 3]
+            w.write(tfrec.Example.from_dict(d).SerializeToString())
+    return n
+
+
+SPEC = {
+    "id": tfrec.io.FixedLenFeature([], tfrec.int64),
+    "score": tfrec.io.FixedLenFeature([2], tfrec.float32),
+    "name": tfrec.io.FixedLenFeature([], tfrec.string),
+    "tags": tfrec.io.VarLenFeature(tfrec.int64),
+}
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "data.tfrecord"
+    n = make_records(path)
+    return path, n
+
+
+def test_pyarrow_table_equals_the_spec_parse(data):
+    path, n = data
+    stream = tfrec.arrow.read(str(path), SPEC, batch_rows=16)
+    table = pa.table(stream)
+    assert table.num_rows == n
+    parsed = tfrec.io.parse_example(list(tfrec.TFRecordDataset(str(path))), SPEC)
+    assert table.column("id").to_pylist() == parsed["id"].tolist()
+    assert np.array_equal(np.array(table.column("score").to_pylist(), dtype=np.float32), parsed["score"])
+    assert table.column("name").to_pylist() == list(parsed["name"])
+    tags = table.column("tags").to_pylist()
+    sparse = parsed["tags"]
+    for row in range(n):
+        want = [int(v) for (r, _), v in zip(sparse.indices, sparse.values) if r == row]
+        if row % 3 == 0:
+            assert tags[row] == want
+        else:
+            assert tags[row] is None  # missing is NULL, not []
+    # Batches of at most batch_rows, iterated as pyarrow RecordBatches.
+    sizes = [b.num_rows for b in stream]
+    assert sum(sizes) == n and max(sizes) <= 16
+
+
+def test_schema_is_a_spec_dict_and_inference(data):
+    path, _ = data
+    spec = tfrec.arrow.infer_spec(str(path))
+    assert spec["id"]["type"] == "FixedLenFeature" and spec["id"]["shape"] == []
+    assert spec["score"]["shape"] == [2]
+    assert spec["tags"]["type"] == "VarLenFeature"
+    stream = tfrec.arrow.read(str(path), utf8=True)
+    assert stream.schema == spec
+    table = stream.read_all()
+    assert table.schema.field("name").type == pa.string()
+    assert table.schema.field("tags").nullable
+
+
+def test_projection_parses_only_the_columns(data):
+    path, n = data
+    table = tfrec.arrow.read(str(path), SPEC, columns=["id"]).read_all()
+    assert table.column_names == ["id"]
+    assert table.column("id").to_pylist() == list(range(n))
+    with pytest.raises(KeyError):
+        tfrec.arrow.read(str(path), SPEC, columns=["nope"])
+
+
+def test_byte_ranges_split_the_records(data):
+    path, n = data
+    size = os.path.getsize(path)
+    cut = size // 3
+    parts = [tfrec.arrow.read(str(path), SPEC, byte_range=r).read_all() for r in [(0, cut), (cut, size)]]
+    ids = parts[0].column("id").to_pylist() + parts[1].column("id").to_pylist()
+    assert ids == list(range(n))
+    assert parts[0].num_rows > 0 and parts[1].num_rows > 0
+
+
+def test_polars_from_arrow(data):
+    pl = pytest.importorskip("polars")
+    path, n = data
+    df = pl.from_arrow(tfrec.arrow.read(str(path), SPEC).read_all())
+    assert df.height == n
+    assert df["id"].sum() == sum(range(n))
+
+
+def test_write_round_trip(data, tmp_path):
+    path, n = data
+    table = tfrec.arrow.read(str(path), SPEC).read_all()
+    out = tmp_path / "back.tfrecord"
+    assert tfrec.arrow.write(table, out) == n
+    originals = [tfrec.Example.FromString(r) for r in tfrec.TFRecordDataset(str(path))]
+    back = [tfrec.Example.FromString(r) for r in tfrec.TFRecordDataset(str(out))]
+    for o, b in zip(originals, back):
+        assert o.to_dict() == b.to_dict()
+
+
+def test_write_types_and_errors(tmp_path):
+    table = pa.table({
+        "flag": pa.array([True, None]),
+        "x": pa.array([1.5, 2.5], type=pa.float64()),
+        "words": pa.array([["a", "b"], []]),
+    })
+    out = tmp_path / "t.tfrecord"
+    assert tfrec.arrow.write(table, out) == 2
+    got = tfrec.arrow.read(str(out), {"flag": tfrec.io.VarLenFeature(tfrec.int64),
+                                      "x": tfrec.io.FixedLenFeature([], tfrec.float32),
+                                      "words": tfrec.io.VarLenFeature(tfrec.string)}).read_all()
+    assert got.column("flag").to_pylist() == [[1], None]
+    assert got.column("x").to_pylist() == [1.5, 2.5]
+    assert got.column("words").to_pylist() == [[b"a", b"b"], []]
+    bad = pa.table({"when": pa.array([1], type=pa.date32())})
+    with pytest.raises(ValueError, match="when"):
+        tfrec.arrow.write(bad, tmp_path / "bad.tfrecord")
+    with pytest.raises(TypeError):
+        tfrec.arrow.write([1, 2], tmp_path / "bad2.tfrecord")
+
+
+def tfrec_binary():
+    for candidate in (REPO / "target" / "debug" / "tfrec", REPO / "target" / "release" / "tfrec"):
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("tfrec")
+
+
+def test_pyarrow_reads_our_parquet(data, tmp_path):
+    binary = tfrec_binary()
+    if binary is None:
+        pytest.skip("the tfrec binary is not built (cargo build -p tfrec-cli)")
+    path, n = data
+    spec_path = tmp_path / "spec.json"
+    import json
+    spec_path.write_text(json.dumps(tfrec.arrow.read(str(path), SPEC).schema))
+    out = tmp_path / "data.parquet"
+    subprocess.run([binary, "convert", str(path), "-o", str(out), "--spec", str(spec_path)], check=True)
+    table = pq.read_table(out)
+    parsed = tfrec.io.parse_example(list(tfrec.TFRecordDataset(str(path))), SPEC)
+    assert table.column("id").to_pylist() == parsed["id"].tolist()
+    assert all(math.isclose(a, b) for a, b in zip(table.column("score").to_pylist()[3], parsed["score"][3]))
+    assert table.column("name").to_pylist() == list(parsed["name"])

@@ -1,0 +1,442 @@
+"""Ray Data on TFRecord files: :func:`read_tfrecords` (a ``ray.data.Datasource`` whose read
+tasks parse with tfrec in the workers, one task per file or per byte range of a large plain
+file) and :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block).
+
+Ray schedules the work, on one machine or a cluster; tfrec only reads and writes.
+
+>>> import ray, tfrec.ray
+>>> ds = tfrec.ray.read_tfrecords("gs-mount/train-*.tfrecord")
+>>> ds = ds.filter(lambda row: row["label"] == 1)
+>>> tfrec.ray.write_tfrecords(ds, "/data/positives")
+"""
+
+import functools
+import glob
+import logging
+import os
+import warnings
+
+import ray
+from ray.data import Datasink, Datasource, ReadTask
+from ray.data.block import BlockAccessor, BlockMetadata
+
+from . import arrow as _arrow
+from .errors import DataLossError
+
+__all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "read_tfrecords", "write_tfrecords"]
+
+logger = logging.getLogger(__name__)
+
+# A plain file larger than this (or than its share of the data set, if larger) is read by
+# several tasks, each taking the records that start in its byte range.
+MIN_SPLIT_BYTES = 64 << 20
+_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zlib", ".zz", ".z")
+
+
+class TFRecordReadError(DataLossError):
+    """A damaged record met by a Ray read task: ``path``, ``offset`` and ``record_index`` of
+    the damage (kept across the process boundary, unlike a plain exception's attributes)."""
+
+    def __reduce__(self):
+        attrs = {k: getattr(self, k, None) for k in ("path", "offset", "record_index", "kind", "tf_offset")}
+        return (_rebuild_read_error, (self.message, attrs))
+
+
+def _rebuild_read_error(message, attrs):
+    return TFRecordReadError(message, **attrs)
+
+
+def _expand(paths):
+    """The files of paths, directories (their files, sorted, ``*.idx`` left out) and globs."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    files = []
+    for p in paths:
+        p = os.fsdecode(p)
+        if os.path.isdir(p):
+            names = sorted(n for n in os.listdir(p) if not n.startswith((".", "_")) and not n.endswith(".idx"))
+            files += [os.path.join(p, n) for n in names if os.path.isfile(os.path.join(p, n))]
+        elif glob.has_magic(p):
+            matched = sorted(m for m in glob.glob(p) if os.path.isfile(m) and not m.endswith(".idx"))
+            if not matched:
+                raise FileNotFoundError(f"{p}: no file matches the pattern")
+            files += matched
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file")
+    if not files:
+        raise ValueError("no input files given")
+    return files
+
+
+def _is_plain(path, size, compression):
+    """Whether a file is an uncompressed TFRecord file (so byte ranges of it can be read)."""
+    if compression is not None:
+        return str(compression).upper() in ("", "NONE")
+    if path.lower().endswith(_COMPRESSED_SUFFIXES):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head[:2] == b"\x1f\x8b":  # gzip magic
+        return False
+    # A plain file starts with its first record's length, which must fit in the file.
+    return len(head) == 8 and int.from_bytes(head, "little") + 16 <= size
+
+
+def _index_offsets(path):
+    """The record offsets of ``path.idx`` (``tfrec index``'s ``offset length`` lines), or
+    None without a usable index."""
+    idx = path + ".idx"
+    try:
+        with open(idx) as f:
+            return [int(line.split()[0]) for line in f if line.strip()]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _plan_file(path, compression, split_bytes):
+    """The read units of one file: ``(path, byte_range or None, num_rows or None, size)``."""
+    size = os.path.getsize(path)
+    plain = _is_plain(path, size, compression)
+    offsets = _index_offsets(path) if plain else None
+    if not plain or size <= split_bytes:
+        rows = len(offsets) if offsets is not None else None
+        return [(path, None, rows, size)]
+    bounds = list(range(0, size, split_bytes)) + [size]
+    if offsets is not None:
+        # Snap the cuts to record starts, so each range's row count is known exactly.
+        import bisect
+
+        cuts = sorted({offsets[min(bisect.bisect_left(offsets, b), len(offsets) - 1)] for b in bounds[1:-1]})
+        bounds = [0] + [c for c in cuts if 0 < c < size] + [size]
+    units = []
+    for start, end in zip(bounds, bounds[1:]):
+        if end <= start:
+            continue
+        rows = None
+        if offsets is not None:
+            import bisect
+
+            rows = bisect.bisect_left(offsets, end) - bisect.bisect_left(offsets, start)
+        units.append((path, (start, end), rows, end - start))
+    return units
+
+
+@ray.remote(num_cpus=0)
+class _SkipCounter:
+    """Where read tasks report what they skipped with ``on_corruption="skip"``."""
+
+    def __init__(self):
+        self.regions = {}
+        self.bytes = 0
+        self.problems = []
+
+    def add(self, path, regions, skipped_bytes, problems):
+        self.regions[path] = self.regions.get(path, 0) + regions
+        self.bytes += skipped_bytes
+        self.problems += problems
+
+    def report(self):
+        return {
+            "skipped_regions": sum(self.regions.values()),
+            "skipped_bytes": self.bytes,
+            "by_file": dict(self.regions),
+            "problems": list(self.problems),
+        }
+
+
+def _read_skipping(path, spec, columns, batch_rows, utf8, compression, after_rows, counter):
+    """The records of ``path`` past its first ``after_rows`` good ones, skipping damaged
+    regions (the reader resynchronises), parsed as ``_read_unit`` does: the good records go
+    through a temporary plain file that ``tfrec.arrow.read`` then parses."""
+    import itertools
+    import tempfile
+
+    from . import _tfrec
+    from .data import TFRecordWriter
+
+    records = _tfrec.RecordIterator([path], compression_type=compression, on_corruption="skip")
+    with tempfile.TemporaryDirectory(prefix="tfrec-ray-") as tmp:
+        good = os.path.join(tmp, "good.tfrecord")
+        kept = 0
+        with TFRecordWriter(good) as w:
+            for rec in itertools.islice(iter(records), after_rows, None):
+                w.write(rec)
+                kept += 1
+        stats = records.stats()
+        problems = records.problems()
+        regions = stats.get("skipped_regions", 0) + stats.get("skipped_files", 0)
+        if regions:
+            msg = f"tfrec.ray: {path}: skipped {regions} damaged region(s), {stats.get('skipped_bytes', 0)} bytes"
+            warnings.warn(msg)
+            logger.warning("%s: %s", msg, "; ".join(problems))
+        if counter is not None:
+            ray.get(counter.add.remote(path, regions, stats.get("skipped_bytes", 0), problems))
+        if kept:
+            stream = _arrow.read(good, spec, columns=columns, batch_rows=batch_rows, utf8=utf8, compression="")
+            for batch in stream:
+                yield batch
+
+
+def _damage_in(path, compression):
+    """The first damaged record of ``path`` as a ``DataLossError``, or None. An error coming
+    through the Arrow stream may have lost its type and attributes on the way (Arrow's C
+    stream carries a message only); reading the records again finds where the damage is."""
+    from . import _tfrec
+
+    try:
+        for _ in _tfrec.RecordIterator([path], compression_type=compression):
+            pass
+    except DataLossError as e:
+        return e
+    return None
+
+
+def _read_unit(unit, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
+    """The Arrow batches of one read unit (a file, or a byte range of a plain file)."""
+    path, byte_range, _, _ = unit
+    rows = 0
+    try:
+        stream = _arrow.read(
+            path, spec, columns=columns, batch_rows=batch_rows, byte_range=byte_range, utf8=utf8, compression=compression
+        )
+        for batch in stream:
+            rows += batch.num_rows
+            yield batch
+    except Exception as error:  # noqa: BLE001 (narrowed just below)
+        e = error if isinstance(error, DataLossError) else _damage_in(path, compression)
+        if e is None:
+            raise
+        if on_corruption != "skip":
+            where = f"{e.path or path} at offset {e.offset}" if e.offset is not None else (e.path or path)
+            raise TFRecordReadError(
+                f"tfrec.ray read task: damaged record in {where}: {e.message}",
+                path=e.path or path,
+                offset=e.offset,
+                record_index=e.record_index,
+                kind=e.kind,
+                tf_offset=getattr(e, "tf_offset", None),
+            ) from None
+        # The batches handed out so far hold the file's first `rows` records, all before the
+        # damage: carry on after them.
+        yield from _read_skipping(path, spec, columns, batch_rows, utf8, compression, rows, counter)
+
+
+def _read_units(units, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
+    import pyarrow as pa
+
+    for unit in units:
+        for batch in _read_unit(unit, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
+            yield pa.Table.from_batches([batch])
+
+
+class TFRecordDatasource(Datasource):
+    """A Ray Data source of ``tf.train.Example`` TFRecord files, parsed to Arrow by tfrec in the
+    read tasks. See :func:`read_tfrecords`."""
+
+    def __init__(
+        self,
+        paths,
+        spec=None,
+        *,
+        compression=None,
+        utf8=False,
+        on_corruption="fail",
+        batch_rows=65536,
+        infer_rows=1000,
+        split_bytes=None,
+    ):
+        super().__init__()
+        if on_corruption not in ("fail", "skip"):
+            raise ValueError(f"on_corruption must be 'fail' or 'skip', not {on_corruption!r}")
+        self._projection_map = None
+        self._files = _expand(paths)
+        self._spec = spec if spec is not None else _arrow.infer_spec(self._files, rows=infer_rows)
+        self._compression = compression
+        self._utf8 = utf8
+        self._on_corruption = on_corruption
+        self._batch_rows = batch_rows
+        self._split_bytes = split_bytes
+        self._counter = _SkipCounter.remote() if on_corruption == "skip" else None
+        self._schema = self._arrow_schema()
+
+    def _arrow_schema(self):
+        import pyarrow as pa
+
+        stream = _arrow.read(self._files[0], self._spec, batch_rows=1, utf8=self._utf8, compression=self._compression)
+        reader = pa.RecordBatchReader.from_stream(stream)
+        try:
+            return reader.schema
+        finally:
+            reader.close()
+
+    def supports_projection_pushdown(self):
+        return True
+
+    def estimate_inmemory_data_size(self):
+        return sum(os.path.getsize(f) for f in self._files)
+
+    def _units(self, parallelism):
+        total = self.estimate_inmemory_data_size()
+        split = self._split_bytes or max(MIN_SPLIT_BYTES, -(-total // max(parallelism, 1)))
+        if self._on_corruption == "skip":
+            # Skipping resynchronises past damage from the start of a file, so each file is
+            # read whole by one task.
+            split = float("inf")
+        units = []
+        for f in self._files:
+            units += _plan_file(f, self._compression, split)
+        return units
+
+    def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+        columns = self._get_data_columns()
+        read_columns = columns
+        schema = self._schema
+        if columns is not None:
+            names = set(schema.names)
+            unknown = [c for c in columns if c not in names]
+            if unknown:
+                raise KeyError(f"tfrec.ray: no feature {unknown[0]!r} in the spec")
+            if not columns:
+                # No column at all (count()): Ray takes a table without columns for an empty
+                # block, so one feature is parsed and kept for the row count.
+                columns = schema.names[:1]
+            read_columns = columns
+            schema = schema.empty_table().select(columns).schema
+        units = self._units(parallelism)
+        # One task per unit when there are no more units than asked for; else consecutive
+        # units share tasks, so thousands of small files do not make thousands of tasks.
+        n_tasks = max(1, min(len(units), parallelism if parallelism > 0 else len(units)))
+        groups = [units[i * len(units) // n_tasks : (i + 1) * len(units) // n_tasks] for i in range(n_tasks)]
+        tasks = []
+        for group in groups:
+            rows = [u[2] for u in group]
+            metadata = BlockMetadata(
+                num_rows=None if any(r is None for r in rows) else sum(rows),
+                size_bytes=sum(u[3] for u in group),
+                input_files=sorted({u[0] for u in group}),
+                exec_stats=None,
+            )
+            read_fn = functools.partial(
+                _select_columns,
+                columns,
+                _read_units,
+                group,
+                self._spec,
+                read_columns,
+                self._batch_rows,
+                self._utf8,
+                self._compression,
+                self._on_corruption,
+                self._counter,
+            )
+            tasks.append(ReadTask(read_fn, metadata, schema=schema, per_task_row_limit=per_task_row_limit))
+        return tasks
+
+    def skipped(self):
+        """What the read tasks skipped so far with ``on_corruption="skip"``: a dict with
+        ``skipped_regions``, ``skipped_bytes``, ``by_file`` and ``problems`` (messages naming
+        file and offset). Complete once the dataset has been consumed."""
+        if self._counter is None:
+            return {"skipped_regions": 0, "skipped_bytes": 0, "by_file": {}, "problems": []}
+        return ray.get(self._counter.report.remote())
+
+
+def _select_columns(columns, read, *args):
+    for table in read(*args):
+        yield table if columns is None else table.select(columns)
+
+
+def read_tfrecords(
+    paths,
+    spec=None,
+    *,
+    compression=None,
+    utf8=False,
+    on_corruption="fail",
+    override_num_blocks=None,
+    batch_rows=65536,
+    infer_rows=1000,
+    split_bytes=None,
+    **ray_kwargs,
+):
+    """A ``ray.data.Dataset`` of the Examples in TFRecord files, one column per feature.
+
+    ``paths``: files, directories or globs. ``spec``: the features (``tfrec.io`` specs or the
+    JSON spec form); ``None`` infers one from the first ``infer_rows`` records (once, on the
+    driver, so every block has the same schema). ``utf8``: strings as Arrow ``utf8`` rather
+    than ``binary``. ``compression``: ``None`` (per file), ``""``, ``"GZIP"``, ``"ZLIB"``.
+
+    Each read task parses its files (or byte ranges of plain files larger than
+    ``split_bytes``, by default their share of the data set and at least 64 MiB) with tfrec
+    into Arrow tables; with a ``FILE.idx`` index (``tfrec index``) beside a plain file, the
+    ranges start at records and each task's row count is known before reading. Only the
+    columns the pipeline uses are parsed (Ray's projection pushdown).
+
+    ``on_corruption="fail"``: a damaged record fails the job with :class:`TFRecordReadError`
+    naming file and offset. ``"skip"``: damaged regions are skipped (the reader resyncs),
+    with a warning; the dataset's ``tfrec_source.skipped()`` counts them once it has run.
+    Other keyword arguments go to ``ray.data.read_datasource`` (``num_cpus``, ``concurrency``…).
+    """
+    source = TFRecordDatasource(
+        paths,
+        spec,
+        compression=compression,
+        utf8=utf8,
+        on_corruption=on_corruption,
+        batch_rows=batch_rows,
+        infer_rows=infer_rows,
+        split_bytes=split_bytes,
+    )
+    ds = ray.data.read_datasource(source, override_num_blocks=override_num_blocks, **ray_kwargs)
+    try:
+        ds.tfrec_source = source
+    except AttributeError:  # a Dataset that refuses attributes: the source is still reachable
+        pass
+    return ds
+
+
+class TFRecordDatasink(Datasink):
+    """A Ray Data sink writing each block as one TFRecord file of ``tf.train.Example``
+    (``part-{task:05d}-{block:05d}.tfrecord`` in a directory). See :func:`write_tfrecords`."""
+
+    def __init__(self, path, *, compression=None):
+        self._path = os.fspath(path)
+        self._compression = compression or None
+
+    def on_write_start(self, schema=None):
+        os.makedirs(self._path, exist_ok=True)
+
+    def _suffix(self):
+        c = (self._compression or "").upper()
+        return {"GZIP": ".tfrecord.gz", "ZLIB": ".tfrecord.zlib"}.get(c, ".tfrecord")
+
+    def write(self, blocks, ctx):
+        written = []
+        for i, block in enumerate(blocks):
+            table = BlockAccessor.for_block(block).to_arrow()
+            if table.num_rows == 0:
+                continue
+            name = os.path.join(self._path, f"part-{ctx.task_idx:05d}-{i:05d}{self._suffix()}")
+            tmp = name + ".tmp"
+            n = _arrow.write(table, tmp, compression=self._compression)
+            os.replace(tmp, name)
+            written.append((name, n))
+        return written
+
+    def on_write_complete(self, write_result):
+        self.files = [name for ret in write_result.write_returns for name, _ in ret]
+        self.records_written = sum(n for ret in write_result.write_returns for _, n in ret)
+
+
+def write_tfrecords(dataset, path, *, compression=None, **ray_kwargs):
+    """Writes a ``ray.data.Dataset`` as TFRecord files of ``tf.train.Example`` in directory
+    ``path``, one file per block (``part-{task:05d}-{block:05d}.tfrecord``, ``.gz``/``.zlib``
+    with ``compression="GZIP"``/``"ZLIB"``), each written by its write task through
+    ``tfrec.arrow.write`` (integers → int64, floating → float, strings/binary → bytes, lists
+    → list features, nulls → absent features). Returns the sink (``files``,
+    ``records_written``)."""
+    sink = TFRecordDatasink(path, compression=compression)
+    dataset.write_datasink(sink, **ray_kwargs)
+    return sink

@@ -17,7 +17,9 @@ use base64::Engine;
 use serde_json::{json, Value};
 use tfrec::columnar::{batch_to_examples, infer_specs, ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
 use tfrec::example::{Example, Feature};
-use tfrec::parse::{specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, Tensor};
+use tfrec::parse::{
+    specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, Tensor, Values,
+};
 
 fn records_of(case: &Value) -> Vec<Vec<u8>> {
     case["serialized"]
@@ -87,10 +89,10 @@ fn cell(array: &dyn Array, row: usize) -> Value {
 }
 
 fn dense_flat(t: &DenseTensor) -> Vec<Value> {
-    match t {
-        DenseTensor::Int64(a) => a.iter().map(|v| json!(v)).collect(),
-        DenseTensor::Float32(a) => a.iter().map(|&v| float(v)).collect(),
-        DenseTensor::String(a) => a.iter().map(|v| bytes(v)).collect(),
+    match t.values() {
+        Values::Int64(a) => a.iter().map(|v| json!(v)).collect(),
+        Values::Float32(a) => a.iter().map(|&v| float(v)).collect(),
+        Values::String(a) => a.iter().map(bytes).collect(),
     }
 }
 
@@ -340,10 +342,11 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
     }
     for (key, spec) in &specs.sequence_features {
         let array = batch.column_by_name(key).expect("feature-list column");
-        let lengths: Option<Vec<i64>> = parsed.lengths.get(key).and_then(Tensor::as_dense).map(|d| match d {
-            DenseTensor::Int64(a) => a.iter().copied().collect(),
-            _ => panic!("lengths dtype"),
-        });
+        let lengths: Option<Vec<i64>> = parsed
+            .lengths
+            .get(key)
+            .and_then(Tensor::as_dense)
+            .map(|d| d.as_i64().expect("lengths dtype").to_vec());
         let steps = matches!(spec, tfrec::parse::FeatureSpec::VarLen(_)).then(|| step_counts(&records, key));
         let rows = tensor_rows(
             &parsed.feature_lists[key],

@@ -264,13 +264,13 @@ pub(super) fn ragged_array(
     utf8: bool,
     valid: Option<&[bool]>,
 ) -> Result<ArrayRef, ColumnarError> {
-    let shape = dense_shape(&t.flat_values);
-    if t.nested_row_splits.len() != lists || shape.get(1..) != Some(inner) {
+    let shape = dense_shape(t.flat_values());
+    if t.nested_row_splits().len() != lists || shape.get(1..) != Some(inner) {
         return Err(ColumnarError::Unsupported {
             column: name.to_owned(),
             reason: format!(
                 "the parsed ragged tensor has {} row-split levels and inner shape {:?}, the spec {} and {:?}",
-                t.nested_row_splits.len(),
+                t.nested_row_splits().len(),
                 shape.get(1..).unwrap_or(&[]),
                 lists,
                 inner
@@ -278,7 +278,7 @@ pub(super) fn ragged_array(
         });
     }
     let stride: usize = inner.iter().product::<usize>().max(1);
-    let splits = &t.nested_row_splits;
+    let splits = &t.nested_row_splits();
     let row_of = |i: usize| {
         let mut idx = (i / stride) as i64;
         for level in splits.iter().rev() {
@@ -286,7 +286,7 @@ pub(super) fn ragged_array(
         }
         idx as usize
     };
-    let mut array = fixed_lists(dense_values(&t.flat_values, utf8, name, &row_of)?, inner, name)?;
+    let mut array = fixed_lists(dense_values(t.flat_values(), utf8, name, &row_of)?, inner, name)?;
     for (level, offsets) in splits.iter().enumerate().rev() {
         array = list(array, offsets, if level == 0 { valid } else { None }, name)?;
     }

@@ -18,8 +18,8 @@ use crate::record::{IndexEntry, IndexError, MultiFileReader, ReaderOptions, Reco
 pub enum ColumnSpecs {
     /// Columns of Examples.
     Example(ExampleColumns),
-    /// Columns of SequenceExamples.
-    Sequence(SequenceColumns),
+    /// Columns of SequenceExamples (boxed: far larger than the Example form).
+    Sequence(Box<SequenceColumns>),
 }
 
 impl ColumnSpecs {
@@ -27,7 +27,7 @@ impl ColumnSpecs {
     pub fn new(spec: &SpecFile, strings: &StringColumns) -> Result<ColumnSpecs, ColumnarError> {
         Ok(match spec {
             SpecFile::Example(s) => ColumnSpecs::Example(ExampleColumns::new(s, strings)?),
-            SpecFile::Sequence(s) => ColumnSpecs::Sequence(SequenceColumns::new(s, strings)?),
+            SpecFile::Sequence(s) => ColumnSpecs::Sequence(Box::new(SequenceColumns::new(s, strings)?)),
         })
     }
 
@@ -245,7 +245,7 @@ impl BatchReader {
             BatchError::Columns {
                 at,
                 first_record: self.records_read - n as u64,
-                error,
+                error: Box::new(error),
             }
         })
     }
@@ -275,8 +275,8 @@ pub enum BatchError {
         at: String,
         /// The number of records read before the batch.
         first_record: u64,
-        /// What is wrong.
-        error: ColumnarError,
+        /// What is wrong (boxed to keep the `Result` small).
+        error: Box<ColumnarError>,
     },
 }
 

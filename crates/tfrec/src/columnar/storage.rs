@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, BinaryArray, Float32Array, Int64Array, StringArray};
 
 use super::ColumnarError;
-use crate::parse::{DenseTensor, SparseTensor};
+use crate::parse::{DenseTensor, SparseTensor, Values};
 
 /// The values of `tensor` in row-major order as a flat array (`Binary`, or `Utf8` when `utf8`).
 /// `column` names the column in a UTF-8 error; `row_of(i)` gives the row of flat element `i`.
@@ -17,10 +17,10 @@ pub(super) fn dense_values(
     column: &str,
     row_of: &dyn Fn(usize) -> usize,
 ) -> Result<ArrayRef, ColumnarError> {
-    Ok(match tensor {
-        DenseTensor::Int64(a) => Arc::new(Int64Array::from_iter_values(a.iter().copied())),
-        DenseTensor::Float32(a) => Arc::new(Float32Array::from_iter_values(a.iter().copied())),
-        DenseTensor::String(a) => bytes_array(a.iter().map(Vec::as_slice), a.len(), utf8, column, row_of)?,
+    Ok(match tensor.values() {
+        Values::Int64(v) => Arc::new(Int64Array::from(v.clone())),
+        Values::Float32(v) => Arc::new(Float32Array::from(v.clone())),
+        Values::String(b) => bytes_array(b.iter(), b.len(), utf8, column, row_of)?,
     })
 }
 
@@ -34,35 +34,19 @@ pub(super) fn dense_values_in(
     row_of: &dyn Fn(usize) -> usize,
 ) -> Result<ArrayRef, ColumnarError> {
     let total = ranges.iter().map(|r| r.len()).sum();
-    Ok(match tensor {
-        DenseTensor::Int64(a) => {
-            let flat = a.as_slice_memory_order();
-            let mut out = Vec::with_capacity(total);
-            for r in ranges {
-                match flat {
-                    Some(f) if a.is_standard_layout() => out.extend_from_slice(&f[r.clone()]),
-                    _ => out.extend(a.iter().skip(r.start).take(r.len()).copied()),
-                }
-            }
-            Arc::new(Int64Array::from(out))
+    fn pick<T: Copy>(flat: &[T], ranges: &[std::ops::Range<usize>], total: usize) -> Vec<T> {
+        let mut out = Vec::with_capacity(total);
+        for r in ranges {
+            out.extend_from_slice(&flat[r.clone()]);
         }
-        DenseTensor::Float32(a) => {
-            let flat = a.as_slice_memory_order();
-            let mut out = Vec::with_capacity(total);
-            for r in ranges {
-                match flat {
-                    Some(f) if a.is_standard_layout() => out.extend_from_slice(&f[r.clone()]),
-                    _ => out.extend(a.iter().skip(r.start).take(r.len()).copied()),
-                }
-            }
-            Arc::new(Float32Array::from(out))
-        }
-        DenseTensor::String(a) => {
-            let picked: Vec<&[u8]> = ranges
-                .iter()
-                .flat_map(|r| a.iter().skip(r.start).take(r.len()).map(Vec::as_slice))
-                .collect();
-            bytes_array(picked.into_iter(), total, utf8, column, row_of)?
+        out
+    }
+    Ok(match tensor.values() {
+        Values::Int64(v) => Arc::new(Int64Array::from(pick(v, ranges, total))),
+        Values::Float32(v) => Arc::new(Float32Array::from(pick(v, ranges, total))),
+        Values::String(b) => {
+            let picked = ranges.iter().flat_map(|r| r.clone().map(|i| b.value(i)));
+            bytes_array(picked, total, utf8, column, row_of)?
         }
     })
 }
@@ -91,10 +75,7 @@ fn bytes_array<'a>(
 /// The values of an int64 dense tensor (the row lengths of a feature list), or `None` for
 /// another dtype.
 pub(super) fn dense_i64(tensor: &DenseTensor) -> Option<Vec<i64>> {
-    match tensor {
-        DenseTensor::Int64(a) => Some(a.iter().copied().collect()),
-        _ => None,
-    }
+    tensor.as_i64().map(<[i64]>::to_vec)
 }
 
 /// The shape of a dense tensor.

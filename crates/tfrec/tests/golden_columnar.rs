@@ -44,7 +44,7 @@ fn cases() -> Vec<Value> {
 }
 
 fn name(case: &Value) -> String {
-    case["name"].as_str().unwrap_or("?").to_owned()
+    case["id"].as_str().or(case["name"].as_str()).unwrap_or("?").to_owned()
 }
 
 /// A value in a comparable form: floats by their bits, bytes as arrays of numbers.
@@ -122,7 +122,15 @@ fn nested(n: &Nested) -> Value {
 
 /// The rows of a batch tensor as nested JSON, as its column should hold them (ignoring NULL,
 /// which stands for an empty row here). `steps`: the step count of each row of a feature list.
-fn tensor_rows(t: &Tensor, nrows: usize, lengths: Option<&[i64]>, steps: Option<&[usize]>) -> Vec<Value> {
+/// The rows of a parse tensor in the form of the column built for it (`sparse_feature`: the
+/// tensor of a `SparseFeature`, whose column is a struct of index lists and values at any rank).
+fn tensor_rows(
+    t: &Tensor,
+    nrows: usize,
+    lengths: Option<&[i64]>,
+    steps: Option<&[usize]>,
+    sparse_feature: bool,
+) -> Vec<Value> {
     match t {
         Tensor::Dense(d) => {
             let flat = dense_flat(d);
@@ -158,7 +166,7 @@ fn tensor_rows(t: &Tensor, nrows: usize, lengths: Option<&[i64]>, steps: Option<
                     let (b, t) = (s.indices[[i, 0]] as usize, s.indices[[i, 1]] as usize);
                     rows[b][t].as_array_mut().unwrap().push(v.clone());
                 }
-            } else if rank == 2 {
+            } else if rank == 2 && !sparse_feature {
                 for (i, v) in values.iter().enumerate() {
                     rows[s.indices[[i, 0]] as usize].as_array_mut().unwrap().push(v.clone());
                 }
@@ -289,11 +297,11 @@ fn check_example_case(case: &Value, tally: &mut Tally) {
         let array = batch
             .column_by_name(key)
             .unwrap_or_else(|| panic!("{label}: no column {key}"));
-        let rows = tensor_rows(&tensors[key], records.len(), None, None);
         let sparse = match spec {
             tfrec::parse::FeatureSpec::Sparse(s) => Some((s.index_keys.as_slice(), s.value_key.as_str())),
             _ => None,
         };
+        let rows = tensor_rows(&tensors[key], records.len(), None, None, sparse.is_some());
         compare_column(&label, key, array.as_ref(), &rows, sparse);
     }
     tally.mapped += 1;
@@ -336,7 +344,7 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
             &label,
             key,
             array.as_ref(),
-            &tensor_rows(&parsed.context[key], records.len(), None, None),
+            &tensor_rows(&parsed.context[key], records.len(), None, None, false),
             None,
         );
     }
@@ -353,6 +361,7 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
             records.len(),
             lengths.as_deref(),
             steps.as_deref(),
+            false,
         );
         compare_column(&label, key, array.as_ref(), &rows, None);
     }
@@ -480,6 +489,11 @@ fn golden_examples_round_trip_through_parquet_and_ipc() {
                 continue;
             }
         };
+        if inferred.specs.is_empty() {
+            // TF refuses a spec with no features; so does the column builder.
+            skip("no record has a feature");
+            continue;
+        }
         for utf8 in [false, true] {
             let columns = ExampleColumns::new(&inferred.specs, &inferred.string_columns(utf8))
                 .unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -32,15 +32,27 @@ pub(super) fn list_type(inner: DataType) -> DataType {
 }
 
 /// `values` grouped into fixed-size lists, one level per dimension (innermost last).
-pub(super) fn fixed_lists(values: ArrayRef, dims: &[usize], column: &str) -> Result<ArrayRef, ColumnarError> {
+pub(super) fn fixed_lists(
+    values: ArrayRef,
+    dims: &[usize],
+    outer: usize,
+    column: &str,
+) -> Result<ArrayRef, ColumnarError> {
     let mut out = values;
-    for &d in dims.iter().rev() {
+    for (k, &d) in dims.iter().enumerate().rev() {
         let field = Arc::new(Field::new_list_field(out.data_type().clone(), false));
         let size = i32::try_from(d).map_err(|_| too_big(column))?;
+        // The length is explicit: a dimension of 0 leaves no values to count rows by.
+        let len = dims[..k]
+            .iter()
+            .try_fold(outer, |a, &x| a.checked_mul(x))
+            .ok_or_else(|| too_big(column))?;
         out = Arc::new(
-            FixedSizeListArray::try_new(field, size, out, None).map_err(|source| ColumnarError::Arrow {
-                column: column.to_owned(),
-                source,
+            FixedSizeListArray::try_new_with_length(field, size, out, None, len).map_err(|source| {
+                ColumnarError::Arrow {
+                    column: column.to_owned(),
+                    source,
+                }
             })?,
         );
     }

@@ -238,7 +238,7 @@ pub(super) fn column_array(
         (Plan::Fixed { dims }, Tensor::Dense(t)) => {
             let per_row: usize = dims.iter().product::<usize>().max(1);
             let values = dense_values(t, column.utf8, name, &|i| i / per_row)?;
-            fixed_lists(values, dims, name)
+            fixed_lists(values, dims, nrows, name)
         }
         (Plan::VarLen, Tensor::Sparse(t)) => {
             let rows = sparse_index_column(t, 0);
@@ -286,7 +286,8 @@ pub(super) fn ragged_array(
         }
         idx as usize
     };
-    let mut array = fixed_lists(dense_values(t.flat_values(), utf8, name, &row_of)?, inner, name)?;
+    let outer = t.flat_values().shape().first().copied().unwrap_or(0);
+    let mut array = fixed_lists(dense_values(t.flat_values(), utf8, name, &row_of)?, inner, outer, name)?;
     for (level, offsets) in splits.iter().enumerate().rev() {
         array = list(array, offsets, if level == 0 { valid } else { None }, name)?;
     }

@@ -260,7 +260,8 @@ fn dense_steps(
     }
     let row_of = |i: usize| row_ends.partition_point(|&e| e <= i);
     let values = dense_values_in(t, &ranges, utf8, name, &row_of)?;
-    list(fixed_lists(values, shape, name)?, &offsets, Some(valid), name)
+    let steps = usize::try_from(offsets.last().copied().unwrap_or(0)).unwrap_or(0);
+    list(fixed_lists(values, shape, steps, name)?, &offsets, Some(valid), name)
 }
 
 /// A `[batch, steps, n]` sparse tensor as lists of steps of lists of values; `steps[b]` is the

@@ -42,6 +42,8 @@ pub enum DecodeErrorKind {
     InvalidWireType(u8),
     /// A tag with field number 0.
     FieldNumberZero,
+    /// A tag whose field number is above protobuf's largest, 2^29 - 1.
+    FieldNumberTooLarge(u64),
     /// An end-group tag without its start, or with another field number.
     UnmatchedEndGroup,
     /// Groups nested deeper than protobuf's recursion limit.
@@ -68,6 +70,9 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::OverlongVarint => "a varint is longer than 10 bytes".to_owned(),
             DecodeErrorKind::InvalidWireType(t) => format!("invalid wire type {t}"),
             DecodeErrorKind::FieldNumberZero => "a field number is 0".to_owned(),
+            DecodeErrorKind::FieldNumberTooLarge(n) => {
+                format!("a field number is {n}, above protobuf's largest (2^29 - 1)")
+            }
             DecodeErrorKind::UnmatchedEndGroup => "an end-group tag does not match a start-group tag".to_owned(),
             DecodeErrorKind::TooDeep => "groups are nested too deeply".to_owned(),
             DecodeErrorKind::PackedFloatLength(n) => format!("a packed float list of {n} bytes (not a multiple of 4)"),
@@ -163,9 +168,13 @@ impl<'a> WireReader<'a> {
             return Err(self.error(DecodeErrorKind::InvalidWireType(wire_bits)));
         };
         let field = tag >> 3;
-        if field == 0 || field > u64::from(u32::MAX >> 3) {
+        if field == 0 {
             self.pos = start;
             return Err(self.error(DecodeErrorKind::FieldNumberZero));
+        }
+        if field > u64::from(u32::MAX >> 3) {
+            self.pos = start;
+            return Err(self.error(DecodeErrorKind::FieldNumberTooLarge(field)));
         }
         Ok((field as u32, wire_type))
     }
@@ -323,6 +332,14 @@ mod tests {
         assert_eq!(
             WireReader::new(&[0x02]).read_tag().unwrap_err().kind,
             DecodeErrorKind::FieldNumberZero
+        );
+        // Field 2^29 (tag varint 2^32 | wire type 0) is one past protobuf's largest.
+        assert_eq!(
+            WireReader::new(&[0x80, 0x80, 0x80, 0x80, 0x10])
+                .read_tag()
+                .unwrap_err()
+                .kind,
+            DecodeErrorKind::FieldNumberTooLarge(1 << 29)
         );
         assert_eq!(
             WireReader::new(&[0x0a, 0x05, 1]).read_len().unwrap_err().kind,

@@ -161,3 +161,113 @@ def test_pyarrow_reads_our_parquet(data, tmp_path):
     assert table.column("id").to_pylist() == parsed["id"].tolist()
     assert all(math.isclose(a, b) for a, b in zip(table.column("score").to_pylist()[3], parsed["score"][3]))
     assert table.column("name").to_pylist() == list(parsed["name"])
+
+
+def damage(path, record):
+    """Flips a byte inside the data of record ``record`` of ``path``; returns its offset."""
+    data = bytearray(path.read_bytes())
+    off = 0
+    for _ in range(record):
+        off += int.from_bytes(data[off : off + 8], "little") + 16
+    data[off + 12 + 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return off
+
+
+def test_damage_is_a_typed_error_or_skipped_and_counted(data):
+    path, n = data
+    offset = damage(path, 20)
+    stream = tfrec.arrow.read(str(path), SPEC, batch_rows=8)
+    # Iterating (and read_all) raises tfrec's class, with where the damage is.
+    with pytest.raises(tfrec.errors.DataLossError) as info:
+        stream.read_all()
+    assert info.value.path == str(path) and info.value.offset == offset
+    # Through the C stream, a consumer gets the same text as its own error type.
+    with pytest.raises(Exception) as info:
+        pa.table(stream)
+    assert str(path) in str(info.value) and str(offset) in str(info.value)
+    # Skipping loses only the damaged record, and says what it skipped.
+    skipping = tfrec.arrow.read(str(path), SPEC, batch_rows=8, on_corruption="skip")
+    ids = skipping.read_all().column("id").to_pylist()
+    assert ids == [i for i in range(n) if i != 20]
+    stats = skipping.stats()
+    assert stats["skipped_regions"] == 1 and stats["records"] == n - 1
+    assert any(str(path) in p and str(offset) in p for p in stats["problems"])
+    with pytest.raises(ValueError):
+        tfrec.arrow.read(str(path), SPEC, on_corruption="sometimes")
+
+
+def test_spec_that_does_not_match_names_file_offset_and_feature(data):
+    path, _ = data
+    offsets = [0]
+    for r in tfrec.TFRecordDataset(str(path)):
+        offsets.append(offsets[-1] + len(r) + 16)
+    # "name" holds bytes: an int64 spec for it fails at the first record, naming the feature.
+    wrong_type = {**SPEC, "name": tfrec.io.FixedLenFeature([], tfrec.int64)}
+    with pytest.raises(tfrec.errors.ParseError) as info:
+        tfrec.arrow.read(str(path), wrong_type).read_all()
+    assert info.value.key == "name"
+    assert info.value.path == str(path) and info.value.record_offset == offsets[0]
+    assert f"{path}@{offsets[0]}" in str(info.value)
+    # "tags" is missing from record 1: required without a default, the read fails there.
+    required = {**SPEC, "tags": tfrec.io.FixedLenFeature([1], tfrec.int64)}
+    with pytest.raises(tfrec.errors.ParseError) as info:
+        tfrec.arrow.read(str(path), required, batch_rows=4).read_all()
+    assert info.value.key == "tags" and info.value.record_offset == offsets[1]
+    # A value with no column form (bytes that are not UTF-8 in a utf8 column) names the column.
+    bad = path.parent / "latin1.tfrecord"
+    with tfrec.TFRecordWriter(str(bad)) as w:
+        w.write(tfrec.Example.from_dict({"name": b"ok"}).SerializeToString())
+        w.write(tfrec.Example.from_dict({"name": b"caf\xe9"}).SerializeToString())
+    spec = {"name": tfrec.io.FixedLenFeature([], tfrec.string)}
+    with pytest.raises(tfrec.errors.InvalidArgumentError) as info:
+        tfrec.arrow.read(str(bad), spec, utf8=True).read_all()
+    assert info.value.column == "name" and info.value.path == str(bad)
+    assert info.value.record_offset == os.path.getsize(bad) - (len(tfrec.Example.from_dict({"name": b"caf\xe9"}).SerializeToString()) + 16)
+    assert tfrec.arrow.read(str(bad), spec).read_all().column("name").to_pylist() == [b"ok", b"caf\xe9"]
+
+
+def test_dataset_to_arrow(data):
+    path, n = data
+    ds = tfrec.Dataset(str(path)).batch(16).parse(SPEC)
+    table = pa.table(ds.to_arrow())
+    assert table.equals(tfrec.arrow.read(str(path), SPEC).read_all())
+    batches = list(ds.to_arrow())
+    assert [b.num_rows for b in batches] == [16, 16, 16, n - 48]
+    # Shuffled and parsed on two threads: the same rows in another order.
+    shuffled = tfrec.Dataset(str(path)).shuffle(100, seed=5).batch(7).parse(SPEC).threads(2).to_arrow().read_all()
+    assert sorted(shuffled.column("id").to_pylist()) == list(range(n))
+    assert shuffled.column("id").to_pylist() != list(range(n))
+    # Without a parse stage the spec is given here; without either it is an error.
+    taken = tfrec.Dataset(str(path)).take(5).to_arrow({"id": tfrec.io.FixedLenFeature([], tfrec.int64)})
+    assert pa.table(taken).column("id").to_pylist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError):
+        tfrec.Dataset(str(path)).to_arrow()
+    # A record that does not fit: the typed error names the record's file and offset.
+    wrong = {**SPEC, "name": tfrec.io.FixedLenFeature([], tfrec.int64)}
+    with pytest.raises(tfrec.errors.ParseError) as info:
+        tfrec.Dataset(str(path)).batch(8).parse(wrong).to_arrow().read_all()
+    assert info.value.key == "name" and info.value.path == str(path)
+
+
+def test_sequence_examples_inferred(tmp_path):
+    path = tmp_path / "seq.tfrecord"
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for i in range(6):
+            lists = {"frames": [[float(i), float(t)] for t in range(i)], "words": [[b"w"] * (t % 3) for t in range(i)]}
+            if i == 0:
+                lists = {}
+            seq = tfrec.SequenceExample.from_dict({"context": {"id": i, "lang": b"en"}, "feature_lists": lists})
+            w.write(seq.SerializeToString())
+    spec = tfrec.arrow.infer_spec(str(path))
+    assert spec["context_features"]["id"] == {"type": "FixedLenFeature", "shape": [], "dtype": "int64",
+                                              "default_value": None}
+    frames = spec["sequence_features"]["frames"]
+    assert frames["type"] == "FixedLenSequenceFeature" and frames["shape"] == [2] and frames["allow_missing"]
+    assert spec["sequence_features"]["words"]["type"] == "VarLenFeature"
+    table = tfrec.arrow.read(str(path), utf8=True).read_all()
+    assert table.column("id").to_pylist() == list(range(6))
+    assert table.column("lang").to_pylist() == ["en"] * 6
+    assert table.column("frames").to_pylist()[0] is None
+    assert table.column("frames").to_pylist()[3] == [[3.0, 0.0], [3.0, 1.0], [3.0, 2.0]]
+    assert table.column("words").to_pylist()[4] == [[], ["w"], ["w", "w"], []]

@@ -4,34 +4,33 @@
 
 use std::ffi::CString;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
+use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
-use arrow_array::RecordBatchReader;
+use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyCapsule, PyDict};
 use serde_json::Value;
 use tfrec::columnar::{
     batch_to_records, infer_specs, sample_records, BatchError, BatchReader, ColumnSpecs, ColumnarError, StringColumns,
 };
-use tfrec::parse::{specs_to_json, SpecFile};
+use tfrec::parse::SpecFile;
+use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
 use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, RecordWriter, WriterOptions};
 
-use crate::errors::{record_error, spec_error, write_error};
-use crate::records::compression_choice;
+use crate::errors::{invalid_argument, obj, parse_error, pipeline_error, record_error, spec_error, write_error};
+use crate::records::{compression_choice, reader_options};
 
 const STREAM_CAPSULE: &std::ffi::CStr = c"arrow_array_stream";
+const SCHEMA_CAPSULE: &std::ffi::CStr = c"arrow_schema";
+const ARRAY_CAPSULE: &std::ffi::CStr = c"arrow_array";
 
-fn columnar_error(e: ColumnarError) -> PyErr {
+pub(crate) fn columnar_error(e: ColumnarError) -> PyErr {
     match e {
         ColumnarError::Spec(s) => spec_error(&s),
-        other => PyValueError::new_err(other.to_string()),
-    }
-}
-
-fn batch_error(py: Python<'_>, e: BatchError) -> PyErr {
-    match e {
-        BatchError::Record(r) => record_error(py, &r),
         other => PyValueError::new_err(other.to_string()),
     }
 }
@@ -41,15 +40,15 @@ fn files(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<PathBuf>> {
 }
 
 fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
-    Ok(ReaderOptions::default().compression(compression_choice(compression, CompressionChoice::Auto)?))
+    reader_options(compression, "raise", "raise", true, None)
 }
 
-fn spec_file(text: &str) -> PyResult<SpecFile> {
+pub(crate) fn spec_file(text: &str) -> PyResult<SpecFile> {
     let value: Value = serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
     SpecFile::from_json(&value).map_err(|e| spec_error(&e))
 }
 
-fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringColumns {
+pub(crate) fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringColumns {
     match (utf8, utf8_columns) {
         (false, _) => StringColumns::Binary,
         (true, None) => StringColumns::Utf8,
@@ -73,10 +72,7 @@ pub fn arrow_infer_spec(
         .detach(|| sample_records(&files, options, rows))
         .map_err(|e| record_error(py, &e))?;
     let inferred = py.detach(|| infer_specs(&sample)).map_err(columnar_error)?;
-    Ok((
-        specs_to_json(&inferred.specs).to_string(),
-        inferred.utf8.into_iter().collect(),
-    ))
+    Ok((inferred.to_json().to_string(), inferred.utf8.into_iter().collect()))
 }
 
 /// The Arrow schema a spec gives, as a C stream of no batches (so Python can read the schema
@@ -88,12 +84,288 @@ pub fn arrow_check_spec(spec: &str, utf8: bool, utf8_columns: Option<Vec<String>
     Ok(())
 }
 
-/// A PyCapsule holding an `ArrowArrayStream` of the records of `paths` parsed with `spec`.
+/// Where an [`ArrowBatches`] gets its batches: files read in order by a [`BatchReader`], or a
+/// `tfrec.Dataset` pipeline whose workers make the columns.
+pub(crate) enum BatchSource {
+    Files(Box<BatchReader>),
+    Pipeline {
+        iter: PipelineIter<RecordBatch>,
+        schema: SchemaRef,
+    },
+}
+
+/// Why a source gave no batch; kept typed until it reaches Python (as a `tfrec.errors` class)
+/// or Arrow (as a message).
+pub(crate) enum SourceError {
+    Batch(BatchError),
+    Pipeline(PipelineError),
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceError::Batch(e) => e.fmt(f),
+            SourceError::Pipeline(e) => e.fmt(f),
+        }
+    }
+}
+
+impl BatchSource {
+    fn schema(&self) -> SchemaRef {
+        match self {
+            BatchSource::Files(r) => r.schema(),
+            BatchSource::Pipeline { schema, .. } => schema.clone(),
+        }
+    }
+
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
+        match self {
+            BatchSource::Files(r) => r.next_batch().map_err(SourceError::Batch),
+            BatchSource::Pipeline { iter, .. } => iter.next().transpose().map_err(SourceError::Pipeline),
+        }
+    }
+}
+
+/// A [`BatchSource`] as an Arrow reader, for the C stream: errors go as their text, which
+/// names the file and offset (Arrow's C stream carries a message only).
+struct StreamReader(BatchSource);
+
+impl Iterator for StreamReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0
+            .next_batch()
+            .map_err(|e| ArrowError::ExternalError(e.to_string().into()))
+            .transpose()
+    }
+}
+
+impl RecordBatchReader for StreamReader {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+}
+
+/// The typed Python exception for a source's error: `DataLossError` / `NotFoundError` with
+/// path and offset for damaged or missing files, `ParseError` with key and example for records
+/// that do not fit the spec, `InvalidArgumentError` with column, path and offset for values
+/// with no column form.
+fn source_error(py: Python<'_>, e: SourceError) -> PyErr {
+    match e {
+        SourceError::Batch(e) => batch_error(py, e),
+        SourceError::Pipeline(PipelineError::Map { error, .. }) if error.is::<BatchError>() => {
+            match error.downcast::<BatchError>() {
+                Ok(e) => batch_error(py, *e),
+                Err(other) => PyValueError::new_err(other.to_string()),
+            }
+        }
+        SourceError::Pipeline(e) => pipeline_error(py, &e),
+    }
+}
+
+fn batch_error(py: Python<'_>, e: BatchError) -> PyErr {
+    match e {
+        BatchError::Record(r) => record_error(py, &r),
+        BatchError::Columns { at, error, .. } => {
+            let message = format!("{at}: {error}");
+            let (path, offset) = match at.rsplit_once('@') {
+                Some((path, offset)) => (Some(path.to_owned()), offset.parse::<u64>().ok()),
+                None => (None, None),
+            };
+            match *error {
+                ColumnarError::Spec(s) => spec_error(&s),
+                ColumnarError::Parse(p) => {
+                    let err = parse_error(py, &p);
+                    let value = err.value(py);
+                    let _ = value.setattr("path", path);
+                    let _ = value.setattr("record_offset", offset);
+                    let _ = value.setattr("message", &message);
+                    let _ = value.setattr("args", (message,));
+                    err
+                }
+                other => invalid_argument(
+                    py,
+                    message,
+                    &[
+                        ("column", obj(py, other.column().map(str::to_owned))),
+                        ("path", obj(py, path)),
+                        ("record_offset", obj(py, offset)),
+                    ],
+                ),
+            }
+        }
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// A record batch handed to Python through the Arrow PyCapsule interface
+/// (`__arrow_c_array__`), so `pyarrow.record_batch(b)` takes it without a copy.
+#[pyclass(module = "tfrec._tfrec", frozen)]
+pub struct ArrowBatch {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl ArrowBatch {
+    /// `(schema capsule, array capsule)` of the batch as a struct array.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        // A requested schema is a hint the protocol lets a producer ignore.
+        let _ = requested_schema;
+        let data = StructArray::from(self.batch.clone()).into_data();
+        let (array, schema) = to_ffi(&data).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        // Each capsule owns its struct; a consumer moves it out (leaving `release` null), and
+        // dropping the capsule drops what is left, whose `Drop` releases it only if still owned.
+        Ok((
+            PyCapsule::new(py, schema, Some(CString::from(SCHEMA_CAPSULE)))?,
+            PyCapsule::new(py, array, Some(CString::from(ARRAY_CAPSULE)))?,
+        ))
+    }
+
+    /// The batch's schema as an `arrow_schema` capsule.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        schema_capsule(py, &self.batch.schema())
+    }
+
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+}
+
+fn schema_capsule<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'py, PyCapsule>> {
+    let ffi = FFI_ArrowSchema::try_from(schema).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyCapsule::new(py, ffi, Some(CString::from(SCHEMA_CAPSULE)))
+}
+
+/// Arrow record batches read and parsed by Rust: a Python iterator of [`ArrowBatch`]es whose
+/// errors are `tfrec.errors` classes with their attributes, and an Arrow C stream
+/// (`__arrow_c_stream__`, which hands the rest of the batches over). Either way once.
+#[pyclass(module = "tfrec._tfrec")]
+pub struct ArrowBatches {
+    source: Mutex<Option<BatchSource>>,
+    schema: SchemaRef,
+    /// Counters of a pipeline source, kept when the source is handed to a C stream.
+    counters: Option<Arc<Counters>>,
+    /// The specs the columns follow (JSON).
+    spec: String,
+}
+
+impl ArrowBatches {
+    pub(crate) fn new(source: BatchSource, spec: String) -> ArrowBatches {
+        let counters = match &source {
+            BatchSource::Pipeline { iter, .. } => Some(iter.counters()),
+            BatchSource::Files(_) => None,
+        };
+        ArrowBatches {
+            schema: source.schema(),
+            source: Mutex::new(Some(source)),
+            counters,
+            spec,
+        }
+    }
+
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Option<BatchSource>>> {
+        self.source
+            .lock()
+            .map_err(|_| PyValueError::new_err("the batches were poisoned by an earlier failure"))
+    }
+}
+
+#[pymethods]
+impl ArrowBatches {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The specs the columns follow, as JSON text.
+    #[getter]
+    fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<ArrowBatch>> {
+        let mut guard = self.lock()?;
+        let Some(source) = guard.as_mut() else {
+            return Ok(None);
+        };
+        // Both sources end after their first error; the source stays for `stats()`.
+        match py.detach(|| source.next_batch()) {
+            Ok(batch) => Ok(batch.map(|batch| ArrowBatch { batch })),
+            Err(e) => Err(source_error(py, e)),
+        }
+    }
+
+    /// The schema of the batches as an `arrow_schema` capsule.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        schema_capsule(py, &self.schema)
+    }
+
+    /// The batches not yet taken, as an `arrow_array_stream` capsule.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        // A requested schema is a hint the protocol lets a producer ignore; the columns are
+        // the spec's.
+        let _ = requested_schema;
+        let source = self
+            .lock()?
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the batches were already taken: read the files again"))?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(StreamReader(source));
+        PyCapsule::new(
+            py,
+            FFI_ArrowArrayStream::new(reader),
+            Some(CString::from(STREAM_CAPSULE)),
+        )
+    }
+
+    /// What was read and skipped so far: `records`, `skipped_regions`, `skipped_bytes`,
+    /// `skipped_files` and `problems` (messages naming file and offset).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let d = PyDict::new(py);
+        if let Some(c) = &self.counters {
+            d.set_item("records", c.records.load(Relaxed))?;
+            d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
+            d.set_item("skipped_bytes", c.skipped_bytes.load(Relaxed))?;
+            d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
+            let problems: Vec<String> = c
+                .problems
+                .lock()
+                .map(|p| p.iter().map(ToString::to_string).collect())
+                .unwrap_or_default();
+            d.set_item("problems", problems)?;
+            return Ok(d);
+        }
+        let guard = self.lock()?;
+        if let Some(BatchSource::Files(reader)) = guard.as_ref() {
+            let stats = reader.stats();
+            d.set_item("records", stats.records)?;
+            d.set_item("skipped_regions", stats.skipped_regions)?;
+            d.set_item("skipped_bytes", stats.skipped_bytes)?;
+            d.set_item("skipped_files", stats.skipped_files)?;
+            let problems: Vec<String> = reader.problems().iter().map(ToString::to_string).collect();
+            d.set_item("problems", problems)?;
+        }
+        Ok(d)
+    }
+}
+
+/// The record batches of `paths` parsed with `spec` (JSON), read by Rust.
 #[pyfunction]
-#[pyo3(signature = (paths, spec, batch_rows=65536, byte_range=None, utf8=false, utf8_columns=None, compression=None, limit=None))]
+#[pyo3(signature = (paths, spec, batch_rows=65536, byte_range=None, utf8=false, utf8_columns=None, compression=None, limit=None, on_corruption="raise"))]
 #[allow(clippy::too_many_arguments)]
-pub fn arrow_stream<'py>(
-    py: Python<'py>,
+pub fn arrow_batches(
+    py: Python<'_>,
     paths: Vec<String>,
     spec: &str,
     batch_rows: usize,
@@ -102,10 +374,11 @@ pub fn arrow_stream<'py>(
     utf8_columns: Option<Vec<String>>,
     compression: Option<&str>,
     limit: Option<u64>,
-) -> PyResult<Bound<'py, PyCapsule>> {
+    on_corruption: &str,
+) -> PyResult<ArrowBatches> {
     let columns = ColumnSpecs::new(&spec_file(spec)?, &strings(utf8, utf8_columns)).map_err(columnar_error)?;
     let files = files(py, paths)?;
-    let options = options(compression)?;
+    let options = reader_options(compression, on_corruption, "raise", true, None)?;
     let reader = match byte_range {
         None => BatchReader::new(files, options, columns, batch_rows),
         Some((start, end)) => {
@@ -120,12 +393,7 @@ pub fn arrow_stream<'py>(
         }
     }
     .limit(limit);
-    let reader: Box<dyn RecordBatchReader + Send> = Box::new(reader);
-    let stream = FFI_ArrowArrayStream::new(reader);
-    let name = CString::from(STREAM_CAPSULE);
-    // The capsule owns the stream; a consumer moves it out (leaving `release` null), and
-    // dropping the capsule drops what is left, whose `Drop` releases it only if still owned.
-    PyCapsule::new(py, stream, Some(name))
+    Ok(ArrowBatches::new(BatchSource::Files(Box::new(reader)), spec.to_owned()))
 }
 
 /// Writes the batches of an `arrow_array_stream` capsule (from `__arrow_c_stream__`) to

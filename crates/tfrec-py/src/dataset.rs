@@ -12,6 +12,9 @@ use serde_json::Value;
 use tfrec::parse::{specs_from_json, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
 use tfrec::pipeline::{Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
 
+use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
+
+use crate::arrow::{columnar_error, spec_file, strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
 use crate::errors::{pipeline_error, record_error, spec_error};
 use crate::records::reader_options;
@@ -202,6 +205,44 @@ impl Dataset {
         })
     }
 
+    /// The pipeline's batches as Arrow record batches, the columns made by the worker
+    /// threads: with the specs of `parse` (or `spec`, JSON, when the pipeline has no parse
+    /// stage), `batch_rows` rows a batch unless the pipeline batches.
+    #[pyo3(signature = (spec=None, utf8=false, utf8_columns=None, batch_rows=65536))]
+    fn to_arrow(
+        &self,
+        spec: Option<&str>,
+        utf8: bool,
+        utf8_columns: Option<Vec<String>>,
+        batch_rows: usize,
+    ) -> PyResult<ArrowBatches> {
+        let text = match (&self.stage, spec) {
+            (_, Some(text)) => text.to_owned(),
+            (Stage::Examples(v) | Stage::Sequences(v), None) => v.to_string(),
+            (Stage::Raw, None) => {
+                return Err(PyValueError::new_err(
+                    "to_arrow needs specs: call parse(...) first, or give spec=",
+                ))
+            }
+        };
+        let columns = ColumnSpecs::new(&spec_file(&text)?, &strings(utf8, utf8_columns)).map_err(columnar_error)?;
+        let schema = columns.schema();
+        let (size, drop_remainder) = match self.batch {
+            Some(b) => (b.size, b.drop_remainder),
+            None => (batch_rows.max(1), false),
+        };
+        let iter = self
+            .pipeline
+            .clone()
+            .batch(size, drop_remainder)
+            .map_batches(move |b| columns.to_batch(&b.records()).map_err(|error| columns_error(&b, error)))
+            .threads(self.threads)
+            .prefetch(self.prefetch)
+            .deterministic(self.deterministic)
+            .iter();
+        Ok(ArrowBatches::new(BatchSource::Pipeline { iter, schema }, text))
+    }
+
     /// Runs the whole pipeline in Rust, making no Python objects, with the GIL released:
     /// `(records read, batches)`. The benchmark's baseline for what iterating from Python
     /// costs on top of the pipeline itself.
@@ -270,6 +311,29 @@ impl Dataset {
             .deterministic(self.deterministic)
             .iter();
         Ok((iter, unbatched && matches!(self.stage, Stage::Raw)))
+    }
+}
+
+/// A batch's columns error as a pipeline error: a parse error as the pipeline reports it, any
+/// other one naming the file and offset of the record at fault.
+fn columns_error(batch: &RecordBatch, error: ColumnarError) -> PipelineError {
+    let error = match error {
+        ColumnarError::Parse(e) => return batch.parse_error(e),
+        other => other,
+    };
+    let row = error.row().unwrap_or(0);
+    let at = match (batch.path(row), batch.origin(row)) {
+        (Some(path), Some(origin)) => format!("{}@{}", path.display(), origin.offset),
+        _ => format!("batch {}", batch.index),
+    };
+    let first_record = batch.origin(0).map_or(0, |o| o.index);
+    PipelineError::Map {
+        batch: batch.index,
+        error: Box::new(BatchError::Columns {
+            at,
+            first_record,
+            error: Box::new(error),
+        }),
     }
 }
 

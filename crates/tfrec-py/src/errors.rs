@@ -86,6 +86,11 @@ pub fn spec_error(e: &SpecError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// `tfrec.errors.InvalidArgumentError(message, **attrs)`.
+pub(crate) fn invalid_argument(py: Python<'_>, message: String, attrs: &[(&str, Py<PyAny>)]) -> PyErr {
+    raise(py, "InvalidArgumentError", message, attrs)
+}
+
 pub fn tensor_error(py: Python<'_>, e: &TensorProtoError) -> PyErr {
     raise(py, "InvalidArgumentError", e.to_string(), &[])
 }

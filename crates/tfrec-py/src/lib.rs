@@ -38,7 +38,9 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensors::tensor_dtype_names, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_infer_spec, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_check_spec, m)?)?;
-    m.add_function(wrap_pyfunction!(arrow::arrow_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_batches, m)?)?;
+    m.add_class::<arrow::ArrowBatches>()?;
+    m.add_class::<arrow::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write, m)?)?;
     Ok(())
 }

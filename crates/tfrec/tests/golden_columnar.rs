@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use tfrec::columnar::{batch_to_examples, infer_specs, ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
 use tfrec::example::{Example, Feature};
 use tfrec::parse::{
-    specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, Tensor, Values,
+    specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, SpecFile, Tensor, Values,
 };
 
 fn records_of(case: &Value) -> Vec<Vec<u8>> {
@@ -489,14 +489,18 @@ fn golden_examples_round_trip_through_parquet_and_ipc() {
                 continue;
             }
         };
-        if inferred.specs.is_empty() {
+        let SpecFile::Example(specs) = &inferred.spec else {
+            skip("records that read as SequenceExamples");
+            continue;
+        };
+        if specs.is_empty() {
             // TF refuses a spec with no features; so does the column builder.
             skip("no record has a feature");
             continue;
         }
         for utf8 in [false, true] {
-            let columns = ExampleColumns::new(&inferred.specs, &inferred.string_columns(utf8))
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            let columns =
+                ExampleColumns::new(specs, &inferred.string_columns(utf8)).unwrap_or_else(|e| panic!("{label}: {e}"));
             let batch = columns.to_batch(&records).unwrap_or_else(|e| panic!("{label}: {e}"));
             for (how, batches) in [("parquet", parquet_round_trip(&batch)), ("ipc", ipc_round_trip(&batch))] {
                 let back: Vec<Example> = batches

@@ -129,7 +129,7 @@ fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), 
         eprintln!("warning: feature '{name}' left out: {why}");
     }
     let strings = inferred.string_columns(args.utf8);
-    Ok((SpecFile::Example(inferred.specs), strings))
+    Ok((inferred.spec, strings))
 }
 
 fn spec_json(spec: &SpecFile) -> Value {

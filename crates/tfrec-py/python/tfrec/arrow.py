@@ -63,19 +63,30 @@ def _project(spec, columns):
 
 
 def infer_spec(paths, rows=1000, *, compression=None):
-    """A spec (JSON form: ``{name: {"type": …}}``) inferred from the first ``rows`` Examples of
+    """A spec (JSON form: ``{name: {"type": …}}``) inferred from the first ``rows`` records of
     ``paths``: a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every sampled
-    record has the feature with the same number of values, else a ``VarLenFeature``."""
+    record has the feature with the same number of values, else a ``VarLenFeature``. For
+    SequenceExamples, ``{"context_features": …, "sequence_features": …}``, a feature list being
+    a ``FixedLenSequenceFeature`` when all its sampled steps have one number of values, else a
+    ``VarLenFeature``."""
     text, _ = _tfrec.arrow_infer_spec(_paths(paths), rows, compression)
     return json.loads(text)
 
 
 class ArrowStream:
-    """TFRecord files read as Arrow record batches. Each ``__arrow_c_stream__`` call (each
-    iteration, ``read_all``, ``pyarrow.table(stream)``) reads the files again."""
+    """TFRecord files read as Arrow record batches. Each use (an iteration, ``read_all``,
+    ``pyarrow.table(stream)`` through ``__arrow_c_stream__``) reads the files again.
+
+    Errors: iterating (and ``read_all``) raises tfrec's own classes with their attributes —
+    :class:`tfrec.errors.DataLossError` with ``path`` and ``offset`` for a damaged file,
+    :class:`tfrec.errors.ParseError` with ``key``, ``path`` and ``record_offset`` for a record
+    that does not fit the spec, :class:`tfrec.errors.InvalidArgumentError` with ``column`` for
+    a value with no column form. A consumer of the C stream (pyarrow, Polars, DuckDB) gets the
+    same message, which names the file and offset, as its own error type: Arrow's C stream
+    carries a message only."""
 
     def __init__(self, paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, utf8=False,
-                 compression=None, infer_rows=1000, n_rows=None):
+                 compression=None, infer_rows=1000, n_rows=None, on_corruption="raise"):
         self._paths = _paths(paths)
         self._utf8_columns = None
         if spec is None:
@@ -85,12 +96,26 @@ class ArrowStream:
             self._utf8_columns = utf8_names
         self._spec = _project(_spec_dict(spec), columns)
         self._spec_text = json.dumps(self._spec)
-        self._batch_rows = int(batch_rows)
-        self._byte_range = None if byte_range is None else (int(byte_range[0]), int(byte_range[1]))
         self._utf8 = bool(utf8)
-        self._compression = compression
-        self._n_rows = n_rows
         _tfrec.arrow_check_spec(self._spec_text, self._utf8, self._utf8_columns)
+        byte_range = None if byte_range is None else (int(byte_range[0]), int(byte_range[1]))
+        args = (self._paths, self._spec_text, int(batch_rows), byte_range, self._utf8, self._utf8_columns,
+                compression, n_rows, on_corruption)
+        # Checked now, so a bad argument fails here rather than at the first batch.
+        _tfrec.arrow_batches(*args)
+        self._make = lambda: _tfrec.arrow_batches(*args)
+        self._last = None
+
+    @classmethod
+    def _of(cls, make, spec):
+        """A stream over the batches ``make()`` gives (a ``_tfrec.ArrowBatches``)."""
+        stream = cls.__new__(cls)
+        stream._paths = None
+        stream._spec = spec
+        stream._spec_text = json.dumps(spec)
+        stream._make = make
+        stream._last = None
+        return stream
 
     @property
     def schema(self):
@@ -100,26 +125,44 @@ class ArrowStream:
     def __arrow_c_stream__(self, requested_schema=None):
         # The requested schema is a hint the protocol lets a producer ignore; the columns are
         # the spec's.
-        return _tfrec.arrow_stream(self._paths, self._spec_text, self._batch_rows, self._byte_range, self._utf8,
-                                   self._utf8_columns, self._compression, self._n_rows)
+        self._last = self._make()
+        return self._last.__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_schema__(self):
+        return self._make().__arrow_c_schema__()
+
+    def __iter__(self):
+        """``pyarrow.RecordBatch``es, raising tfrec's typed errors."""
+        import pyarrow as pa
+
+        batches = self._last = self._make()
+        for batch in batches:
+            yield pa.record_batch(batch)
 
     def to_reader(self):
-        """A ``pyarrow.RecordBatchReader`` over the batches."""
+        """A ``pyarrow.RecordBatchReader`` over the batches (through the C stream)."""
         import pyarrow as pa
 
         return pa.RecordBatchReader.from_stream(self)
 
     def read_all(self):
-        """All batches as one ``pyarrow.Table``."""
-        return self.to_reader().read_all()
+        """All batches as one ``pyarrow.Table`` (errors typed, as when iterating)."""
+        import pyarrow as pa
 
-    def __iter__(self):
-        return iter(self.to_reader())
+        return pa.Table.from_batches(list(self), schema=self.arrow_schema)
+
+    def stats(self):
+        """What the last read read and skipped: ``records``, ``skipped_regions``,
+        ``skipped_bytes``, ``skipped_files`` and ``problems`` (messages naming file and offset);
+        ``None`` before any read."""
+        return None if self._last is None else self._last.stats()
 
     @property
     def arrow_schema(self):
-        """The ``pyarrow.Schema`` of the batches."""
-        return self.to_reader().schema
+        """The ``pyarrow.Schema`` of the batches (nothing is read)."""
+        import pyarrow as pa
+
+        return pa.schema(self)
 
     def __repr__(self):
         return f"ArrowStream({self._paths!r}, columns={list(self._columns_of())!r})"
@@ -132,17 +175,20 @@ class ArrowStream:
 
 
 def read(paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, utf8=False, compression=None,
-         infer_rows=1000, n_rows=None):
+         infer_rows=1000, n_rows=None, on_corruption="raise"):
     """TFRecord files as an :class:`ArrowStream` of record batches of at most ``batch_rows``.
 
     ``spec``: a dict of ``tfrec.io`` feature specs (or their JSON form, or a sequence spec with
     ``context_features`` / ``sequence_features``); ``None`` infers one from the first
-    ``infer_rows`` records. ``columns``: parse only these features. ``byte_range=(start, end)``:
-    only the records of one uncompressed file whose headers start in ``[start, end)`` (splits
-    of a file for parallel readers). ``utf8``: strings as ``utf8`` columns instead of
-    ``binary`` (a value that is not UTF-8 is then an error). ``n_rows``: stop after so many."""
+    ``infer_rows`` records (Examples or SequenceExamples). ``columns``: parse only these
+    features. ``byte_range=(start, end)``: only the records of one uncompressed file whose
+    headers start in ``[start, end)`` (splits of a file for parallel readers). ``utf8``: strings
+    as ``utf8`` columns instead of ``binary`` (a value that is not UTF-8 is then an error).
+    ``n_rows``: stop after so many. ``on_corruption``: ``"raise"`` (the default, as
+    TensorFlow), ``"skip"`` (skip damaged regions, losing no intact record) or ``"skip_file"``
+    (abandon a damaged file's rest); :meth:`ArrowStream.stats` then counts what was skipped."""
     return ArrowStream(paths, spec, columns=columns, batch_rows=batch_rows, byte_range=byte_range, utf8=utf8,
-                       compression=compression, infer_rows=infer_rows, n_rows=n_rows)
+                       compression=compression, infer_rows=infer_rows, n_rows=n_rows, on_corruption=on_corruption)
 
 
 def write(data, path, compression=None):

@@ -249,6 +249,21 @@ class Dataset:
         """``False`` hands batches over as they finish rather than in order."""
         return self._with(self._inner.deterministic(deterministic))
 
+    def to_arrow(self, spec=None, *, utf8=False, batch_rows=65536):
+        """The pipeline's output as Arrow record batches: a :class:`tfrec.arrow.ArrowStream`
+        (``__arrow_c_stream__``, so ``pyarrow.table(ds.to_arrow())`` and
+        ``polars.from_arrow(...)`` take it without a copy). The columns follow the specs of
+        ``parse`` (or ``spec``, when the pipeline has no parse stage; see
+        :func:`tfrec.arrow.read` for the column types) and are made by the worker threads; a
+        batch holds the pipeline's ``batch`` size, or ``batch_rows`` rows when it has none."""
+        from .arrow import ArrowStream, _spec_dict
+
+        text = None if spec is None else json.dumps(_spec_dict(spec))
+        inner = self._inner
+        # Checked now: a missing or bad spec fails here, not at the first batch.
+        spec_text = inner.to_arrow(text, utf8, None, batch_rows).spec
+        return ArrowStream._of(lambda: inner.to_arrow(text, utf8, None, batch_rows), json.loads(spec_text))
+
     @property
     def batch_size(self):
         return self._inner.batch_size

@@ -146,81 +146,41 @@ class _SkipCounter:
         }
 
 
-def _read_skipping(path, spec, columns, batch_rows, utf8, compression, after_rows, counter):
-    """The records of ``path`` past its first ``after_rows`` good ones, skipping damaged
-    regions (the reader resynchronises), parsed as ``_read_unit`` does: the good records go
-    through a temporary plain file that ``tfrec.arrow.read`` then parses."""
-    import itertools
-    import tempfile
-
-    from . import _tfrec
-    from .data import TFRecordWriter
-
-    records = _tfrec.RecordIterator([path], compression_type=compression, on_corruption="skip")
-    with tempfile.TemporaryDirectory(prefix="tfrec-ray-") as tmp:
-        good = os.path.join(tmp, "good.tfrecord")
-        kept = 0
-        with TFRecordWriter(good) as w:
-            for rec in itertools.islice(iter(records), after_rows, None):
-                w.write(rec)
-                kept += 1
-        stats = records.stats()
-        problems = records.problems()
-        regions = stats.get("skipped_regions", 0) + stats.get("skipped_files", 0)
-        if regions:
-            msg = f"tfrec.ray: {path}: skipped {regions} damaged region(s), {stats.get('skipped_bytes', 0)} bytes"
-            warnings.warn(msg)
-            logger.warning("%s: %s", msg, "; ".join(problems))
-        if counter is not None:
-            ray.get(counter.add.remote(path, regions, stats.get("skipped_bytes", 0), problems))
-        if kept:
-            stream = _arrow.read(good, spec, columns=columns, batch_rows=batch_rows, utf8=utf8, compression="")
-            for batch in stream:
-                yield batch
-
-
-def _damage_in(path, compression):
-    """The first damaged record of ``path`` as a ``DataLossError``, or None. An error coming
-    through the Arrow stream may have lost its type and attributes on the way (Arrow's C
-    stream carries a message only); reading the records again finds where the damage is."""
-    from . import _tfrec
-
-    try:
-        for _ in _tfrec.RecordIterator([path], compression_type=compression):
-            pass
-    except DataLossError as e:
-        return e
-    return None
-
-
 def _read_unit(unit, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
     """The Arrow batches of one read unit (a file, or a byte range of a plain file)."""
     path, byte_range, _, _ = unit
-    rows = 0
+    stream = _arrow.read(
+        path,
+        spec,
+        columns=columns,
+        batch_rows=batch_rows,
+        byte_range=byte_range,
+        utf8=utf8,
+        compression=compression,
+        on_corruption="skip" if on_corruption == "skip" else "raise",
+    )
     try:
-        stream = _arrow.read(
-            path, spec, columns=columns, batch_rows=batch_rows, byte_range=byte_range, utf8=utf8, compression=compression
-        )
-        for batch in stream:
-            rows += batch.num_rows
-            yield batch
-    except Exception as error:  # noqa: BLE001 (narrowed just below)
-        e = error if isinstance(error, DataLossError) else _damage_in(path, compression)
-        if e is None:
-            raise
-        if on_corruption != "skip":
-            where = f"{e.path or path} at offset {e.offset}" if e.offset is not None else (e.path or path)
-            raise TFRecordReadError(
-                f"tfrec.ray read task: damaged record in {where}: {e.message}",
-                path=e.path or path,
-                offset=e.offset,
-                record_index=e.record_index,
-                kind=e.kind,
-                tf_offset=getattr(e, "tf_offset", None),
-            ) from None
-        # The batches handed out so far hold the file's first `rows` records, all before the
-        # damage: carry on after them.
-        yield from _read_skipping(path, spec, columns, batch_rows, utf8, compression, rows, counter)
+        yield from stream
+    except DataLossError as e:
+        # Raised again as a class that keeps its attributes across Ray's process boundary.
+        where = f"{e.path or path} at offset {e.offset}" if e.offset is not None else (e.path or path)
+        raise TFRecordReadError(
+            f"tfrec.ray read task: damaged record in {where}: {e.message}",
+            path=e.path or path,
+            offset=e.offset,
+            record_index=e.record_index,
+            kind=e.kind,
+            tf_offset=getattr(e, "tf_offset", None),
+        ) from None
+    stats = stream.stats() or {}
+    regions = stats.get("skipped_regions", 0) + stats.get("skipped_files", 0)
+    if regions:
+        problems = stats.get("problems", [])
+        msg = f"tfrec.ray: {path}: skipped {regions} damaged region(s), {stats.get('skipped_bytes', 0)} bytes"
+        warnings.warn(msg)
+        logger.warning("%s: %s", msg, "; ".join(problems))
+        if counter is not None:
+            ray.get(counter.add.remote(path, regions, stats.get("skipped_bytes", 0), problems))
 
 
 def _read_units(units, spec, columns, batch_rows, utf8, compression, on_corruption, counter):
@@ -262,14 +222,8 @@ class TFRecordDatasource(Datasource):
         self._schema = self._arrow_schema()
 
     def _arrow_schema(self):
-        import pyarrow as pa
-
         stream = _arrow.read(self._files[0], self._spec, batch_rows=1, utf8=self._utf8, compression=self._compression)
-        reader = pa.RecordBatchReader.from_stream(stream)
-        try:
-            return reader.schema
-        finally:
-            reader.close()
+        return stream.arrow_schema
 
     def supports_projection_pushdown(self):
         return True

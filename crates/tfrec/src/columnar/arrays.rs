@@ -51,7 +51,7 @@ pub(super) fn fixed_lists(
             FixedSizeListArray::try_new_with_length(field, size, out, None, len).map_err(|source| {
                 ColumnarError::Arrow {
                     column: column.to_owned(),
-                    source,
+                    error: source,
                 }
             })?,
         );
@@ -85,7 +85,7 @@ pub(super) fn list(
         ListArray::try_new(field, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls).map_err(|source| {
             ColumnarError::Arrow {
                 column: column.to_owned(),
-                source,
+                error: source,
             }
         })?,
     ))

@@ -179,7 +179,7 @@ impl ExampleColumns {
         )
         .map_err(|source| ColumnarError::Arrow {
             column: String::new(),
-            source,
+            error: source,
         })
     }
 }
@@ -202,10 +202,10 @@ fn presence<R: AsRef<[u8]>>(
     }
     for (row, record) in records.iter().enumerate() {
         let mut entries = ExampleView::new(record.as_ref()).entries();
-        while let Some((key, _)) = entries
-            .next_entry()
-            .map_err(|source| ColumnarError::Decode { record: row, source })?
-        {
+        while let Some((key, _)) = entries.next_entry().map_err(|source| ColumnarError::Decode {
+            record: row,
+            error: source,
+        })? {
             if let Some(columns) = keys.get(key) {
                 for &c in columns {
                     if let Some(v) = valid[c].as_mut() {
@@ -322,7 +322,7 @@ fn sparse_struct(
     Ok(Arc::new(StructArray::try_new(fields, arrays, nulls).map_err(
         |source| ColumnarError::Arrow {
             column: name.to_owned(),
-            source,
+            error: source,
         },
     )?))
 }

@@ -56,12 +56,12 @@ pub enum ColumnarError {
     #[error(transparent)]
     Parse(#[from] ParseError),
     /// A record is not a valid message.
-    #[error("record {record} of the batch: {source}")]
+    #[error("record {record} of the batch: {error}")]
     Decode {
         /// The row in the batch.
         record: usize,
-        /// What is wrong.
-        source: DecodeError,
+        /// What is wrong (in the text too, so not a `source()`: the crate's rule).
+        error: DecodeError,
     },
     /// A feature (or a column type) with no columnar (or no TFRecord) form.
     #[error("column '{column}': {reason}")]
@@ -91,13 +91,37 @@ pub enum ColumnarError {
     },
     /// Arrow refused the arrays built for a column (inconsistent ragged partitions, more than
     /// 2^31 values in one batch).
-    #[error("column '{column}': {source}")]
+    #[error("column '{column}': {error}")]
     Arrow {
         /// The column.
         column: String,
-        /// Arrow's reason.
-        source: arrow_schema::ArrowError,
+        /// Arrow's reason (in the text too, so not a `source()`).
+        error: arrow_schema::ArrowError,
     },
+}
+
+impl ColumnarError {
+    /// The row in the batch the error is about, when it is about one.
+    pub fn row(&self) -> Option<usize> {
+        match self {
+            ColumnarError::Parse(e) => e.example,
+            ColumnarError::Decode { record, .. } => Some(*record),
+            ColumnarError::Utf8 { row, .. } | ColumnarError::Value { row, .. } => Some(*row),
+            _ => None,
+        }
+    }
+
+    /// The column (feature) the error is about, when it names one.
+    pub fn column(&self) -> Option<&str> {
+        match self {
+            ColumnarError::Parse(e) => e.key.as_deref(),
+            ColumnarError::Unsupported { column, .. }
+            | ColumnarError::Utf8 { column, .. }
+            | ColumnarError::Value { column, .. }
+            | ColumnarError::Arrow { column, .. } => Some(column),
+            _ => None,
+        }
+    }
 }
 
 /// How string features become columns.
@@ -233,6 +257,77 @@ mod tests {
             example(&[("a", Feature::Float(vec![1.0]))]),
         ];
         assert!(matches!(infer_specs(&mixed), Err(ColumnarError::Unsupported { column, .. }) if column == "a"));
+    }
+
+    #[test]
+    fn inference_of_sequence_examples() {
+        use crate::example::{FeatureList, SequenceExample};
+        let seq = |context: &[(&str, Feature)], lists: &[(&str, Vec<Feature>)]| {
+            let mut s = SequenceExample::default();
+            for (k, f) in context {
+                s.context_mut().insert(*k, f.clone());
+            }
+            for (k, steps) in lists {
+                s.feature_lists_mut()
+                    .feature_list
+                    .insert((*k).to_owned(), FeatureList { feature: steps.clone() });
+            }
+            s.encode()
+        };
+        let records = vec![
+            seq(
+                &[("id", Feature::Int64(vec![1]))],
+                &[
+                    (
+                        "tok",
+                        vec![Feature::Bytes(vec![b"a".to_vec()]), Feature::Bytes(vec![b"b".to_vec()])],
+                    ),
+                    ("xy", vec![Feature::Float(vec![1.0, 2.0])]),
+                ],
+            ),
+            // Only a context: the bytes of an Example, read as a SequenceExample with no lists.
+            seq(&[("id", Feature::Int64(vec![2]))], &[]),
+            seq(
+                &[("id", Feature::Int64(vec![3]))],
+                &[
+                    ("tok", vec![Feature::Bytes(vec![b"c".to_vec(), b"d".to_vec()])]),
+                    (
+                        "xy",
+                        vec![Feature::Float(vec![3.0, 4.0]), Feature::Float(vec![5.0, 6.0])],
+                    ),
+                ],
+            ),
+        ];
+        let inferred = infer_specs(&records).unwrap();
+        assert_eq!(
+            inferred.to_json(),
+            json!({
+                "context_features": {
+                    "id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": null},
+                },
+                "sequence_features": {
+                    "tok": {"type": "VarLenFeature", "dtype": "string"},
+                    "xy": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32",
+                           "allow_missing": true, "default_value": null},
+                },
+            })
+        );
+        assert!(inferred.utf8.contains("tok"));
+        // The inferred spec makes columns, and the steps come out as lists of lists.
+        let columns = ColumnSpecs::new(&inferred.spec, &inferred.string_columns(true)).unwrap();
+        let batch = columns.to_batch(&records).unwrap();
+        assert_eq!(batch.num_rows(), 3);
+        let xy = batch.column_by_name("xy").unwrap();
+        assert!(xy.is_null(1), "a missing feature list is NULL");
+
+        let mixed = vec![records[0].clone(), example(&[("id", Feature::Int64(vec![1]))])];
+        // An Example with only features reads as a context-only SequenceExample: not an error.
+        assert!(infer_specs(&mixed).is_ok());
+        let clash = vec![seq(
+            &[("tok", Feature::Int64(vec![1]))],
+            &[("tok", vec![Feature::Int64(vec![1])])],
+        )];
+        assert!(matches!(infer_specs(&clash), Err(ColumnarError::Unsupported { column, .. }) if column == "tok"));
     }
 
     #[test]

@@ -11,7 +11,9 @@ use arrow_schema::{ArrowError, SchemaRef};
 
 use super::{ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
 use crate::parse::SpecFile;
-use crate::record::{IndexEntry, IndexError, MultiFileReader, ReaderOptions, RecordError, RecordIndex, RecordReader};
+use crate::record::{
+    IndexEntry, IndexError, MultiFileReader, ReadStats, ReaderOptions, RecordError, RecordIndex, RecordReader,
+};
 
 /// Example or SequenceExample columns, as a spec file gives.
 #[derive(Debug, Clone)]
@@ -103,9 +105,9 @@ impl BatchReader {
             .copied()
             .filter(|e| e.offset >= start && e.offset < end)
             .collect();
-        let io = |source| BatchError::Io {
+        let io = |error| BatchError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let file = File::open(path).map_err(io)?;
         let mut reader = RecordReader::new_seekable(BufReader::new(file), options)
@@ -155,6 +157,24 @@ impl BatchReader {
     /// Records read so far.
     pub fn records_read(&self) -> u64 {
         self.records_read
+    }
+
+    /// What the reader has read and skipped so far (damaged regions under
+    /// [`OnCorruption::Resync`](crate::record::OnCorruption::Resync), files under
+    /// [`OnCorruption::SkipFile`](crate::record::OnCorruption::SkipFile)).
+    pub fn stats(&self) -> ReadStats {
+        match &self.source {
+            Source::Files(r) => r.stats(),
+            Source::Range { reader, .. } => reader.stats(),
+        }
+    }
+
+    /// The problems skipped so far, each naming its file and offset.
+    pub fn problems(&self) -> Vec<&RecordError> {
+        match &self.source {
+            Source::Files(r) => r.problems(),
+            Source::Range { reader, .. } => reader.problems().iter().collect(),
+        }
     }
 
     /// The columns the batches follow.
@@ -230,12 +250,7 @@ impl BatchReader {
         }
         self.columns.to_batch(&self.buffers[..n]).map(Some).map_err(|error| {
             self.failed = true;
-            let row = match &error {
-                ColumnarError::Parse(e) => e.example,
-                ColumnarError::Decode { record, .. } => Some(*record),
-                ColumnarError::Utf8 { row, .. } | ColumnarError::Value { row, .. } => Some(*row),
-                _ => None,
-            };
+            let row = error.row();
             let place = row
                 .and_then(|r| self.places.get(r).copied())
                 .or_else(|| self.places.first().copied());
@@ -261,12 +276,12 @@ pub enum BatchError {
     #[error(transparent)]
     Index(#[from] IndexError),
     /// Opening the file of a byte range failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// What failed.
-        source: std::io::Error,
+        /// What failed (in the text too, so not a `source()`: the crate's rule).
+        error: std::io::Error,
     },
     /// Parsing a batch into columns failed.
     #[error("{at} (batch from record {first_record}): {error}")]

@@ -149,20 +149,26 @@ impl SequenceColumns {
         for (row, record) in records.iter().enumerate() {
             let view = SequenceExampleView::new(record.as_ref());
             let mut entries = view.context();
-            while let Some((key, _)) = entries
-                .next_entry()
-                .map_err(|source| ColumnarError::Decode { record: row, source })?
-            {
+            while let Some((key, _)) = entries.next_entry().map_err(|source| ColumnarError::Decode {
+                record: row,
+                error: source,
+            })? {
                 for &c in self.context_keys.get(key).map_or(&[][..], Vec::as_slice) {
                     context_valid[c][row] = true;
                 }
             }
             for entry in view.feature_lists() {
-                let (key, list_view) = entry.map_err(|source| ColumnarError::Decode { record: row, source })?;
+                let (key, list_view) = entry.map_err(|source| ColumnarError::Decode {
+                    record: row,
+                    error: source,
+                })?;
                 if let Some(columns) = self.list_keys.get(key) {
                     let mut count = 0;
                     for step in list_view.rows() {
-                        step.map_err(|source| ColumnarError::Decode { record: row, source })?;
+                        step.map_err(|source| ColumnarError::Decode {
+                            record: row,
+                            error: source,
+                        })?;
                         count += 1;
                     }
                     for &c in columns {
@@ -212,7 +218,7 @@ impl SequenceColumns {
         )
         .map_err(|source| ColumnarError::Arrow {
             column: String::new(),
-            source,
+            error: source,
         })
     }
 }

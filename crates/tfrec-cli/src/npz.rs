@@ -710,7 +710,7 @@ mod tests {
         let mut got = BTreeMap::new();
         for i in 0..zip.len() {
             let mut f = zip.by_index(i).unwrap();
-            let name = f.name().strip_suffix(".npy").unwrap().to_owned();
+            let name = f.name().unwrap().strip_suffix(".npy").unwrap().to_owned();
             let mut b = Vec::new();
             f.read_to_end(&mut b).unwrap();
             got.insert(name, b);

@@ -1,9 +1,10 @@
 //! Writing tensors as a NumPy `.npz` file (a zip of `.npy` arrays), so `numpy.load` reads the
 //! output of `tfrec parse` directly, without pickle.
 //!
-//! Batches are streamed: each batch's values are appended, little-endian, to one anonymous
-//! spool file per array as the batch comes, and the batch is dropped; [`NpzStream::finish`]
-//! then copies every spool into its zip member behind its `.npy` header. An npz member needs
+//! Batches are streamed: each batch's values are appended, little-endian, to an anonymous
+//! spool file as the batch comes (each array a list of chunks of it), and the batch is
+//! dropped; [`NpzStream::finish`] then copies every array's chunks into its zip member behind
+//! its `.npy` header. An npz member needs
 //! its whole array (the header holds the final shape) and zip members cannot interleave, so
 //! the spools are what keeps memory bounded to about one batch, whatever the input's size.
 //! The joined arrays are those [`tfrec::parse::concat_batch`] gives: dense tensors padded to
@@ -15,9 +16,12 @@
 //! `A/offsets` (int64, one more than the values: value `i` is `bytes[offsets[i]:offsets[i+1]]`)
 //! and `A/shape` (int64, the array's shape).
 
+use std::cell::Cell;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use tfrec::parse::{DType, DenseTensor, Tensor, TensorMap, Values};
 use zip::write::SimpleFileOptions;
@@ -69,17 +73,28 @@ fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// One output array's values so far, in an anonymous temporary file.
-struct Spool {
+/// The one temporary file every array spools into (one file, not one per array: a spec of
+/// thousands of features would otherwise run out of file descriptors). Anonymous: it goes
+/// away with the process.
+struct SpoolFile {
     file: File,
+    /// Bytes written so far (writes only ever append).
+    end: Cell<u64>,
+}
+
+/// One output array's values so far: its chunks of the spool file, in order.
+struct Spool {
+    file: Rc<SpoolFile>,
+    chunks: Vec<(u64, u64)>,
     /// Bytes written.
     len: u64,
 }
 
 impl Spool {
-    fn new(dir: &Path) -> io::Result<Spool> {
+    fn new(file: &Rc<SpoolFile>) -> io::Result<Spool> {
         Ok(Spool {
-            file: tempfile::tempfile_in(dir)?,
+            file: Rc::clone(file),
+            chunks: Vec::new(),
             len: 0,
         })
     }
@@ -90,9 +105,12 @@ impl Spool {
     }
 
     /// Reads it back from the start.
-    fn rewind(&mut self) -> io::Result<io::Take<&mut File>> {
-        self.file.seek(SeekFrom::Start(0))?;
-        Ok((&mut self.file).take(self.len))
+    fn rewind(&mut self) -> io::Result<SpoolReader<'_>> {
+        Ok(SpoolReader {
+            file: &self.file.file,
+            chunks: &self.chunks,
+            at: 0,
+        })
     }
 }
 
@@ -100,13 +118,48 @@ struct SpoolWriter<'a>(&'a mut Spool);
 
 impl Write for SpoolWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.0.file.write(buf)?;
-        self.0.len += n as u64;
+        let spool = &mut *self.0;
+        let start = spool.file.end.get();
+        let n = (&spool.file.file).write(buf)?;
+        spool.file.end.set(start + n as u64);
+        spool.len += n as u64;
+        match spool.chunks.last_mut() {
+            Some((s, l)) if *s + *l == start => *l += n as u64,
+            _ => spool.chunks.push((start, n as u64)),
+        }
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Reads a spool's chunks in order (positioned reads: the shared file's offset is not moved).
+struct SpoolReader<'a> {
+    file: &'a File,
+    chunks: &'a [(u64, u64)],
+    /// How far into the first chunk.
+    at: u64,
+}
+
+impl Read for SpoolReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while let Some(&(start, len)) = self.chunks.first() {
+            if self.at == len {
+                self.chunks = &self.chunks[1..];
+                self.at = 0;
+                continue;
+            }
+            let want = buf.len().min((len - self.at) as usize);
+            let n = self.file.read_at(&mut buf[..want], start + self.at)?;
+            if n == 0 && want > 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.at += n as u64;
+            return Ok(n);
+        }
+        Ok(0)
     }
 }
 
@@ -144,7 +197,7 @@ struct DenseJoin {
 }
 
 impl DenseJoin {
-    fn new(t: &DenseTensor, from: usize, dir: &Path) -> io::Result<DenseJoin> {
+    fn new(t: &DenseTensor, from: usize, dir: &Rc<SpoolFile>) -> io::Result<DenseJoin> {
         let values = match t.dtype() {
             DType::Int64 => DenseValues::Numbers {
                 descr: "<i8",
@@ -383,7 +436,7 @@ enum Joined {
 }
 
 impl Joined {
-    fn new(t: &Tensor, dir: &Path) -> io::Result<Joined> {
+    fn new(t: &Tensor, dir: &Rc<SpoolFile>) -> io::Result<Joined> {
         Ok(match t {
             Tensor::Dense(d) => Joined::Dense(DenseJoin::new(d, 2, dir)?),
             Tensor::Sparse(s) => Joined::Sparse {
@@ -537,6 +590,8 @@ impl Write for Zip {
 pub struct NpzStream {
     file: File,
     spool_dir: PathBuf,
+    /// Made with the first batch.
+    spool: Option<Rc<SpoolFile>>,
     /// Every tensor as `prefix + name`, in the order of the first batch.
     tensors: Vec<(String, Joined)>,
     batches: usize,
@@ -549,6 +604,7 @@ impl NpzStream {
         NpzStream {
             file,
             spool_dir: spool_dir.to_path_buf(),
+            spool: None,
             tensors: Vec::new(),
             batches: 0,
         }
@@ -557,11 +613,22 @@ impl NpzStream {
     /// Appends one batch: its tensor maps, each name prefixed.
     pub fn push(&mut self, parts: &[(&str, TensorMap)]) -> io::Result<()> {
         let batch = self.batches;
+        let spool = match &self.spool {
+            Some(s) => Rc::clone(s),
+            None => {
+                let file = Rc::new(SpoolFile {
+                    file: tempfile::tempfile_in(&self.spool_dir)?,
+                    end: Cell::new(0),
+                });
+                self.spool = Some(Rc::clone(&file));
+                file
+            }
+        };
         let mut i = 0;
         for (prefix, tensors) in parts {
             for (name, tensor) in tensors {
                 if batch == 0 {
-                    let joined = Joined::new(tensor, &self.spool_dir)?;
+                    let joined = Joined::new(tensor, &spool)?;
                     self.tensors.push((format!("{prefix}{name}"), joined));
                 }
                 let Some((full, joined)) = self.tensors.get_mut(i) else {

@@ -1,199 +1,672 @@
 //! Writing tensors as a NumPy `.npz` file (a zip of `.npy` arrays), so `numpy.load` reads the
 //! output of `tfrec parse` directly, without pickle.
 //!
+//! Batches are streamed: each batch's values are appended, little-endian, to an anonymous
+//! spool file as the batch comes (each array a list of chunks of it), and the batch is
+//! dropped; [`NpzStream::finish`] then copies every array's chunks into its zip member behind
+//! its `.npy` header. An npz member needs
+//! its whole array (the header holds the final shape) and zip members cannot interleave, so
+//! the spools are what keeps memory bounded to about one batch, whatever the input's size.
+//! The joined arrays are those [`tfrec::parse::concat_batch`] gives: dense tensors padded to
+//! the widest batch (padding written during the copy), sparse indices offset by the rows
+//! before, ragged row splits and string offsets rebased.
+//!
 //! Bytes are stored losslessly (NumPy's fixed-width `S<n>` would drop trailing NUL bytes): a
 //! string array `A` becomes `A/bytes` (uint8, every value concatenated in row-major order),
 //! `A/offsets` (int64, one more than the values: value `i` is `bytes[offsets[i]:offsets[i+1]]`)
 //! and `A/shape` (int64, the array's shape).
 
+use std::cell::Cell;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
-use tfrec::parse::{DenseTensor, Tensor, TensorMap, Values};
+use tfrec::parse::{DType, DenseTensor, Tensor, TensorMap, Values};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
-
-/// One `.npy` array: dtype descriptor, shape, values. Values are written straight from the
-/// tensor in blocks (no copy of the whole array: for large outputs the copy and its fresh pages
-/// cost more than the parse).
-struct Npy<'a> {
-    descr: &'static str,
-    shape: Vec<usize>,
-    data: Data<'a>,
-}
-
-enum Data<'a> {
-    I64s(&'a [i64]),
-    F32s(&'a [f32]),
-    /// Offsets into a bytes buffer, written as int64.
-    Offsets(&'a [usize]),
-    Bytes(&'a [u8]),
-    Owned(Vec<i64>),
-}
 
 /// Values per block written: 64 KiB of int64s, in a buffer reused across blocks.
 const BLOCK: usize = 8192;
 
 /// Writes `values` little-endian, `N` bytes each, a block at a time.
 fn write_le<T: Copy, const N: usize>(out: &mut impl Write, values: &[T], le: fn(T) -> [u8; N]) -> io::Result<()> {
-    let mut buf = vec![0u8; BLOCK.min(values.len()) * N];
-    for chunk in values.chunks(BLOCK) {
-        let bytes = &mut buf[..chunk.len() * N];
-        for (dst, &v) in bytes.chunks_exact_mut(N).zip(chunk) {
+    write_le_iter(out, values.iter().copied(), le)
+}
+
+/// As [`write_le`], for values computed on the way (rebased offsets, shifted indices).
+fn write_le_iter<T, const N: usize>(
+    out: &mut impl Write,
+    values: impl IntoIterator<Item = T>,
+    le: fn(T) -> [u8; N],
+) -> io::Result<()> {
+    let mut buf = [0u8; BLOCK * 8];
+    let block = buf.len() / N;
+    let mut values = values.into_iter().peekable();
+    while values.peek().is_some() {
+        let mut n = 0;
+        for (dst, v) in buf.chunks_exact_mut(N).take(block).zip(values.by_ref()) {
             dst.copy_from_slice(&le(v));
+            n += N;
         }
-        out.write_all(bytes)?;
+        out.write_all(&buf[..n])?;
     }
     Ok(())
 }
 
-impl<'a> Npy<'a> {
-    fn i64s(values: impl IntoIterator<Item = i64>, shape: Vec<usize>) -> Npy<'a> {
-        Npy {
-            descr: "<i8",
-            shape,
-            data: Data::Owned(values.into_iter().collect()),
-        }
+/// The `.npy` header (format 1.0) of an array of `descr` and `shape`.
+fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let shape = match dims.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Magic (6) + version (2) + length (2) + header + newline, padded to 64 bytes.
+    let total = 10 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - total % 64) % 64));
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out
+}
+
+/// The one temporary file every array spools into (one file, not one per array: a spec of
+/// thousands of features would otherwise run out of file descriptors). Anonymous: it goes
+/// away with the process.
+struct SpoolFile {
+    file: File,
+    /// Bytes written so far (writes only ever append).
+    end: Cell<u64>,
+}
+
+/// One output array's values so far: its chunks of the spool file, in order.
+struct Spool {
+    file: Rc<SpoolFile>,
+    chunks: Vec<(u64, u64)>,
+    /// Bytes written.
+    len: u64,
+}
+
+impl Spool {
+    fn new(file: &Rc<SpoolFile>) -> io::Result<Spool> {
+        Ok(Spool {
+            file: Rc::clone(file),
+            chunks: Vec::new(),
+            len: 0,
+        })
     }
 
-    /// The arrays of a dense tensor named `name` (three for strings, see the module docs).
-    fn dense(name: &str, t: &'a DenseTensor) -> Vec<(String, Npy<'a>)> {
-        let shape = t.shape().to_vec();
-        let one = |descr, data| {
-            vec![(
-                name.to_owned(),
-                Npy {
-                    descr,
-                    shape: shape.clone(),
-                    data,
-                },
-            )]
-        };
-        match t.values() {
-            Values::Int64(v) => one("<i8", Data::I64s(v)),
-            Values::Float32(v) => one("<f4", Data::F32s(v)),
-            Values::String(a) => vec![
-                (
-                    format!("{name}/bytes"),
-                    Npy {
-                        descr: "|u1",
-                        shape: vec![a.data().len()],
-                        data: Data::Bytes(a.data()),
-                    },
-                ),
-                (
-                    format!("{name}/offsets"),
-                    Npy {
-                        descr: "<i8",
-                        shape: vec![a.offsets().len()],
-                        data: Data::Offsets(a.offsets()),
-                    },
-                ),
-                (
-                    format!("{name}/shape"),
-                    Npy::i64s(shape.iter().map(|&d| d as i64), vec![shape.len()]),
-                ),
-            ],
-        }
+    /// A writer appending to the spool (and counting what it appends).
+    fn writer(&mut self) -> SpoolWriter<'_> {
+        SpoolWriter(self)
     }
 
-    fn write(&self, out: &mut impl Write) -> io::Result<()> {
-        let dims: Vec<String> = self.shape.iter().map(usize::to_string).collect();
-        let shape = match dims.as_slice() {
-            [one] => format!("({one},)"),
-            _ => format!("({})", dims.join(", ")),
-        };
-        let mut header = format!(
-            "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
-            self.descr
-        );
-        // Magic (6) + version (2) + length (2) + header + newline, padded to 64 bytes.
-        let total = 10 + header.len() + 1;
-        header.push_str(&" ".repeat((64 - total % 64) % 64));
-        header.push('\n');
-        out.write_all(b"\x93NUMPY\x01\x00")?;
-        out.write_all(&(header.len() as u16).to_le_bytes())?;
-        out.write_all(header.as_bytes())?;
-        match &self.data {
-            Data::I64s(v) => write_le(out, v, i64::to_le_bytes),
-            Data::F32s(v) => write_le(out, v, f32::to_le_bytes),
-            Data::Offsets(v) => write_le(out, v, |o| (o as i64).to_le_bytes()),
-            Data::Owned(v) => write_le(out, v, i64::to_le_bytes),
-            Data::Bytes(b) => out.write_all(b),
-        }
+    /// Reads it back from the start.
+    fn rewind(&mut self) -> io::Result<SpoolReader<'_>> {
+        Ok(SpoolReader {
+            file: &self.file.file,
+            chunks: &self.chunks,
+            at: 0,
+        })
     }
 }
 
-/// The arrays of one tensor: `name` for a dense tensor; `name/indices`, `name/values`,
-/// `name/dense_shape` for a sparse one; `name/flat_values` and `name/row_splits_<level>` for a
-/// ragged one.
-fn arrays<'a>(name: &str, tensor: &'a Tensor) -> Vec<(String, Npy<'a>)> {
-    match tensor {
-        Tensor::Dense(t) => Npy::dense(name, t),
-        Tensor::Sparse(t) => {
-            let mut out = vec![(
-                format!("{name}/indices"),
-                match t.indices.as_slice() {
-                    Some(s) => Npy {
-                        descr: "<i8",
-                        shape: t.indices.shape().to_vec(),
-                        data: Data::I64s(s),
-                    },
-                    None => Npy::i64s(t.indices.iter().copied(), t.indices.shape().to_vec()),
-                },
-            )];
-            out.extend(Npy::dense(&format!("{name}/values"), &t.values));
-            out.push((
-                format!("{name}/dense_shape"),
-                Npy::i64s(t.dense_shape.iter().copied(), vec![t.dense_shape.len()]),
-            ));
-            out
+struct SpoolWriter<'a>(&'a mut Spool);
+
+impl Write for SpoolWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let spool = &mut *self.0;
+        let start = spool.file.end.get();
+        let n = (&spool.file.file).write(buf)?;
+        spool.file.end.set(start + n as u64);
+        spool.len += n as u64;
+        match spool.chunks.last_mut() {
+            Some((s, l)) if *s + *l == start => *l += n as u64,
+            _ => spool.chunks.push((start, n as u64)),
         }
-        Tensor::Ragged(t) => {
-            let mut out = Npy::dense(&format!("{name}/flat_values"), t.flat_values());
-            for (level, splits) in t.nested_row_splits().iter().enumerate() {
-                out.push((
-                    format!("{name}/row_splits_{level}"),
-                    Npy::i64s(splits.iter().copied(), vec![splits.len()]),
-                ));
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads a spool's chunks in order (positioned reads: the shared file's offset is not moved).
+struct SpoolReader<'a> {
+    file: &'a File,
+    chunks: &'a [(u64, u64)],
+    /// How far into the first chunk.
+    at: u64,
+}
+
+impl Read for SpoolReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while let Some(&(start, len)) = self.chunks.first() {
+            if self.at == len {
+                self.chunks = &self.chunks[1..];
+                self.at = 0;
+                continue;
             }
-            out
+            let want = buf.len().min((len - self.at) as usize);
+            let n = self.file.read_at(&mut buf[..want], start + self.at)?;
+            if n == 0 && want > 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.at += n as u64;
+            return Ok(n);
         }
+        Ok(0)
     }
 }
 
-/// Writes an `.npz` file, one tensor map at a time.
-pub struct NpzWriter {
-    zip: ZipWriter<BufWriter<File>>,
+/// Why a batch's tensor cannot be joined to the batches before it.
+fn mismatch(name: &str, batch: usize, what: String) -> io::Error {
+    io::Error::other(format!(
+        "{name}: cannot join batch {batch} to the batches before it: {what}"
+    ))
 }
 
-impl NpzWriter {
-    /// Writes to `file` (see [`crate::output::PendingFile`]).
-    pub fn new(file: File) -> NpzWriter {
-        NpzWriter {
-            zip: ZipWriter::new(BufWriter::new(file)),
+/// The values of one dense array as they come: numbers, or bytes with their end offsets.
+enum DenseValues {
+    Numbers {
+        descr: &'static str,
+        size: usize,
+        spool: Spool,
+    },
+    Bytes {
+        bytes: Spool,
+        ends: Spool,
+    },
+}
+
+/// A dense array joined along its first dimension; when `pad` (a dense feature of rank 2 or
+/// more, as `concat_batch` joins it), each batch's second dimension is padded to the widest.
+struct DenseJoin {
+    dtype: DType,
+    /// The first batch's shape (the others must match its rank and dimensions from `from` on).
+    first: Vec<usize>,
+    from: usize,
+    pad: bool,
+    /// Rows and second dimension of every batch, in order.
+    parts: Vec<(usize, usize)>,
+    values: DenseValues,
+}
+
+impl DenseJoin {
+    fn new(t: &DenseTensor, from: usize, dir: &Rc<SpoolFile>) -> io::Result<DenseJoin> {
+        let values = match t.dtype() {
+            DType::Int64 => DenseValues::Numbers {
+                descr: "<i8",
+                size: 8,
+                spool: Spool::new(dir)?,
+            },
+            DType::Float32 => DenseValues::Numbers {
+                descr: "<f4",
+                size: 4,
+                spool: Spool::new(dir)?,
+            },
+            DType::String => {
+                let mut ends = Spool::new(dir)?;
+                ends.writer().write_all(&0i64.to_le_bytes())?;
+                DenseValues::Bytes {
+                    bytes: Spool::new(dir)?,
+                    ends,
+                }
+            }
+        };
+        Ok(DenseJoin {
+            dtype: t.dtype(),
+            first: t.shape().to_vec(),
+            from,
+            pad: from == 2 && t.shape().len() >= 2,
+            parts: Vec::new(),
+            values,
+        })
+    }
+
+    fn push(&mut self, name: &str, batch: usize, t: &DenseTensor) -> io::Result<()> {
+        let shape = t.shape();
+        if t.dtype() != self.dtype {
+            return Err(mismatch(
+                name,
+                batch,
+                format!("{} values, not {}", t.dtype().tf_name(), self.dtype.tf_name()),
+            ));
+        }
+        if shape.is_empty()
+            || shape.len() != self.first.len()
+            || shape[self.from.min(shape.len())..] != self.first[self.from.min(shape.len())..]
+        {
+            return Err(mismatch(
+                name,
+                batch,
+                format!("shape {shape:?}, not like {:?}", self.first),
+            ));
+        }
+        self.parts.push((shape[0], shape.get(1).copied().unwrap_or(1)));
+        match (&mut self.values, t.values()) {
+            (DenseValues::Numbers { spool, .. }, Values::Int64(v)) => {
+                write_le(&mut spool.writer(), v, i64::to_le_bytes)
+            }
+            (DenseValues::Numbers { spool, .. }, Values::Float32(v)) => {
+                write_le(&mut spool.writer(), v, f32::to_le_bytes)
+            }
+            (DenseValues::Bytes { bytes, ends }, Values::String(a)) => {
+                let base = bytes.len as i64;
+                bytes.writer().write_all(a.data())?;
+                write_le_iter(
+                    &mut ends.writer(),
+                    a.offsets()[1..].iter().map(|&o| o as i64 + base),
+                    i64::to_le_bytes,
+                )
+            }
+            _ => Err(mismatch(name, batch, "values of another dtype".into())),
         }
     }
 
-    /// Adds every tensor of `tensors`, named `prefix + name`.
-    pub fn add(&mut self, prefix: &str, tensors: &TensorMap) -> io::Result<()> {
-        let options = SimpleFileOptions::default()
-            .compression_method(CompressionMethod::Stored)
-            .large_file(true);
-        for (name, tensor) in tensors {
-            for (array, npy) in arrays(&format!("{prefix}{name}"), tensor) {
-                self.zip
-                    .start_file(format!("{array}.npy"), options)
-                    .map_err(io::Error::other)?;
-                npy.write(&mut self.zip)?;
+    /// The joined shape.
+    fn shape(&self) -> Vec<usize> {
+        let mut shape = self.first.clone();
+        if let Some(d) = shape.first_mut() {
+            *d = self.parts.iter().map(|p| p.0).sum();
+        }
+        if self.pad && shape.len() >= 2 {
+            shape[1] = self.parts.iter().map(|p| p.1).max().unwrap_or(0);
+        }
+        shape
+    }
+
+    /// Values per unit of the second dimension (the product of the dimensions after it).
+    fn inner(&self) -> usize {
+        self.first.get(2..).unwrap_or(&[]).iter().product()
+    }
+
+    /// Writes the array(s) named `name` into the zip.
+    fn write(&mut self, zip: &mut Zip, name: &str) -> io::Result<()> {
+        let shape = self.shape();
+        let width = if self.pad { shape[1] } else { 0 };
+        let inner = self.inner();
+        let parts = &self.parts;
+        match &mut self.values {
+            DenseValues::Numbers { descr, size, spool } => {
+                zip.start(name, &npy_header(descr, &shape))?;
+                copy_padded(spool, zip, parts, self.pad.then_some(width), inner * *size, Pad::Zeros)?;
+            }
+            DenseValues::Bytes { bytes, ends } => {
+                zip.start(&format!("{name}/bytes"), &npy_header("|u1", &[bytes.len as usize]))?;
+                io::copy(&mut bytes.rewind()?, zip)?;
+                let values: usize = shape.iter().product();
+                zip.start(&format!("{name}/offsets"), &npy_header("<i8", &[values + 1]))?;
+                // The leading 0, then each value's end; padding values are empty strings.
+                let mut reader = ends.rewind()?;
+                let mut zero = [0u8; 8];
+                reader.read_exact(&mut zero)?;
+                zip.write_all(&zero)?;
+                copy_padded_from(
+                    &mut reader,
+                    zip,
+                    parts,
+                    self.pad.then_some(width),
+                    inner * 8,
+                    Pad::RepeatLast(zero),
+                )?;
+                zip.start(&format!("{name}/shape"), &npy_header("<i8", &[shape.len()]))?;
+                write_le_iter(zip, shape.iter().map(|&d| d as i64), i64::to_le_bytes)?;
             }
         }
         Ok(())
     }
+}
 
-    pub fn finish(self) -> io::Result<()> {
-        let file = self
-            .zip
+/// What pads a row: zeros (numbers) or the last 8-byte value again (string end offsets).
+#[derive(Clone, Copy)]
+enum Pad {
+    Zeros,
+    RepeatLast([u8; 8]),
+}
+
+fn copy_padded(
+    spool: &mut Spool,
+    zip: &mut Zip,
+    parts: &[(usize, usize)],
+    width: Option<usize>,
+    unit: usize,
+    pad: Pad,
+) -> io::Result<()> {
+    let mut reader = spool.rewind()?;
+    copy_padded_from(&mut reader, zip, parts, width, unit, pad)
+}
+
+/// Copies the batches' rows from `reader`; with `width`, each row of `w` units (of `unit`
+/// bytes) is followed by `width - w` units of padding.
+fn copy_padded_from(
+    reader: &mut impl Read,
+    zip: &mut Zip,
+    parts: &[(usize, usize)],
+    width: Option<usize>,
+    unit: usize,
+    pad: Pad,
+) -> io::Result<()> {
+    let Some(width) = width else {
+        io::copy(reader, zip)?;
+        return Ok(());
+    };
+    let mut buf = vec![0u8; BLOCK * 8];
+    let mut last = match pad {
+        Pad::RepeatLast(l) => l,
+        Pad::Zeros => [0; 8],
+    };
+    let zeros = [0u8; 4096];
+    for &(rows, w) in parts {
+        if w == width {
+            copy_n(reader, zip, rows * w * unit, &mut buf, &mut last)?;
+            continue;
+        }
+        let mut padding = (width - w) * unit;
+        let mut fill = Vec::with_capacity(padding);
+        for _ in 0..rows {
+            copy_n(reader, zip, w * unit, &mut buf, &mut last)?;
+            match pad {
+                Pad::Zeros => {
+                    padding = (width - w) * unit;
+                    while padding > 0 {
+                        let k = padding.min(zeros.len());
+                        zip.write_all(&zeros[..k])?;
+                        padding -= k;
+                    }
+                }
+                Pad::RepeatLast(_) => {
+                    fill.clear();
+                    for _ in 0..(width - w) * unit / 8 {
+                        fill.extend_from_slice(&last);
+                    }
+                    zip.write_all(&fill)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `n` bytes through `buf`, keeping the last 8 in `last` (`n` and the buffer's size
+/// are multiples of 8 where `last` is used: string end offsets).
+fn copy_n(
+    reader: &mut impl Read,
+    out: &mut impl Write,
+    mut n: usize,
+    buf: &mut [u8],
+    last: &mut [u8; 8],
+) -> io::Result<()> {
+    while n > 0 {
+        let k = n.min(buf.len());
+        reader.read_exact(&mut buf[..k])?;
+        out.write_all(&buf[..k])?;
+        if k >= 8 {
+            last.copy_from_slice(&buf[k - 8..k]);
+        }
+        n -= k;
+    }
+    Ok(())
+}
+
+/// Writes a whole small array of int64s.
+fn write_i64s(zip: &mut Zip, name: &str, values: &[i64]) -> io::Result<()> {
+    zip.start(name, &npy_header("<i8", &[values.len()]))?;
+    write_le(zip, values, i64::to_le_bytes)
+}
+
+/// One tensor of the output, joined over the batches so far.
+enum Joined {
+    Dense(DenseJoin),
+    Sparse {
+        indices: Spool,
+        rank: usize,
+        values: DenseJoin,
+        dense_shape: Vec<i64>,
+    },
+    Ragged {
+        flat: DenseJoin,
+        /// Per level: the row splits so far (starting with 0) and the last split.
+        splits: Vec<(Spool, i64)>,
+    },
+}
+
+impl Joined {
+    fn new(t: &Tensor, dir: &Rc<SpoolFile>) -> io::Result<Joined> {
+        Ok(match t {
+            Tensor::Dense(d) => Joined::Dense(DenseJoin::new(d, 2, dir)?),
+            Tensor::Sparse(s) => Joined::Sparse {
+                indices: Spool::new(dir)?,
+                rank: s.dense_shape.len(),
+                values: DenseJoin::new(&s.values, 1, dir)?,
+                dense_shape: vec![0; s.dense_shape.len()],
+            },
+            Tensor::Ragged(r) => Joined::Ragged {
+                flat: DenseJoin::new(r.flat_values(), 1, dir)?,
+                splits: r
+                    .nested_row_splits()
+                    .iter()
+                    .map(|_| {
+                        let mut s = Spool::new(dir)?;
+                        s.writer().write_all(&0i64.to_le_bytes())?;
+                        Ok((s, 0))
+                    })
+                    .collect::<io::Result<_>>()?,
+            },
+        })
+    }
+
+    fn push(&mut self, name: &str, batch: usize, t: &Tensor) -> io::Result<()> {
+        match (self, t) {
+            (Joined::Dense(j), Tensor::Dense(d)) => j.push(name, batch, d),
+            (
+                Joined::Sparse {
+                    indices,
+                    rank,
+                    values,
+                    dense_shape,
+                },
+                Tensor::Sparse(s),
+            ) => {
+                if s.dense_shape.len() != *rank || s.indices.ncols() != *rank {
+                    return Err(mismatch(
+                        name,
+                        batch,
+                        format!("rank {}, not {rank}", s.dense_shape.len()),
+                    ));
+                }
+                values.push(name, batch, &s.values)?;
+                let offset = dense_shape[0];
+                write_le_iter(
+                    &mut indices.writer(),
+                    s.indices
+                        .indexed_iter()
+                        .map(|((_, c), &v)| if c == 0 { v + offset } else { v }),
+                    i64::to_le_bytes,
+                )?;
+                dense_shape[0] += s.dense_shape[0];
+                for (d, &e) in dense_shape.iter_mut().zip(&s.dense_shape).skip(1) {
+                    *d = (*d).max(e);
+                }
+                Ok(())
+            }
+            (Joined::Ragged { flat, splits }, Tensor::Ragged(r)) => {
+                if r.nested_row_splits().len() != splits.len() {
+                    return Err(mismatch(
+                        name,
+                        batch,
+                        format!("ragged rank {}, not {}", r.nested_row_splits().len(), splits.len()),
+                    ));
+                }
+                flat.push(name, batch, r.flat_values())?;
+                for ((spool, last), s) in splits.iter_mut().zip(r.nested_row_splits()) {
+                    let base = *last;
+                    write_le_iter(
+                        &mut spool.writer(),
+                        s.iter().skip(1).map(|x| x.wrapping_add(base)),
+                        i64::to_le_bytes,
+                    )?;
+                    *last = base.wrapping_add(s.last().copied().unwrap_or(0));
+                }
+                Ok(())
+            }
+            _ => Err(mismatch(
+                name,
+                batch,
+                "a tensor of another kind (dense, sparse, ragged)".into(),
+            )),
+        }
+    }
+
+    /// Writes the arrays of the tensor: `name` for a dense tensor (three for strings, see the
+    /// module docs); `name/indices`, `name/values`, `name/dense_shape` for a sparse one;
+    /// `name/flat_values` and `name/row_splits_<level>` for a ragged one.
+    fn write(&mut self, zip: &mut Zip, name: &str) -> io::Result<()> {
+        match self {
+            Joined::Dense(j) => j.write(zip, name),
+            Joined::Sparse {
+                indices,
+                rank,
+                values,
+                dense_shape,
+            } => {
+                let n = indices.len as usize / 8 / (*rank).max(1);
+                zip.start(&format!("{name}/indices"), &npy_header("<i8", &[n, *rank]))?;
+                io::copy(&mut indices.rewind()?, zip)?;
+                values.write(zip, &format!("{name}/values"))?;
+                write_i64s(zip, &format!("{name}/dense_shape"), dense_shape)
+            }
+            Joined::Ragged { flat, splits } => {
+                flat.write(zip, &format!("{name}/flat_values"))?;
+                for (level, (spool, _)) in splits.iter_mut().enumerate() {
+                    zip.start(
+                        &format!("{name}/row_splits_{level}"),
+                        &npy_header("<i8", &[spool.len as usize / 8]),
+                    )?;
+                    io::copy(&mut spool.rewind()?, zip)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The zip being written: stored (uncompressed) members, zip64 when large.
+struct Zip(ZipWriter<BufWriter<File>>);
+
+impl Zip {
+    /// Starts the member `name.npy` with its `.npy` header.
+    fn start(&mut self, name: &str, header: &[u8]) -> io::Result<()> {
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Stored)
+            .large_file(true);
+        self.0
+            .start_file(format!("{name}.npy"), options)
+            .map_err(io::Error::other)?;
+        self.0.write_all(header)
+    }
+}
+
+impl Write for Zip {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Writes an `.npz` file of tensors given a batch at a time, each tensor joined over all the
+/// batches into one array per tensor part (see the module docs).
+pub struct NpzStream {
+    file: File,
+    spool_dir: PathBuf,
+    /// Made with the first batch.
+    spool: Option<Rc<SpoolFile>>,
+    /// Every tensor as `prefix + name`, in the order of the first batch.
+    tensors: Vec<(String, Joined)>,
+    batches: usize,
+}
+
+impl NpzStream {
+    /// Writes to `file` (see [`crate::output::PendingFile`]), spooling in `spool_dir` (the
+    /// output's directory: the spools are as large as the output).
+    pub fn new(file: File, spool_dir: &Path) -> NpzStream {
+        NpzStream {
+            file,
+            spool_dir: spool_dir.to_path_buf(),
+            spool: None,
+            tensors: Vec::new(),
+            batches: 0,
+        }
+    }
+
+    /// Appends one batch: its tensor maps, each name prefixed.
+    pub fn push(&mut self, parts: &[(&str, TensorMap)]) -> io::Result<()> {
+        let batch = self.batches;
+        let spool = match &self.spool {
+            Some(s) => Rc::clone(s),
+            None => {
+                let file = Rc::new(SpoolFile {
+                    file: tempfile::tempfile_in(&self.spool_dir)?,
+                    end: Cell::new(0),
+                });
+                self.spool = Some(Rc::clone(&file));
+                file
+            }
+        };
+        let mut i = 0;
+        for (prefix, tensors) in parts {
+            for (name, tensor) in tensors {
+                if batch == 0 {
+                    let joined = Joined::new(tensor, &spool)?;
+                    self.tensors.push((format!("{prefix}{name}"), joined));
+                }
+                let Some((full, joined)) = self.tensors.get_mut(i) else {
+                    return Err(mismatch(
+                        &format!("{prefix}{name}"),
+                        batch,
+                        "a tensor the first batch did not have".into(),
+                    ));
+                };
+                if full.strip_prefix(prefix) != Some(name.as_str()) {
+                    return Err(mismatch(
+                        &format!("{prefix}{name}"),
+                        batch,
+                        format!("found in place of {full}"),
+                    ));
+                }
+                joined.push(full, batch, tensor)?;
+                i += 1;
+            }
+        }
+        if i != self.tensors.len() {
+            return Err(io::Error::other(format!(
+                "batch {batch} has {i} tensors, the first batch {}",
+                self.tensors.len()
+            )));
+        }
+        self.batches += 1;
+        Ok(())
+    }
+
+    /// Writes every joined array into the zip, then syncs the file.
+    pub fn finish(mut self) -> io::Result<()> {
+        let mut zip = Zip(ZipWriter::new(BufWriter::with_capacity(1 << 16, self.file)));
+        for (name, joined) in &mut self.tensors {
+            joined.write(&mut zip, name)?;
+        }
+        let file = zip
+            .0
             .finish()
             .map_err(io::Error::other)?
             .into_inner()
@@ -204,6 +677,11 @@ impl NpzWriter {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use tfrec::example::{Example, SequenceExample};
+    use tfrec::parse::{concat_batch, ExampleParser, SequenceParser, SpecFile};
+
     use super::*;
 
     #[test]
@@ -220,6 +698,180 @@ mod tests {
             write_le(&mut out, &floats, f32::to_le_bytes).unwrap();
             let expected: Vec<u8> = floats.iter().flat_map(|v| v.to_le_bytes()).collect();
             assert_eq!(out, expected, "{n} floats");
+        }
+    }
+
+    /// The `.npy` members a whole (already joined) tensor should give, written the simple way.
+    fn expected(name: &str, t: &Tensor, out: &mut BTreeMap<String, Vec<u8>>) {
+        let i64s = |v: &mut Vec<u8>, xs: &mut dyn Iterator<Item = i64>| xs.for_each(|x| v.extend(x.to_le_bytes()));
+        match t {
+            Tensor::Dense(d) => match d.values() {
+                Values::Int64(v) => {
+                    let mut b = npy_header("<i8", d.shape());
+                    i64s(&mut b, &mut v.iter().copied());
+                    out.insert(name.into(), b);
+                }
+                Values::Float32(v) => {
+                    let mut b = npy_header("<f4", d.shape());
+                    v.iter().for_each(|x| b.extend(x.to_le_bytes()));
+                    out.insert(name.into(), b);
+                }
+                Values::String(a) => {
+                    let mut b = npy_header("|u1", &[a.data().len()]);
+                    b.extend_from_slice(a.data());
+                    out.insert(format!("{name}/bytes"), b);
+                    let mut o = npy_header("<i8", &[a.offsets().len()]);
+                    i64s(&mut o, &mut a.offsets().iter().map(|&x| x as i64));
+                    out.insert(format!("{name}/offsets"), o);
+                    let mut s = npy_header("<i8", &[d.shape().len()]);
+                    i64s(&mut s, &mut d.shape().iter().map(|&x| x as i64));
+                    out.insert(format!("{name}/shape"), s);
+                }
+            },
+            Tensor::Sparse(s) => {
+                let mut b = npy_header("<i8", s.indices.shape());
+                i64s(&mut b, &mut s.indices.iter().copied());
+                out.insert(format!("{name}/indices"), b);
+                expected(&format!("{name}/values"), &Tensor::Dense(s.values.clone()), out);
+                let mut d = npy_header("<i8", &[s.dense_shape.len()]);
+                i64s(&mut d, &mut s.dense_shape.iter().copied());
+                out.insert(format!("{name}/dense_shape"), d);
+            }
+            Tensor::Ragged(r) => {
+                expected(
+                    &format!("{name}/flat_values"),
+                    &Tensor::Dense(r.flat_values().clone()),
+                    out,
+                );
+                for (level, splits) in r.nested_row_splits().iter().enumerate() {
+                    let mut b = npy_header("<i8", &[splits.len()]);
+                    i64s(&mut b, &mut splits.iter().copied());
+                    out.insert(format!("{name}/row_splits_{level}"), b);
+                }
+            }
+        }
+    }
+
+    /// Streams `batches` into an npz and checks every member against the joined tensors.
+    fn check(batches: Vec<Vec<(&'static str, TensorMap)>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.npz");
+        let mut npz = NpzStream::new(File::create(&path).unwrap(), dir.path());
+        for b in &batches {
+            npz.push(b).unwrap();
+        }
+        npz.finish().unwrap();
+        let mut joined: BTreeMap<String, Vec<Tensor>> = BTreeMap::new();
+        for b in batches {
+            for (prefix, map) in b {
+                for (name, t) in map {
+                    joined.entry(format!("{prefix}{name}")).or_default().push(t);
+                }
+            }
+        }
+        let mut want = BTreeMap::new();
+        for (name, parts) in joined {
+            expected(&name, &concat_batch(parts).unwrap(), &mut want);
+        }
+        let mut zip = zip::ZipArchive::new(File::open(&path).unwrap()).unwrap();
+        let mut got = BTreeMap::new();
+        for i in 0..zip.len() {
+            let mut f = zip.by_index(i).unwrap();
+            let name = f.name().unwrap().strip_suffix(".npy").unwrap().to_owned();
+            let mut b = Vec::new();
+            f.read_to_end(&mut b).unwrap();
+            got.insert(name, b);
+        }
+        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+        for (name, b) in &want {
+            assert!(got[name] == *b, "{name}: streamed {:?}\nexpected {:?}", got[name], b);
+        }
+    }
+
+    #[test]
+    fn streamed_examples_join_as_concat_batch_does() {
+        let spec = serde_json::json!({
+            "d": {"type": "FixedLenFeature", "shape": [2], "dtype": "int64", "default_value": [7, 8]},
+            "b": {"type": "FixedLenFeature", "shape": [], "dtype": "string", "default_value": "none"},
+            "v": {"type": "VarLenFeature", "dtype": "string"},
+            "r": {"type": "RaggedFeature", "dtype": "float32"},
+        });
+        let SpecFile::Example(specs) = SpecFile::from_json(&spec).unwrap() else {
+            panic!("an Example spec")
+        };
+        let parser = ExampleParser::new(&specs).unwrap();
+        let records: Vec<Vec<u8>> = (0..11i64)
+            .map(|i| {
+                let mut b = Example::builder();
+                if i % 3 != 0 {
+                    b = b.int64("d", vec![i, -i]).bytes("b", format!("x{i}\0").into_bytes());
+                }
+                let list: Vec<Vec<u8>> = (0..i % 4).map(|j| vec![b'a' + j as u8; j as usize]).collect();
+                b.bytes("v", list)
+                    .float("r", (0..i % 5).map(|j| j as f32 * 0.5).collect::<Vec<f32>>())
+                    .build()
+                    .unwrap()
+                    .encode()
+            })
+            .collect();
+        for size in [1, 3, 11] {
+            let batches = records
+                .chunks(size)
+                .map(|c| {
+                    let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+                    vec![("", parser.parse_batch(&refs).unwrap())]
+                })
+                .collect();
+            check(batches);
+        }
+    }
+
+    #[test]
+    fn streamed_sequences_are_padded_to_the_longest_batch() {
+        let spec = serde_json::json!({
+            "context_features": {"c": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": 0}},
+            "sequence_features": {
+                "x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
+                "t": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "string", "allow_missing": true},
+                "y": {"type": "VarLenFeature", "dtype": "int64"},
+            }
+        });
+        let SpecFile::Sequence(specs) = SpecFile::from_json(&spec).unwrap() else {
+            panic!("a SequenceExample spec")
+        };
+        let parser = SequenceParser::new(&specs).unwrap();
+        let frames = [0usize, 3, 1, 0, 5, 2, 2, 0, 4];
+        let records: Vec<Vec<u8>> = frames
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let x: Vec<Vec<f32>> = (0..n).map(|f| vec![f as f32, i as f32]).collect();
+                let t: Vec<Vec<u8>> = (0..n).map(|f| format!("{i}:{f}").into_bytes()).collect();
+                let y: Vec<Vec<i64>> = (0..n).map(|f| (0..f as i64).collect()).collect();
+                SequenceExample::builder()
+                    .context_int64("c", i as i64)
+                    .float_list("x", x)
+                    .bytes_list("t", t)
+                    .int64_list("y", y)
+                    .build()
+                    .unwrap()
+                    .encode()
+            })
+            .collect();
+        for size in [1, 2, 4, 9] {
+            let batches = records
+                .chunks(size)
+                .map(|c| {
+                    let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+                    let p = parser.parse_batch(&refs).unwrap();
+                    vec![
+                        ("context/", p.context),
+                        ("feature_lists/", p.feature_lists),
+                        ("lengths/", p.lengths),
+                    ]
+                })
+                .collect();
+            check(batches);
         }
     }
 }

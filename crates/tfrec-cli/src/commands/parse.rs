@@ -10,12 +10,12 @@ use std::time::Instant;
 use clap::{Args as ClapArgs, ValueEnum};
 use serde_json::{json, Value};
 use tfrec::example::{detect_message, MessageKind};
-use tfrec::parse::{concat_batch, ExampleParser, ParseError, SequenceParser, SpecFile, TensorMap};
+use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecFile, TensorMap};
 use tfrec::pipeline::PipelineError;
 
 use crate::input::{InputArgs, SkipArgs};
-use crate::npz::NpzWriter;
-use crate::output::{refuse_same_file, PendingFile};
+use crate::npz::NpzStream;
+use crate::output::{parent_dir, refuse_same_file, PendingFile};
 use crate::progress::Progress;
 use crate::report::{print_skipped_stats, stdout};
 
@@ -147,7 +147,9 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let npz_file = match (args.format, &args.output) {
         (Format::Npz, Some(path)) => {
             refuse_same_file(path, &files)?;
-            Some(PendingFile::create(path)?)
+            let pending = PendingFile::create(path)?;
+            let stream = NpzStream::new(pending.file()?, parent_dir(path));
+            Some((pending, stream))
         }
         (Format::Npz, None) => return Err("--format npz needs -o FILE.npz".into()),
         (_, Some(_)) => return Err("-o is for --format npz".into()),
@@ -182,9 +184,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut out = stdout();
     let started = Instant::now();
     let (mut records, mut bytes, mut count) = (0u64, 0u64, 0u64);
-    // For npz: every batch's tensors, joined per tensor at the end.
-    let mut collected: Vec<Vec<(&'static str, TensorMap)>> = Vec::new();
     // An early return drops the iterator, which stops and joins the pipeline's threads.
+    let mut npz_file = npz_file;
     for batch in batches {
         let Parsed {
             parts,
@@ -196,7 +197,11 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 crate::jsonout::write_value(&mut out, &parser.to_json(&parts))?;
                 writeln!(out)?;
             }
-            Format::Npz => collected.push(parts),
+            Format::Npz => {
+                if let Some((_, npz)) = &mut npz_file {
+                    npz.push(&parts)?;
+                }
+            }
             Format::None => {}
         }
         records += n;
@@ -205,11 +210,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     progress.finish();
     out.flush()?;
-    if let Some(file) = npz_file {
-        let mut npz = NpzWriter::new(file.file()?);
-        for (prefix, joined) in join_batches(collected)? {
-            npz.add(prefix, &joined)?;
-        }
+    if let Some((file, npz)) = npz_file {
         npz.finish()?;
         file.commit()?;
     }
@@ -226,39 +227,4 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Joins every batch's tensors along the batch dimension, per part and feature, with the
-/// library's concatenation (dense features padded to the widest batch).
-fn join_batches(
-    batches: Vec<Vec<(&'static str, TensorMap)>>,
-) -> Result<Vec<(&'static str, TensorMap)>, Box<dyn std::error::Error>> {
-    let mut joined: Vec<(
-        &'static str,
-        std::collections::BTreeMap<String, Vec<tfrec::parse::Tensor>>,
-    )> = Vec::new();
-    for batch in batches {
-        for (i, (prefix, tensors)) in batch.into_iter().enumerate() {
-            if joined.len() <= i {
-                joined.push((prefix, Default::default()));
-            }
-            for (name, tensor) in tensors {
-                joined[i].1.entry(name).or_default().push(tensor);
-            }
-        }
-    }
-    joined
-        .into_iter()
-        .map(|(prefix, parts)| {
-            let map = parts
-                .into_iter()
-                .map(|(name, tensors)| {
-                    concat_batch(tensors)
-                        .map(|t| (name.clone(), t))
-                        .map_err(|e| format!("{prefix}{name}: {e}").into())
-                })
-                .collect::<Result<TensorMap, Box<dyn std::error::Error>>>()?;
-            Ok((prefix, map))
-        })
-        .collect()
 }

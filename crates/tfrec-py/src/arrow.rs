@@ -14,7 +14,7 @@ use serde_json::Value;
 use tfrec::columnar::{
     batch_to_records, infer_specs, sample_records, BatchError, BatchReader, ColumnSpecs, ColumnarError, StringColumns,
 };
-use tfrec::parse::{specs_to_json, SpecFile};
+use tfrec::parse::{specs_to_json_string, SpecFile};
 use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, RecordWriter, WriterOptions};
 
 use crate::errors::{record_error, spec_error, write_error};
@@ -45,8 +45,8 @@ fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
 }
 
 fn spec_file(text: &str) -> PyResult<SpecFile> {
-    let value: Value = serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
-    SpecFile::from_json(&value).map_err(|e| spec_error(&e))
+    serde_json::from_str::<Value>(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
+    SpecFile::from_json_str(text).map_err(|e| spec_error(&e))
 }
 
 fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringColumns {
@@ -74,7 +74,7 @@ pub fn arrow_infer_spec(
         .map_err(|e| record_error(py, &e))?;
     let inferred = py.detach(|| infer_specs(&sample)).map_err(columnar_error)?;
     Ok((
-        specs_to_json(&inferred.specs).to_string(),
+        specs_to_json_string(&inferred.specs),
         inferred.utf8.into_iter().collect(),
     ))
 }

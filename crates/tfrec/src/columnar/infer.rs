@@ -2,11 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use super::{ColumnarError, StringColumns};
 use crate::example::{detect_message, ExampleView, Kind, MessageKind};
-use crate::parse::{specs_to_json, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, VarLenFeature};
+use crate::parse::{specs_to_json_string, DType, FeatureSpec, FeatureSpecs, FixedLenFeature, VarLenFeature};
 
 /// Specs inferred from a sample, with the string features whose sampled values were all UTF-8.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,9 +22,9 @@ pub struct InferredSpecs {
 }
 
 impl InferredSpecs {
-    /// The specs in the spec-file JSON form (what `--spec` reads).
-    pub fn to_json(&self) -> Value {
-        specs_to_json(&self.specs)
+    /// The specs as spec-file JSON text (what `--spec` reads).
+    pub fn to_json_string(&self) -> String {
+        specs_to_json_string(&self.specs)
     }
 
     /// The string columns to use: `Utf8` for the features found UTF-8 when `utf8` is asked.

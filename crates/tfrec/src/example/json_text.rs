@@ -123,9 +123,12 @@ impl Json<'_> {
 
     fn write_at<W: fmt::Write>(&self, out: &mut W, layout: Layout, level: Option<usize>) -> fmt::Result {
         let ascii = layout.ascii();
-        let list = |out: &mut W, len: usize, item: &mut dyn FnMut(&mut W, usize) -> fmt::Result| {
-            write_items(out, layout, level, ('[', ']'), len, &mut |out, i, _| item(out, i))
-        };
+        // A list of scalars: items are written by index, at no deeper level.
+        macro_rules! list {
+            ($len:expr, |$out:ident, $i:ident| $item:expr) => {
+                write_items(out, layout, level, ('[', ']'), $len, |$out, $i, _| $item)
+            };
+        }
         match self {
             Json::Null => out.write_str("null"),
             Json::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
@@ -133,20 +136,20 @@ impl Json<'_> {
             Json::Int(v) => write!(out, "{v}"),
             Json::Float(v) => write_float(out, *v),
             Json::Bytes(b) => write_bytes(out, b, layout),
-            Json::Array(items) => write_items(out, layout, level, ('[', ']'), items.len(), &mut |out, i, l| {
+            Json::Array(items) => write_items(out, layout, level, ('[', ']'), items.len(), |out, i, l| {
                 items[i].write_at(out, layout, l)
             }),
-            Json::Object(items) => write_items(out, layout, level, ('{', '}'), items.len(), &mut |out, i, l| {
+            Json::Object(items) => write_items(out, layout, level, ('{', '}'), items.len(), |out, i, l| {
                 write_string(out, items[i].0, ascii)?;
                 out.write_str(layout.key_separator())?;
                 items[i].1.write_at(out, layout, l)
             }),
-            Json::Floats(v) => list(out, v.len(), &mut |out, i| write_float(out, v[i])),
-            Json::Ints(v) => list(out, v.len(), &mut |out, i| write!(out, "{}", v[i])),
-            Json::Sizes(v) => list(out, v.len(), &mut |out, i| write!(out, "{}", v[i])),
-            Json::IntStrings(v) => list(out, v.len(), &mut |out, i| write!(out, "\"{}\"", v[i])),
-            Json::Base64List(v) => list(out, v.len(), &mut |out, i| write_string(out, &base64(v.get(i)), ascii)),
-            Json::BytesList(v) => list(out, v.len(), &mut |out, i| write_bytes(out, v.get(i), layout)),
+            Json::Floats(v) => list!(v.len(), |out, i| write_float(out, v[i])),
+            Json::Ints(v) => list!(v.len(), |out, i| write!(out, "{}", v[i])),
+            Json::Sizes(v) => list!(v.len(), |out, i| write!(out, "{}", v[i])),
+            Json::IntStrings(v) => list!(v.len(), |out, i| write!(out, "\"{}\"", v[i])),
+            Json::Base64List(v) => list!(v.len(), |out, i| write_string(out, &base64(v.get(i)), ascii)),
+            Json::BytesList(v) => list!(v.len(), |out, i| write_bytes(out, v.get(i), layout)),
         }
     }
 }
@@ -160,7 +163,7 @@ fn write_items<W: fmt::Write>(
     level: Option<usize>,
     (open, close): (char, char),
     len: usize,
-    item: &mut dyn FnMut(&mut W, usize, Option<usize>) -> fmt::Result,
+    mut item: impl FnMut(&mut W, usize, Option<usize>) -> fmt::Result,
 ) -> fmt::Result {
     let newline = |out: &mut W, level: usize| -> fmt::Result {
         out.write_char('\n')?;

@@ -242,8 +242,8 @@ impl Dataset {
         let pipeline = match &self.stage {
             Stage::Raw => batched.map_batches(|b| Ok(Output::Records(b))),
             Stage::Examples(v) => {
-                let parser =
-                    ExampleParser::new(&specs_from_json_str(&v.to_string()).map_err(|e| spec_error(&e))?).map_err(|e| spec_error(&e))?;
+                let parser = ExampleParser::new(&specs_from_json_str(&v.to_string()).map_err(|e| spec_error(&e))?)
+                    .map_err(|e| spec_error(&e))?;
                 batched.map_batches(move |b| {
                     let records = b.records();
                     let parsed = if unbatched {

@@ -20,7 +20,18 @@ fn run_case(case: &Value) -> Result<Value, String> {
                 .expect("base64")
         })
         .collect();
-    let to_json = |m: &TensorMap| Value::Object(m.iter().map(|(k, t)| (k.clone(), serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"))).collect());
+    let to_json = |m: &TensorMap| {
+        Value::Object(
+            m.iter()
+                .map(|(k, t)| {
+                    (
+                        k.clone(),
+                        serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"),
+                    )
+                })
+                .collect(),
+        )
+    };
     match case["op"].as_str().expect("op") {
         op @ ("parse_example" | "parse_single_example") => {
             let specs = specs_from_json_str(&case["features"].to_string()).map_err(|e| e.to_string())?;

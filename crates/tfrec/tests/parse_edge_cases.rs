@@ -274,10 +274,13 @@ fn spec_checks_tf_makes() {
     assert!(e.contains("Conflicting partition type"), "{e}");
     // Sequence specs get the same checks.
     let e = SequenceParser::new(
-        &SequenceSpecs::from_json_str(&json!({"sequence_features": {
-            "a": {"type": "VarLenFeature", "dtype": "int64"},
-            "r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "a"},
-        }}).to_string())
+        &SequenceSpecs::from_json_str(
+            &json!({"sequence_features": {
+                "a": {"type": "VarLenFeature", "dtype": "int64"},
+                "r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "a"},
+            }})
+            .to_string(),
+        )
         .expect("loads"),
     )
     .expect_err("refused");

@@ -75,7 +75,16 @@ fn stacked(parts: Vec<TensorMap>) -> Result<TensorMap, String> {
 }
 
 fn json_of(m: &TensorMap) -> serde_json::Value {
-    serde_json::Value::Object(m.iter().map(|(k, t)| (k.clone(), serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"))).collect())
+    serde_json::Value::Object(
+        m.iter()
+            .map(|(k, t)| {
+                (
+                    k.clone(),
+                    serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"),
+                )
+            })
+            .collect(),
+    )
 }
 
 proptest! {

@@ -169,8 +169,10 @@ fn numbered_examples(dir: &std::path::Path, files: usize, per_file: usize) -> Ve
 fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = numbered_examples(dir.path(), 5, 200);
-    let specs = specs_from_json_str(&serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}).to_string())
-        .expect("spec");
+    let specs = specs_from_json_str(
+        &serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}).to_string(),
+    )
+    .expect("spec");
     let run = |threads: usize| -> Vec<String> {
         Dataset::from_files(files.clone())
             .interleave(3, 7)
@@ -194,7 +196,7 @@ fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
     // Unordered delivery still delivers every batch.
     let unordered: usize = Dataset::from_files(files)
         .batch(16, false)
-            .expect("batch size")
+        .expect("batch size")
         .parse_examples(&specs)
         .expect("spec")
         .threads(4)
@@ -215,7 +217,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
 
     let results: Vec<_> = Dataset::from_files(files.clone())
         .batch(8, false)
-            .expect("batch size")
+        .expect("batch size")
         .raw()
         .threads(2)
         .iter()
@@ -239,7 +241,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
     let pipeline = Dataset::from_files(files.clone())
         .skip_corrupt()
         .batch(8, false)
-            .expect("batch size")
+        .expect("batch size")
         .raw()
         .threads(2)
         .iter();
@@ -254,7 +256,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
     let pipeline = Dataset::from_files(files)
         .skip_corrupt_files()
         .batch(8, false)
-            .expect("batch size")
+        .expect("batch size")
         .raw()
         .iter();
     let counters = pipeline.counters();
@@ -269,7 +271,7 @@ fn worker_panics_and_parse_errors_reach_the_consumer() {
     let files = write_files(dir.path(), 2, 40);
     let results: Vec<_> = Dataset::from_files(files.clone())
         .batch(10, false)
-            .expect("batch size")
+        .expect("batch size")
         .map_batches(|b| {
             if b.index == 3 {
                 panic!("worker fails on batch 3")
@@ -284,11 +286,13 @@ fn worker_panics_and_parse_errors_reach_the_consumer() {
     assert!(matches!(&results[3], Err(PipelineError::Panic(m)) if m.contains("batch 3")));
 
     // The records are not Examples with an int64 "id": a parse error names the batch.
-    let specs = specs_from_json_str(&serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}).to_string())
-        .expect("spec");
+    let specs = specs_from_json_str(
+        &serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}).to_string(),
+    )
+    .expect("spec");
     let first = Dataset::from_files(files)
         .batch(10, false)
-            .expect("batch size")
+        .expect("batch size")
         .parse_examples(&specs)
         .expect("spec")
         .iter()
@@ -498,7 +502,7 @@ fn map_takes_any_error_type_and_keeps_it() {
     let files = write_files(dir.path(), 1, 30);
     let results: Vec<_> = Dataset::from_files(files)
         .batch(10, false)
-            .expect("batch size")
+        .expect("batch size")
         .raw()
         .map(|b| {
             if b.index == 1 {
@@ -531,7 +535,7 @@ fn batches_know_where_each_record_was_read() {
         .interleave(2, 1)
         .expect("interleave")
         .batch(6, false)
-            .expect("batch size")
+        .expect("batch size")
         .raw()
         .iter()
         .next()
@@ -551,9 +555,17 @@ fn a_batch_of_zero_records_is_an_error() {
     for drop_remainder in [false, true] {
         let error = Dataset::from_files(files.clone()).batch(0, drop_remainder).err();
         assert_eq!(error, Some(DatasetError::Zero { argument: "batch_size" }));
-        assert_eq!(error.map(|e| e.to_string()).as_deref(), Some("batch_size must be at least 1"));
+        assert_eq!(
+            error.map(|e| e.to_string()).as_deref(),
+            Some("batch_size must be at least 1")
+        );
     }
     // One record per batch is the smallest batch.
-    let batches = Dataset::from_files(files).batch(1, false).expect("batch").raw().iter().count();
+    let batches = Dataset::from_files(files)
+        .batch(1, false)
+        .expect("batch")
+        .raw()
+        .iter()
+        .count();
     assert_eq!(batches, 3);
 }

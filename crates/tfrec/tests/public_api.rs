@@ -74,7 +74,8 @@ fn offending_items(file: &str, source: &str) -> Vec<String> {
             let cut = line.find('{').map_or(line, |b| &line[..b]);
             signature.push_str(cut);
             signature.push(' ');
-            let is_field = signature.trim_start().starts_with("pub ") && !signature.contains('(') && line.ends_with(',');
+            let is_field =
+                signature.trim_start().starts_with("pub ") && !signature.contains('(') && line.ends_with(',');
             if line.contains('{') || line.trim_end().ends_with(';') || is_field || i + 1 == lines.len() {
                 break;
             }
@@ -90,7 +91,8 @@ fn offending_items(file: &str, source: &str) -> Vec<String> {
 
 #[test]
 fn the_checker_sees_value_in_a_signature() {
-    let source = "use serde_json::{json, Value};\npub fn read(v: &Value) -> u8 {\n    0\n}\npub fn ok(v: &str) -> Values {}\n";
+    let source =
+        "use serde_json::{json, Value};\npub fn read(v: &Value) -> u8 {\n    0\n}\npub fn ok(v: &str) -> Values {}\n";
     assert_eq!(offending_items("x.rs", source).len(), 1);
     let field = "pub struct S {\n    pub tree: serde_json::Map<String, u8>,\n}\n";
     assert_eq!(offending_items("x.rs", field).len(), 1);

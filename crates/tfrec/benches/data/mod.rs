@@ -58,12 +58,15 @@ pub fn notebook(n: usize) -> impl Iterator<Item = Vec<u8>> {
 }
 
 pub fn notebook_spec() -> FeatureSpecs {
-    specs_from_json_str(&serde_json::json!({
-        "feature0": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-        "feature1": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-        "feature2": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
-        "feature3": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"},
-    }).to_string())
+    specs_from_json_str(
+        &serde_json::json!({
+            "feature0": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "feature1": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "feature2": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+            "feature3": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"},
+        })
+        .to_string(),
+    )
     .expect("spec")
 }
 
@@ -143,12 +146,15 @@ pub fn sequences(n: usize) -> impl Iterator<Item = Vec<u8>> {
 }
 
 pub fn sequence_spec() -> SequenceSpecs {
-    SequenceSpecs::from_json_str(&serde_json::json!({
-        "sequence_features": {
-            "x": {"type": "FixedLenSequenceFeature", "shape": [8], "dtype": "float32", "allow_missing": true},
-            "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
-        }
-    }).to_string())
+    SequenceSpecs::from_json_str(
+        &serde_json::json!({
+            "sequence_features": {
+                "x": {"type": "FixedLenSequenceFeature", "shape": [8], "dtype": "float32", "allow_missing": true},
+                "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
+            }
+        })
+        .to_string(),
+    )
     .expect("spec")
 }
 

@@ -201,7 +201,15 @@ mod tests {
 
     #[test]
     fn floats_are_written_shortest_and_read_back_exactly() {
-        let floats = vec![0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, -2.5e-7, 16_777_217.0, f32::NEG_INFINITY];
+        let floats = vec![
+            0.1f32,
+            1.0 / 3.0,
+            1e-40,
+            f32::MAX,
+            -2.5e-7,
+            16_777_217.0,
+            f32::NEG_INFINITY,
+        ];
         let text = values_json(&Values::Float32(floats.clone())).to_text(TENSOR_LAYOUT);
         assert!(text.starts_with("[0.1,"), "{text}");
         let back = values_from_json(&serde_json::from_str(&text).expect("json"), DType::Float32).expect("floats");
@@ -216,7 +224,8 @@ mod tests {
             dense.to_json_string(),
             r#"{"kind":"dense","dtype":"string","shape":[2],"values":["a\"","é"]}"#
         );
-        let bytes = DenseTensor::from_values(Values::String([vec![0xffu8]].into_iter().collect()), &[1]).expect("dense");
+        let bytes =
+            DenseTensor::from_values(Values::String([vec![0xffu8]].into_iter().collect()), &[1]).expect("dense");
         assert!(bytes.to_json_string().ends_with(r#""values":[{"base64":"/w=="}]}"#));
     }
 }

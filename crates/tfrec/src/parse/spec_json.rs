@@ -337,7 +337,10 @@ fn parse_text(text: &str) -> Result<Value, SpecError> {
 fn partition_json(p: &Partition) -> Json<'_> {
     let kind = match p {
         Partition::UniformRowLength(n) => {
-            return Json::Object(vec![("kind", Json::Str("uniform_row_length")), ("length", Json::Int(*n))])
+            return Json::Object(vec![
+                ("kind", Json::Str("uniform_row_length")),
+                ("length", Json::Int(*n)),
+            ])
         }
         Partition::RowSplits(_) => "row_splits",
         Partition::RowLengths(_) => "row_lengths",
@@ -383,7 +386,10 @@ impl FeatureSpec {
             ]),
             FeatureSpec::Sparse(s) => Json::Object(vec![
                 ("type", Json::Str("SparseFeature")),
-                ("index_key", Json::Array(s.index_keys.iter().map(|k| Json::Str(k)).collect())),
+                (
+                    "index_key",
+                    Json::Array(s.index_keys.iter().map(|k| Json::Str(k)).collect()),
+                ),
                 ("value_key", Json::Str(&s.value_key)),
                 ("dtype", Json::Str(s.dtype.json_name())),
                 ("size", Json::Ints(s.size.as_slice().into())),
@@ -395,7 +401,10 @@ impl FeatureSpec {
                 ("value_key", s.value_key.as_deref().map_or(Json::Null, Json::Str)),
                 ("row_splits_dtype", Json::Str(s.row_splits_dtype.json_name())),
                 ("validate", Json::Bool(s.validate)),
-                ("partitions", Json::Array(s.partitions.iter().map(partition_json).collect())),
+                (
+                    "partitions",
+                    Json::Array(s.partitions.iter().map(partition_json).collect()),
+                ),
             ]),
         }
     }

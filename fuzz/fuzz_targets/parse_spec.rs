@@ -1,5 +1,5 @@
 //! Arbitrary specs with arbitrary records: the spec JSON loading of the library and the CLI
-//! (`SpecFile::from_json`), then both parse ops on a batch. Loading returns a spec or an error,
+//! (`SpecFile::from_json_str`), then both parse ops on a batch. Loading returns a spec or an error,
 //! parsing returns tensors or an error, nothing panics, and the parallel path agrees with the
 //! sequential one.
 //!
@@ -37,7 +37,8 @@ fn ragged_spec(bytes: &[u8]) -> Value {
 }
 
 fn json_of(m: &TensorMap) -> Value {
-    Value::Object(m.iter().map(|(k, t)| (k.clone(), serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"))).collect())
+    let tensor = |t: &tfrec::parse::Tensor| serde_json::from_str(&t.to_json_string()).expect("tensor JSON");
+    Value::Object(m.iter().map(|(k, t)| (k.clone(), tensor(t))).collect())
 }
 
 fuzz_target!(|data: &[u8]| {

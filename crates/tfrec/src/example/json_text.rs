@@ -49,6 +49,8 @@ impl Layout {
 
 /// A list of byte strings, as messages (one `Vec` per value) and tensors (slices of one
 /// buffer) hold them.
+// Tensors and specs (the `parse` feature) use the kinds messages do not.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 pub(crate) enum ByteList<'a> {
     /// One vector per value.
     Vecs(&'a [Vec<u8>]),
@@ -75,6 +77,7 @@ impl ByteList<'_> {
 /// A JSON tree borrowed from what it renders: lists of values stay the owner's slices and are
 /// formatted one value at a time as they are written, so rendering a huge record needs little
 /// more than its output.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 pub(crate) enum Json<'a> {
     /// Keys and values, in this order.
     Object(Vec<(&'a str, Json<'a>)>),

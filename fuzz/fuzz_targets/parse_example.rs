@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use tfrec::parse::{specs_from_json, ExampleParser, SequenceParser, SequenceSpecs};
+use tfrec::parse::{specs_from_json_str, ExampleParser, SequenceParser, SequenceSpecs};
 
 fn parsers() -> &'static (Vec<ExampleParser>, SequenceParser) {
     static PARSERS: OnceLock<(Vec<ExampleParser>, SequenceParser)> = OnceLock::new();
@@ -26,16 +26,16 @@ fn parsers() -> &'static (Vec<ExampleParser>, SequenceParser) {
                       "partitions": [{"kind": "row_splits", "key": "p"}, {"kind": "row_starts", "key": "t"}]},
             }),
         ];
-        let examples = specs.iter().map(|s| ExampleParser::new(&specs_from_json(s).expect("spec")).expect("compiles")).collect();
+        let examples = specs.iter().map(|s| ExampleParser::new(&specs_from_json_str(&s.to_string()).expect("spec")).expect("compiles")).collect();
         let sequence = SequenceParser::new(
-            &SequenceSpecs::from_json(&serde_json::json!({
+            &SequenceSpecs::from_json_str(&serde_json::json!({
                 "context_features": {"k": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": 0}},
                 "sequence_features": {
                     "x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
                     "y": {"type": "VarLenFeature", "dtype": "string"},
                     "z": {"type": "RaggedFeature", "dtype": "int64"},
                 },
-            }))
+            }).to_string())
             .expect("spec"),
         )
         .expect("compiles");

@@ -3,7 +3,6 @@
 mod commands;
 mod error;
 mod input;
-mod jsonout;
 mod messages;
 mod npz;
 mod output;

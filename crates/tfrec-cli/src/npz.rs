@@ -796,7 +796,7 @@ mod tests {
             "v": {"type": "VarLenFeature", "dtype": "string"},
             "r": {"type": "RaggedFeature", "dtype": "float32"},
         });
-        let SpecFile::Example(specs) = SpecFile::from_json(&spec).unwrap() else {
+        let SpecFile::Example(specs) = SpecFile::from_json_str(&spec.to_string()).unwrap() else {
             panic!("an Example spec")
         };
         let parser = ExampleParser::new(&specs).unwrap();
@@ -836,7 +836,7 @@ mod tests {
                 "y": {"type": "VarLenFeature", "dtype": "int64"},
             }
         });
-        let SpecFile::Sequence(specs) = SpecFile::from_json(&spec).unwrap() else {
+        let SpecFile::Sequence(specs) = SpecFile::from_json_str(&spec.to_string()).unwrap() else {
             panic!("a SequenceExample spec")
         };
         let parser = SequenceParser::new(&specs).unwrap();

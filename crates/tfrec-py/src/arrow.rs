@@ -44,8 +44,8 @@ fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
 }
 
 pub(crate) fn spec_file(text: &str) -> PyResult<SpecFile> {
-    let value: Value = serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
-    SpecFile::from_json(&value).map_err(|e| spec_error(&e))
+    serde_json::from_str::<Value>(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
+    SpecFile::from_json_str(text).map_err(|e| spec_error(&e))
 }
 
 pub(crate) fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringColumns {
@@ -72,7 +72,7 @@ pub fn arrow_infer_spec(
         .detach(|| sample_records(&files, options, rows))
         .map_err(|e| record_error(py, &e))?;
     let inferred = py.detach(|| infer_specs(&sample)).map_err(columnar_error)?;
-    Ok((inferred.to_json().to_string(), inferred.utf8.into_iter().collect()))
+    Ok((inferred.to_json_string(), inferred.utf8.into_iter().collect()))
 }
 
 /// The Arrow schema a spec gives, as a C stream of no batches (so Python can read the schema

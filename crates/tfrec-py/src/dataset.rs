@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
-use tfrec::parse::{specs_from_json, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
+use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
 use tfrec::pipeline::{Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
 
 use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
@@ -165,11 +165,11 @@ impl Dataset {
         let value: Value =
             serde_json::from_str(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
         let stage = if sequence {
-            let s = SequenceSpecs::from_json(&value).map_err(|e| spec_error(&e))?;
+            let s = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
             tfrec::parse::SequenceParser::new(&s).map_err(|e| spec_error(&e))?;
             Stage::Sequences(value)
         } else {
-            let s = specs_from_json(&value).map_err(|e| spec_error(&e))?;
+            let s = specs_from_json_str(specs).map_err(|e| spec_error(&e))?;
             ExampleParser::new(&s).map_err(|e| spec_error(&e))?;
             Stage::Examples(value)
         };
@@ -235,6 +235,7 @@ impl Dataset {
             .pipeline
             .clone()
             .batch(size, drop_remainder)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
             .map_batches(move |b| columns.to_batch(&b.records()).map_err(|error| columns_error(&b, error)))
             .threads(self.threads)
             .prefetch(self.prefetch)
@@ -275,12 +276,16 @@ impl Dataset {
         } else {
             size
         };
-        let batched = self.pipeline.clone().batch(size, drop_remainder);
+        let batched = self
+            .pipeline
+            .clone()
+            .batch(size, drop_remainder)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let pipeline = match &self.stage {
             Stage::Raw => batched.map_batches(|b| Ok(Output::Records(b))),
             Stage::Examples(v) => {
-                let parser =
-                    ExampleParser::new(&specs_from_json(v).map_err(|e| spec_error(&e))?).map_err(|e| spec_error(&e))?;
+                let parser = ExampleParser::new(&specs_from_json_str(&v.to_string()).map_err(|e| spec_error(&e))?)
+                    .map_err(|e| spec_error(&e))?;
                 batched.map_batches(move |b| {
                     let records = b.records();
                     let parsed = if unbatched {
@@ -292,7 +297,7 @@ impl Dataset {
                 })
             }
             Stage::Sequences(v) => {
-                let specs = SequenceSpecs::from_json(v).map_err(|e| spec_error(&e))?;
+                let specs = SequenceSpecs::from_json_str(&v.to_string()).map_err(|e| spec_error(&e))?;
                 let parser = tfrec::parse::SequenceParser::new(&specs).map_err(|e| spec_error(&e))?;
                 batched.map_batches(move |b| {
                     let records = b.records();

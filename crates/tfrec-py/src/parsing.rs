@@ -5,7 +5,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use serde_json::Value;
-use tfrec::parse::{specs_from_json, ExampleParser, ParsedSequences, SequenceParser, SequenceSpecs};
+use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceParser, SequenceSpecs};
 
 use crate::convert::{serialized_batch, tensors_to_dict};
 use crate::errors::{parse_error, spec_error};
@@ -46,12 +46,12 @@ impl Parser {
     #[new]
     #[pyo3(signature = (specs, sequence=false))]
     fn new(specs: &str, sequence: bool) -> PyResult<Self> {
-        let value = spec_json(specs)?;
+        spec_json(specs)?;
         let kind = if sequence {
-            let specs = SequenceSpecs::from_json(&value).map_err(|e| spec_error(&e))?;
+            let specs = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
             Kind::Sequence(SequenceParser::new(&specs).map_err(|e| spec_error(&e))?)
         } else {
-            let specs = specs_from_json(&value).map_err(|e| spec_error(&e))?;
+            let specs = specs_from_json_str(specs).map_err(|e| spec_error(&e))?;
             Kind::Example(ExampleParser::new(&specs).map_err(|e| spec_error(&e))?)
         };
         Ok(Parser { kind })

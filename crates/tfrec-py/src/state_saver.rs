@@ -291,9 +291,8 @@ impl StateSaver {
             pad,
             make_keys_unique_seed,
         )?;
-        let value: Value =
-            serde_json::from_str(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
-        let specs = SequenceSpecs::from_json(&value).map_err(|e| spec_error(&e))?;
+        serde_json::from_str::<Value>(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
+        let specs = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
         let reader = reader_options(compression_type, "raise", "raise", true, None)?;
         let dataset = Pipeline::from_inputs(&paths)
             .map_err(|e| record_error(py, &e))?

@@ -55,6 +55,7 @@ fn main() {
             .interleave(4, 16)
             .expect("interleave")
             .batch(BATCH, false)
+            .expect("batch size")
             .raw()
             .iter()
         {
@@ -66,6 +67,7 @@ fn main() {
             .interleave(4, 16)
             .expect("interleave")
             .batch(BATCH, false)
+            .expect("batch size")
             .parse_examples(&specs)
             .expect("spec")
             .threads(threads)

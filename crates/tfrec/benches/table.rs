@@ -213,7 +213,9 @@ fn main() {
             }
         };
         let pipeline = |threads: usize| {
-            let batched = Dataset::from_files(vec![set.plain.clone()]).batch(BATCH, false);
+            let batched = Dataset::from_files(vec![set.plain.clone()])
+                .batch(BATCH, false)
+                .expect("batch size");
             match &set.specs {
                 Specs::Example(s) => {
                     for b in batched

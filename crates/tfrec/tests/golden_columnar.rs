@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use tfrec::columnar::{batch_to_examples, infer_specs, ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
 use tfrec::example::{Example, Feature};
 use tfrec::parse::{
-    specs_from_json, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, SpecFile, Tensor, Values,
+    specs_from_json_str, DenseTensor, ExampleParser, Nested, SequenceParser, SequenceSpecs, SpecFile, Tensor, Values,
 };
 
 fn records_of(case: &Value) -> Vec<Vec<u8>> {
@@ -266,7 +266,7 @@ fn reason_of(e: &ColumnarError) -> String {
 fn check_example_case(case: &Value, tally: &mut Tally) {
     let label = name(case);
     let records = records_of(case);
-    let Ok(specs) = specs_from_json(&case["features"]) else {
+    let Ok(specs) = specs_from_json_str(&case["features"].to_string()) else {
         tally.no_form("the spec is refused by the parse layer (a spec-error case)");
         return;
     };
@@ -312,7 +312,7 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
     let records = records_of(case);
     let spec_json =
         json!({"context_features": case["context_features"], "sequence_features": case["sequence_features"]});
-    let Ok(specs) = SequenceSpecs::from_json(&spec_json) else {
+    let Ok(specs) = SequenceSpecs::from_json_str(&spec_json.to_string()) else {
         tally.no_form("the spec is refused by the parse layer (a spec-error case)");
         return;
     };

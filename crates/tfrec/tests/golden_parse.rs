@@ -6,7 +6,7 @@ mod common;
 
 use base64::Engine;
 use serde_json::Value;
-use tfrec::parse::{specs_from_json, ExampleParser, SequenceParser, SequenceSpecs, TensorMap};
+use tfrec::parse::{specs_from_json_str, ExampleParser, SequenceParser, SequenceSpecs, TensorMap};
 
 /// What we returned for a case, as JSON like the golden `expected`, or our error message.
 fn run_case(case: &Value) -> Result<Value, String> {
@@ -20,10 +20,21 @@ fn run_case(case: &Value) -> Result<Value, String> {
                 .expect("base64")
         })
         .collect();
-    let to_json = |m: &TensorMap| Value::Object(m.iter().map(|(k, t)| (k.clone(), t.to_json())).collect());
+    let to_json = |m: &TensorMap| {
+        Value::Object(
+            m.iter()
+                .map(|(k, t)| {
+                    (
+                        k.clone(),
+                        serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"),
+                    )
+                })
+                .collect(),
+        )
+    };
     match case["op"].as_str().expect("op") {
         op @ ("parse_example" | "parse_single_example") => {
-            let specs = specs_from_json(&case["features"]).map_err(|e| e.to_string())?;
+            let specs = specs_from_json_str(&case["features"].to_string()).map_err(|e| e.to_string())?;
             let parser = ExampleParser::new(&specs).map_err(|e| e.to_string())?;
             let tensors = if op == "parse_example" {
                 parser.parse_batch(&records)
@@ -38,7 +49,7 @@ fn run_case(case: &Value) -> Result<Value, String> {
                 "context_features": case["context_features"],
                 "sequence_features": case["sequence_features"],
             });
-            let specs = SequenceSpecs::from_json(&spec_json).map_err(|e| e.to_string())?;
+            let specs = SequenceSpecs::from_json_str(&spec_json.to_string()).map_err(|e| e.to_string())?;
             let parser = SequenceParser::new(&specs).map_err(|e| e.to_string())?;
             if op == "parse_sequence_example" {
                 let parsed = parser.parse_batch(&records).map_err(|e| e.to_string())?;

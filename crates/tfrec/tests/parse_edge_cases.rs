@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tfrec::example::{Example, Feature, SequenceExample};
-use tfrec::parse::{specs_from_json, ExampleParser, SequenceParser, SequenceSpecs, Tensor, TensorMap};
+use tfrec::parse::{specs_from_json_str, ExampleParser, SequenceParser, SequenceSpecs, Tensor, TensorMap};
 
 fn parser(spec: Value) -> ExampleParser {
-    ExampleParser::new(&specs_from_json(&spec).expect("spec loads")).expect("spec compiles")
+    ExampleParser::new(&specs_from_json_str(&spec.to_string()).expect("spec loads")).expect("spec compiles")
 }
 
 fn seq_parser(spec: Value) -> SequenceParser {
-    SequenceParser::new(&SequenceSpecs::from_json(&spec).expect("spec loads")).expect("spec compiles")
+    SequenceParser::new(&SequenceSpecs::from_json_str(&spec.to_string()).expect("spec loads")).expect("spec compiles")
 }
 
 fn example(build: impl FnOnce(tfrec::example::ExampleBuilder) -> tfrec::example::ExampleBuilder) -> Vec<u8> {
@@ -26,7 +26,7 @@ fn splits(map: &TensorMap, key: &str) -> Vec<Vec<i64>> {
 }
 
 fn spec_error(spec: Value) -> String {
-    match specs_from_json(&spec) {
+    match specs_from_json_str(&spec.to_string()) {
         Err(e) => e.to_string(),
         Ok(specs) => ExampleParser::new(&specs).expect_err("refused").to_string(),
     }
@@ -274,10 +274,13 @@ fn spec_checks_tf_makes() {
     assert!(e.contains("Conflicting partition type"), "{e}");
     // Sequence specs get the same checks.
     let e = SequenceParser::new(
-        &SequenceSpecs::from_json(&json!({"sequence_features": {
-            "a": {"type": "VarLenFeature", "dtype": "int64"},
-            "r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "a"},
-        }}))
+        &SequenceSpecs::from_json_str(
+            &json!({"sequence_features": {
+                "a": {"type": "VarLenFeature", "dtype": "int64"},
+                "r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "a"},
+            }})
+            .to_string(),
+        )
         .expect("loads"),
     )
     .expect_err("refused");

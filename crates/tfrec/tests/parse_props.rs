@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use tfrec::example::{Example, Feature, SequenceExample};
 use tfrec::parse::{
-    concat_batch, specs_from_json, DenseTensor, ExampleParser, FeatureSpecs, SequenceParser, SequenceSpecs, Tensor,
+    concat_batch, specs_from_json_str, DenseTensor, ExampleParser, FeatureSpecs, SequenceParser, SequenceSpecs, Tensor,
     TensorMap, Values,
 };
 
@@ -58,7 +58,7 @@ fn spec_for(dtype: &'static str) -> impl Strategy<Value = serde_json::Value> {
 
 fn specs() -> impl Strategy<Value = FeatureSpecs> {
     (spec_for("int64"), spec_for("float32"), spec_for("string"))
-        .prop_map(|(a, b, c)| specs_from_json(&json!({"a": a, "b": b, "c": c})).expect("valid spec"))
+        .prop_map(|(a, b, c)| specs_from_json_str(&json!({"a": a, "b": b, "c": c}).to_string()).expect("valid spec"))
 }
 
 fn stacked(parts: Vec<TensorMap>) -> Result<TensorMap, String> {
@@ -75,7 +75,16 @@ fn stacked(parts: Vec<TensorMap>) -> Result<TensorMap, String> {
 }
 
 fn json_of(m: &TensorMap) -> serde_json::Value {
-    serde_json::Value::Object(m.iter().map(|(k, t)| (k.clone(), t.to_json())).collect())
+    serde_json::Value::Object(
+        m.iter()
+            .map(|(k, t)| {
+                (
+                    k.clone(),
+                    serde_json::from_str::<serde_json::Value>(&t.to_json_string()).expect("tensor JSON"),
+                )
+            })
+            .collect(),
+    )
 }
 
 proptest! {
@@ -118,8 +127,8 @@ proptest! {
     #[test]
     fn ragged_padded_equals_fixed_len_sequence(lists in prop::collection::vec(prop::collection::vec(-9i64..9, 0..5), 1..6)) {
         let records: Vec<Vec<u8>> = lists.iter().map(|v| Example::builder().int64("x", v.clone()).build().expect("ok").encode()).collect();
-        let ragged = ExampleParser::new(&specs_from_json(&json!({"x": {"type": "RaggedFeature", "dtype": "int64"}})).expect("spec")).expect("compiles");
-        let dense = ExampleParser::new(&specs_from_json(&json!({"x": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true}})).expect("spec")).expect("compiles");
+        let ragged = ExampleParser::new(&specs_from_json_str(&json!({"x": {"type": "RaggedFeature", "dtype": "int64"}}).to_string()).expect("spec")).expect("compiles");
+        let dense = ExampleParser::new(&specs_from_json_str(&json!({"x": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true}}).to_string()).expect("spec")).expect("compiles");
         let r = ragged.parse_batch(&records).expect("parses");
         let d = dense.parse_batch(&records).expect("parses");
         let padded: DenseTensor = r["x"].as_ragged().expect("ragged").to_dense(&Values::Int64(vec![0])).expect("pads");
@@ -141,12 +150,12 @@ proptest! {
                 b.build().expect("ok").encode()
             })
             .collect();
-        let specs = SequenceSpecs::from_json(&json!({
+        let specs = SequenceSpecs::from_json_str(&json!({
             "sequence_features": {
                 "tok": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
                 "tags": {"type": "VarLenFeature", "dtype": "string"},
             }
-        })).expect("spec");
+        }).to_string()).expect("spec");
         let parser = SequenceParser::new(&specs).expect("compiles");
         let sequential = parser.parse_batch(&records).map(|p| (json_of(&p.feature_lists), json_of(&p.lengths))).map_err(|e| e.to_string());
         let parallel = parser.parse_batch_parallel(&records, minibatch).map(|p| (json_of(&p.feature_lists), json_of(&p.lengths))).map_err(|e| e.to_string());
@@ -291,10 +300,10 @@ proptest! {
 
     #[test]
     fn fast_and_careful_paths_agree(
-        specs in prop_oneof![specs().prop_map(|s| tfrec::parse::specs_to_json(&s)), ragged_spec()],
+        specs in prop_oneof![specs().prop_map(|s| serde_json::from_str::<serde_json::Value>(&tfrec::parse::specs_to_json_string(&s)).expect("spec JSON")), ragged_spec()],
         records in prop::collection::vec(prop_oneof![example(), ragged_record()], 1..6),
     ) {
-        let parser = ExampleParser::new(&specs_from_json(&specs).expect("spec")).expect("compiles");
+        let parser = ExampleParser::new(&specs_from_json_str(&specs.to_string()).expect("spec")).expect("compiles");
         let careful: Vec<Vec<u8>> = records.iter().map(|r| value_first(r)).collect();
         prop_assert_eq!(result_json(parser.parse_batch(&records)), result_json(parser.parse_batch(&careful)));
         for (fast, slow) in records.iter().zip(&careful) {
@@ -304,7 +313,7 @@ proptest! {
 
     #[test]
     fn ragged_results_are_valid_when_validated(spec in ragged_spec(), records in prop::collection::vec(ragged_record(), 0..5)) {
-        let parser = ExampleParser::new(&specs_from_json(&spec).expect("spec")).expect("compiles");
+        let parser = ExampleParser::new(&specs_from_json_str(&spec.to_string()).expect("spec")).expect("compiles");
         // TensorFlow's `from_row_starts` checks the starts, not that a partition with no
         // starts begins at 0 (no starts give splits `[nvals]`), so that one may pass through.
         let validate = spec["r"]["validate"].as_bool().unwrap_or(false) && !spec.to_string().contains("row_starts");
@@ -338,7 +347,7 @@ proptest! {
         let spec = json!({"r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "validate": validate,
             "row_splits_dtype": if int64 { "int64" } else { "int32" },
             "partitions": [{"kind": kind, "key": "p"}]}});
-        let parser = ExampleParser::new(&specs_from_json(&spec).expect("spec")).expect("compiles");
+        let parser = ExampleParser::new(&specs_from_json_str(&spec.to_string()).expect("spec")).expect("compiles");
         let records: Vec<Vec<u8>> = examples
             .iter()
             .enumerate()
@@ -374,8 +383,8 @@ proptest! {
             "uniform_row_length" => json!({"kind": "uniform_row_length", "length": 2}),
             k => json!({"kind": k, "key": "p"}),
         };
-        let specs = SequenceSpecs::from_json(&json!({"sequence_features": {"r": {
-            "type": "RaggedFeature", "dtype": "int64", "value_key": "v", "validate": validate, "partitions": [partition]}}}))
+        let specs = SequenceSpecs::from_json_str(&json!({"sequence_features": {"r": {
+            "type": "RaggedFeature", "dtype": "int64", "value_key": "v", "validate": validate, "partitions": [partition]}}}).to_string())
             .expect("spec");
         let parser = SequenceParser::new(&specs).expect("compiles");
         let records: Vec<Vec<u8>> = rows

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use tfrec::example::Example;
-use tfrec::parse::specs_from_json;
+use tfrec::parse::specs_from_json_str;
 use tfrec::pipeline::{Dataset, DatasetError, PipelineError, ShardBy};
 use tfrec::record::{RecordWriter, WriterOptions};
 
@@ -137,6 +137,7 @@ fn skip_take_and_drop_remainder() {
     let sizes = |drop: bool| {
         Dataset::from_files(files.clone())
             .batch(4, drop)
+            .expect("batch size")
             .raw()
             .iter()
             .map(|b| b.expect("batch").len())
@@ -168,9 +169,11 @@ fn numbered_examples(dir: &std::path::Path, files: usize, per_file: usize) -> Ve
 fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = numbered_examples(dir.path(), 5, 200);
-    let specs = specs_from_json(&serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}))
-        .expect("spec");
-    let run = |threads: usize| -> Vec<serde_json::Value> {
+    let specs = specs_from_json_str(
+        &serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}).to_string(),
+    )
+    .expect("spec");
+    let run = |threads: usize| -> Vec<String> {
         Dataset::from_files(files.clone())
             .interleave(3, 7)
             .expect("interleave")
@@ -178,12 +181,13 @@ fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
             .expect("shuffle")
             .repeat(2)
             .batch(16, false)
+            .expect("batch size")
             .parse_examples(&specs)
             .expect("spec")
             .threads(threads)
             .prefetch(3)
             .iter()
-            .map(|b| b.expect("batch")["id"].to_json())
+            .map(|b| b.expect("batch")["id"].to_json_string())
             .collect()
     };
     let one = run(1);
@@ -192,6 +196,7 @@ fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
     // Unordered delivery still delivers every batch.
     let unordered: usize = Dataset::from_files(files)
         .batch(16, false)
+        .expect("batch size")
         .parse_examples(&specs)
         .expect("spec")
         .threads(4)
@@ -212,6 +217,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
 
     let results: Vec<_> = Dataset::from_files(files.clone())
         .batch(8, false)
+        .expect("batch size")
         .raw()
         .threads(2)
         .iter()
@@ -235,6 +241,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
     let pipeline = Dataset::from_files(files.clone())
         .skip_corrupt()
         .batch(8, false)
+        .expect("batch size")
         .raw()
         .threads(2)
         .iter();
@@ -249,6 +256,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
     let pipeline = Dataset::from_files(files)
         .skip_corrupt_files()
         .batch(8, false)
+        .expect("batch size")
         .raw()
         .iter();
     let counters = pipeline.counters();
@@ -263,6 +271,7 @@ fn worker_panics_and_parse_errors_reach_the_consumer() {
     let files = write_files(dir.path(), 2, 40);
     let results: Vec<_> = Dataset::from_files(files.clone())
         .batch(10, false)
+        .expect("batch size")
         .map_batches(|b| {
             if b.index == 3 {
                 panic!("worker fails on batch 3")
@@ -277,10 +286,13 @@ fn worker_panics_and_parse_errors_reach_the_consumer() {
     assert!(matches!(&results[3], Err(PipelineError::Panic(m)) if m.contains("batch 3")));
 
     // The records are not Examples with an int64 "id": a parse error names the batch.
-    let specs = specs_from_json(&serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}))
-        .expect("spec");
+    let specs = specs_from_json_str(
+        &serde_json::json!({"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}).to_string(),
+    )
+    .expect("spec");
     let first = Dataset::from_files(files)
         .batch(10, false)
+        .expect("batch size")
         .parse_examples(&specs)
         .expect("spec")
         .iter()
@@ -305,6 +317,7 @@ fn dropping_early_stops_every_thread() {
             .shuffle(100, 1)
             .expect("shuffle")
             .batch(32, false)
+            .expect("batch size")
             .map_batches(|b| Ok(b.len()))
             .threads(4)
             .prefetch(2)
@@ -489,6 +502,7 @@ fn map_takes_any_error_type_and_keeps_it() {
     let files = write_files(dir.path(), 1, 30);
     let results: Vec<_> = Dataset::from_files(files)
         .batch(10, false)
+        .expect("batch size")
         .raw()
         .map(|b| {
             if b.index == 1 {
@@ -521,6 +535,7 @@ fn batches_know_where_each_record_was_read() {
         .interleave(2, 1)
         .expect("interleave")
         .batch(6, false)
+        .expect("batch size")
         .raw()
         .iter()
         .next()
@@ -531,4 +546,26 @@ fn batches_know_where_each_record_was_read() {
     assert_eq!((origin.file, origin.index), (1, 1));
     assert_eq!(origin.offset, (12 + 5 + 4) as u64, "the second record's header");
     assert_eq!(batch.path(3), Some(files[1].as_path()));
+}
+
+#[test]
+fn a_batch_of_zero_records_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 3);
+    for drop_remainder in [false, true] {
+        let error = Dataset::from_files(files.clone()).batch(0, drop_remainder).err();
+        assert_eq!(error, Some(DatasetError::Zero { argument: "batch_size" }));
+        assert_eq!(
+            error.map(|e| e.to_string()).as_deref(),
+            Some("batch_size must be at least 1")
+        );
+    }
+    // One record per batch is the smallest batch.
+    let batches = Dataset::from_files(files)
+        .batch(1, false)
+        .expect("batch")
+        .raw()
+        .iter()
+        .count();
+    assert_eq!(batches, 3);
 }

@@ -749,16 +749,19 @@ fn sequence_examples_from_files() {
         expected.insert(key, (x, y, i as i64 % 3));
     }
     writer.finish().expect("finish");
-    let specs = SequenceSpecs::from_json(&serde_json::json!({
-        "context_features": {
-            "id": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
-            "label": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-        },
-        "sequence_features": {
-            "x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32"},
-            "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64"},
-        }
-    }))
+    let specs = SequenceSpecs::from_json_str(
+        &serde_json::json!({
+            "context_features": {
+                "id": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+                "label": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            },
+            "sequence_features": {
+                "x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32"},
+                "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64"},
+            }
+        })
+        .to_string(),
+    )
     .expect("spec");
     let u = 4;
     let mut saver = StateSaverOptions::new(5, u)
@@ -803,9 +806,12 @@ fn sequence_examples_from_files() {
 
 #[test]
 fn record_specs_the_saver_cannot_use_are_refused() {
-    let specs = SequenceSpecs::from_json(&serde_json::json!({
-        "sequence_features": {"v": {"type": "VarLenFeature", "dtype": "int64"}}
-    }))
+    let specs = SequenceSpecs::from_json_str(
+        &serde_json::json!({
+            "sequence_features": {"v": {"type": "VarLenFeature", "dtype": "int64"}}
+        })
+        .to_string(),
+    )
     .expect("spec");
     let e = StateSaverOptions::new(1, 1)
         .build_from_dataset(Dataset::from_files(vec![]), &specs, KeySource::Index)

@@ -18,7 +18,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde_json::Value;
 use tfrec::columnar::{batch_to_records, infer_specs, sample_records, BatchReader, ColumnSpecs, StringColumns};
-use tfrec::parse::SpecFile;
+use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
 
 use crate::error::data;
@@ -114,8 +114,11 @@ struct Input {
 fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), BoxError> {
     if let Some(path) = &args.spec {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let spec = SpecFile::from_json(&value).map_err(|e| format!("{}: {e}", path.display()))?;
+        let spec = SpecFile::from_json_str(&text).map_err(|e| match e {
+            // Text that is not JSON is reported in serde_json's words alone.
+            SpecError::JsonSyntax { message, .. } => format!("{}: {message}", path.display()),
+            other => format!("{}: {other}", path.display()),
+        })?;
         let strings = if args.utf8 {
             StringColumns::Utf8
         } else {
@@ -132,11 +135,10 @@ fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), 
     Ok((inferred.spec, strings))
 }
 
+/// The spec as a JSON tree, for printing indented.
 fn spec_json(spec: &SpecFile) -> Value {
-    match spec {
-        SpecFile::Example(s) => tfrec::parse::specs_to_json(s),
-        SpecFile::Sequence(s) => s.to_json(),
-    }
+    // The library writes valid JSON; `Null` is never reached.
+    serde_json::from_str(&spec.to_json_string()).unwrap_or(Value::Null)
 }
 
 fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args as ClapArgs, ValueEnum};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tfrec::example::{detect_message, MessageKind};
-use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecFile, TensorMap};
+use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
 use tfrec::pipeline::PipelineError;
 
 use crate::input::{InputArgs, SkipArgs};
@@ -82,15 +82,32 @@ impl Parser {
         })
     }
 
-    fn to_json(&self, parts: &[(&'static str, TensorMap)]) -> Value {
-        let to_json = |m: &TensorMap| Value::Object(m.iter().map(|(k, t)| (k.clone(), t.to_json())).collect());
-        match (self, parts) {
-            (Parser::Example(_), [(_, features)]) => json!({"features": to_json(features)}),
-            (_, [(_, context), (_, lists), (_, lengths)]) => {
-                json!({"context": to_json(context), "feature_lists": to_json(lists), "lengths": to_json(lengths)})
+    /// One batch as a JSON line: `{"features":{name:tensor,…}}`, or the context, feature
+    /// lists and lengths of SequenceExamples, each tensor in the library's tensor JSON.
+    fn write_json(&self, out: &mut String, parts: &[(&'static str, TensorMap)]) -> std::fmt::Result {
+        use std::fmt::Write as _;
+        let names: &[&str] = match (self, parts.len()) {
+            (Parser::Example(_), 1) => &["features"],
+            (Parser::Sequence(_), 3) => &["context", "feature_lists", "lengths"],
+            _ => return out.write_str("null"),
+        };
+        out.write_char('{')?;
+        for (i, (name, (_, map))) in names.iter().zip(parts).enumerate() {
+            if i > 0 {
+                out.write_char(',')?;
             }
-            _ => Value::Null,
+            write!(out, "\"{name}\":{{")?;
+            for (j, (key, tensor)) in map.iter().enumerate() {
+                if j > 0 {
+                    out.write_char(',')?;
+                }
+                out.write_str(&Value::from(key.as_str()).to_string())?;
+                out.write_char(':')?;
+                tensor.write_json(out)?;
+            }
+            out.write_char('}')?;
         }
+        out.write_char('}')
     }
 
     /// Warns when the first records look like the other message kind than the spec's.
@@ -135,9 +152,13 @@ fn command_error(error: PipelineError) -> Box<dyn std::error::Error> {
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let spec_text = std::fs::read_to_string(&args.spec).map_err(|e| format!("{}: {e}", args.spec.display()))?;
-    let spec: Value = serde_json::from_str(&spec_text).map_err(|e| format!("{}: {e}", args.spec.display()))?;
     let spec_error = |e: &dyn std::fmt::Display| format!("{}: {e}", args.spec.display());
-    let parser = match SpecFile::from_json(&spec).map_err(|e| spec_error(&e))? {
+    let spec = SpecFile::from_json_str(&spec_text).map_err(|e| match e {
+        // Text that is not JSON is reported in serde_json's words alone.
+        SpecError::JsonSyntax { message, .. } => spec_error(&message),
+        other => spec_error(&other),
+    })?;
+    let parser = match spec {
         SpecFile::Example(specs) => Parser::Example(ExampleParser::new(&specs).map_err(|e| spec_error(&e))?),
         SpecFile::Sequence(specs) => Parser::Sequence(SequenceParser::new(&specs).map_err(|e| spec_error(&e))?),
     };
@@ -163,7 +184,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // The library pipeline: a reader thread fills batches ahead while `threads` workers parse
     // them; results come back in input order.
     let batches = dataset
-        .batch(args.batch as usize, false)
+        .batch(args.batch as usize, false)?
         .map_batches(move |batch| {
             let records = batch.records();
             if batch.index == 0 {
@@ -184,6 +205,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut out = stdout();
     let started = Instant::now();
     let (mut records, mut bytes, mut count) = (0u64, 0u64, 0u64);
+    let mut line = String::new();
     // An early return drops the iterator, which stops and joins the pipeline's threads.
     let mut npz_file = npz_file;
     for batch in batches {
@@ -194,8 +216,9 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         } = batch.map_err(command_error)?;
         match args.format {
             Format::Json => {
-                crate::jsonout::write_value(&mut out, &parser.to_json(&parts))?;
-                writeln!(out)?;
+                line.clear();
+                parser.write_json(&mut line, &parts)?;
+                writeln!(out, "{line}")?;
             }
             Format::Npz => {
                 if let Some((_, npz)) = &mut npz_file {

@@ -100,7 +100,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     print_skipped(&reader);
     let mut out = stdout();
     if args.json {
-        writeln!(out, "{:#}", schema.to_spec().to_json())?;
+        let spec: serde_json::Value = serde_json::from_str(&schema.to_spec().to_json_string())?;
+        writeln!(out, "{spec:#}")?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tfrec::example::{Example, Feature, SequenceExample};
-use tfrec::parse::{specs_from_json, FeatureSpecs, SequenceSpecs};
+use tfrec::parse::{specs_from_json_str, FeatureSpecs, SequenceSpecs};
 use tfrec::record::{RecordWriter, WriterOptions};
 
 /// xorshift64: deterministic, fast, good enough for benchmark data.
@@ -58,12 +58,15 @@ pub fn notebook(n: usize) -> impl Iterator<Item = Vec<u8>> {
 }
 
 pub fn notebook_spec() -> FeatureSpecs {
-    specs_from_json(&serde_json::json!({
-        "feature0": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-        "feature1": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-        "feature2": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
-        "feature3": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"},
-    }))
+    specs_from_json_str(
+        &serde_json::json!({
+            "feature0": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "feature1": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "feature2": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+            "feature3": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"},
+        })
+        .to_string(),
+    )
     .expect("spec")
 }
 
@@ -123,7 +126,7 @@ pub fn wide_spec() -> FeatureSpecs {
             serde_json::json!({"type": "FixedLenFeature", "shape": [], "dtype": "string"}),
         );
     }
-    specs_from_json(&serde_json::Value::Object(spec)).expect("spec")
+    specs_from_json_str(&serde_json::Value::Object(spec).to_string()).expect("spec")
 }
 
 /// (c) SequenceExamples of 0–100 frames: x 8 floats, y one int64 per frame.
@@ -143,12 +146,15 @@ pub fn sequences(n: usize) -> impl Iterator<Item = Vec<u8>> {
 }
 
 pub fn sequence_spec() -> SequenceSpecs {
-    SequenceSpecs::from_json(&serde_json::json!({
-        "sequence_features": {
-            "x": {"type": "FixedLenSequenceFeature", "shape": [8], "dtype": "float32", "allow_missing": true},
-            "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
-        }
-    }))
+    SequenceSpecs::from_json_str(
+        &serde_json::json!({
+            "sequence_features": {
+                "x": {"type": "FixedLenSequenceFeature", "shape": [8], "dtype": "float32", "allow_missing": true},
+                "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
+            }
+        })
+        .to_string(),
+    )
     .expect("spec")
 }
 

@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use super::{ColumnarError, StringColumns};
 use crate::example::{detect_message, FeatureEntries, FeatureView, Kind, MessageKind, SequenceExampleView};
 use crate::example::{DecodeError, ExampleView};
@@ -33,9 +31,9 @@ pub struct InferredSpecs {
 }
 
 impl InferredSpecs {
-    /// The specs in the spec-file JSON form (what `--spec` reads).
-    pub fn to_json(&self) -> Value {
-        self.spec.to_json()
+    /// The specs as spec-file JSON text (what `--spec` reads).
+    pub fn to_json_string(&self) -> String {
+        self.spec.to_json_string()
     }
 
     /// The string columns to use: `Utf8` for the features found UTF-8 when `utf8` is asked.

@@ -158,7 +158,7 @@ mod tests {
 
     use super::*;
     use crate::example::{Example, Feature};
-    use crate::parse::specs_from_json;
+    use crate::parse::specs_from_json_str;
 
     fn example(features: &[(&str, Feature)]) -> Vec<u8> {
         let mut e = Example::default();
@@ -169,7 +169,7 @@ mod tests {
     }
 
     fn columns(spec: serde_json::Value, strings: StringColumns) -> ExampleColumns {
-        ExampleColumns::new(&specs_from_json(&spec).unwrap(), &strings).unwrap()
+        ExampleColumns::new(&specs_from_json_str(&spec.to_string()).unwrap(), &strings).unwrap()
     }
 
     #[test]
@@ -244,7 +244,7 @@ mod tests {
         ];
         let inferred = infer_specs(&records).unwrap();
         assert_eq!(
-            inferred.to_json(),
+            serde_json::from_str::<serde_json::Value>(&inferred.to_json_string()).unwrap(),
             json!({
                 "a": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": null},
                 "b": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32", "default_value": null},
@@ -300,7 +300,7 @@ mod tests {
         ];
         let inferred = infer_specs(&records).unwrap();
         assert_eq!(
-            inferred.to_json(),
+            serde_json::from_str::<serde_json::Value>(&inferred.to_json_string()).unwrap(),
             json!({
                 "context_features": {
                     "id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": null},
@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn fixed_len_sequence_in_example_spec_has_no_form() {
-        let spec = specs_from_json(&json!({"s": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true, "default_value": null}})).unwrap();
+        let spec = specs_from_json_str(&json!({"s": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true, "default_value": null}}).to_string()).unwrap();
         assert!(matches!(
             ExampleColumns::new(&spec, &StringColumns::Binary),
             Err(ColumnarError::Unsupported { .. })

@@ -12,170 +12,17 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use base64::Engine;
 use serde_json::Value;
 
+use super::json_text::{float_from_special, from_base64, ByteList, Json, Layout};
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
-use super::pyfloat::write_shortest_repr;
-
-/// A JSON tree borrowed from a message: lists of values stay the message's own slices and are
-/// formatted one value at a time as they are written, so rendering a huge record needs little
-/// more than its output.
-enum Json<'a> {
-    Object(Vec<(&'a str, Json<'a>)>),
-    Array(Vec<Json<'a>>),
-    Null,
-    /// Floats (NaN and the infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`).
-    Floats(&'a [f32]),
-    /// int64s as numbers.
-    Ints(&'a [i64]),
-    /// int64s as strings, as protobuf's JSON mapping writes them.
-    IntStrings(&'a [i64]),
-    /// Bytes as base64 strings (protobuf's mapping).
-    Base64(&'a [Vec<u8>]),
-    /// Bytes as UTF-8 strings where valid, else `{"base64": "…"}` (the friendly form).
-    FriendlyBytes(&'a [Vec<u8>]),
-}
-
-impl Json<'_> {
-    /// Python's `json.dumps(value, indent=2)` (ensure_ascii on).
-    fn pretty(&self) -> String {
-        let mut out = String::new();
-        let _ = self.write(&mut out, Some(0));
-        out
-    }
-
-    /// Python's `json.dumps(value)`: one line, `", "` and `": "` separators.
-    fn compact(&self) -> String {
-        let mut out = String::new();
-        let _ = self.write(&mut out, None);
-        out
-    }
-
-    fn write<W: fmt::Write>(&self, out: &mut W, level: Option<usize>) -> fmt::Result {
-        let brackets = ('[', ']');
-        match self {
-            Json::Null => out.write_str("null"),
-            Json::Array(items) => write_items(out, level, brackets, items.len(), |out, i, l| items[i].write(out, l)),
-            Json::Object(items) => write_items(out, level, ('{', '}'), items.len(), |out, i, l| {
-                write_json_string(out, items[i].0)?;
-                out.write_str(": ")?;
-                items[i].1.write(out, l)
-            }),
-            Json::Floats(v) => write_items(out, level, brackets, v.len(), |out, i, _| write_float(out, v[i])),
-            Json::Ints(v) => write_items(out, level, brackets, v.len(), |out, i, _| write!(out, "{}", v[i])),
-            Json::IntStrings(v) => write_items(out, level, brackets, v.len(), |out, i, _| write!(out, "\"{}\"", v[i])),
-            Json::Base64(v) => write_items(out, level, brackets, v.len(), |out, i, _| {
-                write_json_string(out, &base64(&v[i]))
-            }),
-            Json::FriendlyBytes(v) => {
-                write_items(out, level, brackets, v.len(), |out, i, _| {
-                    match std::str::from_utf8(&v[i]) {
-                        Ok(s) => write_json_string(out, s),
-                        Err(_) => {
-                            out.write_str("{\"base64\": ")?;
-                            write_json_string(out, &base64(&v[i]))?;
-                            out.write_char('}')
-                        }
-                    }
-                })
-            }
-        }
-    }
-}
-
-/// The items of an array or an object (written by `item`, given its index and level), as
-/// `json.dumps` lays them out: on one line with `", "` when `level` is `None`, else one per
-/// line, indented two spaces per level.
-fn write_items<W: fmt::Write>(
-    out: &mut W,
-    level: Option<usize>,
-    (open, close): (char, char),
-    len: usize,
-    mut item: impl FnMut(&mut W, usize, Option<usize>) -> fmt::Result,
-) -> fmt::Result {
-    let newline = |out: &mut W, level: usize| -> fmt::Result {
-        out.write_char('\n')?;
-        for _ in 0..level {
-            out.write_str("  ")?;
-        }
-        Ok(())
-    };
-    out.write_char(open)?;
-    for i in 0..len {
-        if i > 0 {
-            out.write_char(',')?;
-            if level.is_none() {
-                out.write_char(' ')?;
-            }
-        }
-        if let Some(l) = level {
-            newline(out, l + 1)?;
-        }
-        item(out, i, level.map(|l| l + 1))?;
-    }
-    if let (Some(l), true) = (level, len > 0) {
-        newline(out, l)?;
-    }
-    out.write_char(close)
-}
-
-/// A JSON string with Python's `ensure_ascii` escaping.
-fn write_json_string<W: fmt::Write>(out: &mut W, s: &str) -> fmt::Result {
-    out.write_char('"')?;
-    for c in s.chars() {
-        match c {
-            '"' => out.write_str("\\\"")?,
-            '\\' => out.write_str("\\\\")?,
-            '\n' => out.write_str("\\n")?,
-            '\r' => out.write_str("\\r")?,
-            '\t' => out.write_str("\\t")?,
-            '\u{8}' => out.write_str("\\b")?,
-            '\u{c}' => out.write_str("\\f")?,
-            ' '..='~' => out.write_char(c)?,
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    write!(out, "\\u{unit:04x}")?;
-                }
-            }
-        }
-    }
-    out.write_char('"')
-}
-
-/// Bytes in standard base64, as both the messages' and the tensors' JSON write them.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// The JSON string of a float32 that JSON numbers cannot hold (`NaN`, `Infinity`,
-/// `-Infinity`), for the messages' and the tensors' JSON alike.
-pub(crate) fn special_float(v: f32) -> Option<&'static str> {
-    if v.is_nan() {
-        Some("NaN")
-    } else if v == f32::INFINITY {
-        Some("Infinity")
-    } else if v == f32::NEG_INFINITY {
-        Some("-Infinity")
-    } else {
-        None
-    }
-}
-
-fn write_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
-    match special_float(v) {
-        Some(s) => write_json_string(out, s),
-        None => write_shortest_repr(out, v),
-    }
-}
 
 // ---- protobuf JSON mapping --------------------------------------------------------------------
 
 fn proto_feature(feature: &Feature) -> Json<'_> {
     let (name, values, empty) = match feature {
         Feature::None => return Json::Object(vec![]),
-        Feature::Bytes(v) => ("bytesList", Json::Base64(v), v.is_empty()),
+        Feature::Bytes(v) => ("bytesList", Json::Base64List(ByteList::Vecs(v)), v.is_empty()),
         Feature::Float(v) => ("floatList", Json::Floats(v), v.is_empty()),
         Feature::Int64(v) => ("int64List", Json::IntStrings(v), v.is_empty()),
     };
@@ -207,21 +54,21 @@ fn proto_feature_lists(lists: &FeatureLists) -> Json<'_> {
     Json::Object(vec![("featureList", Json::Object(map))])
 }
 
-/// Writes `json` into an `fmt::Write` on one line.
+/// Writes `json` into an `fmt::Write` on one line, as Python's `json.dumps(value)`.
 fn write_line<W: fmt::Write>(json: &Json<'_>, out: &mut W) -> fmt::Result {
-    json.write(out, None)
+    json.write(out, Layout::Line)
 }
 
 impl Example {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(example)` prints it.
     pub fn to_json(&self) -> String {
-        self.proto_json().pretty()
+        self.proto_json().to_text(Layout::Indented)
     }
 
     /// Protobuf's JSON mapping on one line (a JSON-lines item): [`Example::to_json`] without
     /// the line breaks and indentation.
     pub fn to_json_line(&self) -> String {
-        self.proto_json().compact()
+        self.proto_json().to_text(Layout::Line)
     }
 
     /// [`Example::to_json_line`] written piece by piece into `out`.
@@ -240,7 +87,7 @@ impl Example {
     /// The friendly one-line JSON form: `{"age": [19], "name": ["goat"]}`, bytes as UTF-8 strings
     /// where valid (else `{"base64": "…"}`), floats always with a decimal point or exponent.
     pub fn to_friendly_json(&self) -> String {
-        friendly_features(self.features()).compact()
+        friendly_features(self.features()).to_text(Layout::Line)
     }
 
     /// [`Example::to_friendly_json`] written piece by piece into `out`.
@@ -265,12 +112,12 @@ impl Example {
 impl SequenceExample {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(seq)` prints it.
     pub fn to_json(&self) -> String {
-        self.proto_json().pretty()
+        self.proto_json().to_text(Layout::Indented)
     }
 
     /// Protobuf's JSON mapping on one line (a JSON-lines item).
     pub fn to_json_line(&self) -> String {
-        self.proto_json().compact()
+        self.proto_json().to_text(Layout::Line)
     }
 
     /// [`SequenceExample::to_json_line`] written piece by piece into `out`.
@@ -291,7 +138,7 @@ impl SequenceExample {
 
     /// The friendly one-line form: `{"context": {...}, "feature_lists": {"k": [[...], ...]}}`.
     pub fn to_friendly_json(&self) -> String {
-        self.friendly_json().compact()
+        self.friendly_json().to_text(Layout::Line)
     }
 
     /// [`SequenceExample::to_friendly_json`] written piece by piece into `out`.
@@ -400,9 +247,9 @@ pub enum FriendlyJsonError {
 fn friendly_values(feature: &Feature) -> Json<'_> {
     match feature {
         Feature::None => Json::Null,
-        Feature::Int64(v) => Json::Ints(v),
+        Feature::Int64(v) => Json::Ints(v.as_slice().into()),
         Feature::Float(v) => Json::Floats(v),
-        Feature::Bytes(v) => Json::FriendlyBytes(v),
+        Feature::Bytes(v) => Json::BytesList(ByteList::Vecs(v)),
     }
 }
 
@@ -418,7 +265,7 @@ fn infer_kind<'v>(values: impl Iterator<Item = &'v Value>) -> Option<Kind> {
         match v {
             Value::Number(n) if n.is_i64() || n.is_u64() => ints += 1,
             Value::Number(_) => floats += 1,
-            Value::String(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => specials += 1,
+            Value::String(s) if float_from_special(s).is_some() => specials += 1,
             _ => strings += 1,
         }
     }
@@ -469,12 +316,7 @@ fn friendly_feature(key: &str, value: &Value, hint: Option<&Kind>) -> Result<Fea
                         .as_f64()
                         .map(|f| f as f32)
                         .ok_or_else(|| bad(format!("{v} is not a float"))),
-                    Value::String(s) => match s.as_str() {
-                        "NaN" => Ok(f32::NAN),
-                        "Infinity" => Ok(f32::INFINITY),
-                        "-Infinity" => Ok(f32::NEG_INFINITY),
-                        _ => Err(bad(format!("{v} is not a float"))),
-                    },
+                    Value::String(s) => float_from_special(s).ok_or_else(|| bad(format!("{v} is not a float"))),
                     _ => Err(bad(format!("{v} is not a float"))),
                 })
                 .collect::<Result<_, _>>()?,
@@ -485,9 +327,7 @@ fn friendly_feature(key: &str, value: &Value, hint: Option<&Kind>) -> Result<Fea
                 .map(|v| match v {
                     Value::String(s) => Ok(s.as_bytes().to_vec()),
                     Value::Object(o) => match o.get("base64").and_then(Value::as_str) {
-                        Some(b) if o.len() == 1 => base64::engine::general_purpose::STANDARD
-                            .decode(b)
-                            .map_err(|e| bad(format!("bad base64: {e}"))),
+                        Some(b) if o.len() == 1 => from_base64(b).map_err(|e| bad(format!("bad base64: {e}"))),
                         _ => Err(bad(format!("{v} is not bytes (a string or {{\"base64\": …}})"))),
                     },
                     _ => Err(bad(format!("{v} is not bytes (a string or {{\"base64\": …}})"))),
@@ -523,12 +363,5 @@ mod tests {
         assert!(Example::from_friendly_json(&line, &TypeHints::new()).is_err());
         let hints = TypeHints::from([("ids".to_owned(), Kind::Int64)]);
         assert_eq!(Example::from_friendly_json(&line, &hints).unwrap(), empty);
-    }
-
-    #[test]
-    fn ensure_ascii_escapes() {
-        let mut out = String::new();
-        write_json_string(&mut out, "é\u{1F600}\"\n").unwrap();
-        assert_eq!(out, r#""\u00e9\ud83d\ude00\"\n""#);
     }
 }

@@ -5,6 +5,7 @@
 mod builder;
 mod codec;
 mod json;
+pub(crate) mod json_text;
 mod model;
 mod pyfloat;
 mod schema;
@@ -19,7 +20,6 @@ pub use builder::{
     SequenceExampleBuilder,
 };
 pub use codec::{detect_message, MessageKind};
-pub(crate) use json::{base64, special_float};
 pub use json::{FriendlyJsonError, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};

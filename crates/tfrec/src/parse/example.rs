@@ -86,12 +86,14 @@ enum Output {
 ///
 /// ```
 /// use tfrec::example::Example;
-/// use tfrec::parse::{specs_from_json, ExampleParser};
+/// use tfrec::parse::{specs_from_json_str, ExampleParser};
 ///
-/// let specs = specs_from_json(&serde_json::json!({
-///     "age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-///     "tags": {"type": "VarLenFeature", "dtype": "string"},
-/// }))?;
+/// let specs = specs_from_json_str(
+///     r#"{
+///         "age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+///         "tags": {"type": "VarLenFeature", "dtype": "string"}
+///     }"#,
+/// )?;
 /// let parser = ExampleParser::new(&specs)?;
 /// let records: Vec<Vec<u8>> = (0..3)
 ///     .map(|i| Example::builder().int64("age", i).bytes("tags", vec!["a"; i as usize]).build().unwrap().encode())

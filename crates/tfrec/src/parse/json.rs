@@ -2,10 +2,11 @@
 //! `"Infinity"` for non-finite floats, strings (or `{"base64": …}` for bytes that are not
 //! UTF-8), and `{"kind": "dense" | "sparse" | "ragged", …}` objects for tensors.
 
-use base64::Engine as _;
-use serde_json::{json, Value};
+use std::fmt;
 
-use crate::example::{base64 as base64_text, shortest_repr, special_float};
+use serde_json::Value;
+
+use crate::example::json_text::{float_from_special, from_base64, ByteList, Json, Layout};
 
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use super::values::{BytesArray, DType, Values};
@@ -34,9 +35,7 @@ pub(crate) fn values_from_json(value: &Value, dtype: DType) -> Result<Values, St
                         .as_f64()
                         .map(|f| f as f32)
                         .ok_or_else(|| format!("{v} is not a float")),
-                    Value::String(s) if s == "NaN" => Ok(f32::NAN),
-                    Value::String(s) if s == "Infinity" => Ok(f32::INFINITY),
-                    Value::String(s) if s == "-Infinity" => Ok(f32::NEG_INFINITY),
+                    Value::String(s) => float_from_special(s).ok_or_else(|| format!("{v} is not a float")),
                     _ => Err(format!("{v} is not a float")),
                 })
                 .collect::<Result<_, _>>()?,
@@ -49,7 +48,7 @@ pub(crate) fn values_from_json(value: &Value, dtype: DType) -> Result<Values, St
                     Value::Object(o) => out.push(
                         &o.get("base64")
                             .and_then(Value::as_str)
-                            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+                            .and_then(|b| from_base64(b).ok())
                             .ok_or_else(|| format!("{v} is not bytes"))?,
                     ),
                     _ => return Err(format!("{v} is not a string")),
@@ -60,71 +59,139 @@ pub(crate) fn values_from_json(value: &Value, dtype: DType) -> Result<Values, St
     })
 }
 
-/// Values as JSON: numbers, `"NaN"`/`"Infinity"`, strings or `{"base64": …}` (a flat list).
-pub fn values_to_json(values: &Values) -> Value {
+/// Values as a JSON list: numbers, `"NaN"`/`"Infinity"`, strings or `{"base64": …}`.
+pub(crate) fn values_json(values: &Values) -> Json<'_> {
     match values {
-        Values::Int64(v) => json!(v),
-        Values::Float32(v) => Value::Array(v.iter().map(|&f| float_to_json(f)).collect()),
-        Values::String(v) => Value::Array(v.iter().map(bytes_to_json).collect()),
+        Values::Int64(v) => Json::Ints(v.as_slice().into()),
+        Values::Float32(v) => Json::Floats(v),
+        Values::String(v) => Json::BytesList(ByteList::Slices(v.iter().collect())),
     }
 }
 
-/// A float32 as JSON, written as the messages' JSON writes it: the shortest text that reads
-/// back to the same float32 (`0.1`, not `0.10000000149011612`).
-pub(crate) fn float_to_json(f: f32) -> Value {
-    match special_float(f) {
-        Some(name) => json!(name),
-        None => {
-            // The shortest float32 text, read as the nearest double: serde_json then writes
-            // the shortest text of that double, which is no longer and reads back the same.
-            let shortest = shortest_repr(f).parse::<f64>().unwrap_or(f64::from(f));
-            json!(shortest)
-        }
+/// The first of `values` as one JSON value (`null` when there is none).
+pub(crate) fn first_value_json(values: &Values) -> Json<'_> {
+    match values {
+        Values::Int64(v) => v.first().map_or(Json::Null, |&x| Json::Int(x)),
+        Values::Float32(v) => v.first().map_or(Json::Null, |&x| Json::Float(x)),
+        Values::String(v) => v.get(0).map_or(Json::Null, Json::Bytes),
     }
 }
 
-pub(crate) fn bytes_to_json(b: &[u8]) -> Value {
-    match std::str::from_utf8(b) {
-        Ok(s) => json!(s),
-        Err(_) => json!({"base64": base64_text(b)}),
-    }
-}
+/// The tensors' JSON text: one line, no spaces, UTF-8 as is.
+const TENSOR_LAYOUT: Layout = Layout::Compact;
 
 impl DenseTensor {
-    /// The golden JSON form: `{"kind": "dense", "dtype", "shape", "values"}`.
-    pub fn to_json(&self) -> Value {
-        json!({"kind": "dense", "dtype": self.dtype().json_name(), "shape": self.shape(),
-               "values": values_to_json(self.values())})
+    fn json(&self) -> Json<'_> {
+        Json::Object(vec![
+            ("kind", Json::Str("dense")),
+            ("dtype", Json::Str(self.dtype().json_name())),
+            ("shape", Json::Sizes(self.shape())),
+            ("values", values_json(self.values())),
+        ])
+    }
+
+    /// The golden JSON form, `{"kind":"dense","dtype":…,"shape":[…],"values":[…]}`: floats as
+    /// the shortest text that reads back to the same float32, `"NaN"` / `"Infinity"` /
+    /// `"-Infinity"` for the others, bytes as strings where UTF-8, else `{"base64":…}`.
+    pub fn to_json_string(&self) -> String {
+        self.json().to_text(TENSOR_LAYOUT)
+    }
+
+    /// [`DenseTensor::to_json_string`] written piece by piece into `out`.
+    pub fn write_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        self.json().write(out, TENSOR_LAYOUT)
     }
 }
 
 impl SparseTensor {
-    /// The golden JSON form.
-    pub fn to_json(&self) -> Value {
-        let indices: Vec<Vec<i64>> = self.indices.rows().into_iter().map(|r| r.to_vec()).collect();
-        json!({"kind": "sparse", "dtype": self.values.dtype().json_name(), "indices": indices,
-               "values": values_to_json(self.values.values()), "dense_shape": self.dense_shape})
+    fn json(&self) -> Json<'_> {
+        let indices = self
+            .indices
+            .rows()
+            .into_iter()
+            .map(|r| Json::Ints(r.to_vec().into()))
+            .collect();
+        Json::Object(vec![
+            ("kind", Json::Str("sparse")),
+            ("dtype", Json::Str(self.values.dtype().json_name())),
+            ("indices", Json::Array(indices)),
+            ("values", values_json(self.values.values())),
+            ("dense_shape", Json::Ints(self.dense_shape.as_slice().into())),
+        ])
+    }
+
+    /// The golden JSON form, `{"kind":"sparse","dtype":…,"indices":[[…]],"values":[…],
+    /// "dense_shape":[…]}` (values as in [`DenseTensor::to_json_string`]).
+    pub fn to_json_string(&self) -> String {
+        self.json().to_text(TENSOR_LAYOUT)
+    }
+
+    /// [`SparseTensor::to_json_string`] written piece by piece into `out`.
+    pub fn write_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        self.json().write(out, TENSOR_LAYOUT)
     }
 }
 
 impl RaggedTensor {
-    /// The golden JSON form.
-    pub fn to_json(&self) -> Value {
-        json!({"kind": "ragged", "dtype": self.flat_values().dtype().json_name(),
-               "row_splits_dtype": self.row_splits_dtype().json_name(),
-               "nested_row_splits": self.nested_row_splits(), "uniform_row_lengths": self.uniform_row_lengths(),
-               "flat_values": self.flat_values().to_json()})
+    fn json(&self) -> Json<'_> {
+        let splits = self
+            .nested_row_splits()
+            .iter()
+            .map(|s| Json::Ints(s.as_slice().into()))
+            .collect();
+        let uniform = self
+            .uniform_row_lengths()
+            .iter()
+            .map(|l| l.map_or(Json::Null, Json::Int))
+            .collect();
+        Json::Object(vec![
+            ("kind", Json::Str("ragged")),
+            ("dtype", Json::Str(self.flat_values().dtype().json_name())),
+            ("row_splits_dtype", Json::Str(self.row_splits_dtype().json_name())),
+            ("nested_row_splits", Json::Array(splits)),
+            ("uniform_row_lengths", Json::Array(uniform)),
+            ("flat_values", self.flat_values().json()),
+        ])
+    }
+
+    /// The golden JSON form, `{"kind":"ragged","dtype":…,"row_splits_dtype":…,
+    /// "nested_row_splits":[[…]],"uniform_row_lengths":[…],"flat_values":{dense}}`.
+    pub fn to_json_string(&self) -> String {
+        self.json().to_text(TENSOR_LAYOUT)
+    }
+
+    /// [`RaggedTensor::to_json_string`] written piece by piece into `out`.
+    pub fn write_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        self.json().write(out, TENSOR_LAYOUT)
     }
 }
 
 impl Tensor {
-    /// The golden JSON form.
-    pub fn to_json(&self) -> Value {
+    fn json(&self) -> Json<'_> {
         match self {
-            Tensor::Dense(t) => t.to_json(),
-            Tensor::Sparse(t) => t.to_json(),
-            Tensor::Ragged(t) => t.to_json(),
+            Tensor::Dense(t) => t.json(),
+            Tensor::Sparse(t) => t.json(),
+            Tensor::Ragged(t) => t.json(),
         }
+    }
+
+    /// The golden JSON form of the dense, sparse or ragged tensor (see
+    /// [`DenseTensor::to_json_string`]).
+    ///
+    /// ```
+    /// use tfrec::parse::{DenseTensor, Tensor, Values};
+    ///
+    /// let t = Tensor::Dense(DenseTensor::from_values(Values::Float32(vec![0.1, f32::NAN]), &[2])?);
+    /// assert_eq!(t.to_json_string(), r#"{"kind":"dense","dtype":"float32","shape":[2],"values":[0.1,"NaN"]}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_json_string(&self) -> String {
+        self.json().to_text(TENSOR_LAYOUT)
+    }
+
+    /// [`Tensor::to_json_string`] written piece by piece into `out`.
+    pub fn write_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        self.json().write(out, TENSOR_LAYOUT)
     }
 }
 
@@ -134,11 +201,31 @@ mod tests {
 
     #[test]
     fn floats_are_written_shortest_and_read_back_exactly() {
-        for f in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, -2.5e-7, 16_777_217.0] {
-            let json = float_to_json(f);
-            let back = values_from_json(&json, DType::Float32).expect("float");
-            assert_eq!(back.as_f32().map(|v| v[0].to_bits()), Some(f.to_bits()), "{json}");
-        }
-        assert_eq!(float_to_json(0.1).to_string(), "0.1");
+        let floats = vec![
+            0.1f32,
+            1.0 / 3.0,
+            1e-40,
+            f32::MAX,
+            -2.5e-7,
+            16_777_217.0,
+            f32::NEG_INFINITY,
+        ];
+        let text = values_json(&Values::Float32(floats.clone())).to_text(TENSOR_LAYOUT);
+        assert!(text.starts_with("[0.1,"), "{text}");
+        let back = values_from_json(&serde_json::from_str(&text).expect("json"), DType::Float32).expect("floats");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(back.as_f32().map(bits), Some(bits(&floats)), "{text}");
+    }
+
+    #[test]
+    fn tensors_as_json_text() {
+        let dense = DenseTensor::from_values(Values::String(["a\"", "é"].into_iter().collect()), &[2]).expect("dense");
+        assert_eq!(
+            dense.to_json_string(),
+            r#"{"kind":"dense","dtype":"string","shape":[2],"values":["a\"","é"]}"#
+        );
+        let bytes =
+            DenseTensor::from_values(Values::String([vec![0xffu8]].into_iter().collect()), &[1]).expect("dense");
+        assert!(bytes.to_json_string().ends_with(r#""values":[{"base64":"/w=="}]}"#));
     }
 }

@@ -26,12 +26,11 @@ mod values;
 pub use concat::{concat_batch, ConcatError};
 pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
-pub use json::values_to_json;
 pub use sequence::{ParsedSequences, SequenceParser};
 pub use spec::{
     FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs,
     SparseFeature, SpecError, SpecFile, VarLenFeature,
 };
-pub use spec_json::{specs_from_json, specs_to_json};
+pub use spec_json::{specs_from_json_str, specs_to_json_string};
 pub use tensor::{DenseTensor, Nested, RaggedError, RaggedTensor, ShapeError, SparseTensor, Tensor};
 pub use values::{BytesArray, DType, SplitsDType, Values};

@@ -7,9 +7,9 @@ use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
 
-use serde_json::json;
+use crate::example::json_text::{Json, Layout};
 
-use super::json::{values_from_json, values_to_json};
+use super::json::{first_value_json, values_from_json, values_json};
 use super::spec::{
     checked_elements, shape_string, FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition,
     RaggedFeature, SequenceSpecs, SparseFeature, SpecError, SpecFile, VarLenFeature,
@@ -315,11 +315,41 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
 /// The two keys of a sequence spec object; anything else is refused.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SequenceJson {
+struct SequenceJson {
     #[serde(default)]
-    pub context_features: Option<serde_json::Map<String, Value>>,
+    context_features: Option<serde_json::Map<String, Value>>,
     #[serde(default)]
-    pub sequence_features: Option<serde_json::Map<String, Value>>,
+    sequence_features: Option<serde_json::Map<String, Value>>,
+}
+
+/// The specs' JSON text: one line, no spaces, UTF-8 as is (as the tensors').
+const SPEC_LAYOUT: Layout = Layout::Compact;
+
+/// JSON text read as a tree, its syntax errors as the spec layer's.
+fn parse_text(text: &str) -> Result<Value, SpecError> {
+    serde_json::from_str(text).map_err(|e| SpecError::JsonSyntax {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })
+}
+
+fn partition_json(p: &Partition) -> Json<'_> {
+    let kind = match p {
+        Partition::UniformRowLength(n) => {
+            return Json::Object(vec![
+                ("kind", Json::Str("uniform_row_length")),
+                ("length", Json::Int(*n)),
+            ])
+        }
+        Partition::RowSplits(_) => "row_splits",
+        Partition::RowLengths(_) => "row_lengths",
+        Partition::RowStarts(_) => "row_starts",
+        Partition::RowLimits(_) => "row_limits",
+        Partition::ValueRowIds(_) => "value_row_ids",
+    };
+    let key = p.key().map_or(Json::Null, Json::Str);
+    Json::Object(vec![("kind", Json::Str(kind)), ("key", key)])
 }
 
 impl FeatureSpec {
@@ -329,53 +359,69 @@ impl FeatureSpec {
         spec_from_json(name, value)
     }
 
-    /// The JSON form of this spec.
-    pub fn to_json(&self) -> Value {
-        let default = |d: &Option<Values>| d.as_ref().map_or(Value::Null, values_to_json);
-        match self {
-            FeatureSpec::FixedLen(s) => json!({
-                "type": "FixedLenFeature", "shape": s.shape, "dtype": s.dtype.json_name(),
-                "default_value": default(&s.default_value),
-            }),
-            FeatureSpec::FixedLenSequence(s) => json!({
-                "type": "FixedLenSequenceFeature", "shape": s.shape, "dtype": s.dtype.json_name(),
-                "allow_missing": s.allow_missing, "default_value": match &s.default_value {
-                    Some(v) => values_to_json(v).as_array().and_then(|a| a.first().cloned()).unwrap_or(Value::Null),
-                    None => Value::Null,
-                },
-            }),
-            FeatureSpec::VarLen(s) => json!({"type": "VarLenFeature", "dtype": s.dtype.json_name()}),
-            FeatureSpec::Sparse(s) => json!({
-                "type": "SparseFeature", "index_key": s.index_keys, "value_key": s.value_key,
-                "dtype": s.dtype.json_name(), "size": s.size, "already_sorted": s.already_sorted,
-            }),
-            FeatureSpec::Ragged(s) => json!({
-                "type": "RaggedFeature", "dtype": s.dtype.json_name(), "value_key": s.value_key,
-                "row_splits_dtype": s.row_splits_dtype.json_name(), "validate": s.validate,
-                "partitions": s.partitions.iter().map(|p| match p {
-                    Partition::UniformRowLength(n) => json!({"kind": "uniform_row_length", "length": n}),
-                    other => {
-                        let kind = match other {
-                            Partition::RowSplits(_) => "row_splits",
-                            Partition::RowLengths(_) => "row_lengths",
-                            Partition::RowStarts(_) => "row_starts",
-                            Partition::RowLimits(_) => "row_limits",
-                            _ => "value_row_ids",
-                        };
-                        json!({"kind": kind, "key": other.key()})
-                    }
-                }).collect::<Vec<_>>(),
-            }),
+    fn json(&self) -> Json<'_> {
+        fn default(d: &Option<Values>) -> Json<'_> {
+            d.as_ref().map_or(Json::Null, values_json)
         }
+        match self {
+            FeatureSpec::FixedLen(s) => Json::Object(vec![
+                ("type", Json::Str("FixedLenFeature")),
+                ("shape", Json::Sizes(&s.shape)),
+                ("dtype", Json::Str(s.dtype.json_name())),
+                ("default_value", default(&s.default_value)),
+            ]),
+            FeatureSpec::FixedLenSequence(s) => Json::Object(vec![
+                ("type", Json::Str("FixedLenSequenceFeature")),
+                ("shape", Json::Sizes(&s.shape)),
+                ("dtype", Json::Str(s.dtype.json_name())),
+                ("allow_missing", Json::Bool(s.allow_missing)),
+                (
+                    "default_value",
+                    s.default_value.as_ref().map_or(Json::Null, first_value_json),
+                ),
+            ]),
+            FeatureSpec::VarLen(s) => Json::Object(vec![
+                ("type", Json::Str("VarLenFeature")),
+                ("dtype", Json::Str(s.dtype.json_name())),
+            ]),
+            FeatureSpec::Sparse(s) => Json::Object(vec![
+                ("type", Json::Str("SparseFeature")),
+                (
+                    "index_key",
+                    Json::Array(s.index_keys.iter().map(|k| Json::Str(k)).collect()),
+                ),
+                ("value_key", Json::Str(&s.value_key)),
+                ("dtype", Json::Str(s.dtype.json_name())),
+                ("size", Json::Ints(s.size.as_slice().into())),
+                ("already_sorted", Json::Bool(s.already_sorted)),
+            ]),
+            FeatureSpec::Ragged(s) => Json::Object(vec![
+                ("type", Json::Str("RaggedFeature")),
+                ("dtype", Json::Str(s.dtype.json_name())),
+                ("value_key", s.value_key.as_deref().map_or(Json::Null, Json::Str)),
+                ("row_splits_dtype", Json::Str(s.row_splits_dtype.json_name())),
+                ("validate", Json::Bool(s.validate)),
+                (
+                    "partitions",
+                    Json::Array(s.partitions.iter().map(partition_json).collect()),
+                ),
+            ]),
+        }
+    }
+
+    /// The JSON text of this spec, as a spec file holds it:
+    /// `{"type":"FixedLenFeature","shape":[2],"dtype":"int64","default_value":null}`.
+    pub fn to_json_string(&self) -> String {
+        self.json().to_text(SPEC_LAYOUT)
     }
 }
 
-/// Reads a JSON object of name → spec.
-///
-/// Parsed JSON is an input format of the bindings and the CLI, not of the library's API: read
-/// spec files with [`SpecFile::from_text`], [`SpecFile::load`] or `str::parse`.
-#[doc(hidden)]
-pub fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> {
+fn specs_json(specs: &FeatureSpecs) -> Json<'_> {
+    Json::Object(specs.iter().map(|(k, s)| (k.as_str(), s.json())).collect())
+}
+
+/// Reads a JSON object of name → spec (a tree already parsed).
+pub(crate) fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> {
     let object = value.as_object().ok_or(SpecError::JsonNotAnObject)?;
     object
         .iter()
@@ -383,20 +429,30 @@ pub fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> {
         .collect()
 }
 
-/// Writes specs as a JSON object of name → spec.
-pub fn specs_to_json(specs: &FeatureSpecs) -> Value {
-    Value::Object(specs.iter().map(|(k, s)| (k.clone(), s.to_json())).collect())
+/// Reads the JSON text of an object of name → spec, strictly (unknown keys and wrongly typed
+/// values are errors naming the key), with TensorFlow's checks on each spec.
+///
+/// ```
+/// use tfrec::parse::{specs_from_json_str, specs_to_json_string, FeatureSpec};
+///
+/// let specs = specs_from_json_str(r#"{"age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}"#)?;
+/// assert!(matches!(specs["age"], FeatureSpec::FixedLen(_)));
+/// assert_eq!(specs_from_json_str(&specs_to_json_string(&specs))?, specs);
+/// # Ok::<(), tfrec::parse::SpecError>(())
+/// ```
+pub fn specs_from_json_str(text: &str) -> Result<FeatureSpecs, SpecError> {
+    specs_from_json(&parse_text(text)?)
+}
+
+/// The JSON text of specs, an object of name → spec (what [`specs_from_json_str`] reads).
+pub fn specs_to_json_string(specs: &FeatureSpecs) -> String {
+    specs_json(specs).to_text(SPEC_LAYOUT)
 }
 
 impl SequenceSpecs {
     /// Reads `{"context_features": {...}, "sequence_features": {...}}` (either may be absent or
-    /// null; no other key is accepted).
-    ///
-    /// Parsed JSON is an input format of the bindings and the CLI, not of the library's API:
-    /// read spec files with [`SpecFile::from_text`], [`SpecFile::load`] or `str::parse`.
-    #[doc(hidden)]
-    pub fn from_json(value: &Value) -> Result<SequenceSpecs, SpecError> {
-        use serde::Deserialize;
+    /// null; no other key is accepted) from a tree already parsed.
+    pub(crate) fn from_json(value: &Value) -> Result<SequenceSpecs, SpecError> {
         let parts = SequenceJson::deserialize(value).map_err(|e| SpecError::JsonSequence { message: e.to_string() })?;
         let read = |part: Option<serde_json::Map<String, Value>>| match part {
             None => Ok(FeatureSpecs::new()),
@@ -408,23 +464,29 @@ impl SequenceSpecs {
         })
     }
 
-    /// Writes the JSON form.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "context_features": specs_to_json(&self.context_features),
-            "sequence_features": specs_to_json(&self.sequence_features),
-        })
+    /// Reads the JSON text `{"context_features": {...}, "sequence_features": {...}}` (either
+    /// may be absent or null; no other key is accepted).
+    pub fn from_json_str(text: &str) -> Result<SequenceSpecs, SpecError> {
+        SequenceSpecs::from_json(&parse_text(text)?)
+    }
+
+    fn json(&self) -> Json<'_> {
+        Json::Object(vec![
+            ("context_features", specs_json(&self.context_features)),
+            ("sequence_features", specs_json(&self.sequence_features)),
+        ])
+    }
+
+    /// The JSON text (what [`SequenceSpecs::from_json_str`] reads).
+    pub fn to_json_string(&self) -> String {
+        self.json().to_text(SPEC_LAYOUT)
     }
 }
 
 impl SpecFile {
-    /// Reads a spec file's JSON: a sequence spec when it has `context_features` or
+    /// Reads a spec file's tree: a sequence spec when it has `context_features` or
     /// `sequence_features`, else a map of name → spec.
-    ///
-    /// Parsed JSON is an input format of the bindings and the CLI, not of the library's API:
-    /// read spec files with [`SpecFile::from_text`], [`SpecFile::load`] or `str::parse`.
-    #[doc(hidden)]
-    pub fn from_json(value: &Value) -> Result<SpecFile, SpecError> {
+    pub(crate) fn from_json(value: &Value) -> Result<SpecFile, SpecError> {
         if value.get("context_features").is_some() || value.get("sequence_features").is_some() {
             SequenceSpecs::from_json(value).map(SpecFile::Sequence)
         } else {
@@ -432,32 +494,37 @@ impl SpecFile {
         }
     }
 
-    /// The JSON form (what [`SpecFile::from_json`] reads).
-    pub fn to_json(&self) -> Value {
+    /// Reads a spec file's JSON text: a sequence spec when it has `context_features` or
+    /// `sequence_features`, else an object of name → spec. `str::parse` does the same.
+    ///
+    /// ```
+    /// use tfrec::parse::SpecFile;
+    ///
+    /// let spec = SpecFile::from_json_str(r#"{"sequence_features": {"w": {"type": "VarLenFeature", "dtype": "string"}}}"#)?;
+    /// assert!(matches!(spec, SpecFile::Sequence(_)));
+    /// assert_eq!(spec.to_json_string().parse::<SpecFile>()?, spec);
+    /// # Ok::<(), tfrec::parse::SpecError>(())
+    /// ```
+    pub fn from_json_str(text: &str) -> Result<SpecFile, SpecError> {
+        SpecFile::from_json(&parse_text(text)?)
+    }
+
+    /// The JSON text (what [`SpecFile::from_json_str`] reads).
+    pub fn to_json_string(&self) -> String {
         match self {
-            SpecFile::Example(specs) => specs_to_json(specs),
-            SpecFile::Sequence(specs) => specs.to_json(),
+            SpecFile::Example(specs) => specs_to_json_string(specs),
+            SpecFile::Sequence(specs) => specs.to_json_string(),
         }
     }
 
-    /// Reads a spec file's text (see [`SpecFile::from_json`]).
-    pub fn from_text(text: &str) -> Result<SpecFile, SpecError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| SpecError::JsonSyntax {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
-        SpecFile::from_json(&value)
-    }
-
-    /// Reads a spec file from disk (see [`SpecFile::from_json`]).
+    /// Reads a spec file from disk (see [`SpecFile::from_json_str`]).
     pub fn load(path: impl AsRef<std::path::Path>) -> Result<SpecFile, SpecError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
-        SpecFile::from_text(&text)
+        SpecFile::from_json_str(&text)
     }
 }
 
@@ -465,7 +532,7 @@ impl std::str::FromStr for SpecFile {
     type Err = SpecError;
 
     fn from_str(text: &str) -> Result<SpecFile, SpecError> {
-        SpecFile::from_text(text)
+        SpecFile::from_json_str(text)
     }
 }
 
@@ -539,9 +606,12 @@ mod tests {
                   "partitions": [{"kind": "row_lengths", "key": "l"}, {"kind": "uniform_row_length", "length": 2}]},
             "e": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true, "default_value": -1}
         }"#;
-        let specs = specs_from_json(&serde_json::from_str(text).unwrap()).unwrap();
-        let again = specs_from_json(&specs_to_json(&specs)).unwrap();
+        let specs = specs_from_json_str(text).unwrap();
+        let written = specs_to_json_string(&specs);
+        let again = specs_from_json_str(&written).unwrap();
         assert_eq!(format!("{specs:?}"), format!("{again:?}"));
+        assert!(written.contains(r#""default_value":[1.5,"NaN"]"#), "{written}");
+        assert!(written.contains(r#""default_value":-1}"#), "{written}");
     }
 
     #[test]

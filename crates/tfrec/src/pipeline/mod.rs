@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use tfrec::example::Example;
-//! use tfrec::parse::specs_from_json;
+//! use tfrec::parse::specs_from_json_str;
 //! use tfrec::pipeline::Dataset;
 //! use tfrec::record::{RecordWriter, WriterOptions};
 //!
@@ -17,15 +17,13 @@
 //! #     w.finish()?;
 //! #     files.push(path);
 //! # }
-//! let specs = specs_from_json(&serde_json::json!({
-//!     "age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
-//! }))?;
+//! let specs = specs_from_json_str(r#"{"age": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}"#)?;
 //! let batches = Dataset::from_files(files)  // or Dataset::from_inputs(["data/train-*.tfrecord"])?
 //!     .interleave(4, 16)?               // file-level stages first
 //!     .shard(2, 1)?                     // worker 1 of 2 keeps every other record
 //!     .shuffle(1_000, 42)?              // then shuffles its own records
 //!     .repeat(2)                        // over two epochs, reshuffled in the second
-//!     .batch(64, true)
+//!     .batch(64, true)?
 //!     .parse_examples(&specs)?          // parsed on a pool of worker threads
 //!     .threads(2)
 //!     .prefetch(4);
@@ -120,7 +118,8 @@ pub enum DatasetError {
         /// The record-level stage called before it.
         after: &'static str,
     },
-    /// A size argument of zero (`shuffle`'s buffer, `interleave`'s cycle or block length).
+    /// A size argument of zero (`shuffle`'s buffer, `interleave`'s cycle or block length,
+    /// `batch`'s size).
     #[error("{argument} must be at least 1")]
     Zero {
         /// The argument's name, as tf.data names it.
@@ -494,14 +493,17 @@ impl Dataset {
         self
     }
 
-    /// Groups records into batches of `size` (at least 1); the last, smaller one is dropped
-    /// if `drop_remainder`.
-    pub fn batch(self, size: usize, drop_remainder: bool) -> Batched {
-        Batched {
-            dataset: self,
-            size: size.max(1),
-            drop_remainder,
+    /// Groups records into batches of `size`; the last, smaller one is dropped if
+    /// `drop_remainder`. A `size` of zero is an error, as in tf.data.
+    pub fn batch(self, size: usize, drop_remainder: bool) -> Result<Batched, DatasetError> {
+        if size == 0 {
+            return Err(DatasetError::Zero { argument: "batch_size" });
         }
+        Ok(Batched {
+            dataset: self,
+            size,
+            drop_remainder,
+        })
     }
 
     /// The records one by one, on the calling thread.

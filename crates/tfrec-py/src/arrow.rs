@@ -21,6 +21,7 @@ use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
 use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, RecordWriter, WriterOptions};
 
+use crate::dataset::counters_dict;
 use crate::errors::{invalid_argument, obj, parse_error, pipeline_error, record_error, spec_error, write_error};
 use crate::records::{compression_choice, reader_options};
 
@@ -331,21 +332,10 @@ impl ArrowBatches {
     /// What was read and skipped so far: `records`, `skipped_regions`, `skipped_bytes`,
     /// `skipped_files` and `problems` (messages naming file and offset).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let d = PyDict::new(py);
         if let Some(c) = &self.counters {
-            d.set_item("records", c.records.load(Relaxed))?;
-            d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
-            d.set_item("skipped_bytes", c.skipped_bytes.load(Relaxed))?;
-            d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
-            let problems: Vec<String> = c
-                .problems
-                .lock()
-                .map(|p| p.iter().map(ToString::to_string).collect())
-                .unwrap_or_default();
-            d.set_item("problems", problems)?;
-            return Ok(d);
+            return counters_dict(py, c);
         }
+        let d = PyDict::new(py);
         let guard = self.lock()?;
         if let Some(BatchSource::Files(reader)) = guard.as_ref() {
             let stats = reader.stats();

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
 use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
-use tfrec::pipeline::{Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
+use tfrec::pipeline::{Counters, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
 
 use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
 
@@ -319,6 +319,28 @@ impl Dataset {
     }
 }
 
+/// A pipeline's counters as the dict `stats()` gives: records, bytes, files done, skipped
+/// regions, bytes and files, batches, and the problems skipped (messages naming file and
+/// offset).
+pub(crate) fn counters_dict<'py>(py: Python<'py>, c: &Counters) -> PyResult<Bound<'py, PyDict>> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let d = PyDict::new(py);
+    d.set_item("records", c.records.load(Relaxed))?;
+    d.set_item("bytes", c.bytes.load(Relaxed))?;
+    d.set_item("files_done", c.files_done.load(Relaxed))?;
+    d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
+    d.set_item("skipped_bytes", c.skipped_bytes.load(Relaxed))?;
+    d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
+    d.set_item("batches", c.batches.load(Relaxed))?;
+    let problems: Vec<String> = c
+        .problems
+        .lock()
+        .map(|p| p.iter().map(ToString::to_string).collect())
+        .unwrap_or_default();
+    d.set_item("problems", problems)?;
+    Ok(d)
+}
+
 /// A batch's columns error as a pipeline error: a parse error as the pipeline reports it, any
 /// other one naming the file and offset of the record at fault.
 fn columns_error(batch: &RecordBatch, error: ColumnarError) -> PipelineError {
@@ -414,25 +436,10 @@ impl DatasetIterator {
 
     /// The pipeline's counters so far (records read, bytes, files done, skipped…).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        use std::sync::atomic::Ordering::Relaxed;
         let guard = self
             .state
             .lock()
             .map_err(|_| PyValueError::new_err("the iterator was poisoned by an earlier failure"))?;
-        let c = guard.iter.counters();
-        let d = PyDict::new(py);
-        d.set_item("records", c.records.load(Relaxed))?;
-        d.set_item("bytes", c.bytes.load(Relaxed))?;
-        d.set_item("files_done", c.files_done.load(Relaxed))?;
-        d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
-        d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
-        d.set_item("batches", c.batches.load(Relaxed))?;
-        let problems: Vec<String> = c
-            .problems
-            .lock()
-            .map(|p| p.iter().map(ToString::to_string).collect())
-            .unwrap_or_default();
-        d.set_item("problems", problems)?;
-        Ok(d)
+        counters_dict(py, &guard.iter.counters())
     }
 }

@@ -263,6 +263,39 @@ fn reason_of(e: &ColumnarError) -> String {
     }
 }
 
+/// The columns of a case's spec, or `None` (tallied) when the spec has no columnar form.
+fn columns_or_tally<C>(columns: Result<C, ColumnarError>, tally: &mut Tally) -> Option<C> {
+    match columns {
+        Ok(c) => Some(c),
+        Err(ColumnarError::Spec(_)) => {
+            tally.no_form("the spec is refused by the parse layer (a spec-error case)");
+            None
+        }
+        Err(e) => {
+            tally.no_form(&reason_of(&e));
+            None
+        }
+    }
+}
+
+/// The parse op's output when it succeeds, checking that the columns then succeed too; when
+/// it fails, that the columns fail as well (tallied, `None`).
+fn outcome<T, B: std::fmt::Debug>(
+    label: &str,
+    parsed: Result<T, impl std::fmt::Debug>,
+    batch: Result<B, ColumnarError>,
+    tally: &mut Tally,
+) -> Option<(T, B)> {
+    match parsed {
+        Err(_) => {
+            assert!(batch.is_err(), "{label}: the parse op fails but the columns were built");
+            tally.errors_agree += 1;
+            None
+        }
+        Ok(t) => Some((t, batch.unwrap_or_else(|e| panic!("{label}: {e}")))),
+    }
+}
+
 fn check_example_case(case: &Value, tally: &mut Tally) {
     let label = name(case);
     let records = records_of(case);
@@ -270,28 +303,13 @@ fn check_example_case(case: &Value, tally: &mut Tally) {
         tally.no_form("the spec is refused by the parse layer (a spec-error case)");
         return;
     };
-    let columns = match ExampleColumns::new(&specs, &StringColumns::Binary) {
-        Ok(c) => c,
-        Err(ColumnarError::Spec(_)) => {
-            tally.no_form("the spec is refused by the parse layer (a spec-error case)");
-            return;
-        }
-        Err(e) => {
-            tally.no_form(&reason_of(&e));
-            return;
-        }
+    let Some(columns) = columns_or_tally(ExampleColumns::new(&specs, &StringColumns::Binary), tally) else {
+        return;
     };
     let parsed = ExampleParser::new(&specs).expect("parser").parse_batch(&records);
-    let batch = columns.to_batch(&records);
-    let tensors = match parsed {
-        Err(_) => {
-            assert!(batch.is_err(), "{label}: the parse op fails but the columns were built");
-            tally.errors_agree += 1;
-            return;
-        }
-        Ok(t) => t,
+    let Some((tensors, batch)) = outcome(&label, parsed, columns.to_batch(&records), tally) else {
+        return;
     };
-    let batch = batch.unwrap_or_else(|e| panic!("{label}: {e}"));
     assert_eq!(batch.num_rows(), records.len());
     for (key, spec) in &specs {
         let array = batch
@@ -316,28 +334,13 @@ fn check_sequence_case(case: &Value, tally: &mut Tally) {
         tally.no_form("the spec is refused by the parse layer (a spec-error case)");
         return;
     };
-    let columns = match SequenceColumns::new(&specs, &StringColumns::Binary) {
-        Ok(c) => c,
-        Err(ColumnarError::Spec(_)) => {
-            tally.no_form("the spec is refused by the parse layer (a spec-error case)");
-            return;
-        }
-        Err(e) => {
-            tally.no_form(&reason_of(&e));
-            return;
-        }
+    let Some(columns) = columns_or_tally(SequenceColumns::new(&specs, &StringColumns::Binary), tally) else {
+        return;
     };
     let parsed = SequenceParser::new(&specs).expect("parser").parse_batch(&records);
-    let batch = columns.to_batch(&records);
-    let parsed = match parsed {
-        Err(_) => {
-            assert!(batch.is_err(), "{label}: the parse op fails but the columns were built");
-            tally.errors_agree += 1;
-            return;
-        }
-        Ok(p) => p,
+    let Some((parsed, batch)) = outcome(&label, parsed, columns.to_batch(&records), tally) else {
+        return;
     };
-    let batch = batch.unwrap_or_else(|e| panic!("{label}: {e}"));
     for key in specs.context_features.keys() {
         let array = batch.column_by_name(key).expect("context column");
         compare_column(

@@ -447,3 +447,21 @@ fn ragged_errors_carry_the_partition_and_the_sizes() {
         ParseErrorKind::Ragged(Box::new(RaggedPartitionError::Coverage { covered: 2, values: 3 }))
     );
 }
+
+#[test]
+fn many_empty_rows_under_a_wide_shape_are_an_error_not_an_allocation() {
+    // 4,000 empty rows cost 8 KB of input; padded to a shape of a million floats they would be
+    // 16 GB. Rows are checked before the padded tensor is sized, so this is a quick error.
+    let parser = seq_parser(json!({"sequence_features": {
+        "x": {"type": "FixedLenSequenceFeature", "shape": [1_000_000], "dtype": "float32", "allow_missing": true}}}));
+    let rows: Vec<Vec<f32>> = vec![Vec::new(); 4000];
+    let record = SequenceExample::builder()
+        .float_list("x", rows)
+        .build()
+        .expect("sequence example")
+        .encode();
+    let started = Instant::now();
+    let e = parser.parse_batch(&[record]).expect_err("rows of no values");
+    assert!(e.to_string().contains("x"), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

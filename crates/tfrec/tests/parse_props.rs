@@ -163,6 +163,54 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Dense feature lists are decoded in place on the sequential path and through columns on
+    /// the parallel one: the same tensors, or the same error (a row of the wrong size).
+    #[test]
+    fn sequence_dense_in_place_equals_columns(
+        seqs in prop::collection::vec(
+            (
+                prop::collection::vec(prop::collection::vec(-1e6f32..1e6, 2..3), 0..6),
+                prop::collection::vec(-1_000_000_000i64..1_000_000_000, 0..6),
+                any::<bool>(),
+            ),
+            1..30,
+        ),
+        odd_row in prop::option::of(0usize..30),
+        minibatch in 1usize..9,
+    ) {
+        let records: Vec<Vec<u8>> = seqs
+            .iter()
+            .enumerate()
+            .map(|(e, (frames, ids, with_frames))| {
+                let mut b = SequenceExample::builder().int64_list("id", ids.iter().map(|&i| vec![i]).collect::<Vec<_>>());
+                let mut frames = frames.clone();
+                if odd_row == Some(e) {
+                    // A row of three values where the shape says two: an error either way.
+                    if let Some(row) = frames.first_mut() {
+                        row.push(0.5);
+                    }
+                }
+                if *with_frames {
+                    b = b.float_list("frame", frames);
+                }
+                b.build().expect("ok").encode()
+            })
+            .collect();
+        let specs = SequenceSpecs::from_json_str(&json!({
+            "sequence_features": {
+                "frame": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
+                "id": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
+            }
+        }).to_string()).expect("spec");
+        let parser = SequenceParser::new(&specs).expect("compiles");
+        let outcome = |r: Result<tfrec::parse::ParsedSequences, tfrec::parse::ParseError>| {
+            r.map(|p| (json_of(&p.feature_lists), json_of(&p.lengths))).map_err(|e| e.to_string())
+        };
+        prop_assert_eq!(outcome(parser.parse_batch(&records)), outcome(parser.parse_batch_parallel(&records, minibatch)));
+    }
+}
+
 // ---- differential: fast vs careful path, batch vs single op (ragged partitions) ------------
 
 /// A varint, as protobuf writes it.

@@ -140,6 +140,47 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
     }
 }
 
+/// Writes the values of a serialized Feature over `values[at..at + n]` when it is one list of
+/// their type in the canonical encoding holding exactly `n` values; `false` otherwise (the
+/// slots may then hold some of them). For a padded output written in place: no column, no copy.
+#[inline]
+pub(crate) fn fill_feature(feature: &[u8], values: &mut Values, at: usize, n: usize) -> bool {
+    match values {
+        Values::Int64(out) => {
+            let (Some(block), Some(slots)) = (packed_block(feature, 0x1a), out.get_mut(at..at + n)) else {
+                return false;
+            };
+            let mut pos = 0;
+            for slot in slots {
+                match varint(block, &mut pos) {
+                    Some(v) => *slot = v as i64,
+                    None => return false,
+                }
+            }
+            pos == block.len()
+        }
+        Values::Float32(out) => {
+            let (Some(block), Some(slots)) = (packed_block(feature, 0x12), out.get_mut(at..at + n)) else {
+                return false;
+            };
+            if block.len() != n * 4 {
+                return false;
+            }
+            for (slot, c) in slots.iter_mut().zip(block.chunks_exact(4)) {
+                *slot = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+            true
+        }
+        Values::String(_) => false,
+    }
+}
+
+/// The packed block of a Feature that is exactly `list_tag <len> 0a <len> block`.
+#[inline(always)]
+fn packed_block(feature: &[u8], list_tag: u8) -> Option<&[u8]> {
+    single_field(single_field(feature, list_tag)?, 0x0a)
+}
+
 /// Walks the map entries of a serialized Example (or a SequenceExample's map field
 /// `map_tag`), calling `each(key, value)` for each entry in the canonical form. `false` when
 /// anything is not canonical (the caller then takes the careful path); fields other than the

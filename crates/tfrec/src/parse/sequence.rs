@@ -373,7 +373,7 @@ impl SequenceParser {
         }
         let parts: Vec<Option<Vec<ListColumn>>> = records
             .par_chunks(minibatch)
-            .map(|chunk| self.fast_columns(chunk))
+            .map(|chunk| self.fast_columns(chunk, false).map(|(columns, _)| columns))
             .collect();
         let mut joined: Option<Vec<ListColumn>> = None;
         for part in parts {
@@ -686,19 +686,35 @@ impl SequenceParser {
     /// decoded straight into columns. `None` when anything needs the careful path (context
     /// FixedLen features, a non-canonical encoding, any problem), which then runs instead.
     fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Option<ParsedSequences> {
-        let columns = self.fast_columns(records)?;
+        let (columns, in_place) = self.fast_columns(records, true)?;
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
             out.context = self.context_parse(parser, records, single).ok()?;
         }
-        self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), single, &mut out)
-            .ok()?;
+        let mut columns: Vec<Option<ListColumn>> = columns.into_iter().map(Some).collect();
+        for (i, (slot, lists)) in self.lists.iter().zip(&in_place).enumerate() {
+            let (Some(lists), ListRole::Dense { shape, stride, .. }) = (lists, &slot.role) else {
+                continue;
+            };
+            columns[i] = None;
+            let (tensor, lengths) = dense_in_place(slot.dtype, shape, *stride, lists)?;
+            let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
+            out.lengths.insert(name.clone(), Tensor::Dense(lengths));
+            out.feature_lists.insert(name, Tensor::Dense(tensor));
+        }
+        self.assemble_lists(columns, records.len(), single, &mut out).ok()?;
         Some(out)
     }
 
     /// The feature lists of `records` in the canonical encoding, as columns; `None` when
-    /// anything needs the careful path.
-    fn fast_columns<R: AsRef<[u8]>>(&self, records: &[R]) -> Option<Vec<ListColumn>> {
+    /// anything needs the careful path. With `in_place`, numeric dense lists are only found
+    /// and their rows counted (their columns stay empty), for [`dense_in_place`] to decode
+    /// straight into the padded tensor.
+    fn fast_columns<'a, R: AsRef<[u8]>>(
+        &self,
+        records: &'a [R],
+        in_place: bool,
+    ) -> Option<(Vec<ListColumn>, Vec<Option<InPlaceList<'a>>>)> {
         if !self.fast_ok {
             return None;
         }
@@ -707,6 +723,18 @@ impl SequenceParser {
             .lists
             .iter()
             .map(|s| (Column::new(s.dtype), Vec::with_capacity(batch)))
+            .collect();
+        let mut placed: Vec<Option<InPlaceList<'a>>> = self
+            .lists
+            .iter()
+            .map(|s| {
+                let numeric = matches!(s.dtype, DType::Int64 | DType::Float32);
+                let dense = matches!(s.role, ListRole::Dense { stride, .. } if stride > 0);
+                (in_place && numeric && dense).then(|| InPlaceList {
+                    lists: Vec::with_capacity(batch),
+                    rows: Vec::with_capacity(batch),
+                })
+            })
             .collect();
         let mut found: Vec<Option<&[u8]>> = vec![None; self.lists.len()];
         for record in records {
@@ -719,7 +747,13 @@ impl SequenceParser {
             if !walked {
                 return None;
             }
-            for ((slot, (column, row_counts)), list) in self.lists.iter().zip(columns.iter_mut()).zip(found.iter()) {
+            for (((slot, (column, row_counts)), list), placed) in self
+                .lists
+                .iter()
+                .zip(columns.iter_mut())
+                .zip(found.iter())
+                .zip(placed.iter_mut())
+            {
                 let Some(list) = list else {
                     if let ListRole::Dense {
                         allow_missing: false, ..
@@ -727,9 +761,16 @@ impl SequenceParser {
                     {
                         return None;
                     }
-                    row_counts.push(0);
+                    match placed {
+                        Some(p) => p.push(None, 0),
+                        None => row_counts.push(0),
+                    }
                     continue;
                 };
+                if let Some(p) = placed {
+                    p.push(Some(list), count_rows(list)?);
+                    continue;
+                }
                 let mut rows = 0;
                 let mut pos = 0;
                 while pos < list.len() {
@@ -766,7 +807,7 @@ impl SequenceParser {
                 }
             }
         }
-        Some(columns)
+        Some((columns, placed))
     }
 
     /// A context FixedLenFeature, with the sequence op's rules (see TF_SEMANTICS §3).
@@ -938,6 +979,85 @@ fn per_example_totals(row_values: &[usize], rows: &[usize]) -> Vec<usize> {
             total
         })
         .collect()
+}
+
+/// A numeric dense feature list of each example, found by the fast walk and not yet decoded.
+struct InPlaceList<'a> {
+    /// The serialized FeatureList of each example, if it has one.
+    lists: Vec<Option<&'a [u8]>>,
+    /// Its rows.
+    rows: Vec<usize>,
+}
+
+impl<'a> InPlaceList<'a> {
+    fn push(&mut self, list: Option<&'a [u8]>, rows: usize) {
+        self.lists.push(list);
+        self.rows.push(rows);
+    }
+}
+
+/// The rows of a serialized FeatureList in the canonical encoding (`0a <len> <row>` each);
+/// `None` otherwise.
+fn count_rows(list: &[u8]) -> Option<usize> {
+    let mut rows = 0;
+    let mut pos = 0;
+    while pos < list.len() {
+        if list[pos] != 0x0a {
+            return None;
+        }
+        pos += 1;
+        fast::len_delimited(list, &mut pos)?;
+        rows += 1;
+    }
+    Some(rows)
+}
+
+/// A FixedLenSequenceFeature's padded tensor `[batch, longest, *shape]` and its lengths, each
+/// row decoded straight into its place (no column, no padding copy); `None` when a row is not
+/// `stride` values in the canonical encoding, for the careful path to report.
+fn dense_in_place(
+    dtype: DType,
+    shape: &[usize],
+    stride: usize,
+    found: &InPlaceList<'_>,
+) -> Option<(DenseTensor, DenseTensor)> {
+    // Every value takes at least a byte: a list too short to fill its rows is refused before
+    // the padded tensor is allocated (a crafted row count must not size it).
+    for (list, &rows) in found.lists.iter().zip(&found.rows) {
+        if list.is_some_and(|l| l.len() < rows.saturating_mul(stride)) {
+            return None;
+        }
+    }
+    let batch = found.rows.len();
+    let longest = found.rows.iter().copied().max().unwrap_or(0);
+    let width = longest.checked_mul(stride)?;
+    let total = batch.checked_mul(width)?;
+    let mut values = match dtype {
+        DType::Int64 => Values::Int64(vec![0; total]),
+        DType::Float32 => Values::Float32(vec![0.0; total]),
+        DType::String => return None,
+    };
+    for (e, list) in found.lists.iter().enumerate() {
+        let Some(list) = list else {
+            continue;
+        };
+        let mut at = e * width;
+        let mut pos = 0;
+        while pos < list.len() {
+            pos += 1; // The row tag, checked by `count_rows`.
+            let row = fast::len_delimited(list, &mut pos)?;
+            if !fast::fill_feature(row, &mut values, at, stride) {
+                return None;
+            }
+            at += stride;
+        }
+    }
+    let mut full = vec![batch, longest];
+    full.extend_from_slice(shape);
+    let tensor = DenseTensor::from_values(values, &full).ok()?;
+    let lengths: Vec<i64> = found.rows.iter().map(|&r| r as i64).collect();
+    let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch]).ok()?;
+    Some((tensor, lengths))
 }
 
 /// A VarLenFeature over feature lists: indices `(example, row, position)`.

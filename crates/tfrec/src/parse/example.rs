@@ -447,12 +447,13 @@ impl ExampleParser {
         };
         let mut found: Vec<Option<&[u8]>> = vec![None; self.slots.len()];
         let mut marks: Vec<(usize, usize)> = vec![(0, 0); self.slots.len()];
+        let mut predicted = Vec::new();
         for (j, record) in records.iter().enumerate() {
             let record = record.as_ref();
             for (mark, column) in marks.iter_mut().zip(&columns) {
                 *mark = (column.values.len(), column.counts.len());
             }
-            if self.fast_example(record, &mut columns, &mut found) {
+            if self.fast_example(record, &mut columns, &mut found, &mut predicted) {
                 continue;
             }
             // Not the canonical encoding, or a problem: undo, then take the careful path.
@@ -467,13 +468,38 @@ impl ExampleParser {
 
     /// The hot path (see [`fast`](super::fast)): `false` when the example needs the careful
     /// path, in which case the columns may hold part of it (the caller undoes that).
+    ///
+    /// `predicted` holds the previous record's entries in order, each key with its slot:
+    /// records of one writer list their features in the same order, so comparing the key
+    /// with the one at the same position usually replaces the hash lookup (17% of the
+    /// instructions of a 48-feature parse went to hashing and probing).
     #[inline]
-    fn fast_example<'r>(&self, record: &'r [u8], columns: &mut [Column], found: &mut [Option<&'r [u8]>]) -> bool {
+    fn fast_example<'r>(
+        &self,
+        record: &'r [u8],
+        columns: &mut [Column],
+        found: &mut [Option<&'r [u8]>],
+        predicted: &mut Vec<(&'r [u8], Option<usize>)>,
+    ) -> bool {
         found.iter_mut().for_each(|f| *f = None);
+        let mut entry = 0;
         let walked = fast::walk_entries(record, 0x0a, |key, value| {
-            if let Some(&slot) = self.lookup.get(key) {
+            let slot = match predicted.get_mut(entry) {
+                Some((k, slot)) if *k == key => *slot,
+                Some(p) => {
+                    *p = (key, self.lookup.get(key).copied());
+                    p.1
+                }
+                None => {
+                    let slot = self.lookup.get(key).copied();
+                    predicted.push((key, slot));
+                    slot
+                }
+            };
+            if let Some(slot) = slot {
                 found[slot] = Some(value);
             }
+            entry += 1;
         });
         if !walked {
             return false;

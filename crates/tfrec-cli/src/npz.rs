@@ -16,7 +16,7 @@
 //! `A/offsets` (int64, one more than the values: value `i` is `bytes[offsets[i]:offsets[i+1]]`)
 //! and `A/shape` (int64, the array's shape).
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -73,89 +73,16 @@ fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// How much of the spool is kept in memory before the rest goes to a temporary file: most
-/// outputs never touch the disk twice, and memory stays bounded whatever the input's size.
-pub const SPOOL_MEMORY: u64 = 256 << 20;
-
-/// Memory is held in blocks of this size (no reallocation copies as the spool grows).
-const MEMORY_BLOCK: usize = 1 << 20;
-
-/// The one spool every array appends to: its first [`SPOOL_MEMORY`] bytes in memory, the rest
-/// in one temporary file (one file, not one per array: a spec of thousands of features would
-/// otherwise run out of file descriptors). The file is anonymous, made only when memory is
-/// full, and goes away with the process. Offsets are over the whole spool; the file holds
-/// those from the memory budget on.
+/// The one temporary file every array spools into (one file, not one per array: a spec of
+/// thousands of features would otherwise run out of file descriptors). Anonymous: it goes
+/// away with the process.
 struct SpoolFile {
-    memory: RefCell<Vec<Vec<u8>>>,
-    budget: u64,
-    file: OnceCell<File>,
-    dir: PathBuf,
+    file: File,
     /// Bytes written so far (writes only ever append).
     end: Cell<u64>,
 }
 
-impl SpoolFile {
-    fn new(dir: &Path, budget: u64) -> SpoolFile {
-        SpoolFile {
-            memory: RefCell::new(Vec::new()),
-            budget,
-            file: OnceCell::new(),
-            dir: dir.to_path_buf(),
-            end: Cell::new(0),
-        }
-    }
-
-    /// Appends some of `buf`, up to the end of memory (or of a memory block); returns how much.
-    fn append(&self, buf: &[u8]) -> io::Result<usize> {
-        let start = self.end.get();
-        let n = if start < self.budget {
-            let mut memory = self.memory.borrow_mut();
-            if memory.last().is_none_or(|b| b.len() == MEMORY_BLOCK) {
-                memory.push(Vec::with_capacity(MEMORY_BLOCK));
-            }
-            let Some(block) = memory.last_mut() else {
-                return Err(io::Error::other("spool block missing"));
-            };
-            let room = (MEMORY_BLOCK - block.len()).min((self.budget - start) as usize);
-            let n = buf.len().min(room);
-            block.extend_from_slice(&buf[..n]);
-            n
-        } else {
-            let file = match self.file.get() {
-                Some(f) => f,
-                None => {
-                    let made = tempfile::tempfile_in(&self.dir)?;
-                    self.file.get_or_init(|| made)
-                }
-            };
-            let mut file: &File = file;
-            file.write(buf)?
-        };
-        self.end.set(start + n as u64);
-        Ok(n)
-    }
-
-    /// Reads some bytes at spool offset `at` into `buf`; returns how many.
-    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
-        if at < self.budget {
-            let memory = self.memory.borrow();
-            let (b, off) = ((at / MEMORY_BLOCK as u64) as usize, (at % MEMORY_BLOCK as u64) as usize);
-            let Some(block) = memory.get(b).and_then(|block| block.get(off..)) else {
-                return Ok(0);
-            };
-            let n = buf.len().min(block.len());
-            buf[..n].copy_from_slice(&block[..n]);
-            Ok(n)
-        } else {
-            match self.file.get() {
-                Some(f) => f.read_at(buf, at - self.budget),
-                None => Ok(0),
-            }
-        }
-    }
-}
-
-/// One output array's values so far: its chunks of the spool, in order.
+/// One output array's values so far: its chunks of the spool file, in order.
 struct Spool {
     file: Rc<SpoolFile>,
     chunks: Vec<(u64, u64)>,
@@ -180,21 +107,17 @@ impl Spool {
     /// Reads it back from the start.
     fn rewind(&mut self) -> io::Result<SpoolReader<'_>> {
         Ok(SpoolReader {
-            file: &self.file,
+            file: &self.file.file,
             chunks: &self.chunks,
             at: 0,
         })
     }
-
-    /// Copies it all to `out`.
-    fn copy_to(&mut self, out: &mut impl Write) -> io::Result<()> {
-        copy_all(&mut self.rewind()?, out)
-    }
 }
 
-/// Copies `reader` to its end in large reads (`io::copy` would go 8 KiB at a time).
+/// Copies `reader` to its end in 1 MiB reads (`io::copy` would go 8 KiB at a time: a
+/// syscall pair per 8 KiB of output).
 fn copy_all(reader: &mut impl Read, out: &mut impl Write) -> io::Result<()> {
-    let mut buf = vec![0u8; MEMORY_BLOCK];
+    let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = reader.read(&mut buf)?;
         if n == 0 {
@@ -210,7 +133,8 @@ impl Write for SpoolWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let spool = &mut *self.0;
         let start = spool.file.end.get();
-        let n = spool.file.append(buf)?;
+        let n = (&spool.file.file).write(buf)?;
+        spool.file.end.set(start + n as u64);
         spool.len += n as u64;
         match spool.chunks.last_mut() {
             Some((s, l)) if *s + *l == start => *l += n as u64,
@@ -224,9 +148,9 @@ impl Write for SpoolWriter<'_> {
     }
 }
 
-/// Reads a spool's chunks in order.
+/// Reads a spool's chunks in order (positioned reads: the shared file's offset is not moved).
 struct SpoolReader<'a> {
-    file: &'a SpoolFile,
+    file: &'a File,
     chunks: &'a [(u64, u64)],
     /// How far into the first chunk.
     at: u64,
@@ -387,7 +311,7 @@ impl DenseJoin {
             }
             DenseValues::Bytes { bytes, ends } => {
                 zip.start(&format!("{name}/bytes"), &npy_header("|u1", &[bytes.len as usize]))?;
-                bytes.copy_to(zip)?;
+                copy_all(&mut bytes.rewind()?, zip)?;
                 let values: usize = shape.iter().product();
                 zip.start(&format!("{name}/offsets"), &npy_header("<i8", &[values + 1]))?;
                 // The leading 0, then each value's end; padding values are empty strings.
@@ -443,7 +367,7 @@ fn copy_padded_from(
     let Some(width) = width else {
         return copy_all(reader, zip);
     };
-    let mut buf = vec![0u8; MEMORY_BLOCK];
+    let mut buf = vec![0u8; 1 << 20];
     let mut last = match pad {
         Pad::RepeatLast(l) => l,
         Pad::Zeros => [0; 8],
@@ -624,7 +548,7 @@ impl Joined {
             } => {
                 let n = indices.len as usize / 8 / (*rank).max(1);
                 zip.start(&format!("{name}/indices"), &npy_header("<i8", &[n, *rank]))?;
-                indices.copy_to(zip)?;
+                copy_all(&mut indices.rewind()?, zip)?;
                 values.write(zip, &format!("{name}/values"))?;
                 write_i64s(zip, &format!("{name}/dense_shape"), dense_shape)
             }
@@ -635,7 +559,7 @@ impl Joined {
                         &format!("{name}/row_splits_{level}"),
                         &npy_header("<i8", &[spool.len as usize / 8]),
                     )?;
-                    spool.copy_to(zip)?;
+                    copy_all(&mut spool.rewind()?, zip)?;
                 }
                 Ok(())
             }
@@ -678,7 +602,6 @@ impl Write for Zip {
 pub struct NpzStream {
     file: File,
     spool_dir: PathBuf,
-    spool_memory: u64,
     /// Made with the first batch.
     spool: Option<Rc<SpoolFile>>,
     /// Every tensor as `prefix + name`, in the order of the first batch.
@@ -690,15 +613,9 @@ impl NpzStream {
     /// Writes to `file` (see [`crate::output::PendingFile`]), spooling in `spool_dir` (the
     /// output's directory: the spools are as large as the output).
     pub fn new(file: File, spool_dir: &Path) -> NpzStream {
-        NpzStream::with_spool_memory(file, spool_dir, SPOOL_MEMORY)
-    }
-
-    /// As [`NpzStream::new`], keeping at most `budget` bytes of the spool in memory.
-    pub fn with_spool_memory(file: File, spool_dir: &Path, budget: u64) -> NpzStream {
         NpzStream {
             file,
             spool_dir: spool_dir.to_path_buf(),
-            spool_memory: budget,
             spool: None,
             tensors: Vec::new(),
             batches: 0,
@@ -711,7 +628,10 @@ impl NpzStream {
         let spool = match &self.spool {
             Some(s) => Rc::clone(s),
             None => {
-                let file = Rc::new(SpoolFile::new(&self.spool_dir, self.spool_memory));
+                let file = Rc::new(SpoolFile {
+                    file: tempfile::tempfile_in(&self.spool_dir)?,
+                    end: Cell::new(0),
+                });
                 self.spool = Some(Rc::clone(&file));
                 file
             }
@@ -844,18 +764,11 @@ mod tests {
         }
     }
 
-    /// Streams `batches` into an npz and checks every member against the joined tensors, with
-    /// the spool all in memory, all in its file, and split between them at an odd offset.
+    /// Streams `batches` into an npz and checks every member against the joined tensors.
     fn check(batches: Vec<Vec<(&'static str, TensorMap)>>) {
-        for budget in [SPOOL_MEMORY, 0, 1001] {
-            check_with(batches.clone(), budget);
-        }
-    }
-
-    fn check_with(batches: Vec<Vec<(&'static str, TensorMap)>>, budget: u64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.npz");
-        let mut npz = NpzStream::with_spool_memory(File::create(&path).unwrap(), dir.path(), budget);
+        let mut npz = NpzStream::new(File::create(&path).unwrap(), dir.path());
         for b in &batches {
             npz.push(b).unwrap();
         }

@@ -181,6 +181,27 @@ fn packed_block(feature: &[u8], list_tag: u8) -> Option<&[u8]> {
     single_field(single_field(feature, list_tag)?, 0x0a)
 }
 
+/// The rows (`0a <len> <row>` each) of a serialized FeatureList in the canonical encoding, in
+/// order; an item is `None` where the encoding is anything else, and the walk ends there.
+#[inline]
+pub(crate) fn list_rows(list: &[u8]) -> impl Iterator<Item = Option<&[u8]>> + '_ {
+    let mut pos = 0;
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed || pos >= list.len() {
+            return None;
+        }
+        let row = if list[pos] == 0x0a {
+            pos += 1;
+            len_delimited(list, &mut pos)
+        } else {
+            None
+        };
+        failed = row.is_none();
+        Some(row)
+    })
+}
+
 /// Walks the map entries of a serialized Example (or a SequenceExample's map field
 /// `map_tag`), calling `each(key, value)` for each entry in the canonical form. `false` when
 /// anything is not canonical (the caller then takes the careful path); fields other than the

@@ -772,14 +772,8 @@ impl SequenceParser {
                     continue;
                 }
                 let mut rows = 0;
-                let mut pos = 0;
-                while pos < list.len() {
-                    if list[pos] != 0x0a {
-                        return None;
-                    }
-                    pos += 1;
-                    let row = fast::len_delimited(list, &mut pos)?;
-                    let n = match fast::take_feature(row, &mut column.values) {
+                for row in fast::list_rows(list) {
+                    let n = match fast::take_feature(row?, &mut column.values) {
                         fast::Taken::Values(n) => n,
                         fast::Taken::KindUnset => 0,
                         fast::Taken::GiveUp => return None,
@@ -996,20 +990,9 @@ impl<'a> InPlaceList<'a> {
     }
 }
 
-/// The rows of a serialized FeatureList in the canonical encoding (`0a <len> <row>` each);
-/// `None` otherwise.
+/// The rows of a serialized FeatureList in the canonical encoding; `None` otherwise.
 fn count_rows(list: &[u8]) -> Option<usize> {
-    let mut rows = 0;
-    let mut pos = 0;
-    while pos < list.len() {
-        if list[pos] != 0x0a {
-            return None;
-        }
-        pos += 1;
-        fast::len_delimited(list, &mut pos)?;
-        rows += 1;
-    }
-    Some(rows)
+    fast::list_rows(list).try_fold(0, |rows, row| row.map(|_| rows + 1))
 }
 
 /// A FixedLenSequenceFeature's padded tensor `[batch, longest, *shape]` and its lengths, each
@@ -1042,11 +1025,8 @@ fn dense_in_place(
             continue;
         };
         let mut at = e * width;
-        let mut pos = 0;
-        while pos < list.len() {
-            pos += 1; // The row tag, checked by `count_rows`.
-            let row = fast::len_delimited(list, &mut pos)?;
-            if !fast::fill_feature(row, &mut values, at, stride) {
+        for row in fast::list_rows(list) {
+            if !fast::fill_feature(row?, &mut values, at, stride) {
                 return None;
             }
             at += stride;

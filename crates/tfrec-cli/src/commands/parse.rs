@@ -47,10 +47,11 @@ pub struct Args {
     /// Parse at most this many records.
     #[arg(long)]
     limit: Option<u64>,
-    /// Threads parsing batches (1 to 256; the library pipeline's workers, each parsing whole
-    /// batches while a reader thread reads ahead; output stays in input order).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
-    threads: u64,
+    /// Threads reading and parsing batches, 1 to 256 (default: one per core). These are the
+    /// library pipeline's workers: each in turn reads a whole batch, then parses it while
+    /// another reads; output stays in input order.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: Option<u64>,
     /// What to do with the tensors.
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
@@ -181,8 +182,12 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         None => dataset,
     };
     let worker_parser = Arc::clone(&parser);
-    // The library pipeline: a reader thread fills batches ahead while `threads` workers parse
-    // them; results come back in input order.
+    let threads = match args.threads {
+        Some(n) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    // The library pipeline: `threads` workers take turns at reading a batch and parse theirs
+    // in parallel; results come back in input order.
     let batches = dataset
         .batch(args.batch as usize, false)?
         .map_batches(move |batch| {
@@ -197,7 +202,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 bytes: batch.data_len() as u64,
             })
         })
-        .threads(args.threads as usize)
+        .threads(threads)
         .prefetch(2)
         .iter();
     let counters = batches.counters();

@@ -238,7 +238,8 @@ class Dataset:
         return self._with(self._inner.parse(json.dumps(specs_to_json(features)), False))
 
     def threads(self, threads):
-        """Worker threads for parsing (default 1; the reader has a thread of its own)."""
+        """Worker threads reading and parsing (default 1: one core; each worker in turn reads a
+        batch, then parses it while another reads)."""
         return self._with(self._inner.threads(threads))
 
     def prefetch(self, batches):

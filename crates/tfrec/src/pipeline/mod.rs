@@ -40,8 +40,9 @@
 //! the first five records, `.shuffle(100, s).take(5)` takes five records of the shuffled
 //! stream. The file-level stages ([`Dataset::interleave`], [`Dataset::shard_files`]) choose
 //! and order the files, so they come before every record-level stage (a later call is an
-//! error saying so). The record stream is made on one reader thread; batches are then parsed
-//! or mapped on `threads` worker threads. By default the output order depends only on the
+//! error saying so). There are `threads` worker threads; each in turn takes the record stream,
+//! reads the next batch from it and then parses or maps that batch while another reads, so
+//! `threads(1)` keeps to one core. By default the output order depends only on the
 //! data and the settings, never on the thread count (results are put back in batch order);
 //! [`Pipeline::deterministic`]`(false)` hands batches over as they finish instead.
 //!
@@ -646,7 +647,7 @@ pub struct Pipeline<T> {
 }
 
 impl<T: Send + 'static> Pipeline<T> {
-    /// Worker threads (default 1). The reader has a thread of its own.
+    /// Worker threads (default 1), which take turns at reading and parse in parallel.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self
@@ -722,6 +723,94 @@ pub struct PipelineIter<T> {
     done: bool,
 }
 
+/// The record stream, shared by the workers. Each worker takes the lock, fills the next
+/// batch, lets go and works on its batch, so one worker reads while the others parse. There
+/// is no reader thread of its own: `threads(1)` runs on one core and `threads(n)` on n, and
+/// the copy out of the file's buffer is made on the core that then parses the batch.
+struct SharedReader {
+    /// `None` once the stream has ended, failed or been stopped.
+    stream: Option<Box<dyn Stream>>,
+    /// One permit per batch in flight; the consumer gives them back.
+    permits: Receiver<()>,
+    files: Arc<[PathBuf]>,
+    size: usize,
+    drop_remainder: bool,
+    /// Batches handed to workers so far (the next batch's index).
+    sent: u64,
+    /// Bytes of the last batch: the next is sized like it, so filling it does not reallocate.
+    last_bytes: usize,
+}
+
+impl SharedReader {
+    /// The next batch to work on, or `None` when there is none left. The end of the stream
+    /// (or its failure, or a panic while reading) is told to the consumer here, once.
+    fn next_batch<T>(&mut self, stop: &AtomicBool, results: &SyncSender<Message<T>>) -> Option<RecordBatch> {
+        self.stream.as_ref()?;
+        // A permit first: bounds the batches between here and the consumer.
+        if self.permits.recv().is_err() || stop.load(Ordering::Relaxed) {
+            self.stream = None;
+            return None;
+        }
+        // Caught here, under the lock, so a panic in a stage neither poisons the lock nor
+        // leaves the other workers waiting.
+        let (batch, end) = catch_unwind(AssertUnwindSafe(|| self.fill())).unwrap_or_else(|payload| {
+            let error = PipelineError::Panic(panic_message(&*payload));
+            (None, Some(Message::Failed(self.sent, error)))
+        });
+        if let Some(end) = end {
+            // Closes the files, so the counters are complete before the consumer hears of the end.
+            self.stream = None;
+            let _ = results.send(end);
+        }
+        batch
+    }
+
+    /// Reads up to a batch of records: the batch to hand on (if any) and the end message (if
+    /// the stream ended or failed).
+    fn fill<T>(&mut self) -> (Option<RecordBatch>, Option<Message<T>>) {
+        let Some(source) = self.stream.as_mut() else {
+            return (None, None);
+        };
+        let mut batch = RecordBatch {
+            index: self.sent,
+            data: Vec::with_capacity(self.last_bytes + self.last_bytes / 8),
+            ends: Vec::with_capacity(self.size),
+            origins: Vec::with_capacity(self.size),
+            files: Arc::clone(&self.files),
+        };
+        let mut failure = None;
+        while batch.len() < self.size {
+            let RecordBatch {
+                data, ends, origins, ..
+            } = &mut batch;
+            let got = source.next_with(&mut |record, origin| {
+                data.extend_from_slice(record);
+                ends.push(data.len());
+                origins.push(origin);
+            });
+            match got {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    failure = Some(PipelineError::Record(e));
+                    break;
+                }
+            }
+        }
+        let full = batch.len() == self.size;
+        self.last_bytes = batch.data.len();
+        let keep = !batch.is_empty() && (full || !self.drop_remainder) && failure.is_none();
+        if keep {
+            self.sent += 1;
+        }
+        let end = match failure {
+            Some(e) => Some(Message::Failed(self.sent, e)),
+            None => (!full).then_some(Message::End(self.sent)),
+        };
+        (keep.then_some(batch), end)
+    }
+}
+
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
@@ -739,105 +828,34 @@ impl<T: Send + 'static> PipelineIter<T> {
         for _ in 0..in_flight {
             let _ = permit_tx.send(());
         }
-        let (work_tx, work_rx) = mpsc::sync_channel::<RecordBatch>(p.threads);
-        let work_rx = Arc::new(Mutex::new(work_rx));
         let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
-        let mut threads = Vec::with_capacity(p.threads + 1);
-
-        // The reader: the record stream, in batches, one permit each.
-        {
-            let result_tx = result_tx.clone();
-            let stop = Arc::clone(&stop);
-            let counters = Arc::clone(&counters);
-            let Batched {
-                dataset,
-                size,
-                drop_remainder,
-            } = p.batched;
-            threads.push(std::thread::spawn(move || {
-                let sent = AtomicU64::new(0);
-                let run = catch_unwind(AssertUnwindSafe(|| {
-                    let files: Arc<[PathBuf]> = dataset.files.clone().into();
-                    let mut stream = Some(dataset.stream(counters));
-                    let mut last_bytes = 0usize;
-                    loop {
-                        // A permit first: bounds the batches between here and the consumer.
-                        if permit_rx.recv().is_err() || stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        let Some(source) = stream.as_mut() else { return };
-                        let index = sent.load(Ordering::Relaxed);
-                        // Sized like the last batch, so filling it does not reallocate.
-                        let mut batch = RecordBatch {
-                            index,
-                            data: Vec::with_capacity(last_bytes + last_bytes / 8),
-                            ends: Vec::with_capacity(size),
-                            origins: Vec::with_capacity(size),
-                            files: Arc::clone(&files),
-                        };
-                        let mut failure = None;
-                        while batch.len() < size {
-                            let RecordBatch {
-                                data, ends, origins, ..
-                            } = &mut batch;
-                            let got = source.next_with(&mut |record, origin| {
-                                data.extend_from_slice(record);
-                                ends.push(data.len());
-                                origins.push(origin);
-                            });
-                            match got {
-                                Ok(true) => {}
-                                Ok(false) => break,
-                                Err(e) => {
-                                    failure = Some(PipelineError::Record(e));
-                                    break;
-                                }
-                            }
-                        }
-                        let full = batch.len() == size;
-                        last_bytes = batch.data.len();
-                        if !batch.is_empty() && (full || !drop_remainder) && failure.is_none() {
-                            if work_tx.send(batch).is_err() {
-                                return;
-                            }
-                            sent.fetch_add(1, Ordering::Relaxed);
-                        }
-                        let index = sent.load(Ordering::Relaxed);
-                        if failure.is_some() || !full {
-                            // Closes the files, so the counters are complete before the end.
-                            stream = None;
-                        }
-                        if let Some(e) = failure {
-                            let _ = result_tx.send(Message::Failed(index, e));
-                            return;
-                        }
-                        if !full {
-                            let _ = result_tx.send(Message::End(index));
-                            return;
-                        }
-                    }
-                }));
-                if let Err(payload) = run {
-                    let error = PipelineError::Panic(panic_message(&*payload));
-                    let _ = result_tx.send(Message::Failed(sent.load(Ordering::Relaxed), error));
-                }
-            }));
-        }
-        // The workers.
+        let Batched {
+            dataset,
+            size,
+            drop_remainder,
+        } = p.batched;
+        let files: Arc<[PathBuf]> = dataset.files.clone().into();
+        let reader = Arc::new(Mutex::new(SharedReader {
+            stream: Some(dataset.stream(Arc::clone(&counters))),
+            permits: permit_rx,
+            files,
+            size,
+            drop_remainder,
+            sent: 0,
+            last_bytes: 0,
+        }));
+        let mut threads = Vec::with_capacity(p.threads);
         for _ in 0..p.threads {
-            let work_rx = Arc::clone(&work_rx);
+            let reader = Arc::clone(&reader);
             let result_tx = result_tx.clone();
             let work = Arc::clone(&p.work);
             let stop = Arc::clone(&stop);
             threads.push(std::thread::spawn(move || loop {
-                let batch = match work_rx.lock() {
-                    Ok(rx) => rx.recv(),
+                let batch = match reader.lock() {
+                    Ok(mut reader) => reader.next_batch(&stop, &result_tx),
                     Err(_) => return,
                 };
-                let Ok(batch) = batch else { return };
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
+                let Some(batch) = batch else { return };
                 let index = batch.index;
                 let result = catch_unwind(AssertUnwindSafe(|| work(batch)))
                     .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload))));

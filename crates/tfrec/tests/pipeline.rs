@@ -215,13 +215,15 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
     bytes[40] ^= 0x55;
     std::fs::write(&files[1], bytes).expect("write");
 
-    // Whichever worker reads the damage, the consumer sees the same thing.
-    for threads in [1, 2, 4] {
+    // Whichever worker reads the damage, the consumer sees the same thing; also when batches
+    // are handed over as they finish.
+    for (threads, deterministic) in [(1, true), (2, true), (4, true), (2, false), (4, false)] {
         let results: Vec<_> = Dataset::from_files(files.clone())
             .batch(8, false)
             .expect("batch size")
             .raw()
             .threads(threads)
+            .deterministic(deterministic)
             .iter()
             .collect();
         let error = results.iter().find_map(|r| r.as_ref().err()).expect("an error");
@@ -238,7 +240,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
             .filter_map(|r| r.as_ref().ok())
             .map(|b| b.len())
             .collect();
-        assert_eq!(before, [8, 8], "{threads} threads");
+        assert_eq!(before, [8, 8], "{threads} threads, deterministic {deterministic}");
     }
 
     let pipeline = Dataset::from_files(files.clone())

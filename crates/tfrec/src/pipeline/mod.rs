@@ -926,7 +926,10 @@ impl<T: Send + 'static> Iterator for PipelineIter<T> {
                 if let Some(result) = self.pending.remove(&self.delivered) {
                     return Some(self.deliver(result));
                 }
-            } else if let Some((&first, _)) = self.pending.iter().next() {
+            } else if let Some(first) = self.pending.keys().copied().find(|&k| Some(k) != self.end) {
+                // A reader failure (kept at the end position) waits for the batches read
+                // before it, which workers may still be parsing: delivering it first would
+                // shut the pipeline down and lose them.
                 if let Some(result) = self.pending.remove(&first) {
                     return Some(self.deliver(result));
                 }

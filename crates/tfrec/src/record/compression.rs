@@ -227,19 +227,7 @@ fn detect(prefix: &[u8]) -> Compression {
 mod tests {
     use super::*;
     use crate::record::format::encode_header;
-    use crate::record::{RecordWriter, WriterOptions};
-
-    fn compressed(records: &[&[u8]], compression: Compression) -> Vec<u8> {
-        let mut w = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(compression));
-        for r in records {
-            w.write_record(r).unwrap();
-        }
-        w.finish().unwrap()
-    }
-
-    fn framed(records: &[&[u8]]) -> Vec<u8> {
-        compressed(records, Compression::None)
-    }
+    use crate::record::test_files::{compressed, framed};
 
     #[test]
     fn extension_decides() {

@@ -390,20 +390,9 @@ impl<R: BufRead> io::Read for Inflater<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Compression, RecordWriter, WriterOptions};
+    use crate::record::test_files::{compressed, framed};
+    use crate::record::Compression;
     use io::Read;
-
-    fn compressed(records: &[&[u8]], compression: Compression) -> Vec<u8> {
-        let mut w = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(compression));
-        for r in records {
-            w.write_record(r).unwrap();
-        }
-        w.finish().unwrap()
-    }
-
-    fn framed(records: &[&[u8]]) -> Vec<u8> {
-        compressed(records, Compression::None)
-    }
 
     /// Reads with small output buffers; the bytes, and the error that ended them.
     fn drain(bytes: &[u8], compression: Compression) -> (Vec<u8>, Option<StreamDamage>) {

@@ -24,3 +24,23 @@ pub use reader::{
     DEFAULT_MAX_RECORD_LEN,
 };
 pub use writer::{RecordWriter, WriteError, WriterOptions};
+
+/// Record files made in memory for the unit tests of the modules here.
+#[cfg(test)]
+mod test_files {
+    use super::{Compression, RecordWriter, WriterOptions};
+
+    /// `records` framed and compressed as a file would hold them.
+    pub(crate) fn compressed(records: &[&[u8]], compression: Compression) -> Vec<u8> {
+        let mut w = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(compression));
+        for r in records {
+            w.write_record(r).expect("writing to memory");
+        }
+        w.finish().expect("writing to memory")
+    }
+
+    /// `records` framed, uncompressed.
+    pub(crate) fn framed(records: &[&[u8]]) -> Vec<u8> {
+        compressed(records, Compression::None)
+    }
+}

@@ -281,6 +281,27 @@ def test_torch_adapter_shards_by_worker_and_rank(tmp_path, monkeypatch):
     assert sorted(seen) == list(range(40))
 
 
+@pytest.mark.parametrize("files,shuffled", [(2, False), (8, True)])
+def test_torch_adapter_falls_back_to_records_where_files_cannot_be_split(tmp_path, monkeypatch, files, shuffled):
+    # Fewer files than workers, or a record-level stage before: by-file sharding is refused,
+    # and the default shards by record instead; every record is still read exactly once.
+    paths = make_files(tmp_path, files=files, per_file=40 // files)
+    ds = tfrec.Dataset(paths)
+    if shuffled:
+        ds = ds.shuffle(16, seed=3)
+    ds = ds.batch(5).parse(SPEC)
+    seen = []
+    for worker_id in range(4):
+        worker = types.SimpleNamespace(num_workers=4, id=worker_id)
+        adapter = fake_torch(monkeypatch, worker=worker)
+        with pytest.raises(ValueError):
+            list(adapter.IterableDataset(ds, shard_by="file"))
+        seen += ids(list(adapter.IterableDataset(ds, to_tensors=False)))
+    assert sorted(seen) == list(range(40))
+    with pytest.raises(ValueError, match="shard_by"):
+        adapter.IterableDataset(ds, shard_by="files")
+
+
 def test_torch_adapter_single_process_reads_everything(tmp_path, monkeypatch):
     paths = make_files(tmp_path, files=2, per_file=5)
     adapter = fake_torch(monkeypatch)

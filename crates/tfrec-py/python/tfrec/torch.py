@@ -31,13 +31,17 @@ def _make_class():
     class IterableDataset(torch.utils.data.IterableDataset):
         """A :class:`tfrec.Dataset` as a ``torch.utils.data.IterableDataset``.
 
-        ``shard_by``: ``"file"`` (each worker reads whole files; needs at least as many files
-        as workers) or ``"record"`` (every worker reads every file and keeps its records).
+        ``shard_by``: ``"auto"`` (the default: whole files where the data set allows it, that is
+        with at least as many files as workers and no record-level stage before, else records),
+        ``"file"`` (each worker reads whole files; a ``ValueError`` when the data set does not
+        allow it) or ``"record"`` (every worker reads every file and keeps its records).
         ``to_tensors``: NumPy arrays become tensors with ``torch.from_numpy`` (no copy).
         """
 
-        def __init__(self, dataset, shard_by="file", to_tensors=True):
+        def __init__(self, dataset, shard_by="auto", to_tensors=True):
             super().__init__()
+            if shard_by not in ("auto", "file", "record"):
+                raise ValueError(f"shard_by must be 'auto', 'file' or 'record', not {shard_by!r}")
             self.dataset = dataset
             self.shard_by = shard_by
             self.to_tensors = to_tensors
@@ -46,7 +50,15 @@ def _make_class():
             num_shards, index = shard_index(torch)
             ds = self.dataset
             if num_shards > 1:
-                ds = ds.shard(num_shards, index, by=self.shard_by)
+                if self.shard_by == "auto":
+                    # Every worker makes the same choice: it depends only on the data set and
+                    # the number of shards, so the shards still partition the data.
+                    try:
+                        ds = ds.shard(num_shards, index, by="file")
+                    except ValueError:
+                        ds = ds.shard(num_shards, index, by="record")
+                else:
+                    ds = ds.shard(num_shards, index, by=self.shard_by)
             for item in ds:
                 yield self._convert(item) if self.to_tensors else item
 

@@ -9,9 +9,10 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use rustc_hash::FxHashMap;
 
 use super::arrays::{fixed_lists, fixed_type, list, list_type, offsets_from_rows, value_type};
-use super::storage::{dense_shape, dense_values, sparse_index_column, sparse_rank};
+use super::storage::{dense_shape, dense_values, dense_values_owned, sparse_index_column, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::example::ExampleView;
+use crate::parse::fast;
 use crate::parse::{
     DType, ExampleParser, FeatureSpec, FeatureSpecs, Partition, RaggedTensor, SparseTensor, Tensor, TensorMap,
 };
@@ -160,7 +161,7 @@ impl ExampleColumns {
 
     /// Parses `records` (serialized Examples) into one record batch of `records.len()` rows.
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
-        let tensors = if records.len() > 4096 {
+        let mut tensors = if records.len() > 4096 {
             self.parser.parse_batch_parallel(records, 2048)?
         } else {
             self.parser.parse_batch(records)?
@@ -170,7 +171,7 @@ impl ExampleColumns {
             .columns
             .iter()
             .enumerate()
-            .map(|(i, c)| column_array(c, &tensors, records.len(), valid.get(i).and_then(|v| v.as_deref())))
+            .map(|(i, c)| column_array(c, &mut tensors, records.len(), valid.get(i).and_then(|v| v.as_deref())))
             .collect::<Result<Vec<_>, _>>()?;
         RecordBatch::try_new_with_options(
             self.schema.clone(),
@@ -200,17 +201,48 @@ fn presence<R: AsRef<[u8]>>(
     if keys.is_empty() {
         return Ok(valid);
     }
+    // The keys of the record before, by position: records of one writer list their features
+    // in the same order, so a key is mostly checked against the one in its place there rather
+    // than hashed.
+    let mut predicted: Vec<(&[u8], Option<&Vec<usize>>)> = Vec::new();
     for (row, record) in records.iter().enumerate() {
-        let mut entries = ExampleView::new(record.as_ref()).entries();
+        let record = record.as_ref();
+        let mut entry = 0;
+        let walked = fast::walk_entries(record, 0x0a, |key, _| {
+            let columns = match predicted.get_mut(entry) {
+                Some((k, columns)) if *k == key => *columns,
+                Some(p) => {
+                    *p = (key, keys.get(key));
+                    p.1
+                }
+                None => {
+                    let columns = keys.get(key);
+                    predicted.push((key, columns));
+                    columns
+                }
+            };
+            entry += 1;
+            for &c in columns.into_iter().flatten() {
+                if let Some(v) = valid[c].as_mut() {
+                    v[row] = true;
+                }
+            }
+        });
+        if walked {
+            continue;
+        }
+        // Not the plain encoding (or not an Example): the careful walk decides, from scratch.
+        for v in valid.iter_mut().flatten() {
+            v[row] = false;
+        }
+        let mut entries = ExampleView::new(record).entries();
         while let Some((key, _)) = entries.next_entry().map_err(|source| ColumnarError::Decode {
             record: row,
             error: source,
         })? {
-            if let Some(columns) = keys.get(key) {
-                for &c in columns {
-                    if let Some(v) = valid[c].as_mut() {
-                        v[row] = true;
-                    }
+            for &c in keys.get(key).into_iter().flatten() {
+                if let Some(v) = valid[c].as_mut() {
+                    v[row] = true;
                 }
             }
         }
@@ -225,31 +257,30 @@ fn missing(column: &str) -> ColumnarError {
     }
 }
 
-/// The column of one spec from the batch's tensors.
+/// The column of one spec, made from (and taking) its tensor out of the batch's tensors:
+/// numeric values move into the Arrow array without a copy.
 pub(super) fn column_array(
     column: &Column,
-    tensors: &TensorMap,
+    tensors: &mut TensorMap,
     nrows: usize,
     valid: Option<&[bool]>,
 ) -> Result<ArrayRef, ColumnarError> {
     let name = column.name.as_str();
-    let tensor = tensors.get(name).ok_or_else(|| missing(name))?;
+    let tensor = tensors.remove(name).ok_or_else(|| missing(name))?;
     match (&column.plan, tensor) {
         (Plan::Fixed { dims }, Tensor::Dense(t)) => {
             let per_row: usize = dims.iter().product::<usize>().max(1);
-            let values = dense_values(t, column.utf8, name, &|i| i / per_row)?;
+            let values = dense_values_owned(t, column.utf8, name, &|i| i / per_row)?;
             fixed_lists(values, dims, nrows, name)
         }
         (Plan::VarLen, Tensor::Sparse(t)) => {
-            let rows = sparse_index_column(t, 0);
-            let values = dense_values(&t.values, column.utf8, name, &|i| {
-                rows.get(i).map_or(0, |&r| r as usize)
-            })?;
+            let rows = sparse_index_column(&t, 0);
+            let values = dense_values_owned(t.values, column.utf8, name, &|i| rows.get(i).map_or(0, |&r| r as usize))?;
             list(values, &offsets_from_rows(&rows, nrows), valid, name)
         }
-        (Plan::Ragged { lists, inner }, Tensor::Ragged(t)) => ragged_array(name, t, *lists, inner, column.utf8, valid),
+        (Plan::Ragged { lists, inner }, Tensor::Ragged(t)) => ragged_array(name, &t, *lists, inner, column.utf8, valid),
         (Plan::Sparse { index_keys, value_key }, Tensor::Sparse(t)) => {
-            sparse_struct(name, t, index_keys, value_key, column.utf8, nrows, valid)
+            sparse_struct(name, &t, index_keys, value_key, column.utf8, nrows, valid)
         }
         _ => Err(missing(name)),
     }

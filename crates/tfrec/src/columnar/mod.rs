@@ -191,6 +191,36 @@ mod tests {
     }
 
     #[test]
+    fn presence_is_the_same_whatever_the_key_order_or_encoding() {
+        // `v: [1]` with its map entry written value first (`12 … 0a 01 'v'`): valid protobuf
+        // that the fast walk does not take, so the careful walk decides that row.
+        let value_first = vec![
+            0x0a, 0x0c, 0x0a, 0x0a, 0x12, 0x05, 0x1a, 0x03, 0x0a, 0x01, 0x01, 0x0a, 0x01, b'v',
+        ];
+        let records = vec![
+            example(&[("v", Feature::Int64(vec![1])), ("w", Feature::Int64(vec![2]))]),
+            example(&[("w", Feature::Int64(vec![3])), ("v", Feature::Int64(vec![4]))]),
+            example(&[("w", Feature::Int64(vec![5]))]),
+            value_first,
+            example(&[]),
+            example(&[("v", Feature::Int64(vec![6]))]),
+        ];
+        let c = columns(
+            json!({"v": {"type": "VarLenFeature", "dtype": "int64"}, "w": {"type": "VarLenFeature", "dtype": "int64"}}),
+            StringColumns::Binary,
+        );
+        let batch = c.to_batch(&records).unwrap();
+        let valid = |name: &str| -> Vec<bool> {
+            let column = batch.column_by_name(name).unwrap();
+            (0..column.len()).map(|i| column.is_valid(i)).collect()
+        };
+        assert_eq!(valid("v"), [true, true, false, true, false, true]);
+        assert_eq!(valid("w"), [true, true, true, false, false, false]);
+        let v = batch.column_by_name("v").unwrap().as_list::<i32>();
+        assert_eq!(v.value(3).as_primitive::<Int64Type>().values(), &[1]);
+    }
+
+    #[test]
     fn fixed_len_defaults_fill_and_required_fails() {
         let records = vec![example(&[("x", Feature::Float(vec![1.5, 2.5]))]), example(&[])];
         let with_default = columns(

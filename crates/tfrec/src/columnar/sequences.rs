@@ -137,7 +137,7 @@ impl SequenceColumns {
 
     /// Parses `records` (serialized SequenceExamples) into one record batch.
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
-        let parsed = if records.len() > 4096 {
+        let mut parsed = if records.len() > 4096 {
             self.parser.parse_batch_parallel(records, 2048)?
         } else {
             self.parser.parse_batch(records)?
@@ -182,7 +182,7 @@ impl SequenceColumns {
         let mut arrays = Vec::with_capacity(self.context.len() + self.lists.len());
         for (i, c) in self.context.iter().enumerate() {
             let valid = c.presence_key.is_some().then(|| context_valid[i].as_slice());
-            arrays.push(column_array(c, &parsed.context, n, valid)?);
+            arrays.push(column_array(c, &mut parsed.context, n, valid)?);
         }
         for (i, l) in self.lists.iter().enumerate() {
             let tensor = parsed.feature_lists.get(&l.name);

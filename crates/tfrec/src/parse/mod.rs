@@ -13,7 +13,7 @@ mod columns;
 mod concat;
 mod error;
 mod example;
-mod fast;
+pub(crate) mod fast;
 mod json;
 mod ragged;
 mod sequence;

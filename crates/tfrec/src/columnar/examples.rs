@@ -201,26 +201,12 @@ fn presence<R: AsRef<[u8]>>(
     if keys.is_empty() {
         return Ok(valid);
     }
-    // The keys of the record before, by position: records of one writer list their features
-    // in the same order, so a key is mostly checked against the one in its place there rather
-    // than hashed.
-    let mut predicted: Vec<(&[u8], Option<&Vec<usize>>)> = Vec::new();
+    let mut predicted = fast::KeyOrder::new();
     for (row, record) in records.iter().enumerate() {
         let record = record.as_ref();
         let mut entry = 0;
         let walked = fast::walk_entries(record, 0x0a, |key, _| {
-            let columns = match predicted.get_mut(entry) {
-                Some((k, columns)) if *k == key => *columns,
-                Some(p) => {
-                    *p = (key, keys.get(key));
-                    p.1
-                }
-                None => {
-                    let columns = keys.get(key);
-                    predicted.push((key, columns));
-                    columns
-                }
-            };
+            let columns = predicted.get(entry, key, |key| keys.get(key));
             entry += 1;
             for &c in columns.into_iter().flatten() {
                 if let Some(v) = valid[c].as_mut() {

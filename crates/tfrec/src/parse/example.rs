@@ -447,7 +447,7 @@ impl ExampleParser {
         };
         let mut found: Vec<Option<&[u8]>> = vec![None; self.slots.len()];
         let mut marks: Vec<(usize, usize)> = vec![(0, 0); self.slots.len()];
-        let mut predicted = Vec::new();
+        let mut predicted = fast::KeyOrder::new();
         for (j, record) in records.iter().enumerate() {
             let record = record.as_ref();
             for (mark, column) in marks.iter_mut().zip(&columns) {
@@ -469,33 +469,19 @@ impl ExampleParser {
     /// The hot path (see [`fast`](super::fast)): `false` when the example needs the careful
     /// path, in which case the columns may hold part of it (the caller undoes that).
     ///
-    /// `predicted` holds the previous record's entries in order, each key with its slot:
-    /// records of one writer list their features in the same order, so comparing the key
-    /// with the one at the same position usually replaces the hash lookup (17% of the
-    /// instructions of a 48-feature parse went to hashing and probing).
+    /// `predicted` holds the previous record's keys in order, each with its slot.
     #[inline]
     fn fast_example<'r>(
         &self,
         record: &'r [u8],
         columns: &mut [Column],
         found: &mut [Option<&'r [u8]>],
-        predicted: &mut Vec<(&'r [u8], Option<usize>)>,
+        predicted: &mut fast::KeyOrder<'r, Option<usize>>,
     ) -> bool {
         found.iter_mut().for_each(|f| *f = None);
         let mut entry = 0;
         let walked = fast::walk_entries(record, 0x0a, |key, value| {
-            let slot = match predicted.get_mut(entry) {
-                Some((k, slot)) if *k == key => *slot,
-                Some(p) => {
-                    *p = (key, self.lookup.get(key).copied());
-                    p.1
-                }
-                None => {
-                    let slot = self.lookup.get(key).copied();
-                    predicted.push((key, slot));
-                    slot
-                }
-            };
+            let slot = predicted.get(entry, key, |key| self.lookup.get(key).copied());
             if let Some(slot) = slot {
                 found[slot] = Some(value);
             }

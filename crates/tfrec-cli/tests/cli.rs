@@ -1,5 +1,7 @@
 //! End-to-end tests of the `tfrec` binary on the bundled samples and the golden files.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -199,12 +201,12 @@ fn parse_prints_json_and_saves_npz() {
         "--threads",
         "2",
     ]);
-    // NumPy itself must read it (CI installs numpy).
+    // NumPy itself must read it.
     let check = "import numpy as np, sys\nz = np.load(sys.argv[1])\nassert z['feature2/bytes'].dtype == np.uint8 and z['feature2/offsets'].shape == (101,) and z['feature0'].shape == (100,), z.files\nprint(z['feature3'][:2])";
-    let status = Command::new("python3")
+    let status = Command::new(common::python_with_numpy())
         .args(["-c", check, path_str(&npz)])
         .status()
-        .expect("python3 with numpy is needed for this check");
+        .expect("run Python");
     assert!(status.success(), "numpy could not read our .npz");
 
     let out = tfrec(&[

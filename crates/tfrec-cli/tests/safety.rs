@@ -254,10 +254,10 @@ fn npz_keeps_bytes_exactly_and_joins_batches() {
          assert sorted(z.files) == ['id', 'name/bytes', 'name/offsets', 'name/shape'], z.files\n",
         format!("{:?}", values.iter().map(|v| v.to_vec()).collect::<Vec<_>>()).replace(' ', "")
     );
-    let status = std::process::Command::new("python3")
+    let status = std::process::Command::new(python_with_numpy())
         .args(["-c", &check, s(&d.join("b.npz"))])
         .status()
-        .expect("python3 with numpy is needed for this check");
+        .expect("run Python");
     assert!(status.success(), "numpy did not read the bytes back exactly");
 }
 

@@ -97,3 +97,24 @@ pub fn names_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The Python interpreter the checks against NumPy run: `TFREC_TEST_PYTHON` (which
+/// `scripts/test` sets to its `.venv`), else `python3`. Fails, saying what to do, when that
+/// interpreter has no NumPy: these checks read our output with an independent implementation
+/// and are never skipped.
+pub fn python_with_numpy() -> PathBuf {
+    let python = std::env::var_os("TFREC_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let has_numpy = Command::new(&python)
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        has_numpy,
+        "this test reads tfrec's output with NumPy, and {} has none: run it through scripts/test \
+         (which makes .venv with NumPy), or set TFREC_TEST_PYTHON to a Python that has NumPy",
+        python.display()
+    );
+    python
+}

@@ -67,7 +67,7 @@ fn is_data_problem(error: &(dyn Error + 'static)) -> bool {
 
 /// Reports a record error that ended a command after its output, and the status to exit with.
 pub fn report_record_failure(error: &RecordError) -> std::process::ExitCode {
-    eprintln!("tfrec: {}", crate::report::describe(error));
+    say!("tfrec: {}", crate::report::describe(error));
     std::process::ExitCode::from(exit_code(error).unwrap_or(EXIT_USAGE))
 }
 

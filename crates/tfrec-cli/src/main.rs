@@ -1,5 +1,15 @@
 //! The `tfrec` command: thin glue between the command line and the `tfrec` library.
 
+/// Writes a line to standard error, ignoring failure. Messages on stderr are a courtesy: a
+/// closed or full stderr must not panic (as `eprintln!` does) or change the exit status, which
+/// the data decides. `eprintln!` is refused by clippy in this crate (see clippy.toml).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod commands;
 mod error;
 mod input;
@@ -83,8 +93,8 @@ fn main() -> ExitCode {
             None => ExitCode::SUCCESS,
             Some(code) => {
                 match error.downcast_ref::<tfrec::record::RecordError>() {
-                    Some(e) => eprintln!("tfrec: {}", report::describe(e)),
-                    None => eprintln!("tfrec: {error}"),
+                    Some(e) => say!("tfrec: {}", report::describe(e)),
+                    None => say!("tfrec: {error}"),
                 }
                 ExitCode::from(code)
             }

@@ -49,7 +49,7 @@ impl MessageArgs {
             return true;
         }
         if !kinds.is_empty() && kinds.iter().all(|k| *k == MessageKind::Either) && first.iter().any(|r| !r.is_empty()) {
-            eprintln!("note: no record has feature lists, so reading them as Examples (--kind sequence to override)");
+            say!("note: no record has feature lists, so reading them as Examples (--kind sequence to override)");
         }
         false
     }

@@ -2,6 +2,8 @@
 //! (checked by file identity before anything is touched), and it is written under a temporary
 //! name in its target directory, renamed into place only when the command succeeds. On any
 //! failure the temporary file is removed, so nothing partial is ever left to read as whole.
+//! A command that writes a whole directory (`shard`, `shuffle`) claims it for the run, so two
+//! runs never mix their files.
 
 use std::fs::{self, File};
 use std::io;
@@ -65,6 +67,29 @@ pub fn refuse_same_file(output: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn
     Ok(())
 }
 
+/// Refuses (a usage error) any overlap among the files a command touches: every path it writes
+/// against every path it reads (record inputs, spec files, …) and against every other path it
+/// writes. Called before anything is written.
+pub fn refuse_overlaps(reads: &[PathBuf], writes: &[&Path]) -> Result<(), Box<dyn std::error::Error>> {
+    for (i, write) in writes.iter().enumerate() {
+        refuse_same_file(write, reads)?;
+        let this = identity(write).map_err(|e| format!("{}: {e}", write.display()))?;
+        for other in &writes[..i] {
+            let that = identity(other).map_err(|e| format!("{}: {e}", other.display()))?;
+            let same_inode = this.inode.is_some() && this.inode == that.inode;
+            if same_inode || this.canonical == that.canonical {
+                return Err(format!(
+                    "{} and {} name the same file: give each output its own path",
+                    other.display(),
+                    write.display()
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses (a usage error) when the output directory `dir` holds one of `inputs` (at any depth)
 /// or is one of them.
 pub fn refuse_dir_holding_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
@@ -84,6 +109,59 @@ pub fn refuse_dir_holding_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), B
         }
     }
     Ok(())
+}
+
+/// An exclusive claim on an output directory for the length of a run: an advisory lock on a
+/// lock file inside it, which the operating system releases if the process dies, so a killed
+/// run never leaves the directory claimed. The file is removed when the claim is dropped.
+pub struct DirClaim {
+    path: PathBuf,
+    /// Holds the lock; closing it releases the lock.
+    _file: File,
+}
+
+impl DirClaim {
+    /// The lock file's name inside the claimed directory.
+    pub const FILE_NAME: &'static str = ".tfrec-lock";
+
+    /// Claims `dir` (which must exist), or says that another run holds it.
+    pub fn take(dir: &Path) -> Result<DirClaim, Box<dyn std::error::Error>> {
+        let path = dir.join(Self::FILE_NAME);
+        let named = |e: io::Error| format!("{}: {e}", path.display());
+        loop {
+            let file = fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(named)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => return Err(format!(
+                    "another run is writing into {} (it holds {}): wait for it to finish, or choose another directory",
+                    dir.display(),
+                    path.display()
+                )
+                .into()),
+                Err(fs::TryLockError::Error(e)) => return Err(named(e).into()),
+            }
+            // The run before may have removed the file between our open and our lock: a lock on
+            // a removed file claims nothing, so try again on the file the name now gives.
+            let held = file.metadata().map_err(named)?;
+            let named_now = fs::metadata(&path).ok();
+            if named_now.is_some_and(|m| (m.dev(), m.ino()) == (held.dev(), held.ino())) {
+                return Ok(DirClaim { path, _file: file });
+            }
+        }
+    }
+}
+
+impl Drop for DirClaim {
+    fn drop(&mut self) {
+        // Removed while still locked, so no other run can lock this file and then find it gone
+        // (that run sees another inode under the name and tries again).
+        let _ = fs::remove_file(&self.path);
+    }
 }
 
 /// A file being written under a temporary name beside its final path; removed if dropped
@@ -160,7 +238,8 @@ impl OutputArgs {
         }
     }
 
-    /// Checks that the output is none of `inputs`, then starts writing it.
+    /// Checks that the output is none of `inputs` (every file the command reads), then starts
+    /// writing it.
     pub fn create(&self, inputs: &[PathBuf]) -> Result<PendingRecords, Box<dyn std::error::Error>> {
         refuse_same_file(&self.output, inputs)?;
         let file = PendingFile::create(&self.output)?;

@@ -270,7 +270,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     out.flush()?;
     if printer.cut_any {
-        eprintln!("note: values longer than {max_bytes} bytes were cut (--max-bytes 0 prints everything)");
+        say!("note: values longer than {max_bytes} bytes were cut (--max-bytes 0 prints everything)");
     }
     print_skipped(&reader);
     match pending_error {

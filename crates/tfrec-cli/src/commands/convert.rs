@@ -23,7 +23,7 @@ use tfrec::record::CompressionChoice;
 
 use crate::error::data;
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::{refuse_same_file, OutputArgs, PendingFile};
+use crate::output::{refuse_overlaps, refuse_same_file, OutputArgs, PendingFile};
 use crate::progress::Progress;
 
 /// A file format `convert` reads or writes.
@@ -129,7 +129,7 @@ fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), 
     let sample = sample_records(files, args.input.reader_options(args.skip), args.infer_rows)?;
     let inferred = infer_specs(&sample).map_err(|e| data(format!("inferring a spec: {e}")))?;
     for (name, why) in &inferred.skipped {
-        eprintln!("warning: feature '{name}' left out: {why}");
+        say!("warning: feature '{name}' left out: {why}");
     }
     let strings = inferred.string_columns(args.utf8);
     Ok((inferred.spec, strings))
@@ -147,10 +147,9 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
     }
     let (spec, strings) = spec_of(args, &files)?;
     if args.print_spec {
-        eprintln!("{:#}", spec_json(&spec));
+        say!("{:#}", spec_json(&spec));
     }
     if let Some(path) = &args.save_spec {
-        refuse_same_file(path, &files)?;
         let pending = PendingFile::create(path)?;
         writeln!(pending.file()?, "{:#}", spec_json(&spec))?;
         pending.commit()?;
@@ -373,11 +372,17 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     if from == Format::Tfrecord && to == Format::Tfrecord {
         return Err("TFRecord to TFRecord: use `tfrec shard` (or give --to with a columnar output)".into());
     }
+    // Every file the command reads or writes, spec files too, before anything is written.
+    let reads: Vec<PathBuf> = files.iter().chain(&args.spec).cloned().collect();
+    let writes: Vec<&Path> = std::iter::once(args.output.as_path())
+        .chain(args.save_spec.as_deref())
+        .collect();
+    refuse_overlaps(&reads, &writes)?;
     let input = match from {
         Format::Tfrecord => tfrecord_input(&args, files.clone())?,
         _ => columnar_input(from, files.clone(), args.batch_rows)?,
     };
-    let mut sink = Sink::create(to, &args, &files, &input.schema)?;
+    let mut sink = Sink::create(to, &args, &reads, &input.schema)?;
     let mut rows = 0u64;
     for batch in input.batches {
         let batch = batch?;
@@ -385,6 +390,6 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         sink.write(&batch)?;
     }
     sink.finish(rows)?;
-    eprintln!("{rows} records written to {}", args.output.display());
+    say!("{rows} records written to {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

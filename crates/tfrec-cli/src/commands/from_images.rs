@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     classes.sort();
     let mut sources: Vec<(PathBuf, i64)> = images_in(&args.dir)?.into_iter().map(|p| (p, args.label)).collect();
     for (label, class) in classes.iter().enumerate() {
-        eprintln!("label {label}: {}", class.display());
+        say!("label {label}: {}", class.display());
         sources.extend(images_in(class)?.into_iter().map(|p| (p, label as i64)));
     }
     if sources.is_empty() {
@@ -83,6 +83,6 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     progress.finish();
     let n = output.finish_verified()?;
-    eprintln!("wrote {n} records to {}", args.output.output.display());
+    say!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)
 }

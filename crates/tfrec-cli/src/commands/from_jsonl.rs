@@ -81,7 +81,8 @@ fn is_sequence_line(line: &str) -> bool {
 
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let hints = hints(&args)?;
-    let mut output = args.output.create(&args.inputs)?;
+    let reads: Vec<PathBuf> = args.inputs.iter().chain(&args.spec).cloned().collect();
+    let mut output = args.output.create(&reads)?;
     let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
         let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
@@ -116,6 +117,6 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     progress.finish();
     let n = output.finish_verified()?;
-    eprintln!("wrote {n} records to {}", args.output.output.display());
+    say!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -74,6 +74,6 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     progress.finish();
     let n = output.finish_verified()?;
-    eprintln!("wrote {n} records to {}", args.output.output.display());
+    say!("wrote {n} records to {}", args.output.output.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -115,7 +115,7 @@ impl Parser {
     fn check_kind(&self, batch: &[&[u8]]) {
         let kinds: Vec<MessageKind> = batch.iter().take(64).map(|r| detect_message(r)).collect();
         match self {
-            Parser::Example(_) if kinds.contains(&MessageKind::SequenceExample) => eprintln!(
+            Parser::Example(_) if kinds.contains(&MessageKind::SequenceExample) => say!(
                 "warning: the records look like SequenceExamples (they have feature lists) but the spec is \
                  for Examples; a SequenceExample spec is {{\"context_features\": …, \"sequence_features\": …}}"
             ),
@@ -124,7 +124,7 @@ impl Parser {
                     && !kinds.contains(&MessageKind::SequenceExample)
                     && batch.iter().any(|r| !r.is_empty()) =>
             {
-                eprintln!(
+                say!(
                     "warning: no record has feature lists, so they look like Examples, but the spec is for \
                      SequenceExamples; an Example spec is a plain {{name: spec}} object"
                 )
@@ -165,10 +165,12 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let parser = Arc::new(parser);
     let dataset = args.input.dataset(args.skip)?;
+    // Every file the command reads, the spec too, is checked against the output.
     let files: Vec<PathBuf> = dataset.files().to_vec();
+    let reads: Vec<PathBuf> = files.iter().chain([&args.spec]).cloned().collect();
     let npz_file = match (args.format, &args.output) {
         (Format::Npz, Some(path)) => {
-            refuse_same_file(path, &files)?;
+            refuse_same_file(path, &reads)?;
             let pending = PendingFile::create(path)?;
             let stream = NpzStream::new(pending.file()?, parent_dir(path));
             Some((pending, stream))
@@ -247,7 +249,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if args.stats {
         let seconds = started.elapsed().as_secs_f64();
-        eprintln!(
+        say!(
             "parsed {records} records ({:.1} MB) in {count} batches in {seconds:.3} s: {:.0} records/s, {:.1} MB/s",
             bytes as f64 / 1e6,
             records as f64 / seconds,

@@ -2,7 +2,8 @@
 //! feature's hash), optionally shuffled, in a chosen compression; every shard is read back and
 //! checked before the command reports success.
 //!
-//! The output directory is created only once the inputs open, may not hold an input, and must
+//! The output directory is created only once the inputs open, may not hold an input, is claimed
+//! for the run (a second run into it fails at once instead of mixing its shards in), and must
 //! be empty of anything but the shards of an earlier run with the same prefix, which
 //! `--overwrite` replaces. Shards are written under temporary names and renamed into place only
 //! when all of them are complete, so a failed run leaves the directory as it found it.
@@ -18,7 +19,7 @@ use tfrec::example::ExampleView;
 use tfrec::record::{Compression, CompressionChoice, RecordWriter, WriterOptions};
 
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::{finish_and_check, refuse_dir_holding_inputs, PendingFile};
+use crate::output::{finish_and_check, refuse_dir_holding_inputs, DirClaim, PendingFile};
 use crate::progress::Progress;
 use crate::report::{print_skipped, skipped_json, stdout};
 
@@ -143,6 +144,9 @@ fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathB
     for entry in entries {
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == DirClaim::FILE_NAME {
+            continue; // Our own claim.
+        }
         if path.is_file() && is_our_shard(name, prefix) {
             ours.push(path);
         } else {
@@ -267,10 +271,14 @@ pub fn run(args: ShardArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Everything that can be refused is checked before anything is created or written.
     let mut reader = args.input.open(args.skip)?;
     refuse_dir_holding_inputs(&args.output, reader.files())?;
-    let earlier = earlier_shards(&args.output, &args.prefix, common.overwrite)?;
     let created_dir = !args.output.exists();
     fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
-    let result = write_shards(&args, &mut reader, shards, &earlier);
+    // What the directory holds is looked at only under the claim: checked before it, a second
+    // run could find it empty, then write beside (or over) the first one's shards.
+    let result = DirClaim::take(&args.output).and_then(|_claim| {
+        let earlier = earlier_shards(&args.output, &args.prefix, common.overwrite)?;
+        write_shards(&args, &mut reader, shards, &earlier)
+    });
     if result.is_err() && created_dir {
         let _ = fs::remove_dir(&args.output); // Only if still empty.
     }

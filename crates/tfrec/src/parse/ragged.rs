@@ -255,7 +255,7 @@ pub(crate) fn apply_batched(
             nrows
         } else {
             let rest = inner_elements(ctx, rt)?;
-            if n % len != 0 {
+            if !n.is_multiple_of(len) {
                 return Err(ctx.err(E::Reshape {
                     values: n.saturating_mul(rest),
                     multiple: len.saturating_mul(rest) as i128,
@@ -385,7 +385,7 @@ pub(crate) fn apply_single(
         if rt.ragged_rank() == 0 {
             let n = nvals as usize;
             let rest = inner_elements(ctx, rt)?;
-            if length <= 0 || n % length as usize != 0 {
+            if length <= 0 || !n.is_multiple_of(length as usize) {
                 return Err(ctx.err(E::Reshape {
                     values: n.saturating_mul(rest),
                     multiple: i128::from(length),

@@ -796,7 +796,7 @@ impl SequenceParser {
                     .into_iter()
                     .max()
                     .unwrap_or(0);
-                if stride > 0 && most % stride != 0 {
+                if stride > 0 && !most.is_multiple_of(stride) {
                     return None;
                 }
             }

@@ -10,16 +10,17 @@ use tfrec::record::{MultiFileReader, ReadStats, RecordError, RecordErrorKind};
 /// Problems named one by one in a skip report; the rest are only counted.
 pub const FIRST_PROBLEMS: usize = 5;
 
-/// A record error as a sentence. A file whose very first header is not valid is most likely not
-/// TFRecord at all, and says so.
+/// A record error as a sentence. Damage at a file's first byte is reported as such (the
+/// records after it may be intact, and `--skip-corrupt` reads them), with a word on the other
+/// likely story.
 pub fn describe(error: &RecordError) -> String {
     let first_header = error.location.offset == 0 && error.location.record_index == 0;
-    match (&error.kind, error.path()) {
-        (RecordErrorKind::LengthCrcMismatch { .. }, Some(path)) if first_header => format!(
-            "not a TFRecord file: {} (its first 12 bytes are not a valid record header; \
-             --compression if it is compressed without a telling extension)",
-            path.display()
-        ),
+    match &error.kind {
+        RecordErrorKind::LengthCrcMismatch {
+            looks_compressed: None, ..
+        } if first_header && !error.location.decompressed => {
+            format!("{error} (the file's first header: damaged, or this is not a TFRecord file)")
+        }
         _ => error.to_string(),
     }
 }

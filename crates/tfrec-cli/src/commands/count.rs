@@ -50,7 +50,12 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .files()
             .iter()
             .zip(&counts)
-            .map(|(path, n)| json!({"path": path.display().to_string(), "records": n}))
+            .enumerate()
+            .map(|(i, (path, n))| {
+                // As read: a compressed file under a plain name is detected from its content.
+                let compression = reader.compression_of(i).map(|c| c.to_string());
+                json!({"path": path.display().to_string(), "records": n, "compression": compression})
+            })
             .collect();
         let report = json!({
             "ok": failure.is_none(),

@@ -65,12 +65,15 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let mut regions: Vec<Vec<RecordError>> = Vec::new();
         let mut records = 0u64;
         let mut data_bytes = 0u64;
+        let mut torn_tail_bytes = 0u64;
+        let mut compression = None;
         match RecordReader::open(path, options.clone()) {
             Err(error) => {
                 unreadable = true;
                 regions.push(vec![error]);
             }
             Ok(mut reader) => {
+                compression = Some(reader.compression().to_string());
                 let end = loop {
                     match reader.next_record() {
                         Ok(Some(_)) => {
@@ -84,6 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 };
                 records = reader.stats().records;
                 data_bytes = reader.stats().data_bytes;
+                torn_tail_bytes = reader.stats().torn_tail_bytes;
                 let mut last = reader.take_problems();
                 if let Some(e) = end {
                     unreadable |= crate::error::exit_code(&e) == Some(crate::error::EXIT_USAGE);
@@ -114,6 +118,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             "ok": problems.is_empty(),
             "records": records,
             "data_bytes": data_bytes,
+            "torn_tail_bytes": torn_tail_bytes,
+            "compression": compression,
             "problems": problems,
         }));
     }
@@ -123,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     out.flush()?;
     if bad_files > 0 && !args.json {
-        eprintln!("tfrec: {bad_files} of {} files have problems", files.len());
+        say!("tfrec: {bad_files} of {} files have problems", files.len());
     }
     Ok(if unreadable {
         ExitCode::from(crate::error::EXIT_USAGE)

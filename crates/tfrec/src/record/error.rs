@@ -5,7 +5,21 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::compression::Compression;
 use super::inflate::StreamDamage;
+
+/// The end of a first-header error's text when the stream looks compressed: how to read it.
+fn compressed_hint(looks_compressed: Option<Compression>) -> String {
+    let (name, flag) = match looks_compressed {
+        Some(Compression::Gzip) => ("GZIP", "gzip"),
+        Some(Compression::Zlib) => ("ZLIB", "zlib"),
+        _ => return String::new(),
+    };
+    format!(
+        "; the data starts like a {name} stream: read it as {name} (`--compression {flag}` in the CLI, \
+         `compression_type=\"{name}\"` in Python)"
+    )
+}
 
 /// Where in the input a problem was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,12 +57,15 @@ impl fmt::Display for Location {
 pub enum RecordErrorKind {
     /// The length field does not match its CRC. The length cannot be trusted, so the reader
     /// can only go on by resynchronising (scanning for the next valid header).
-    #[error("corrupted record: the length's CRC does not match (stored {stored:#010x}, computed {computed:#010x})")]
+    #[error("corrupted record: the length's CRC does not match (stored {stored:#010x}, computed {computed:#010x}){}", compressed_hint(*looks_compressed))]
     LengthCrcMismatch {
         /// The masked CRC-32C stored after the length.
         stored: u32,
         /// The masked CRC-32C of the length bytes as read.
         computed: u32,
+        /// At the first byte of a stream read as plain: the compression its first bytes look
+        /// like (GZIP or ZLIB), the likelier story than damage.
+        looks_compressed: Option<Compression>,
     },
 
     /// The data does not match its CRC (or the CRC itself was damaged). The length was valid,

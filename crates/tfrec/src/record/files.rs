@@ -209,6 +209,8 @@ pub struct MultiFileReader {
     /// Index in `files` of the file `current` reads, or of the next file to open.
     file_index: usize,
     current: Option<FileRecordReader>,
+    /// The compression each file was read with, once opened (parallel to `files`).
+    compressions: Vec<Option<Compression>>,
     /// Counters of the files already finished.
     finished: ReadStats,
     problems: Vec<RecordError>,
@@ -225,6 +227,7 @@ impl MultiFileReader {
             options,
             file_index: 0,
             current: None,
+            compressions: Vec::new(),
             finished: ReadStats::default(),
             problems: Vec::new(),
             disk_bytes: Arc::new(AtomicU64::new(0)),
@@ -331,6 +334,12 @@ impl MultiFileReader {
             .sum()
     }
 
+    /// The compression file `index` was read with (named, or detected from its content), once
+    /// it has been opened.
+    pub fn compression_of(&self, index: usize) -> Option<Compression> {
+        self.compressions.get(index).copied().flatten()
+    }
+
     fn open_next(&mut self) -> Result<(), RecordError> {
         let Some(path) = self.files.get(self.file_index) else {
             self.ended = true;
@@ -342,6 +351,8 @@ impl MultiFileReader {
         });
         match reader {
             Ok(reader) => {
+                self.compressions.resize(self.files.len(), None);
+                self.compressions[self.file_index] = Some(reader.compression());
                 self.current = Some(reader);
                 Ok(())
             }

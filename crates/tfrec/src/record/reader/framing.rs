@@ -3,6 +3,7 @@
 
 use std::io::{self, Read};
 
+use super::super::compression::{Compression, DETECT_PREFIX};
 use super::super::error::{RecordError, RecordErrorKind};
 use super::super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use super::super::inflate::StreamDamage;
@@ -49,6 +50,21 @@ impl<R: Read> RecordReader<R> {
         Ok(None)
     }
 
+    /// At the start of a stream read as plain, the compression its first bytes show, if any.
+    #[cold]
+    fn looks_compressed(&self) -> Option<Compression> {
+        if self.offset != 0 || self.compression != Compression::None {
+            return None;
+        }
+        let prefix = &self.window[self.pos..self.end];
+        match Compression::detect(&prefix[..prefix.len().min(DETECT_PREFIX)]) {
+            // GZIP's two magic bytes are telling even when the stream is damaged right after
+            // them; ZLIB's are too easily met by chance to name without a decoded header.
+            Compression::None => (Compression::sniff(prefix) == Compression::Gzip).then_some(Compression::Gzip),
+            c => Some(c),
+        }
+    }
+
     fn header_at_pos(&self) -> Header {
         let mut bytes = [0u8; HEADER_LEN];
         bytes.copy_from_slice(&self.window[self.pos..self.pos + HEADER_LEN]);
@@ -89,6 +105,7 @@ impl<R: Read> RecordReader<R> {
             return Err(RecordErrorKind::LengthCrcMismatch {
                 stored: header.stored_crc,
                 computed: header.actual_crc,
+                looks_compressed: self.looks_compressed(),
             });
         }
         self.check_length(header.len)?;

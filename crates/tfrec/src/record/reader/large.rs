@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use super::super::error::RecordErrorKind;
 use super::super::format::{decode_footer, masked_crc32c, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use super::framing::read_source;
-use super::options::{OnCorruption, LARGE_RECORD_FIRST_CHUNK};
+use super::options::{OnCorruption, TornTail, LARGE_RECORD_FIRST_CHUNK};
 use super::{RecordReader, Replay, Span};
 
 impl<R: Read> RecordReader<R> {
@@ -63,15 +63,17 @@ impl<R: Read> RecordReader<R> {
         Ok(Some(Span::Large { len }))
     }
 
-    /// A large candidate failed. Under resynchronisation its bytes must be scanned again, so
-    /// the buffer holding them is moved in front of the source and the reader steps back to
-    /// its header; otherwise the reader ends and they are dropped.
+    /// A large candidate failed. Under resynchronisation (or to tell a torn tail from damage)
+    /// its bytes must be scanned again, so the buffer holding them is moved in front of the
+    /// source and the reader steps back to its header; otherwise the reader ends and they are
+    /// dropped.
     #[cold]
     #[inline(never)]
     fn put_back_large(&mut self, filled: usize, kind: RecordErrorKind) -> RecordErrorKind {
         self.offset -= filled as u64;
         let mut bytes = std::mem::take(&mut self.large);
-        if self.options.on_corruption == OnCorruption::Resync {
+        // Their bytes are scanned again to resynchronise, and to tell a torn tail from damage.
+        if self.options.on_corruption == OnCorruption::Resync || self.options.torn_tail == TornTail::Skip {
             bytes.truncate(filled);
             self.replay.push(Replay { bytes, pos: 0 });
         }

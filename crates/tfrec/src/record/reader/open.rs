@@ -34,9 +34,10 @@ impl<'a> RecordReader<Box<dyn Read + Send + 'a>> {
 }
 
 impl RecordReader<Box<dyn Read + Send>> {
-    /// Opens a file. With [`CompressionChoice::Auto`] a known extension decides
-    /// ([`Compression::from_extension`]: `.tfrecord` is plain, `.gz` GZIP…); only a file with
-    /// another name is detected from its first bytes ([`Compression::detect`]). For a plain
+    /// Opens a file. With [`CompressionChoice::Auto`] a compressed extension decides (`.gz`
+    /// GZIP, `.zz` ZLIB, see [`Compression::from_extension`]); any other file, `.tfrecord` ones
+    /// included, is detected from its first bytes ([`Compression::detect`]), so a GZIP file
+    /// named `.tfrecord` is read as GZIP ([`RecordReader::compression`] says which was chosen). For a plain
     /// file the size is taken now, so a length that runs past the end is reported before
     /// anything is read for it.
     pub fn open(path: impl AsRef<Path>, options: ReaderOptions) -> Result<Self, RecordError> {
@@ -54,8 +55,11 @@ impl RecordReader<Box<dyn Read + Send>> {
         let compression = match options.compression {
             CompressionChoice::Exactly(c) => c,
             CompressionChoice::Auto => match Compression::from_extension(path) {
-                Some(c) => c,
-                None => {
+                Some(c @ (Compression::Gzip | Compression::Zlib)) => c,
+                // A plain name is no proof: compressed files are often named `.tfrecord`. The
+                // first bytes decide, and only a GZIP or ZLIB stream that decodes to a valid
+                // header is read as one; a plain file with a damaged first header stays plain.
+                Some(Compression::None) | None => {
                     let mut prefix = Vec::with_capacity(DETECT_PREFIX);
                     (&mut file)
                         .take(DETECT_PREFIX as u64)

@@ -23,15 +23,19 @@ pub enum OnCorruption {
     SkipFile,
 }
 
-/// What the reader does with 1 to 11 bytes at the end of the stream.
+/// What the reader does with a last record cut off by the end of the stream: a partial header
+/// (1 to 11 bytes), or a valid header whose data and footer the stream ends inside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TornTail {
-    /// Report [`RecordErrorKind::PartialHeader`](crate::record::RecordErrorKind::PartialHeader). The default: TensorFlow silently drops such
-    /// a tail, which hides a torn write.
+    /// Report it ([`RecordErrorKind::PartialHeader`](crate::record::RecordErrorKind::PartialHeader),
+    /// [`RecordErrorKind::Truncated`](crate::record::RecordErrorKind::Truncated) or
+    /// [`RecordErrorKind::LengthExceedsFile`](crate::record::RecordErrorKind::LengthExceedsFile)).
+    /// The default: TensorFlow silently drops a partial header, which hides a torn write.
     #[default]
     Error,
-    /// Treat the partial header as the end of the data (a file still being written) and count
-    /// its bytes in [`ReadStats::torn_tail_bytes`].
+    /// Treat it as the end of the data (a file still being written) and count its bytes in
+    /// [`ReadStats::torn_tail_bytes`]. A cut-off record that an intact record follows is not a
+    /// tail: it is damage, which [`OnCorruption`] decides on.
     Skip,
 }
 
@@ -132,7 +136,8 @@ pub struct ReadStats {
     /// Files abandoned under [`OnCorruption::SkipFile`], or whose damaged rest could not be
     /// resynchronised.
     pub skipped_files: u64,
-    /// Bytes of partial headers ignored under [`TornTail::Skip`].
+    /// Bytes of a cut-off last record (partial header, or header and part of its data) ignored
+    /// under [`TornTail::Skip`].
     pub torn_tail_bytes: u64,
 }
 

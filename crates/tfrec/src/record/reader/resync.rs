@@ -10,6 +10,14 @@ use super::super::scan;
 use super::options::{OnCorruption, TornTail, MAX_KEPT_PROBLEMS};
 use super::{RecordReader, Span};
 
+/// What a scan for the next intact record found.
+enum Scan {
+    /// An intact record, after `skipped` bytes that were not one.
+    Found { span: Span, skipped: u64 },
+    /// The end of the data, after `skipped` bytes (all consumed).
+    End { skipped: u64 },
+}
+
 impl<R: Read> RecordReader<R> {
     /// The data ran out (at a record boundary, or under resynchronisation anywhere): clean if
     /// the source ended cleanly, else its error, named at `at` (the record it cut into, or
@@ -43,12 +51,19 @@ impl<R: Read> RecordReader<R> {
                 kind,
                 RecordErrorKind::Truncated { .. } | RecordErrorKind::PartialHeader { .. }
             );
-        if let (RecordErrorKind::PartialHeader { available }, false) = (&kind, cut_short) {
-            if self.options.torn_tail == TornTail::Skip {
-                self.stats.torn_tail_bytes += *available as u64;
-                self.consume(*available);
-                self.ended = true;
-                return Ok(None);
+        if !cut_short && self.options.torn_tail == TornTail::Skip {
+            match kind {
+                RecordErrorKind::PartialHeader { available } => {
+                    self.stats.torn_tail_bytes += available as u64;
+                    self.consume(available);
+                    self.ended = true;
+                    return Ok(None);
+                }
+                // A writer is most often cut off inside a record's data, not its header.
+                RecordErrorKind::Truncated { .. } | RecordErrorKind::LengthExceedsFile { .. } => {
+                    return self.torn_body(kind, at);
+                }
+                _ => {}
             }
         }
         let fatal = matches!(kind, RecordErrorKind::Io(_) | RecordErrorKind::Open(_));
@@ -91,8 +106,59 @@ impl<R: Read> RecordReader<R> {
     #[cold]
     #[inline(never)]
     fn resync(&mut self, at: u64, cut_short: bool) -> Result<Option<Span>, RecordError> {
-        debug_assert_eq!(self.offset, at);
         self.stats.skipped_regions += 1;
+        match self.scan_from(at)? {
+            Scan::Found { span, skipped } => {
+                self.stats.skipped_bytes += skipped;
+                Ok(Some(span))
+            }
+            Scan::End { skipped } => {
+                self.stats.skipped_bytes += skipped;
+                self.end_of_data(if cut_short { at } else { self.offset })?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// A record cut off by the end of the data under [`TornTail::Skip`]: the tail of a file
+    /// still being written, unless an intact record follows it, in which case it was damage and
+    /// the corruption policy decides.
+    #[cold]
+    #[inline(never)]
+    fn torn_body(&mut self, kind: RecordErrorKind, at: u64) -> Result<Option<Span>, RecordError> {
+        match self.scan_from(at)? {
+            Scan::End { skipped } => {
+                self.stats.torn_tail_bytes += skipped;
+                self.end_of_data(self.offset)?;
+                Ok(None)
+            }
+            Scan::Found { span, skipped } => match self.options.on_corruption {
+                OnCorruption::Resync => {
+                    let error = self.error_at(kind, at);
+                    self.keep_problem(error);
+                    self.stats.skipped_regions += 1;
+                    self.stats.skipped_bytes += skipped;
+                    Ok(Some(span))
+                }
+                OnCorruption::SkipFile => {
+                    self.ended = true;
+                    let error = self.error_at(kind, at);
+                    self.stats.skipped_files += 1;
+                    self.keep_problem(error);
+                    Ok(None)
+                }
+                OnCorruption::Fail => {
+                    self.ended = true;
+                    Err(self.error_at(kind, at))
+                }
+            },
+        }
+    }
+
+    /// Looks for the next intact record from the byte after `at`, counting the bytes passed
+    /// over. At the end of the data every byte is consumed and the reader has ended.
+    fn scan_from(&mut self, at: u64) -> Result<Scan, RecordError> {
+        debug_assert_eq!(self.offset, at);
         if self.fill_to(1) > 0 {
             self.consume(1);
         }
@@ -101,11 +167,10 @@ impl<R: Read> RecordReader<R> {
             loop {
                 let available = self.fill_to(HEADER_LEN);
                 if available < HEADER_LEN {
-                    self.stats.skipped_bytes += self.offset - at + available as u64;
+                    let skipped = self.offset - at + available as u64;
                     self.consume(available);
                     self.ended = true;
-                    self.end_of_data(if cut_short { at } else { self.offset })?;
-                    return Ok(None);
+                    return Ok(Scan::End { skipped });
                 }
                 let rest = self.stream_len.map(|len| len.saturating_sub(self.offset));
                 match scan::find_header(&self.window[self.pos..self.end], self.options.max_record_len, rest) {
@@ -120,8 +185,10 @@ impl<R: Read> RecordReader<R> {
             let candidate = self.offset;
             match self.read_one() {
                 Ok(Some(span)) => {
-                    self.stats.skipped_bytes += candidate - at;
-                    return Ok(Some(span));
+                    return Ok(Scan::Found {
+                        span,
+                        skipped: candidate - at,
+                    })
                 }
                 Err(RecordErrorKind::Io(e)) => {
                     self.ended = true;

@@ -390,3 +390,89 @@ fn a_plain_file_with_a_damaged_first_header_is_never_read_as_compressed() {
         }
     }
 }
+
+#[test]
+fn a_torn_record_body_is_a_torn_tail_when_tolerated() {
+    // Small records in the window, and one larger than the window (the large buffer), cut
+    // inside their data; with the stream's length known (a plain file) and not (a stream).
+    let small = numbered(3, 50);
+    let large = vec![vec![1u8; 10], vec![2u8; 200_000]];
+    for records in [&small, &large] {
+        let whole = framed_owned(records);
+        let cut = whole.len() - 30;
+        let torn = &whole[..cut];
+        for stream_len_known in [false, true] {
+            for policy in [OnCorruption::Fail, OnCorruption::Resync, OnCorruption::SkipFile] {
+                let options = ReaderOptions::default()
+                    .torn_tail(TornTail::Skip)
+                    .on_corruption(policy)
+                    .buffer_size(64 << 10);
+                let mut reader = RecordReader::with_options(torn, Compression::None, options);
+                if stream_len_known {
+                    reader.stream_len = Some(torn.len() as u64);
+                }
+                let got = read_all(&mut reader).unwrap();
+                assert_eq!(got, records[..records.len() - 1].to_vec(), "{policy:?}");
+                let last = (whole.len() - FRAMING_LEN - records[records.len() - 1].len()) as u64;
+                assert_eq!(reader.stats().torn_tail_bytes, cut as u64 - last, "{policy:?}");
+                assert!(reader.problems().is_empty(), "{policy:?}");
+                // Without the tolerance it is the error it always was.
+                let mut strict = RecordReader::with_options(torn, Compression::None, ReaderOptions::default());
+                assert!(read_all(&mut strict).is_err());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cut_record_that_intact_records_follow_is_damage_not_a_tail() {
+    let records = numbered(4, 50);
+    let whole = framed_owned(&records[..2]);
+    let mut data = whole[..whole.len() - 20].to_vec();
+    data.extend_from_slice(&framed_owned(&records[2..]));
+    let tolerant = ReaderOptions::default().torn_tail(TornTail::Skip);
+    let mut reader = RecordReader::with_options(data.as_slice(), Compression::None, tolerant.clone());
+    assert_eq!(reader.next_record().unwrap(), Some(&records[0][..]));
+    let err = reader.next_record().unwrap_err();
+    assert_eq!(err.location.record_index, 1);
+    let options = tolerant.on_corruption(OnCorruption::Resync);
+    let mut reader = RecordReader::with_options(data.as_slice(), Compression::None, options);
+    let got = read_all(&mut reader).unwrap();
+    assert_eq!(got, vec![records[0].clone(), records[2].clone(), records[3].clone()]);
+    assert_eq!(reader.problems().len(), 1);
+    assert_eq!(reader.stats().torn_tail_bytes, 0);
+}
+
+#[test]
+fn a_compressed_stream_read_as_plain_says_what_it_looks_like() {
+    let records = numbered(3, 50);
+    for (compression, name) in [(Compression::Gzip, "GZIP"), (Compression::Zlib, "ZLIB")] {
+        let bytes = compressed(&records, compression);
+        let err = read_all(&mut RecordReader::new(bytes.as_slice())).unwrap_err();
+        assert!(
+            matches!(err.kind, RecordErrorKind::LengthCrcMismatch { looks_compressed: Some(c), .. } if c == compression),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains(&format!("compression_type=\"{name}\"")),
+            "{err}"
+        );
+    }
+    // Damage at the first byte of a plain stream is only damage.
+    let mut plain = framed_owned(&records);
+    plain[9] ^= 1;
+    let err = read_all(&mut RecordReader::new(plain.as_slice())).unwrap_err();
+    assert!(
+        matches!(
+            err.kind,
+            RecordErrorKind::LengthCrcMismatch {
+                looks_compressed: None,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.location.offset, 0);
+    let mut reader = RecordReader::with_options(plain.as_slice(), Compression::None, resync());
+    assert_eq!(read_all(&mut reader).unwrap(), records[1..].to_vec());
+}

@@ -271,3 +271,44 @@ def test_sequence_examples_inferred(tmp_path):
     assert table.column("frames").to_pylist()[0] is None
     assert table.column("frames").to_pylist()[3] == [[3.0, 0.0], [3.0, 1.0], [3.0, 2.0]]
     assert table.column("words").to_pylist()[4] == [[], ["w"], ["w", "w"], []]
+
+
+@pytest.mark.parametrize("kind", ["data", "length_crc", "gzip"])
+def test_damage_names_file_and_offset_whoever_consumes_the_stream(tmp_path, kind):
+    """Item 8 of issue 22: in raise mode, damage reaches every consumer (pyarrow's table and
+    reader, Polars, tfrec's own iteration, byte ranges) with a text that names the file and the
+    offset, and tfrec's own class where tfrec raises it."""
+    path = tmp_path / "data.tfrecord"
+    make_records(path)
+    data = bytearray(path.read_bytes())
+    offset = 0
+    for _ in range(20):
+        offset += int.from_bytes(data[offset : offset + 8], "little") + 16
+    data[offset + (9 if kind == "length_crc" else 14)] ^= 0xFF
+    if kind == "gzip":
+        import gzip
+
+        path = tmp_path / "data.tfrecord.gz"
+        path.write_bytes(gzip.compress(bytes(data)))
+    else:
+        path.write_bytes(bytes(data))
+    consumers = {
+        "pyarrow table": lambda s: pa.table(s),
+        "pyarrow reader": lambda s: pa.RecordBatchReader.from_stream(s).read_all(),
+        "tfrec read_all": lambda s: s.read_all(),
+    }
+    try:
+        import polars as pl
+
+        consumers["polars"] = lambda s: pl.DataFrame(s)
+    except ImportError:
+        pass
+    for name, consume in consumers.items():
+        with pytest.raises(Exception) as info:
+            consume(tfrec.arrow.read(str(path), SPEC, batch_rows=8))
+        text = str(info.value)
+        assert str(path) in text and f"byte {offset}" in text, (name, text)
+    if kind != "gzip":
+        with pytest.raises(tfrec.errors.DataLossError) as info:
+            tfrec.arrow.read(str(path), SPEC, batch_rows=8, byte_range=(0, len(data))).read_all()
+        assert info.value.path == str(path) and info.value.offset == offset

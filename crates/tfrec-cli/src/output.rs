@@ -137,12 +137,14 @@ impl DirClaim {
                 .map_err(named)?;
             match file.try_lock() {
                 Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => return Err(format!(
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(format!(
                     "another run is writing into {} (it holds {}): wait for it to finish, or choose another directory",
                     dir.display(),
                     path.display()
                 )
-                .into()),
+                    .into())
+                }
                 Err(fs::TryLockError::Error(e)) => return Err(named(e).into()),
             }
             // The run before may have removed the file between our open and our lock: a lock on
@@ -247,7 +249,8 @@ impl OutputArgs {
         let writer = RecordWriter::with_options(
             file.file()?,
             WriterOptions::default().compression(CompressionChoice::Exactly(compression)),
-        );
+        )
+        .with_path(&self.output);
         Ok(PendingRecords {
             writer,
             file,

@@ -1,6 +1,6 @@
 //! What a reliability campaign found at the edges (issue 22): a closed standard error, two runs
 //! into one directory, a spec file named as an output, a torn record body, damage at the first
-//! byte, and compressed files under plain names. Each test failed on the build before the fix
+//! byte, compressed files under plain names, and `convert --batch-rows 0`. Each test failed on the build before the fix
 //! (run with `TFREC_BIN=<old tfrec>` to see it).
 
 mod common;
@@ -271,4 +271,17 @@ fn compressed_files_under_plain_names_are_read_as_what_they_are() {
     expect_code(&out, 1, "a damaged GZIP file named .tfrecord");
     let why = text(&out.stderr);
     assert!(why.contains("GZIP") && why.contains("--compression gzip"), "{why}");
+}
+
+#[test]
+fn convert_refuses_batches_of_no_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    copy_samples(d);
+    let out = tfrec_in(
+        d,
+        &["convert", "notebook.tfrecord", "-o", "x.parquet", "--batch-rows", "0"],
+    );
+    expect_code(&out, 2, "--batch-rows 0");
+    assert!(!d.join("x.parquet").exists());
 }

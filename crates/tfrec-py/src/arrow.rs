@@ -19,7 +19,7 @@ use tfrec::columnar::{
 };
 use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
-use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, RecordWriter, WriterOptions};
+use tfrec::record::{expand_inputs, CompressionChoice, IndexError, ReaderOptions, RecordWriter, WriterOptions};
 
 use crate::dataset::counters_dict;
 use crate::errors::{invalid_argument, obj, parse_error, pipeline_error, record_error, spec_error, write_error};
@@ -167,7 +167,8 @@ fn source_error(py: Python<'_>, e: SourceError) -> PyErr {
 
 fn batch_error(py: Python<'_>, e: BatchError) -> PyErr {
     match e {
-        BatchError::Record(r) => record_error(py, &r),
+        // Damage met while indexing a byte range is damage like any other.
+        BatchError::Record(r) | BatchError::Index(IndexError::Record(r)) => record_error(py, &r),
         BatchError::Columns { at, error, .. } => {
             let message = format!("{at}: {error}");
             let (path, offset) = match at.rsplit_once('@') {

@@ -94,7 +94,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     save_spec: Option<PathBuf>,
     /// Rows per record batch (and per Parquet row group write).
-    #[arg(long, default_value_t = 65536, value_name = "N")]
+    #[arg(long, default_value_t = 65536, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     batch_rows: usize,
     /// String features as UTF-8 columns (a value that is not UTF-8 is then an error); with an
     /// inferred spec, only the features whose sampled values were all UTF-8.

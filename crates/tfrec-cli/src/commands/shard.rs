@@ -322,7 +322,7 @@ fn write_shards(
     let mut writers = Vec::with_capacity(paths.len());
     for p in &paths {
         let file = PendingFile::create(p)?;
-        writers.push(RecordWriter::with_options(file.file()?, options.clone()));
+        writers.push(RecordWriter::with_options(file.file()?, options.clone()).with_path(p));
         files.push(file);
     }
     let mut out = Shards {

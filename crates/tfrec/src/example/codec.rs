@@ -243,6 +243,9 @@ pub(crate) fn merge_int64_list(into: &mut Vec<i64>, mut r: WireReader<'_>) -> Re
             (1, WireType::Varint) => into.push(r.read_varint()? as i64),
             (1, WireType::Len) => {
                 let (bytes, at) = r.read_len()?;
+                // Sized once from the block's varint terminators: growing by doubling would
+                // hold up to 1.5 times a huge list while it is copied to a larger buffer.
+                into.reserve(bytes.iter().filter(|&&b| b < 0x80).count());
                 let mut packed = WireReader::nested(bytes, at);
                 while !packed.is_empty() {
                     into.push(packed.read_varint()? as i64);

@@ -264,6 +264,13 @@ impl<W: Write> RecordWriter<W> {
         self.compression
     }
 
+    /// Sets the path named in errors, for a writer on a stream that will become that file (a
+    /// temporary file renamed into place when complete, say).
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(Arc::from(path.into()));
+        self
+    }
+
     fn finish_inner(&mut self) -> Result<W, WriteError> {
         let out = self
             .out
@@ -329,6 +336,28 @@ mod tests {
     use std::io::Read;
 
     use super::*;
+
+    /// A disk that is full from the first byte.
+    struct FullDisk;
+    impl Write for FullDisk {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::StorageFull))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_it_will_become() {
+        let mut writer = RecordWriter::new(FullDisk).with_path("out/part-0.tfrecord");
+        let error = writer
+            .write_record(&[7; 1 << 20])
+            .err()
+            .or_else(|| writer.finish().err())
+            .expect("the disk is full");
+        assert!(error.to_string().starts_with("out/part-0.tfrecord: "), "{error}");
+    }
 
     fn abandoned(compression: Compression, records: usize) -> Vec<u8> {
         let mut out = Vec::new();

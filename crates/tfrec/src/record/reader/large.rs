@@ -11,9 +11,8 @@ use super::{RecordReader, Replay, Span};
 
 impl<R: Read> RecordReader<R> {
     /// Reads a record that does not fit in the window into `large`, which grows only as bytes
-    /// arrive (doubling from [`LARGE_RECORD_FIRST_CHUNK`], exactly to the record's size at the
-    /// end), so a lying length costs at most twice the bytes that really follow it, and a true
-    /// one exactly one buffer of its size.
+    /// arrive (at most doubling each time, see [`next_size`]), so a lying length costs at most
+    /// twice the bytes that really follow it, and a true one exactly one buffer of its size.
     #[cold]
     #[inline(never)]
     pub(super) fn read_large(&mut self, len: usize, data_offset: u64) -> Result<Option<Span>, RecordErrorKind> {
@@ -27,7 +26,7 @@ impl<R: Read> RecordReader<R> {
         self.end = 0;
         let mut filled = from_window;
         while filled < framed {
-            let target = framed.min(filled.saturating_mul(2).max(LARGE_RECORD_FIRST_CHUNK));
+            let target = next_size(filled, framed);
             self.grow_large(target)?;
             while filled < target {
                 let n = self.read_source_into_large(filled, target);
@@ -114,5 +113,46 @@ impl<R: Read> RecordReader<R> {
             &mut self.src_eof,
             &mut self.src_error,
         )
+    }
+}
+
+/// The size to grow a large record's buffer to when `filled` of its `framed` bytes have arrived:
+/// the record's size halved as often as still leaves room for more than `filled`. So each step
+/// at most doubles the buffer (a lying length costs at most twice what really follows), and the
+/// last step is exactly to the record's size from half of it: an allocator that grows a block
+/// by copying holds at most 1.5 times the record, where doubling from the smallest chunk and
+/// then adding the last few bytes would briefly hold two whole copies.
+fn next_size(filled: usize, framed: usize) -> usize {
+    let mut target = framed;
+    while target / 2 > filled && target / 2 >= LARGE_RECORD_FIRST_CHUNK {
+        target /= 2;
+    }
+    target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_at_most_doubles_and_ends_at_half_the_record() {
+        for framed in [LARGE_RECORD_FIRST_CHUNK + 1, 3 << 20, (1 << 31) + 16, 1_000_000_007] {
+            let mut filled = 1 << 16;
+            let mut sizes = Vec::new();
+            while filled < framed {
+                let next = next_size(filled, framed);
+                assert!(next > filled && next <= framed);
+                assert!(
+                    next <= 2 * filled.max(LARGE_RECORD_FIRST_CHUNK) + 1,
+                    "{filled} -> {next}"
+                );
+                sizes.push(next);
+                filled = next;
+            }
+            assert_eq!(sizes.last(), Some(&framed));
+            if let [.., before, last] = sizes[..] {
+                assert!(2 * before + 1 >= last && before < last, "{sizes:?}");
+            }
+        }
     }
 }

@@ -228,7 +228,7 @@ fn train(sequences: &[(Array2<f32>, Array2<f32>)], hand_over: bool) -> Result<Ve
                     .sequence("y", y.clone())
             })
             .collect();
-        let mut saver = StateSaverOptions::new(BATCH, NUM_UNROLL)
+        let saver = StateSaverOptions::new(BATCH, NUM_UNROLL)
             .capacity(4 * BATCH)
             .num_threads(2)
             .initial_state("h", ArrayD::<f32>::zeros(vec![HIDDEN]))

@@ -45,6 +45,13 @@ pub enum StateSaverError {
         /// The spec's type name.
         found: &'static str,
     },
+    /// A default initial state whose name contains `:` (TensorFlow's `ValueError` when the
+    /// saver is built).
+    #[error("state name may not have a colon: '{name}'")]
+    StateNameColon {
+        /// The state's name.
+        name: String,
+    },
     /// A record spec without sequence features.
     #[error("invalid option: the spec has no sequence features")]
     NoSequenceFeatures,
@@ -154,8 +161,9 @@ pub enum StateSaverError {
     /// A key whose earlier example still has segments to hand out. (TensorFlow fails the same
     /// way when the segment keys collide: `Key … already has a value for component …`.)
     #[error(
-        "key {key:?} reused while its earlier sequence is still in flight (at most capacity examples are in \
-         flight; make keys unique or use a capacity smaller than the number of examples)"
+        "key {key:?} reused while its earlier sequence, with the same number of segments, still has segments \
+         waiting for their states (TensorFlow's barrier refuses it too; make keys unique or use a capacity \
+         smaller than the number of examples)"
     )]
     KeyInFlight {
         /// The example's key.
@@ -285,6 +293,7 @@ impl StateSaverError {
         match self {
             CapacityTooSmall { .. } => "capacity_too_small",
             ZeroOption { .. } => "zero_option",
+            StateNameColon { .. } => "bad_name",
             SequenceNotDense { .. } => "sequence_not_dense",
             ContextNotDense { .. } => "context_not_dense",
             NoSequenceFeatures => "no_sequence_features",
@@ -325,6 +334,7 @@ impl StateSaverError {
             self,
             CapacityTooSmall { .. }
                 | ZeroOption { .. }
+                | StateNameColon { .. }
                 | SequenceNotDense { .. }
                 | ContextNotDense { .. }
                 | NoSequenceFeatures

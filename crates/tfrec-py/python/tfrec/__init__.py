@@ -12,7 +12,13 @@ users, without TensorFlow. Built on the tfrec Rust library.
 
 from . import errors, io, state_saver, train
 from .data import Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
-from .state_saver import SequenceExampleFiles, StateSaverError, batch_sequences_with_states
+from .state_saver import (
+    OutOfRangeError,
+    SequenceExampleFiles,
+    SequenceQueueingStateSaver,
+    StateSaverError,
+    batch_sequences_with_states,
+)
 from .errors import DataLossError, DecodeError, InvalidArgumentError, NotFoundError, ParseError, TfrecError
 from .train import (
     BytesList,
@@ -61,9 +67,11 @@ __all__ = [
     "Int64List",
     "InvalidArgumentError",
     "NotFoundError",
+    "OutOfRangeError",
     "ParseError",
     "SequenceExample",
     "SequenceExampleFiles",
+    "SequenceQueueingStateSaver",
     "StateSaverError",
     "TFRecordDataset",
     "TFRecordOptions",

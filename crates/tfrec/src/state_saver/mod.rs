@@ -133,7 +133,8 @@ impl StateSaverOptions {
 
     /// Threads reading, parsing and checking the input ahead of the consumer (default 3).
     /// With 0 the consumer reads on its own thread, which is fastest for inputs already in
-    /// memory; threads pay off when records are parsed. Up to `4 * num_threads + 8` inputs
+    /// memory, but then [`StateSaver::close`] cannot end a `next_batch` blocked inside the
+    /// input iterator; threads pay off when records are parsed. Up to `4 * num_threads + 8` inputs
     /// (plus one per reader) are read ahead of the `capacity` examples in flight.
     pub fn num_threads(mut self, threads: usize) -> Self {
         self.num_threads = threads;
@@ -364,9 +365,14 @@ impl StateSaver {
                     remaining: ready,
                 });
             }
-            // More input is needed: read it here rather than sleep, unless a reader is already
-            // pulling or the buffer is full of inputs waiting for an earlier one.
-            if core.buffer.len() < shared.settings.window && core.end_at.is_none() && core.closed_by_user.is_none() {
+            // More input is needed. Without reader threads, read it here. With them, wait for
+            // them even when the input is free: a consumer blocked inside a slow input could
+            // not be ended by `close` from another thread.
+            if o.num_threads == 0
+                && core.buffer.len() < shared.settings.window
+                && core.end_at.is_none()
+                && core.closed_by_user.is_none()
+            {
                 drop(core);
                 let read = readers::read_one(shared, false);
                 core = shared.lock();

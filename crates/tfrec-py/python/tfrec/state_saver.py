@@ -434,8 +434,6 @@ def batch_sequences_with_states(
     their length must be a multiple); ``make_keys_unique`` appends a random number (from
     ``make_keys_unique_seed``) to every key. ``name`` is accepted for TensorFlow
     compatibility. Batches depend only on the input and the options, never on thread timing.
-    With :class:`SequenceExampleFiles`, ``input_length`` may name a scalar int64 context
-    feature holding each example's length.
 
     Returns a :class:`SequenceBatches` iterator.
     """

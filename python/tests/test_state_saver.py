@@ -476,3 +476,21 @@ def test_sequence_queueing_state_saver_push_and_close_drains():
 def test_key_reuse_with_another_segment_count_is_accepted():
     bs = drain(saver([ex("k", 6), ex("k", 4)], num_unroll=2, batch_size=1))
     assert len(bs) == 5
+
+
+def test_state_saving_rnn_runs_the_step_over_valid_steps_and_saves():
+    # A running sum with a step counter, over sequences of varied lengths and a given length.
+    exs = [ex("a", 5), ex("b", 2), ex("c", 7, length=4)]
+    h0 = {"sum": np.zeros(1, np.float32), "n": np.zeros((), np.int64)}
+    totals = {}
+    for b in saver(exs, num_unroll=3, batch_size=2, initial_states=h0):
+        outs, (s, n) = tfrec.state_saving_rnn(
+            lambda x, st: (st[0] + x["x"], (st[0] + x["x"], st[1] + 1)), b, ("sum", "n"))
+        assert len(outs) == 3
+        for j, key in enumerate(b.key):
+            for t in range(3):
+                if t >= b.length[j]:
+                    assert (outs[t][j] == 0).all()
+            if b.next_key[j].startswith(b"STOP:"):
+                totals[key.split(b":")[1].decode()] = (float(s[j, 0]), int(n[j]))
+    assert totals == {"a": (10.0, 5), "b": (1.0, 2), "c": (6.0, 4)}

@@ -18,6 +18,7 @@ from .state_saver import (
     SequenceQueueingStateSaver,
     StateSaverError,
     batch_sequences_with_states,
+    state_saving_rnn,
 )
 from .errors import DataLossError, DecodeError, InvalidArgumentError, NotFoundError, ParseError, TfrecError
 from .train import (
@@ -84,6 +85,7 @@ __all__ = [
     "int64",
     "io",
     "state_saver",
+    "state_saving_rnn",
     "string",
     "train",
 ]

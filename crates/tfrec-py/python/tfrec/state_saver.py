@@ -65,6 +65,7 @@ __all__ = [
     "SequenceQueueingStateSaver",
     "StateSaverError",
     "batch_sequences_with_states",
+    "state_saving_rnn",
 ]
 
 
@@ -561,3 +562,45 @@ class SequenceQueueingStateSaver:
 
     def __exit__(self, *exc):
         self.close(cancel_pending_enqueues=True)
+
+
+def state_saving_rnn(step, batch, state_name, inputs=None, sequence_length=None):
+    """TensorFlow's ``static_state_saving_rnn`` for NumPy: runs ``step`` over the ``num_unroll``
+    steps of ``batch`` starting from its saved states, and saves the final states.
+
+    ``step(x_t, state) -> (output_t, new_state)`` gets the inputs of step ``t`` (``inputs[:, t]``,
+    or a dict of them when ``inputs`` is a dict; default ``batch.sequences``) and the state:
+    one array when ``state_name`` is a string, else a tuple of arrays in the order of the names.
+    As in TensorFlow, where ``t >= sequence_length`` (default ``batch.length``) the output is
+    zero and the state is carried through unchanged. Returns ``(outputs, final_state)`` with
+    ``outputs`` a list of ``num_unroll`` arrays ``[batch, ...]``; every state is saved."""
+    names = (state_name,) if isinstance(state_name, str) else tuple(state_name)
+    if not names:
+        raise ValueError("state_name must name at least one state")
+    single = isinstance(state_name, str)
+    if inputs is None:
+        inputs = batch.sequences
+    if sequence_length is None:
+        sequence_length = batch.length
+    sequence_length = np.asarray(sequence_length)
+    steps = (next(iter(inputs.values())) if isinstance(inputs, dict) else inputs).shape[1]
+    state = tuple(batch.state(n) for n in names)
+    outputs = []
+
+    def where(valid, new, old):
+        mask = valid.reshape((-1,) + (1,) * (np.ndim(old) - 1))
+        return np.where(mask, new, old).astype(np.asarray(old).dtype, copy=False)
+
+    for t in range(steps):
+        x_t = {k: v[:, t] for k, v in inputs.items()} if isinstance(inputs, dict) else inputs[:, t]
+        out, new = step(x_t, state[0] if single else state)
+        new = (new,) if single else tuple(new)
+        if len(new) != len(names):
+            raise ValueError("#elems(state_name) != #elems(new_state): %d vs. %d" % (len(names), len(new)))
+        valid = t < sequence_length
+        state = tuple(where(valid, n, o) for n, o in zip(new, state))
+        out = np.asarray(out)
+        outputs.append(where(valid, out, np.zeros_like(out)))
+    for n, v in zip(names, state):
+        batch.save_state(n, v)
+    return outputs, (state[0] if single else state)

@@ -494,3 +494,21 @@ def test_state_saving_rnn_runs_the_step_over_valid_steps_and_saves():
             if b.next_key[j].startswith(b"STOP:"):
                 totals[key.split(b":")[1].decode()] = (float(s[j, 0]), int(n[j]))
     assert totals == {"a": (10.0, 5), "b": (1.0, 2), "c": (6.0, 4)}
+
+
+def test_sequence_example_files_input_length_from_a_context_feature(tmp_path):
+    path = tmp_path / "seq.tfrecord"
+    steps, valid = [3, 5, 4], [2, 5, 0]
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for i, (n, v) in enumerate(zip(steps, valid)):
+            w.write(tfrec.SequenceExample.from_dict(
+                {"context": {"id": f"u{i}", "len": v}, "feature_lists": {"tok": [[t] for t in range(n)]}}
+            ).SerializeToString())
+    spec = {"tok": io.FixedLenSequenceFeature([1], tfrec.int64)}
+    context = {"id": io.FixedLenFeature([], tfrec.string), "len": io.FixedLenFeature([], tfrec.int64)}
+    files = tfrec.SequenceExampleFiles(str(path), sequence_features=spec, context_features=context)
+    bs = drain(tfrec.batch_sequences_with_states("id", files, None, "len", H0, num_unroll=8, batch_size=3))
+    got = {k.split(b":")[1]: int(t) for k, t in zip(bs[0].key.tolist(), bs[0].total_length)}
+    assert got == {b"u0": 2, b"u1": 5, b"u2": 0}
+    with pytest.raises(ValueError, match="length feature"):
+        tfrec.batch_sequences_with_states("id", files, None, "id", H0, num_unroll=8, batch_size=3)

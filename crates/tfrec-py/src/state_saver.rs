@@ -269,7 +269,8 @@ impl StateSaver {
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (paths, compression_type, specs, key_feature, num_unroll, batch_size, initial_states,
-                        num_threads, capacity, allow_small_batch, pad, make_keys_unique_seed))]
+                        num_threads, capacity, allow_small_batch, pad, make_keys_unique_seed,
+                        length_feature=None))]
     fn from_files(
         py: Python<'_>,
         paths: Vec<String>,
@@ -284,8 +285,9 @@ impl StateSaver {
         allow_small_batch: bool,
         pad: bool,
         make_keys_unique_seed: Option<u64>,
+        length_feature: Option<String>,
     ) -> PyResult<StateSaver> {
-        let o = options(
+        let mut o = options(
             num_unroll,
             batch_size,
             initial_states,
@@ -295,6 +297,9 @@ impl StateSaver {
             pad,
             make_keys_unique_seed,
         )?;
+        if let Some(feature) = length_feature {
+            o = o.length_feature(feature);
+        }
         serde_json::from_str::<Value>(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
         let specs = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
         let reader = reader_options(compression_type, "raise", "raise", true, None)?;

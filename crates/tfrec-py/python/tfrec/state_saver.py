@@ -435,6 +435,8 @@ def batch_sequences_with_states(
     their length must be a multiple); ``make_keys_unique`` appends a random number (from
     ``make_keys_unique_seed``) to every key. ``name`` is accepted for TensorFlow
     compatibility. Batches depend only on the input and the options, never on thread timing.
+    With :class:`SequenceExampleFiles`, ``input_length`` may name a scalar int64 context
+    feature holding each example's length.
 
     Returns a :class:`SequenceBatches` iterator.
     """
@@ -446,14 +448,16 @@ def batch_sequences_with_states(
     options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed,
                        dtypes)
     if isinstance(input_sequences, SequenceExampleFiles):
-        if input_context is not None or input_length is not None:
-            raise ValueError("with SequenceExampleFiles, the context and length come from the records: "
-                             "pass input_context=None and input_length=None")
+        if input_context is not None:
+            raise ValueError("with SequenceExampleFiles, the context comes from the records: pass input_context=None")
+        if input_length is not None and not isinstance(input_length, str):
+            raise TypeError("with SequenceExampleFiles, input_length is the name of a scalar int64 context feature "
+                            "or None")
         if input_key is not None and not isinstance(input_key, str):
             raise TypeError("with SequenceExampleFiles, input_key is the name of a context feature or None")
         files = input_sequences
         inner = _tfrec.StateSaver.from_files(
-            files.paths, files.compression_type, files.specs, input_key, **options
+            files.paths, files.compression_type, files.specs, input_key, length_feature=input_length, **options
         )
     elif input_key is None:
         if input_context is not None or input_length is not None:

@@ -61,6 +61,14 @@ pub enum StateSaverError {
         /// The key feature named in the options.
         feature: String,
     },
+    /// A length feature that is not a scalar int64 `FixedLenFeature` of the context.
+    #[error(
+        "invalid option: the length feature {feature:?} must be a context FixedLenFeature of shape [] and dtype int64"
+    )]
+    BadLengthFeature {
+        /// The length feature named in the options.
+        feature: String,
+    },
     /// A record spec TensorFlow's checks refuse.
     #[error("invalid option: {0}")]
     Spec(SpecError),
@@ -186,6 +194,16 @@ pub enum StateSaverError {
         /// The key feature.
         feature: String,
     },
+    /// A record whose length feature is negative.
+    #[error("input example {index}: length feature {feature:?} is {value}; a length is at least 0")]
+    NegativeLength {
+        /// The record's index in the input.
+        index: u64,
+        /// The length feature.
+        feature: String,
+        /// Its value.
+        value: i64,
+    },
     /// A record did not parse as a SequenceExample with the spec.
     #[error("record {index}: {error}")]
     Parse {
@@ -298,6 +316,8 @@ impl StateSaverError {
             ContextNotDense { .. } => "context_not_dense",
             NoSequenceFeatures => "no_sequence_features",
             BadKeyFeature { .. } => "bad_key_feature",
+            BadLengthFeature { .. } => "bad_length_feature",
+            NegativeLength { .. } => "negative_length",
             Spec(_) => "spec",
             NoSequences { .. } => "no_sequences",
             NoStates { .. } => "no_states",
@@ -339,6 +359,7 @@ impl StateSaverError {
                 | ContextNotDense { .. }
                 | NoSequenceFeatures
                 | BadKeyFeature { .. }
+                | BadLengthFeature { .. }
                 | Spec(_)
         )
     }

@@ -84,6 +84,7 @@ pub struct StateSaverOptions {
     make_keys_unique: Option<u64>,
     deterministic: bool,
     lookahead: usize,
+    length_feature: Option<String>,
     initial_states: BTreeMap<String, DenseTensor>,
 }
 
@@ -103,6 +104,7 @@ impl StateSaverOptions {
             make_keys_unique: None,
             deterministic: true,
             lookahead: DEFAULT_LOOKAHEAD,
+            length_feature: None,
             initial_states: BTreeMap::new(),
         }
     }
@@ -169,6 +171,14 @@ impl StateSaverOptions {
     /// examples in flight are exactly TensorFlow's, so its key-reuse errors happen as in TF.
     pub fn lookahead(mut self, lookahead: usize) -> Self {
         self.lookahead = lookahead;
+        self
+    }
+
+    /// For [`StateSaverOptions::build_from_dataset`]: each example's `input_length` is this
+    /// context feature (a `FixedLenFeature` of shape `[]` and dtype int64 in the spec; it also
+    /// stays in the context). Without it the length is the sequences' length.
+    pub fn length_feature(mut self, feature: impl Into<String>) -> Self {
+        self.length_feature = Some(feature.into());
         self
     }
 
@@ -239,7 +249,7 @@ impl StateSaverOptions {
         specs: &SequenceSpecs,
         key: KeySource,
     ) -> Result<StateSaver, StateSaverError> {
-        let records = RecordInput::new(specs, key)?;
+        let records = RecordInput::new(specs, key, self.length_feature.clone())?;
         let iter = dataset
             .records()
             .map(|r| r.map(RawItem::Record).map_err(StateSaverError::from));

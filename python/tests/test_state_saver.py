@@ -512,3 +512,16 @@ def test_sequence_example_files_input_length_from_a_context_feature(tmp_path):
     assert got == {b"u0": 2, b"u1": 5, b"u2": 0}
     with pytest.raises(ValueError, match="length feature"):
         tfrec.batch_sequences_with_states("id", files, None, "id", H0, num_unroll=8, batch_size=3)
+
+
+def test_bytes_keys_need_not_be_utf8():
+    raw = b"\xff\x00k"
+    bs = drain(saver([ex(raw, 3), ex("ünï", 2)], num_unroll=2, batch_size=2))
+    assert bs[0].key.tolist() == [b"00000_of_00002:" + raw, "00000_of_00001:ünï".encode()]
+    assert bs[1].next_key.tolist() == [b"STOP:" + raw]
+    with pytest.raises(StateSaverError) as e:
+        drain(saver([ex("dup-é", 4), ex("dup-é", 4)], num_unroll=2, batch_size=1))
+    assert e.value.kind == "key_in_flight" and e.value.key == "dup-é"
+    zipped = tfrec.batch_sequences_with_states(
+        [raw], [{"x": np.zeros((2, 1), np.float32)}], None, None, H0, num_unroll=2, batch_size=1)
+    assert [b.key.tolist() for b in drain(zipped)] == [[b"00000_of_00001:" + raw]]

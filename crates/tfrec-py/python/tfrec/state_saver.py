@@ -10,7 +10,7 @@ handed from one segment to the next through ``save_state``. Misuse raises
 The input comes in one of three forms; TensorFlow's argument names keep their meaning, each
 now giving the stream of what TF took for one example:
 
-1. Parallel iterables: ``input_key`` (keys, ``str`` or UTF-8 ``bytes``), ``input_sequences``
+1. Parallel iterables: ``input_key`` (keys, ``str`` or any ``bytes``), ``input_sequences``
    (dicts name -> array ``[steps, ...]``), ``input_context`` (dicts name -> array, or ``None``)
    and ``input_length`` (ints, or ``None`` for the sequences' length), read in step.
 2. One iterable of per-example dicts, passed as ``input_sequences`` with ``input_key``,
@@ -165,9 +165,34 @@ class _Dtypes:
     (or the default initial states). Carriers hide the difference between, say, int32 and
     int64, so the check the library makes on carriers is repeated here on the real dtypes."""
 
-    def __init__(self):
+    def __init__(self, latin1_keys=False):
         self._d = {}
         self._lock = threading.Lock()
+        # Keys travel through the library (whose keys are text) as their bytes decoded as
+        # Latin-1, one character per byte, so any bytes key survives (not only UTF-8).
+        self.latin1_keys = latin1_keys
+
+    def keys_out(self, keys):
+        """The batch's ``key`` / ``next_key`` array with each key's original bytes."""
+        if not self.latin1_keys:
+            return keys
+        out = np.empty(len(keys), dtype=object)
+        out[:] = [k.decode("utf-8").encode("latin-1") for k in keys]
+        return out
+
+    def text(self, key):
+        """A key from the library as readable text (for error attributes)."""
+        if not self.latin1_keys or not isinstance(key, str):
+            return key
+        return key.encode("latin-1").decode("utf-8", "backslashreplace")
+
+    def fix_error(self, e):
+        if self.latin1_keys and isinstance(e, StateSaverError):
+            if isinstance(e.key, str):
+                e.key = self.text(e.key)
+            if isinstance(e.keys, list):
+                e.keys = [self.text(k) for k in e.keys]
+        return e
 
     def note(self, what, name, a):
         d = a.dtype
@@ -220,11 +245,12 @@ def _arrays(d, what, dtypes=None):
     return out
 
 
-def _key(key):
+def _key(key, dtypes=None):
+    latin1 = dtypes is not None and dtypes.latin1_keys
     if isinstance(key, (bytes, np.bytes_)):
-        return bytes(key).decode("utf-8")
+        return bytes(key).decode("latin-1" if latin1 else "utf-8")
     if isinstance(key, str):
-        return key
+        return key.encode("utf-8").decode("latin-1") if latin1 else key
     raise TypeError(f"input_key must be str or bytes, not {type(key).__name__}")
 
 
@@ -233,7 +259,7 @@ def _length(length):
 
 
 def _item(key, sequences, context, length, states, dtypes):
-    return (_key(key), _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
+    return (_key(key, dtypes), _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
             _length(length), _arrays(states, "initial_states", dtypes))
 
 
@@ -292,8 +318,8 @@ class NextQueuedSequenceBatch:
         self._inner = inner
         self._dtypes = dtypes or _Dtypes()
         f = inner.fields
-        self.key = f["key"]
-        self.next_key = f["next_key"]
+        self.key = self._dtypes.keys_out(f["key"])
+        self.next_key = self._dtypes.keys_out(f["next_key"])
         self.sequence = f["sequence"]
         self.sequence_count = f["sequence_count"]
         self.length = f["length"]
@@ -330,7 +356,10 @@ class NextQueuedSequenceBatch:
             raise e
         if isinstance(values, np.ndarray) and values.dtype != object:
             values = _carry(values)
-        self._inner.save_state(name, values)
+        try:
+            self._inner.save_state(name, values)
+        except StateSaverError as e:
+            raise self._dtypes.fix_error(e)
 
     def __repr__(self):
         return f"NextQueuedSequenceBatch(batch_size={self.batch_size}, key={list(self.key)!r})"
@@ -342,13 +371,17 @@ class SequenceBatches:
 
     def __init__(self, inner, dtypes=None):
         self._inner = inner
-        self._dtypes = dtypes
+        self._dtypes = dtypes or _Dtypes()
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return NextQueuedSequenceBatch(next(self._inner), self._dtypes)
+        try:
+            inner = next(self._inner)
+        except StateSaverError as e:
+            raise self._dtypes.fix_error(e)
+        return NextQueuedSequenceBatch(inner, self._dtypes)
 
     def next_batch(self):
         """The next batch, or ``None`` at the end of the input."""
@@ -444,7 +477,7 @@ def batch_sequences_with_states(
     seed = None
     if make_keys_unique:
         seed = make_keys_unique_seed if make_keys_unique_seed is not None else random.SystemRandom().getrandbits(63)
-    dtypes = _Dtypes()
+    dtypes = _Dtypes(latin1_keys=not isinstance(input_sequences, SequenceExampleFiles))
     options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed,
                        dtypes)
     if isinstance(input_sequences, SequenceExampleFiles):
@@ -505,7 +538,7 @@ class SequenceQueueingStateSaver:
     def __init__(self, batch_size, num_unroll, initial_states, capacity=None, allow_small_batch=False, pad=False,
                  num_threads=1, name=None):
         del name
-        self._dtypes = _Dtypes()
+        self._dtypes = _Dtypes(latin1_keys=True)
         options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad,
                            None, self._dtypes)
         # The Rust readers pull from this queue; the saver bounds what it holds in flight, and

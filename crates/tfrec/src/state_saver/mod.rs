@@ -15,7 +15,7 @@
 //!     let x = Array2::<f32>::from_elem((5 + i, 1), 1.0); // 5..8 steps of 1 feature
 //!     SequenceInput::new(format!("seq{i}")).sequence("x", x)
 //! });
-//! let mut saver = StateSaverOptions::new(2, 3) // batch 2, num_unroll 3
+//! let saver = StateSaverOptions::new(2, 3) // batch 2, num_unroll 3
 //!     .capacity(4)
 //!     .initial_state("sum", ArrayD::<f32>::zeros(vec![1]))
 //!     .build(inputs)?;

@@ -3,13 +3,14 @@ configurations that ``tf115_run.py`` ran under TensorFlow 1.15 and compares ever
 every batch (keys, next keys, sequence numbers and counts, lengths, total lengths, insertion
 indices, padded sequences, context, both states) with TensorFlow's.
 
-    python python/oracle/compare.py python/oracle/tf115_results.pickle
+    python python/oracle/compare.py python/oracle/tf115_results.pickle.gz
 
 Where TensorFlow hung at the end of the input (``end: timeout``), its batches must be a prefix
 of tfrec's, which goes on to hand out the remaining segments as small batches. tfrec is run
 with a thread count and, where TF's capacity was bounded, also ``capacity=None``: batches must
 not depend on either."""
 
+import gzip
 import os
 import pickle
 import sys
@@ -75,7 +76,9 @@ def same(x, y):
 
 
 def main():
-    tf_results = pickle.load(open(sys.argv[1], "rb"))
+    path = sys.argv[1]
+    with (gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")) as f:
+        tf_results = pickle.load(f)
     stats = {"configs": 0, "batches": 0, "tf_hung": 0, "tf_killed": 0, "tf_error": 0, "mismatch": 0, "variants": 0}
     kinds = {"capacity_none": 0, "pad": 0, "no_pad": 0, "small": 0, "no_small": 0}
     dtypes = set()

@@ -1059,3 +1059,27 @@ fn key_reuse_follows_the_barrier() {
         ]
     );
 }
+
+#[test]
+fn close_without_cancel_ends_even_when_the_input_was_read_to_its_end() {
+    for _ in 0..20 {
+        let inputs: Vec<SequenceInput> = (0..6).map(|i| counting(&format!("k{i}"), 2, 0.0)).collect();
+        let saver = StateSaverOptions::new(1, 2)
+            .lookahead(0)
+            .num_threads(1)
+            .initial_state("s", sum_state())
+            .build(inputs)
+            .expect("saver");
+        let first = saver.next_batch().expect("batch").expect("batch");
+        save_all(&first);
+        // The reader may have buffered every example and seen the end by now.
+        saver.close(false);
+        assert!(saver.next_batch().expect("after close").is_none());
+    }
+}
+
+#[test]
+fn the_saver_is_sync() {
+    fn sync<T: Sync + Send>() {}
+    sync::<StateSaver>();
+}

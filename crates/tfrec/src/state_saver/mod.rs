@@ -420,9 +420,9 @@ impl StateSaver {
             if core.closed_by_user != Some(true) {
                 core.closed_by_user = Some(cancel_pending);
             }
-            if core.end_at.is_none() {
-                core.end_at = Some(core.next_insert);
-            }
+            // Also when the input has already ended: what was read but not inserted is dropped
+            // with the buffer, so the end moves to the next insertion.
+            core.end_at = Some(core.next_insert);
             core.buffer.clear();
         }
         self.shared.wake_all();

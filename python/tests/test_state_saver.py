@@ -203,8 +203,11 @@ def test_input_errors_name_the_key():
     with pytest.raises(StateSaverError, match="empty") as e:
         drain(saver([ex("none", 0)], num_unroll=2, batch_size=1))
     assert e.value.key == "none"
-    with pytest.raises(StateSaverError, match="float64") as e:
-        drain(saver([{"input_key": "f64", "input_sequences": {"x": np.zeros((2, 1))}}], num_unroll=2, batch_size=1))
+    # float64 is accepted now (issue 29); a dtype TensorFlow has no counterpart for is still an
+    # error naming it.
+    with pytest.raises(StateSaverError, match="datetime64") as e:
+        when = np.zeros((2, 1), "datetime64[s]")
+        drain(saver([{"input_key": "dt", "input_sequences": {"x": when}}], num_unroll=2, batch_size=1))
     # After an input error the saver stays stopped.
     batches = saver([ex("odd", 3), ex("fine", 2)], num_unroll=2, batch_size=1, pad=False)
     with pytest.raises(StateSaverError):
@@ -310,3 +313,215 @@ def test_dropping_a_running_saver_does_not_hang():
     t.start()
     t.join(60)
     assert done.is_set(), "dropping the saver hung"
+
+
+# ---- issue 29 ----------------------------------------------------------------------------------
+
+
+def endless(pulled):
+    for i in itertools.count():
+        pulled[0] += 1
+        yield ex(f"e{i}", [7, 1, 12, 4, 9, 3][i % 6])
+
+
+@pytest.mark.parametrize("threads", [0, 2])
+def test_endless_input_with_unbounded_capacity_yields_batches_holding_few_examples(threads):
+    pulled = [0]
+    batches = saver(endless(pulled), num_unroll=3, batch_size=4, capacity=None, num_threads=threads)
+    finished = 0
+    for _, b in zip(range(300), batches):
+        assert b.batch_size == 4
+        finished += sum(k.startswith(b"STOP:") for k in b.next_key)
+        b.save_state("sum", b.state("sum"))
+        # Examples held: in flight (<= batch_size + 64) plus the readers' window.
+        assert pulled[0] - finished <= 4 + 64 + 4 * threads + 8 + threads + 1
+    assert batches.max_in_flight <= 4 + 64
+    batches.close(cancel_pending=True)
+    assert next(batches, None) is None
+
+
+def test_huge_capacity_gives_the_same_batches_as_a_small_one():
+    exs = [ex(f"k{i}", n) for i, n in enumerate([5, 1, 8, 3, 3, 9, 2, 7, 4, 6, 1, 1, 10])]
+    small = [b.key.tolist() for b in drain_batches(saver(exs, num_unroll=2, batch_size=3, capacity=3))]
+    for capacity in (4, 10**9, None):
+        big = [b.key.tolist() for b in drain_batches(saver(exs, num_unroll=2, batch_size=3, capacity=capacity))]
+        assert big == small
+
+
+def drain_batches(batches):
+    out = []
+    for b in batches:
+        b.save_state("sum", b.state("sum"))
+        out.append(b)
+    return out
+
+
+@pytest.mark.parametrize("cancel", [True, False])
+def test_close_from_another_thread_ends_a_waiting_next(cancel):
+    entered = threading.Event()
+    release = threading.Event()
+
+    def slow():
+        yield ex("a", 2)
+        entered.set()
+        release.wait()
+
+    batches = saver(slow(), num_unroll=2, batch_size=2, num_threads=1)
+    got = []
+
+    def consume():
+        for b in batches:
+            got.append(b.key.tolist())
+            b.save_state("sum", b.state("sum"))
+
+    t = threading.Thread(target=consume)
+    t.start()
+    entered.wait()
+    while batches.in_flight < 1:  # in_flight from this thread while the other waits
+        pass
+    batches.close(cancel_pending=cancel)
+    t.join()
+    assert got == ([] if cancel else [[b"00000_of_00001:a"]])
+    release.set()
+
+
+def test_construction_errors_are_value_errors():
+    with pytest.raises(ValueError, match="initial_states may not be empty"):
+        saver([ex("a", 2)], num_unroll=2, batch_size=1, initial_states={})
+    with pytest.raises(ValueError, match="state name may not have a colon: 'h:0'"):
+        saver([ex("a", 2)], num_unroll=2, batch_size=1, initial_states={"h:0": np.zeros(1, np.float32)})
+    with pytest.raises(TypeError, match="initial_states must be a dictionary"):
+        saver([ex("a", 2)], num_unroll=2, batch_size=1, initial_states=[1])
+    with pytest.raises(ValueError, match="Unsupported num_unroll expected int"):
+        saver([ex("a", 2)], num_unroll=2.0, batch_size=1)
+
+
+def test_out_of_range_error_is_top_level():
+    assert tfrec.OutOfRangeError is OutOfRangeError
+    assert issubclass(tfrec.OutOfRangeError, tfrec.StateSaverError)
+
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+          np.float16, np.float32, np.float64, np.complex64, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_numeric_dtype_round_trips(dtype):
+    rng = np.random.default_rng(3)
+    raw = rng.integers(1, 100, size=(5, 2, 3))
+    x = (raw % 2).astype(dtype) if dtype is np.bool_ else raw.astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x = x / np.asarray(7, dtype)  # not integral: bits must survive
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * x / 3
+    if dtype is np.uint64:
+        x = x + np.uint64(2**63)
+    h0 = {"h": x[0].copy(), "n": np.zeros((), np.int32)}
+    e = {"input_key": "k", "input_sequences": {"x": x}, "input_context": {"c": x[1]}}
+    bs = []
+    for b in saver([e], num_unroll=2, batch_size=1, initial_states=h0):
+        assert b.sequences["x"].dtype == dtype and b.context["c"].dtype == dtype
+        assert b.state("h").dtype == dtype and b.state("n").dtype == np.int32
+        bs.append((b.sequences["x"][0].copy(), b.state("h")[0].copy(), b.length[0]))
+        np.testing.assert_array_equal(b.context["c"][0], x[1])
+        b.save_state("h", b.sequences["x"][:, 0])
+        b.save_state("n", b.state("n") + np.int32(1))
+    # Padded with zeros to 6 steps; each segment starts from the previous one's first step.
+    padded = np.concatenate([x, np.zeros((1, 2, 3), dtype)])
+    for i, (seg, h, length) in enumerate(bs):
+        np.testing.assert_array_equal(seg, padded[2 * i:2 * i + 2])
+        np.testing.assert_array_equal(h, x[0] if i == 0 else padded[2 * i - 2])
+    assert [n for *_, n in bs] == [2, 2, 1]
+
+
+def test_dtypes_must_not_change_between_examples_or_on_save():
+    a = {"input_key": "a", "input_sequences": {"x": np.zeros((2, 1), np.int32)}}
+    b = {"input_key": "b", "input_sequences": {"x": np.zeros((2, 1), np.int64)}}
+    with pytest.raises(StateSaverError, match="int64"):
+        drain(saver([a, b], num_unroll=2, batch_size=1))
+    batch = next(saver([ex("a", 4)], num_unroll=2, batch_size=1, initial_states={"h": np.zeros(2, np.float64)}))
+    with pytest.raises(StateSaverError) as e:
+        batch.save_state("h", np.zeros((1, 2), np.float32))
+    assert e.value.kind == "state_dtype" and "float64" in str(e.value)
+    batch.save_state("h", [[1.5, 2.5]])  # Python values take the state's dtype
+    assert batch.state("h").dtype == np.float64
+
+
+def test_sequence_queueing_state_saver_push_and_close_drains():
+    sqss = tfrec.SequenceQueueingStateSaver(batch_size=2, num_unroll=2, initial_states=H0)
+    got = []
+
+    def consume():
+        while True:
+            try:
+                b = sqss.next_batch()
+            except tfrec.OutOfRangeError:
+                return
+            got.append(b.key.tolist())
+            b.save_state("sum", b.state("sum") + b.sequences["x"].sum(axis=(1, 2))[:, None])
+
+    t = threading.Thread(target=consume)
+    t.start()
+    for i in range(5):
+        sqss.insert(f"k{i}", {"x": np.ones((4, 1), np.float32)})
+    sqss.close()
+    t.join()
+    # 5 examples of 2 segments, batch 2, no small batch (TF's SQSS default): 4 full batches,
+    # then OutOfRange with k4's second segment left.
+    assert len(got) == 4 and sum(len(k) for k in got) == 8
+    with pytest.raises(tfrec.OutOfRangeError):
+        sqss.insert("late", {"x": np.ones((2, 1), np.float32)})
+
+
+def test_key_reuse_with_another_segment_count_is_accepted():
+    bs = drain(saver([ex("k", 6), ex("k", 4)], num_unroll=2, batch_size=1))
+    assert len(bs) == 5
+
+
+def test_state_saving_rnn_runs_the_step_over_valid_steps_and_saves():
+    # A running sum with a step counter, over sequences of varied lengths and a given length.
+    exs = [ex("a", 5), ex("b", 2), ex("c", 7, length=4)]
+    h0 = {"sum": np.zeros(1, np.float32), "n": np.zeros((), np.int64)}
+    totals = {}
+    for b in saver(exs, num_unroll=3, batch_size=2, initial_states=h0):
+        outs, (s, n) = tfrec.state_saving_rnn(
+            lambda x, st: (st[0] + x["x"], (st[0] + x["x"], st[1] + 1)), b, ("sum", "n"))
+        assert len(outs) == 3
+        for j, key in enumerate(b.key):
+            for t in range(3):
+                if t >= b.length[j]:
+                    assert (outs[t][j] == 0).all()
+            if b.next_key[j].startswith(b"STOP:"):
+                totals[key.split(b":")[1].decode()] = (float(s[j, 0]), int(n[j]))
+    assert totals == {"a": (10.0, 5), "b": (1.0, 2), "c": (6.0, 4)}
+
+
+def test_sequence_example_files_input_length_from_a_context_feature(tmp_path):
+    path = tmp_path / "seq.tfrecord"
+    steps, valid = [3, 5, 4], [2, 5, 0]
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for i, (n, v) in enumerate(zip(steps, valid)):
+            w.write(tfrec.SequenceExample.from_dict(
+                {"context": {"id": f"u{i}", "len": v}, "feature_lists": {"tok": [[t] for t in range(n)]}}
+            ).SerializeToString())
+    spec = {"tok": io.FixedLenSequenceFeature([1], tfrec.int64)}
+    context = {"id": io.FixedLenFeature([], tfrec.string), "len": io.FixedLenFeature([], tfrec.int64)}
+    files = tfrec.SequenceExampleFiles(str(path), sequence_features=spec, context_features=context)
+    bs = drain(tfrec.batch_sequences_with_states("id", files, None, "len", H0, num_unroll=8, batch_size=3))
+    got = {k.split(b":")[1]: int(t) for k, t in zip(bs[0].key.tolist(), bs[0].total_length)}
+    assert got == {b"u0": 2, b"u1": 5, b"u2": 0}
+    with pytest.raises(ValueError, match="length feature"):
+        tfrec.batch_sequences_with_states("id", files, None, "id", H0, num_unroll=8, batch_size=3)
+
+
+def test_bytes_keys_need_not_be_utf8():
+    raw = b"\xff\x00k"
+    bs = drain(saver([ex(raw, 3), ex("ünï", 2)], num_unroll=2, batch_size=2))
+    assert bs[0].key.tolist() == [b"00000_of_00002:" + raw, "00000_of_00001:ünï".encode()]
+    assert bs[1].next_key.tolist() == [b"STOP:" + raw]
+    with pytest.raises(StateSaverError) as e:
+        drain(saver([ex("dup-é", 4), ex("dup-é", 4)], num_unroll=2, batch_size=1))
+    assert e.value.kind == "key_in_flight" and e.value.key == "dup-é"
+    zipped = tfrec.batch_sequences_with_states(
+        [raw], [{"x": np.zeros((2, 1), np.float32)}], None, None, H0, num_unroll=2, batch_size=1)
+    assert [b.key.tolist() for b in drain(zipped)] == [[b"00000_of_00001:" + raw]]

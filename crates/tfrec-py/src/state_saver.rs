@@ -190,7 +190,11 @@ impl Iterator for PyInputs {
 }
 
 /// A running state saver; iterate it for `SaverBatch`es.
-#[pyclass(module = "tfrec._tfrec")]
+///
+/// Frozen (no `&mut self` methods): a waiting `__next__` must not hold a PyO3 borrow, or
+/// `close` and `in_flight` from another thread fail with "Already borrowed". The library's
+/// saver is `Sync` and does its own locking.
+#[pyclass(module = "tfrec._tfrec", frozen)]
 pub struct StateSaver {
     saver: Option<Saver>,
 }
@@ -201,14 +205,14 @@ fn options(
     batch_size: usize,
     initial_states: &Bound<'_, PyAny>,
     num_threads: usize,
-    capacity: usize,
+    capacity: Option<usize>,
     allow_small_batch: bool,
     pad: bool,
     make_keys_unique_seed: Option<u64>,
 ) -> PyResult<StateSaverOptions> {
     let mut o = StateSaverOptions::new(batch_size, num_unroll)
         .num_threads(num_threads)
-        .capacity(capacity)
+        .capacity(capacity.unwrap_or(usize::MAX))
         .allow_small_batch(allow_small_batch)
         .pad(pad);
     if let Some(seed) = make_keys_unique_seed {
@@ -237,7 +241,7 @@ impl StateSaver {
         batch_size: usize,
         initial_states: &Bound<'_, PyAny>,
         num_threads: usize,
-        capacity: usize,
+        capacity: Option<usize>,
         allow_small_batch: bool,
         pad: bool,
         make_keys_unique_seed: Option<u64>,
@@ -265,7 +269,8 @@ impl StateSaver {
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (paths, compression_type, specs, key_feature, num_unroll, batch_size, initial_states,
-                        num_threads, capacity, allow_small_batch, pad, make_keys_unique_seed))]
+                        num_threads, capacity, allow_small_batch, pad, make_keys_unique_seed,
+                        length_feature=None))]
     fn from_files(
         py: Python<'_>,
         paths: Vec<String>,
@@ -276,12 +281,13 @@ impl StateSaver {
         batch_size: usize,
         initial_states: &Bound<'_, PyAny>,
         num_threads: usize,
-        capacity: usize,
+        capacity: Option<usize>,
         allow_small_batch: bool,
         pad: bool,
         make_keys_unique_seed: Option<u64>,
+        length_feature: Option<String>,
     ) -> PyResult<StateSaver> {
-        let o = options(
+        let mut o = options(
             num_unroll,
             batch_size,
             initial_states,
@@ -291,6 +297,9 @@ impl StateSaver {
             pad,
             make_keys_unique_seed,
         )?;
+        if let Some(feature) = length_feature {
+            o = o.length_feature(feature);
+        }
         serde_json::from_str::<Value>(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
         let specs = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
         let reader = reader_options(compression_type, "raise", "raise", true, None)?;
@@ -309,8 +318,8 @@ impl StateSaver {
     }
 
     /// The next batch (waiting with the GIL released), or the end of the input.
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<SaverBatch>> {
-        let Some(saver) = self.saver.as_mut() else {
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<SaverBatch>> {
+        let Some(saver) = self.saver.as_ref() else {
             return Ok(None);
         };
         match py.detach(|| saver.next_batch()) {
@@ -330,10 +339,12 @@ impl StateSaver {
         self.saver.as_ref().map_or(0, Saver::max_in_flight)
     }
 
-    /// Stops the reader threads; later iteration ends at once.
-    fn close(&mut self, py: Python<'_>) {
-        if let Some(saver) = self.saver.take() {
-            py.detach(move || drop(saver));
+    /// Stops the input, from any thread. With `cancel_pending`, iteration (also a `__next__`
+    /// waiting now) ends at once; without, the sequences in flight are handed out first.
+    #[pyo3(signature = (cancel_pending=false))]
+    fn close(&self, cancel_pending: bool) {
+        if let Some(saver) = self.saver.as_ref() {
+            saver.close(cancel_pending);
         }
     }
 }

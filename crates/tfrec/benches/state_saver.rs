@@ -79,7 +79,7 @@ fn copy_interleaved(sequences: &[Array2<f32>]) -> usize {
 
 /// The saver over `inputs`, saving the state after every batch; returns the segments.
 fn run_saver(inputs: Vec<SequenceInput>, threads: usize) -> usize {
-    let mut saver = StateSaverOptions::new(BATCH, NUM_UNROLL)
+    let saver = StateSaverOptions::new(BATCH, NUM_UNROLL)
         .capacity(256)
         .num_threads(threads)
         .initial_state("h", ArrayD::<f32>::zeros(vec![FEATURES]))

@@ -1,6 +1,9 @@
 //! Truncated back-propagation through time with the state saver: a small tanh RNN (ndarray
 //! only, hand-written gradients) learns a slow running average of a ±1 stream over sequences
-//! 20 times longer than `num_unroll`. Trained twice on the same data from the same start: once
+//! of 20 to 200 steps (2 to 20 times `num_unroll`, mostly not a multiple of it, so the last
+//! segment is padded and masked by `length`; sequences of different lengths end at different
+//! batches, so new sequences start beside older ones' later segments; the last batch of an
+//! epoch is small). Trained twice on the same data from the same start: once
 //! handing each sequence's hidden state from segment to segment, once resetting it to zero at
 //! every segment. Only the first can know what happened before the segment, so its loss ends
 //! clearly lower; the program exits non-zero if it does not.
@@ -13,7 +16,8 @@ use tfrec::state_saver::{SequenceInput, StateSaverOptions};
 
 const HIDDEN: usize = 8;
 const NUM_UNROLL: usize = 10;
-const STEPS: usize = 200;
+const MIN_STEPS: usize = 20;
+const MAX_STEPS: usize = 200;
 const SEQUENCES: usize = 256;
 const BATCH: usize = 32;
 const EPOCHS: usize = 20;
@@ -188,10 +192,11 @@ fn data(seed: u64) -> Vec<(Array2<f32>, Array2<f32>)> {
     let mut rng = Rng(seed);
     (0..SEQUENCES)
         .map(|_| {
+            let steps = MIN_STEPS + (rng.next() % (MAX_STEPS - MIN_STEPS + 1) as u64) as usize;
             let mut y = 0.0f32;
-            let mut xs = Array2::zeros((STEPS, 1));
-            let mut ys = Array2::zeros((STEPS, 1));
-            for t in 0..STEPS {
+            let mut xs = Array2::zeros((steps, 1));
+            let mut ys = Array2::zeros((steps, 1));
+            for t in 0..steps {
                 let x = if rng.next() & 1 == 1 { 1.0 } else { -1.0 };
                 y = DECAY * y + GAIN * x;
                 xs[[t, 0]] = x;
@@ -207,8 +212,26 @@ fn as_f32(t: &DenseTensor) -> Result<ArrayViewD<'_, f32>, String> {
         .ok_or_else(|| format!("expected float32, got {}", t.dtype()))
 }
 
-/// Trains for `EPOCHS` epochs; returns the mean loss per valid step of each epoch.
-fn train(sequences: &[(Array2<f32>, Array2<f32>)], hand_over: bool) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+/// What the batches of one epoch held that sequences of one length would never show.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Padded (masked) steps: `num_unroll - length` summed over entries.
+    padded_steps: usize,
+    /// Batches smaller than `BATCH`.
+    small_batches: usize,
+    /// Batches holding segments of different positions (a sequence's first beside another's
+    /// later one).
+    interleaved_batches: usize,
+    batches: usize,
+}
+
+/// Trains for `EPOCHS` epochs; returns the mean loss per valid step of each epoch, and what
+/// the first epoch's batches held.
+fn train(
+    sequences: &[(Array2<f32>, Array2<f32>)],
+    hand_over: bool,
+) -> Result<(Vec<f32>, Seen), Box<dyn std::error::Error>> {
+    let mut seen = Seen::default();
     let mut model = Rnn::new(42);
     let mut adam = Adam {
         m: model.zeros_like(),
@@ -228,13 +251,19 @@ fn train(sequences: &[(Array2<f32>, Array2<f32>)], hand_over: bool) -> Result<Ve
                     .sequence("y", y.clone())
             })
             .collect();
-        let mut saver = StateSaverOptions::new(BATCH, NUM_UNROLL)
+        let saver = StateSaverOptions::new(BATCH, NUM_UNROLL)
             .capacity(4 * BATCH)
             .num_threads(2)
             .initial_state("h", ArrayD::<f32>::zeros(vec![HIDDEN]))
             .build(inputs)?;
         let (mut total, mut steps) = (0.0f64, 0usize);
         while let Some(batch) = saver.next_batch()? {
+            if epoch == 0 {
+                seen.batches += 1;
+                seen.padded_steps += batch.length.iter().map(|&l| NUM_UNROLL - l as usize).sum::<usize>();
+                seen.small_batches += usize::from(batch.batch_size() < BATCH);
+                seen.interleaved_batches += usize::from(batch.sequence.iter().any(|&s| s != batch.sequence[0]));
+            }
             let x = as_f32(&batch.sequences["x"])?
                 .index_axis(Axis(2), 0)
                 .to_owned()
@@ -259,16 +288,26 @@ fn train(sequences: &[(Array2<f32>, Array2<f32>)], hand_over: bool) -> Result<Ve
         println!("  epoch {epoch:2}: loss {mean:.5}");
         losses.push(mean);
     }
-    Ok(losses)
+    Ok((losses, seen))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sequences = data(7);
-    println!("{SEQUENCES} sequences of {STEPS} steps, num_unroll {NUM_UNROLL}, batch {BATCH}, hidden {HIDDEN}");
+    println!(
+        "{SEQUENCES} sequences of {MIN_STEPS}..={MAX_STEPS} steps, num_unroll {NUM_UNROLL}, batch {BATCH}, hidden {HIDDEN}"
+    );
     println!("with state hand-over:");
-    let carried = train(&sequences, true)?;
+    let (carried, seen) = train(&sequences, true)?;
     println!("with the state reset at every segment:");
-    let reset = train(&sequences, false)?;
+    let (reset, _) = train(&sequences, false)?;
+    println!(
+        "epoch 0: {} batches, {} padded steps masked by length, {} small batches, {} batches mixing segment positions",
+        seen.batches, seen.padded_steps, seen.small_batches, seen.interleaved_batches
+    );
+    if seen.padded_steps == 0 || seen.small_batches == 0 || seen.interleaved_batches == 0 {
+        println!("RESULT: FAIL: the data should exercise padding, small batches and interleaving");
+        std::process::exit(1);
+    }
     let (a, b) = (carried[EPOCHS - 1], reset[EPOCHS - 1]);
     if a < 0.5 * b {
         println!("RESULT: OK: final loss with hand-over {a:.5} < with reset {b:.5}");

@@ -91,7 +91,7 @@ fn keys_wider_than_five_digits() {
     let steps = 100_001;
     let x = Array1::<i64>::zeros(steps);
     let input = SequenceInput::new("k").sequence("x", x);
-    let mut saver = StateSaverOptions::new(1, 1)
+    let saver = StateSaverOptions::new(1, 1)
         .initial_state("s", arr0(0i64).into_dyn())
         .build(vec![input])
         .expect("saver");
@@ -205,7 +205,7 @@ fn check_running_sums(options: StateSaverOptions, lengths: &[usize]) -> Vec<(Str
         .enumerate()
         .map(|(i, &n)| counting(&format!("s{i}"), n, 10.0 * i as f32))
         .collect();
-    let mut saver = options.initial_state("sum", sum_state()).build(inputs).expect("saver");
+    let saver = options.initial_state("sum", sum_state()).build(inputs).expect("saver");
     let mut received = Vec::new();
     let mut finished = 0;
     while let Some(batch) = saver.next_batch().expect("batch") {
@@ -357,7 +357,7 @@ fn small_batch_at_the_end_of_input() {
     assert_eq!(sizes, [2, 2, 1]);
     assert!(saver.next_batch().expect("end").is_none());
 
-    let mut strict = StateSaverOptions::new(2, 2)
+    let strict = StateSaverOptions::new(2, 2)
         .allow_small_batch(false)
         .initial_state("s", sum_state())
         .build(inputs(5))
@@ -397,7 +397,7 @@ fn capacity_bounds_examples_in_flight() {
     let source = inputs.into_iter().inspect(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
-    let mut saver = StateSaverOptions::new(3, 4)
+    let saver = StateSaverOptions::new(3, 4)
         .capacity(capacity)
         .num_threads(threads)
         .initial_state("s", sum_state())
@@ -432,7 +432,7 @@ fn capacity_bounds_examples_in_flight() {
 
 fn expect_err(result: Result<StateSaver, StateSaverError>) -> StateSaverError {
     match result {
-        Ok(mut saver) => loop {
+        Ok(saver) => loop {
             match saver.next_batch() {
                 Ok(Some(b)) => save_all(&b),
                 Ok(None) => panic!("no error"),
@@ -465,7 +465,7 @@ fn next_batch_with_unsaved_states_names_them() {
     let input = counting("long", 6, 0.0)
         .initial_state("c", sum_state())
         .initial_state("h", sum_state());
-    let mut saver = StateSaverOptions::new(1, 2).build(vec![input]).expect("saver");
+    let saver = StateSaverOptions::new(1, 2).build(vec![input]).expect("saver");
     let batch = saver.next_batch().expect("ok").expect("batch");
     batch
         .save_state("h", sum_state().insert_axis(ndarray::Axis(0)))
@@ -488,7 +488,7 @@ fn next_batch_with_unsaved_states_names_them() {
 #[test]
 fn bad_save_state_calls_are_errors() {
     let input = counting("k", 4, 0.0).initial_state("h", ArrayD::<f32>::zeros(vec![2]));
-    let mut saver = StateSaverOptions::new(1, 2).build(vec![input]).expect("saver");
+    let saver = StateSaverOptions::new(1, 2).build(vec![input]).expect("saver");
     let batch = saver.next_batch().expect("ok").expect("batch");
     let good = ArrayD::<f32>::zeros(vec![1, 2]);
     match batch.save_state("nope", good.clone()) {
@@ -529,7 +529,7 @@ fn bad_save_state_calls_are_errors() {
 #[test]
 fn stale_batch_cannot_save() {
     let input = counting("k", 6, 0.0);
-    let mut saver = StateSaverOptions::new(1, 2)
+    let saver = StateSaverOptions::new(1, 2)
         .initial_state("h", sum_state())
         .build(vec![input])
         .expect("saver");
@@ -687,7 +687,7 @@ fn bad_examples_are_errors_naming_the_key() {
 #[test]
 fn input_errors_stop_the_saver() {
     let items: Vec<Result<SequenceInput, String>> = vec![Ok(counting("a", 2, 0.0)), Err("boom".into())];
-    let mut saver = StateSaverOptions::new(1, 2)
+    let saver = StateSaverOptions::new(1, 2)
         .initial_state("h", sum_state())
         .build_fallible(items)
         .expect("saver");
@@ -711,7 +711,7 @@ fn input_errors_stop_the_saver() {
 #[test]
 fn dropping_a_saver_mid_stream_stops_its_threads() {
     let inputs = (0..10_000).map(|i| counting(&format!("{i}"), 5, 0.0));
-    let mut saver = StateSaverOptions::new(4, 2)
+    let saver = StateSaverOptions::new(4, 2)
         .capacity(8)
         .initial_state("h", sum_state())
         .build(inputs)
@@ -796,7 +796,7 @@ fn sequence_examples_from_files() {
     }
 
     // Generated keys: the record's position.
-    let mut by_index = StateSaverOptions::new(5, u)
+    let by_index = StateSaverOptions::new(5, u)
         .initial_state("h", sum_state())
         .build_from_dataset(Dataset::from_files(vec![path]), &specs, KeySource::Index)
         .expect("saver");
@@ -817,4 +817,269 @@ fn record_specs_the_saver_cannot_use_are_refused() {
         .build_from_dataset(Dataset::from_files(vec![]), &specs, KeySource::Index)
         .expect_err("refused");
     assert!(e.to_string().contains("FixedLenSequenceFeature"), "{e}");
+}
+
+// ---- issue 29: schedule, close, construction checks, key reuse ---------------------------------
+
+/// An endless input of distinct keys, counting the examples pulled.
+fn endless(pulled: Arc<AtomicUsize>) -> impl Iterator<Item = SequenceInput> + Send + 'static {
+    let lengths = [7usize, 1, 12, 4, 9, 3];
+    (0usize..).map(move |i| {
+        pulled.fetch_add(1, Ordering::SeqCst);
+        counting(&format!("e{i}"), lengths[i % lengths.len()], 0.0)
+    })
+}
+
+#[test]
+fn endless_input_with_unbounded_capacity_yields_batches_and_holds_few_examples() {
+    for (threads, deterministic) in [(0, true), (2, true), (2, false)] {
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let saver = StateSaverOptions::new(4, 3)
+            .capacity(usize::MAX)
+            .num_threads(threads)
+            .deterministic(deterministic)
+            .initial_state("s", sum_state())
+            .build(endless(Arc::clone(&pulled)))
+            .expect("saver");
+        let mut finished = 0usize;
+        for _ in 0..200 {
+            let batch = saver.next_batch().expect("batch").expect("an endless input never ends");
+            assert_eq!(batch.batch_size(), 4);
+            finished += batch.next_key.iter().filter(|k| k.starts_with("STOP:")).count();
+            save_all(&batch);
+            // Memory is bounded by the examples held: in flight (at most batch_size +
+            // lookahead) plus the readers' window (4 * threads + 8, one more per reader and
+            // one for the consumer).
+            let held = pulled.load(Ordering::SeqCst) - finished;
+            assert!(held <= 4 + 64 + 4 * threads + 8 + threads + 1, "{held} examples held");
+        }
+        assert!(saver.max_in_flight() <= 4 + 64, "{}", saver.max_in_flight());
+        assert!(finished > 100);
+    }
+}
+
+#[test]
+fn a_lookahead_of_zero_inserts_only_what_the_batch_needs() {
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let saver = StateSaverOptions::new(3, 2)
+        .capacity(usize::MAX)
+        .lookahead(0)
+        .num_threads(0)
+        .initial_state("s", sum_state())
+        .build(endless(Arc::clone(&pulled)))
+        .expect("saver");
+    for _ in 0..50 {
+        let batch = saver.next_batch().expect("batch").expect("batch");
+        save_all(&batch);
+        assert!(saver.in_flight() <= 3);
+    }
+    assert_eq!(saver.max_in_flight(), 3);
+}
+
+/// The keys of every batch, saving states unchanged.
+fn batch_keys(options: StateSaverOptions, inputs: Vec<SequenceInput>) -> Vec<Vec<String>> {
+    let mut saver = options.initial_state("s", sum_state()).build(inputs).expect("saver");
+    drain(&mut saver).into_iter().map(|b| b.key).collect()
+}
+
+#[test]
+fn batches_do_not_depend_on_capacity_lookahead_or_threads() {
+    let lengths = random_lengths(80, 25, 29);
+    let inputs: Vec<SequenceInput> = lengths
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| counting(&format!("{i}"), n, 0.0))
+        .collect();
+    let reference = batch_keys(StateSaverOptions::new(5, 3).capacity(5).num_threads(0), inputs.clone());
+    for capacity in [5, 6, 17, 1000, usize::MAX] {
+        for lookahead in [0, 3, 64] {
+            for threads in [0, 1, 3] {
+                for deterministic in [true, false] {
+                    let o = StateSaverOptions::new(5, 3)
+                        .capacity(capacity)
+                        .lookahead(lookahead)
+                        .num_threads(threads)
+                        .deterministic(deterministic);
+                    assert_eq!(
+                        batch_keys(o, inputs.clone()),
+                        reference,
+                        "capacity {capacity} lookahead {lookahead} threads {threads} det {deterministic}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// An input of `ready` examples, then one that blocks until `release` is dropped or sent to
+/// (then the input ends). `entered` is signalled when the blocking pull starts.
+fn blocking_input(
+    ready: Vec<SequenceInput>,
+) -> (
+    impl Iterator<Item = SequenceInput> + Send + 'static,
+    std::sync::mpsc::Sender<()>,
+    std::sync::mpsc::Receiver<()>,
+) {
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let mut ready = ready.into_iter();
+    let iter = std::iter::from_fn(move || {
+        if let Some(x) = ready.next() {
+            return Some(x);
+        }
+        let _ = entered_tx.send(());
+        let _ = wait.recv();
+        None
+    });
+    (iter, release, entered)
+}
+
+#[test]
+fn close_from_another_thread_ends_a_waiting_next_batch() {
+    for cancel_pending in [true, false] {
+        let (input, release, entered) = blocking_input(vec![counting("a", 2, 0.0)]);
+        let saver = Arc::new(
+            StateSaverOptions::new(2, 2)
+                .num_threads(1)
+                .initial_state("s", sum_state())
+                .build(input)
+                .expect("saver"),
+        );
+        let waiting = {
+            let saver = Arc::clone(&saver);
+            std::thread::spawn(move || {
+                let mut keys = Vec::new();
+                while let Some(batch) = saver.next_batch().expect("batch") {
+                    save_all(&batch);
+                    keys.extend(batch.key);
+                }
+                keys
+            })
+        };
+        // The reader is now blocked in the input; once "a" is in flight the consumer waits for
+        // a second segment. `in_flight` and `close` work while another thread is inside
+        // `next_batch`.
+        entered.recv().expect("the input was entered");
+        while saver.in_flight() < 1 {
+            std::thread::yield_now();
+        }
+        saver.close(cancel_pending);
+        let keys = waiting.join().expect("the waiting thread ends");
+        if cancel_pending {
+            assert!(keys.is_empty(), "{keys:?}");
+        } else {
+            // Draining: the example in flight still comes out, as a small batch.
+            assert_eq!(keys, ["00000_of_00001:a"]);
+        }
+        assert!(saver.next_batch().expect("after close").is_none());
+        drop(release);
+    }
+}
+
+#[test]
+fn close_without_cancel_drains_the_sequences_in_flight() {
+    let (input, release, _entered) = blocking_input(vec![counting("a", 6, 0.0), counting("b", 5, 0.0)]);
+    let saver = StateSaverOptions::new(2, 2)
+        .lookahead(0)
+        .num_threads(0)
+        .initial_state("s", sum_state())
+        .build(input)
+        .expect("saver");
+    let first = saver.next_batch().expect("batch").expect("batch");
+    assert_eq!(first.key, ["00000_of_00003:a", "00000_of_00003:b"]);
+    save_all(&first);
+    saver.close(false);
+    let mut keys = Vec::new();
+    while let Some(batch) = saver.next_batch().expect("batch") {
+        save_all(&batch);
+        keys.push(batch.key);
+    }
+    assert_eq!(
+        keys,
+        [
+            ["00001_of_00003:a", "00001_of_00003:b"],
+            ["00002_of_00003:a", "00002_of_00003:b"]
+        ]
+    );
+    drop(release);
+}
+
+#[test]
+fn close_without_cancel_and_no_small_batches_ends_with_insufficient_elements() {
+    let (input, release, _entered) = blocking_input(vec![counting("a", 4, 0.0), counting("b", 2, 0.0)]);
+    let saver = StateSaverOptions::new(2, 2)
+        .lookahead(0)
+        .num_threads(0)
+        .allow_small_batch(false)
+        .initial_state("s", sum_state())
+        .build(input)
+        .expect("saver");
+    let first = saver.next_batch().expect("batch").expect("batch");
+    save_all(&first);
+    saver.close(false);
+    match saver.next_batch() {
+        Err(StateSaverError::InsufficientElements {
+            requested: 2,
+            remaining: 1,
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    drop(release);
+}
+
+#[test]
+fn a_colon_in_a_default_state_name_is_refused_when_built() {
+    let e = StateSaverOptions::new(1, 2)
+        .initial_state("h:0", sum_state())
+        .build(vec![counting("a", 2, 0.0)])
+        .expect_err("a colon");
+    assert!(e.is_option_error());
+    assert_eq!(e.to_string(), "state name may not have a colon: 'h:0'");
+}
+
+#[test]
+fn key_reuse_follows_the_barrier() {
+    // A different segment count: the segment keys differ, so TensorFlow accepts it.
+    let keys = batch_keys(
+        StateSaverOptions::new(1, 2).capacity(3),
+        vec![counting("k", 6, 0.0), counting("k", 4, 0.0)],
+    );
+    assert_eq!(keys.len(), 5);
+    // The same count, but the earlier example is on its last segment: nothing collides.
+    let keys = batch_keys(
+        StateSaverOptions::new(2, 2).capacity(2).lookahead(0),
+        vec![counting("k", 4, 0.0), counting("o", 2, 0.0), counting("k", 4, 0.0)],
+    );
+    assert_eq!(
+        keys,
+        [
+            vec!["00000_of_00002:k", "00000_of_00001:o"],
+            vec!["00001_of_00002:k", "00000_of_00002:k"],
+            vec!["00001_of_00002:k"],
+        ]
+    );
+}
+
+#[test]
+fn close_without_cancel_ends_even_when_the_input_was_read_to_its_end() {
+    for _ in 0..20 {
+        let inputs: Vec<SequenceInput> = (0..6).map(|i| counting(&format!("k{i}"), 2, 0.0)).collect();
+        let saver = StateSaverOptions::new(1, 2)
+            .lookahead(0)
+            .num_threads(1)
+            .initial_state("s", sum_state())
+            .build(inputs)
+            .expect("saver");
+        let first = saver.next_batch().expect("batch").expect("batch");
+        save_all(&first);
+        // The reader may have buffered every example and seen the end by now.
+        saver.close(false);
+        assert!(saver.next_batch().expect("after close").is_none());
+    }
+}
+
+#[test]
+fn the_saver_is_sync() {
+    fn sync<T: Sync + Send>() {}
+    sync::<StateSaver>();
 }

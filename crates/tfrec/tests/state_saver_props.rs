@@ -41,7 +41,7 @@ proptest! {
                 SequenceInput::new(format!("{i}")).sequence("x", x)
             })
             .collect();
-        let mut saver = StateSaverOptions::new(batch_size, num_unroll)
+        let saver = StateSaverOptions::new(batch_size, num_unroll)
             .capacity(batch_size + extra_capacity)
             .num_threads(threads)
             .deterministic(deterministic)

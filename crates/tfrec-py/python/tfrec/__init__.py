@@ -12,7 +12,14 @@ users, without TensorFlow. Built on the tfrec Rust library.
 
 from . import errors, io, state_saver, train
 from .data import Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
-from .state_saver import SequenceExampleFiles, StateSaverError, batch_sequences_with_states
+from .state_saver import (
+    OutOfRangeError,
+    SequenceExampleFiles,
+    SequenceQueueingStateSaver,
+    StateSaverError,
+    batch_sequences_with_states,
+    state_saving_rnn,
+)
 from .errors import DataLossError, DecodeError, InvalidArgumentError, NotFoundError, ParseError, TfrecError
 from .train import (
     BytesList,
@@ -61,9 +68,11 @@ __all__ = [
     "Int64List",
     "InvalidArgumentError",
     "NotFoundError",
+    "OutOfRangeError",
     "ParseError",
     "SequenceExample",
     "SequenceExampleFiles",
+    "SequenceQueueingStateSaver",
     "StateSaverError",
     "TFRecordDataset",
     "TFRecordOptions",
@@ -76,6 +85,7 @@ __all__ = [
     "int64",
     "io",
     "state_saver",
+    "state_saving_rnn",
     "string",
     "train",
 ]

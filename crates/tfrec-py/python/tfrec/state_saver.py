@@ -10,7 +10,7 @@ handed from one segment to the next through ``save_state``. Misuse raises
 The input comes in one of three forms; TensorFlow's argument names keep their meaning, each
 now giving the stream of what TF took for one example:
 
-1. Parallel iterables: ``input_key`` (keys, ``str`` or UTF-8 ``bytes``), ``input_sequences``
+1. Parallel iterables: ``input_key`` (keys, ``str`` or any ``bytes``), ``input_sequences``
    (dicts name -> array ``[steps, ...]``), ``input_context`` (dicts name -> array, or ``None``)
    and ``input_length`` (ints, or ``None`` for the sequences' length), read in step.
 2. One iterable of per-example dicts, passed as ``input_sequences`` with ``input_key``,
@@ -24,8 +24,13 @@ now giving the stream of what TF took for one example:
    key (``None``: the record's position, ``"0"``, ``"1"``, …). Records are read and parsed on
    the Rust reader threads.
 
-Arrays are int64, float32 or bytes (``str`` is encoded as UTF-8). Python numbers and lists
-become int64 or float32; NumPy arrays of any other dtype are an error, not a silent cast.
+NumPy arrays keep their dtype: every numeric dtype (bool, int8…int64, uint8…uint64, float16,
+float32, float64, complex64, complex128) and bytes (``str`` is encoded as UTF-8) go in and come
+out of batches and states as given, never cast; each name keeps the first example's dtype.
+Python numbers and lists become int64 or float32. The Rust library holds int64, float32 and
+bytes; the other dtypes travel through it in a lossless carrier (widened to int64 or float32,
+or their bits viewed as int64) and are restored on the way out; zero bits are zero in every
+dtype, so padding is still 0.
 
 Threads: ``num_threads`` Rust reader threads check and pad examples ahead of the consumer. For
 a Python iterable they take the GIL only to pull the next item and copy its arrays, one thread
@@ -42,7 +47,10 @@ at a time, so a generator is never entered twice at once; waiting for a batch re
 """
 
 import json
+import numbers
+import queue
 import random
+import threading
 
 import numpy as np
 
@@ -54,8 +62,10 @@ __all__ = [
     "OutOfRangeError",
     "SequenceBatches",
     "SequenceExampleFiles",
+    "SequenceQueueingStateSaver",
     "StateSaverError",
     "batch_sequences_with_states",
+    "state_saving_rnn",
 ]
 
 
@@ -79,7 +89,8 @@ class StateSaverError(TfrecError):
 
 
 class OutOfRangeError(StateSaverError):
-    """The input ended with fewer segments than ``batch_size`` and ``allow_small_batch=False``."""
+    """The end of the input: with ``allow_small_batch=False``, fewer segments left than
+    ``batch_size``; from :meth:`SequenceQueueingStateSaver.next_batch`, no segment left."""
 
 
 class SequenceExampleFiles:
@@ -110,6 +121,93 @@ def _bytes_array(a):
     return out.reshape(a.shape)
 
 
+_NATIVE = (np.dtype(np.int64), np.dtype(np.float32), np.dtype(object))
+_WIDENED = {np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32)}
+_BITS = {np.dtype(t) for t in (np.uint64, np.float64, np.complex64)}
+
+
+def _carry(a):
+    """``a`` as the library holds it (int64, float32 or bytes), losslessly: small integers and
+    bool widened to int64, float16 to float32, 8-byte types viewed bit for bit as int64,
+    complex128 as int64 pairs on a new last axis."""
+    d = a.dtype
+    if d in _NATIVE:
+        return a
+    if d in _WIDENED:
+        return a.astype(np.int64)
+    if d == np.float16:
+        return a.astype(np.float32)
+    if d in _BITS:
+        return a.copy(order="C").view(np.int64)
+    if d == np.complex128:
+        return a.copy(order="C")[..., None].view(np.int64)
+    raise TypeError(f"dtype {d} is not supported (numeric dtypes and bytes are)")
+
+
+def _restore(a, d):
+    """The inverse of :func:`_carry` for an array of dtype ``d``."""
+    if d is None or d in _NATIVE:
+        return a
+    if d in _WIDENED or d == np.float16:
+        return a.astype(d)
+    a = np.ascontiguousarray(a)
+    if d in _BITS:
+        return a.view(d)
+    return a.view(np.complex128)[..., 0]
+
+
+def _dtype_name(d):
+    return "string" if d == object else str(d)
+
+
+class _Dtypes:
+    """The dtype of every sequence, context and state name, from the first example that has it
+    (or the default initial states). Carriers hide the difference between, say, int32 and
+    int64, so the check the library makes on carriers is repeated here on the real dtypes."""
+
+    def __init__(self, latin1_keys=False):
+        self._d = {}
+        self._lock = threading.Lock()
+        # Keys travel through the library (whose keys are text) as their bytes decoded as
+        # Latin-1, one character per byte, so any bytes key survives (not only UTF-8).
+        self.latin1_keys = latin1_keys
+
+    def keys_out(self, keys):
+        """The batch's ``key`` / ``next_key`` array with each key's original bytes."""
+        if not self.latin1_keys:
+            return keys
+        out = np.empty(len(keys), dtype=object)
+        out[:] = [k.decode("utf-8").encode("latin-1") for k in keys]
+        return out
+
+    def text(self, key):
+        """A key from the library as readable text (for error attributes)."""
+        if not self.latin1_keys or not isinstance(key, str):
+            return key
+        return key.encode("latin-1").decode("utf-8", "backslashreplace")
+
+    def fix_error(self, e):
+        if self.latin1_keys and isinstance(e, StateSaverError):
+            if isinstance(e.key, str):
+                e.key = self.text(e.key)
+            if isinstance(e.keys, list):
+                e.keys = [self.text(k) for k in e.keys]
+        return e
+
+    def note(self, what, name, a):
+        d = a.dtype
+        with self._lock:
+            first = self._d.setdefault((what, name), d)
+        if first != d:
+            raise TypeError(f"{what} {name!r} has dtype {_dtype_name(d)}, but the first example's is {_dtype_name(first)}")
+
+    def get(self, what, name):
+        return self._d.get((what, name))
+
+    def restore(self, what, d):
+        return {k: _restore(v, self.get(what, k)) for k, v in d.items()}
+
+
 def _array(value):
     """An int64, float32 or bytes-object array; NumPy arrays keep their dtype (the Rust side
     names a wrong one), Python values are converted."""
@@ -129,19 +227,30 @@ def _array(value):
     return a
 
 
-def _arrays(d, what):
+_WHAT = {"input_sequences": "sequences", "input_context": "context", "initial_states": "states"}
+
+
+def _arrays(d, what, dtypes=None):
+    """The arrays of ``d`` in their carriers, their dtypes noted in ``dtypes``."""
     if d is None:
         return None
     if not isinstance(d, dict):
         raise TypeError(f"{what} must be a dict of name -> array, not {type(d).__name__}")
-    return {str(k): _array(v) for k, v in d.items()}
+    out = {}
+    for k, v in d.items():
+        a = _array(v)
+        if dtypes is not None:
+            dtypes.note(_WHAT[what], str(k), a)
+        out[str(k)] = _carry(a) if isinstance(a, np.ndarray) else a
+    return out
 
 
-def _key(key):
+def _key(key, dtypes=None):
+    latin1 = dtypes is not None and dtypes.latin1_keys
     if isinstance(key, (bytes, np.bytes_)):
-        return bytes(key).decode("utf-8")
+        return bytes(key).decode("latin-1" if latin1 else "utf-8")
     if isinstance(key, str):
-        return key
+        return key.encode("utf-8").decode("latin-1") if latin1 else key
     raise TypeError(f"input_key must be str or bytes, not {type(key).__name__}")
 
 
@@ -149,15 +258,15 @@ def _length(length):
     return None if length is None else int(length)
 
 
-def _item(key, sequences, context, length, states):
-    return (_key(key), _arrays(sequences, "input_sequences"), _arrays(context, "input_context"),
-            _length(length), _arrays(states, "initial_states"))
+def _item(key, sequences, context, length, states, dtypes):
+    return (_key(key, dtypes), _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
+            _length(length), _arrays(states, "initial_states", dtypes))
 
 
 _FIELDS = {"input_key", "input_sequences", "input_context", "input_length", "initial_states"}
 
 
-def _from_dicts(examples):
+def _from_dicts(examples, dtypes):
     for i, ex in enumerate(examples):
         if not isinstance(ex, dict):
             raise TypeError(f"example {i} must be a dict, not {type(ex).__name__}")
@@ -167,13 +276,13 @@ def _from_dicts(examples):
         if "input_key" not in ex or "input_sequences" not in ex:
             raise KeyError(f"example {i} needs 'input_key' and 'input_sequences'")
         yield _item(ex["input_key"], ex["input_sequences"], ex.get("input_context"), ex.get("input_length"),
-                    ex.get("initial_states"))
+                    ex.get("initial_states"), dtypes)
 
 
 _END = object()
 
 
-def _zipped(keys, sequences, contexts, lengths):
+def _zipped(keys, sequences, contexts, lengths, dtypes):
     streams = [iter(keys), iter(sequences)]
     names = ["input_key", "input_sequences"]
     for name, s in (("input_context", contexts), ("input_length", lengths)):
@@ -189,7 +298,8 @@ def _zipped(keys, sequences, contexts, lengths):
         if ended:
             raise ValueError(f"{', '.join(ended)} ended after {i} examples, before {names[0]} and the others")
         got = dict(zip(names, values))
-        yield _item(got["input_key"], got["input_sequences"], got.get("input_context"), got.get("input_length"), None)
+        yield _item(got["input_key"], got["input_sequences"], got.get("input_context"), got.get("input_length"), None,
+                    dtypes)
         i += 1
 
 
@@ -204,18 +314,19 @@ class NextQueuedSequenceBatch:
     every state.
     """
 
-    def __init__(self, inner):
+    def __init__(self, inner, dtypes=None):
         self._inner = inner
+        self._dtypes = dtypes or _Dtypes()
         f = inner.fields
-        self.key = f["key"]
-        self.next_key = f["next_key"]
+        self.key = self._dtypes.keys_out(f["key"])
+        self.next_key = self._dtypes.keys_out(f["next_key"])
         self.sequence = f["sequence"]
         self.sequence_count = f["sequence_count"]
         self.length = f["length"]
         self.total_length = f["total_length"]
         self.insertion_index = f["insertion_index"]
-        self.sequences = f["sequences"]
-        self.context = f["context"]
+        self.sequences = self._dtypes.restore("sequences", f["sequences"])
+        self.context = self._dtypes.restore("context", f["context"])
 
     @property
     def batch_size(self):
@@ -228,12 +339,27 @@ class NextQueuedSequenceBatch:
     def state(self, name):
         """The states the segments start from, ``[batch, ...]``: the initial state on an
         example's first segment, afterwards what was saved for it."""
-        return self._inner.state(name)
+        return _restore(self._inner.state(name), self._dtypes.get("states", name))
 
     def save_state(self, name, values):
         """Saves state ``name`` (shaped and typed like ``state(name)``) for each entry's next
         segment. Each state is saved exactly once per batch."""
-        self._inner.save_state(name, _array(values))
+        expected = self._dtypes.get("states", name)
+        if expected is not None and not isinstance(values, np.ndarray) and expected != object:
+            values = np.asarray(values, dtype=expected)
+        values = _array(values)
+        if expected is not None and isinstance(values, np.ndarray) and values.dtype != expected:
+            keys = [k.decode("utf-8", "replace") for k in self.key]
+            e = StateSaverError(f"state {name!r} has dtype {_dtype_name(expected)}, but saw "
+                                f"{_dtype_name(values.dtype)} (keys: {keys})")
+            e.kind, e.state, e.keys = "state_dtype", name, keys
+            raise e
+        if isinstance(values, np.ndarray) and values.dtype != object:
+            values = _carry(values)
+        try:
+            self._inner.save_state(name, values)
+        except StateSaverError as e:
+            raise self._dtypes.fix_error(e)
 
     def __repr__(self):
         return f"NextQueuedSequenceBatch(batch_size={self.batch_size}, key={list(self.key)!r})"
@@ -243,14 +369,19 @@ class SequenceBatches:
     """The running state saver: iterate it for :class:`NextQueuedSequenceBatch` es. ``close()``
     (or leaving a ``with`` block) stops its reader threads."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, dtypes=None):
         self._inner = inner
+        self._dtypes = dtypes or _Dtypes()
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return NextQueuedSequenceBatch(next(self._inner))
+        try:
+            inner = next(self._inner)
+        except StateSaverError as e:
+            raise self._dtypes.fix_error(e)
+        return NextQueuedSequenceBatch(inner, self._dtypes)
 
     def next_batch(self):
         """The next batch, or ``None`` at the end of the input."""
@@ -266,14 +397,48 @@ class SequenceBatches:
         """The most examples in flight at once so far (at most ``capacity``)."""
         return self._inner.max_in_flight()
 
-    def close(self):
-        self._inner.close()
+    def close(self, cancel_pending=False):
+        """Stops the input; safe from any thread, also while another waits for a batch.
+
+        With ``cancel_pending=False`` (TensorFlow's default) no new example enters, but the
+        sequences in flight still hand out their remaining segments, then iteration ends. With
+        ``True`` iteration ends at once, also for a ``next`` waiting now."""
+        self._inner.close(bool(cancel_pending))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        self.close(cancel_pending=True)
+
+
+def _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed, dtypes):
+    """The options as the Rust saver takes them, with the checks TensorFlow makes when the saver
+    is built, in its order and wording."""
+    if not isinstance(num_unroll, numbers.Integral):
+        raise ValueError("Unsupported num_unroll expected int, got: %s" % str(num_unroll))
+    if capacity is not None and capacity < batch_size:
+        raise ValueError("capacity %d needs to be >= batch_size %d" % (capacity, batch_size))
+    if not isinstance(initial_states, dict):
+        raise TypeError("initial_states must be a dictionary")
+    if not initial_states:
+        raise ValueError("initial_states may not be empty: at least one state variable is required to properly "
+                         "enqueue split sequences to run in separate iterations")
+    for k in initial_states:
+        if not isinstance(k, str):
+            raise TypeError("state name must be a string: %s" % k)
+        if ":" in k:
+            raise ValueError("state name may not have a colon: '%s'" % k)
+    return dict(
+        num_unroll=int(num_unroll),
+        batch_size=int(batch_size),
+        initial_states=_arrays(initial_states, "initial_states", dtypes),
+        num_threads=int(num_threads),
+        capacity=None if capacity is None else int(capacity),
+        allow_small_batch=bool(allow_small_batch),
+        pad=bool(pad),
+        make_keys_unique_seed=seed,
+    )
 
 
 def batch_sequences_with_states(
@@ -295,13 +460,16 @@ def batch_sequences_with_states(
     """Batches segments of ``num_unroll`` steps of many sequences, handing each sequence's
     states from segment to segment. The input forms are in the module's doc.
 
-    ``initial_states`` maps state names to their initial values (fixed shapes; int64, float32
-    or bytes). ``capacity`` (>= ``batch_size``) bounds the examples in flight;
-    ``allow_small_batch`` hands out a last smaller batch; ``pad`` pads sequences to a
-    multiple of ``num_unroll`` with zeros / ``b""`` (with ``pad=False`` their length must be a
-    multiple); ``make_keys_unique`` appends a random number (from ``make_keys_unique_seed``)
-    to every key. ``name`` is accepted for TensorFlow compatibility. Batches depend only on the
-    input and the options, never on thread timing.
+    ``initial_states`` maps state names to their initial values (fixed shapes, any numeric
+    dtype or bytes; not empty). ``capacity`` (>= ``batch_size``, or ``None`` for unbounded)
+    bounds the examples in flight; memory does not grow with it (at most ``batch_size + 64``
+    examples are in flight). ``allow_small_batch`` hands out a last smaller batch; ``pad``
+    pads sequences to a multiple of ``num_unroll`` with zeros / ``b""`` (with ``pad=False``
+    their length must be a multiple); ``make_keys_unique`` appends a random number (from
+    ``make_keys_unique_seed``) to every key. ``name`` is accepted for TensorFlow
+    compatibility. Batches depend only on the input and the options, never on thread timing.
+    With :class:`SequenceExampleFiles`, ``input_length`` may name a scalar int64 context
+    feature holding each example's length.
 
     Returns a :class:`SequenceBatches` iterator.
     """
@@ -309,37 +477,167 @@ def batch_sequences_with_states(
     seed = None
     if make_keys_unique:
         seed = make_keys_unique_seed if make_keys_unique_seed is not None else random.SystemRandom().getrandbits(63)
-    defaults = _arrays(initial_states, "initial_states") or {}
-    options = dict(
-        num_unroll=int(num_unroll),
-        batch_size=int(batch_size),
-        initial_states=defaults,
-        num_threads=int(num_threads),
-        capacity=int(capacity),
-        allow_small_batch=bool(allow_small_batch),
-        pad=bool(pad),
-        make_keys_unique_seed=seed,
-    )
+    dtypes = _Dtypes(latin1_keys=not isinstance(input_sequences, SequenceExampleFiles))
+    options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed,
+                       dtypes)
     if isinstance(input_sequences, SequenceExampleFiles):
-        if input_context is not None or input_length is not None:
-            raise ValueError("with SequenceExampleFiles, the context and length come from the records: "
-                             "pass input_context=None and input_length=None")
+        if input_context is not None:
+            raise ValueError("with SequenceExampleFiles, the context comes from the records: pass input_context=None")
+        if input_length is not None and not isinstance(input_length, str):
+            raise TypeError("with SequenceExampleFiles, input_length is the name of a scalar int64 context feature "
+                            "or None")
         if input_key is not None and not isinstance(input_key, str):
             raise TypeError("with SequenceExampleFiles, input_key is the name of a context feature or None")
         files = input_sequences
         inner = _tfrec.StateSaver.from_files(
-            files.paths, files.compression_type, files.specs, input_key, **options
+            files.paths, files.compression_type, files.specs, input_key, length_feature=input_length, **options
         )
     elif input_key is None:
         if input_context is not None or input_length is not None:
             raise ValueError("with per-example dicts (input_key=None), give input_context and input_length "
                              "inside each dict")
-        inner = _tfrec.StateSaver.from_iterator(_from_dicts(input_sequences), **options)
+        inner = _tfrec.StateSaver.from_iterator(_from_dicts(input_sequences, dtypes), **options)
     else:
         if isinstance(input_key, (str, bytes)):
             raise TypeError("input_key must be an iterable of keys (one per example), not a single key")
         inner = _tfrec.StateSaver.from_iterator(
-            _zipped(input_key, input_sequences, input_context, input_length), **options
+            _zipped(input_key, input_sequences, input_context, input_length, dtypes), **options
         )
-    return SequenceBatches(inner)
+    return SequenceBatches(inner, dtypes)
 
+
+_CLOSE = object()
+
+
+def _pull(q, dtypes):
+    # Holds the queue, not the saver, so that an unclosed saver can still be collected.
+    while True:
+        item = q.get()
+        if item is _CLOSE:
+            return
+        yield _item(*item, dtypes)
+
+
+class SequenceQueueingStateSaver:
+    """TensorFlow's ``SequenceQueueingStateSaver``, fed push-style: :meth:`insert` (or
+    :meth:`put`) one example at a time, from any thread, and take batches with
+    :meth:`next_batch` (or by iterating). :meth:`close` ends the input.
+
+    As in TensorFlow, ``allow_small_batch`` defaults to False and there is no padding: every
+    sequence's length must be a non-zero multiple of ``num_unroll``. ``capacity=None`` is
+    unbounded. :meth:`next_batch` raises :class:`OutOfRangeError` once the saver is closed and
+    drained (iteration ends with ``StopIteration``). :func:`batch_sequences_with_states` is the
+    same saver fed from an iterable, with padding.
+
+    >>> sqss = SequenceQueueingStateSaver(batch_size=2, num_unroll=5, initial_states={"h": h0})
+    >>> sqss.insert("seq0", {"x": x0})   # producer thread(s)
+    >>> sqss.close()
+    >>> batch = sqss.next_batch()         # consumer
+    """
+
+    def __init__(self, batch_size, num_unroll, initial_states, capacity=None, allow_small_batch=False, pad=False,
+                 num_threads=1, name=None):
+        del name
+        self._dtypes = _Dtypes(latin1_keys=True)
+        options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad,
+                           None, self._dtypes)
+        # The Rust readers pull from this queue; the saver bounds what it holds in flight, and
+        # the queue holds what was inserted and not read yet (unbounded, so that one thread
+        # can insert everything and then take batches without deadlocking).
+        self._queue = queue.SimpleQueue()
+        self._closed = False
+        self._lock = threading.Lock()
+        inner = _tfrec.StateSaver.from_iterator(_pull(self._queue, self._dtypes), **options)
+        self._batches = SequenceBatches(inner, self._dtypes)
+        self.batch_size = int(batch_size)
+        self.num_unroll = int(num_unroll)
+
+    def __del__(self):
+        # The reader thread waits in the queue; the sentinel lets it end, so that dropping the
+        # Rust saver (which joins it) does not wait forever.
+        q = getattr(self, "_queue", None)
+        if q is not None:
+            q.put(_CLOSE)
+
+    def insert(self, input_key, input_sequences, input_context=None, input_length=None, initial_states=None):
+        """Adds one example (TensorFlow's ``prefetch_op`` for one input). Its arrays are checked
+        as the saver reads it; an error then stops the saver and is raised by ``next_batch``."""
+        with self._lock:
+            if self._closed:
+                raise OutOfRangeError(f"the saver is closed, but attempted to insert a brand new key: {input_key!r}")
+            self._queue.put((input_key, input_sequences, input_context, input_length, initial_states))
+
+    put = insert
+
+    def close(self, cancel_pending_enqueues=False):
+        """Ends the input, from any thread. Without ``cancel_pending_enqueues`` every example
+        inserted so far still goes through; with it, the saver stops at once and a waiting
+        :meth:`next_batch` raises :class:`OutOfRangeError`."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._queue.put(_CLOSE)
+        if cancel_pending_enqueues:
+            self._batches.close(cancel_pending=True)
+
+    def next_batch(self):
+        """The next :class:`NextQueuedSequenceBatch`; :class:`OutOfRangeError` at the end."""
+        try:
+            return next(self._batches)
+        except StopIteration:
+            raise OutOfRangeError("the state saver is closed and has no segments left") from None
+
+    def __iter__(self):
+        return self._batches
+
+    @property
+    def in_flight(self):
+        return self._batches.in_flight
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close(cancel_pending_enqueues=True)
+
+
+def state_saving_rnn(step, batch, state_name, inputs=None, sequence_length=None):
+    """TensorFlow's ``static_state_saving_rnn`` for NumPy: runs ``step`` over the ``num_unroll``
+    steps of ``batch`` starting from its saved states, and saves the final states.
+
+    ``step(x_t, state) -> (output_t, new_state)`` gets the inputs of step ``t`` (``inputs[:, t]``,
+    or a dict of them when ``inputs`` is a dict; default ``batch.sequences``) and the state:
+    one array when ``state_name`` is a string, else a tuple of arrays in the order of the names.
+    As in TensorFlow, where ``t >= sequence_length`` (default ``batch.length``) the output is
+    zero and the state is carried through unchanged. Returns ``(outputs, final_state)`` with
+    ``outputs`` a list of ``num_unroll`` arrays ``[batch, ...]``; every state is saved."""
+    names = (state_name,) if isinstance(state_name, str) else tuple(state_name)
+    if not names:
+        raise ValueError("state_name must name at least one state")
+    single = isinstance(state_name, str)
+    if inputs is None:
+        inputs = batch.sequences
+    if sequence_length is None:
+        sequence_length = batch.length
+    sequence_length = np.asarray(sequence_length)
+    steps = (next(iter(inputs.values())) if isinstance(inputs, dict) else inputs).shape[1]
+    state = tuple(batch.state(n) for n in names)
+    outputs = []
+
+    def where(valid, new, old):
+        mask = valid.reshape((-1,) + (1,) * (np.ndim(old) - 1))
+        return np.where(mask, new, old).astype(np.asarray(old).dtype, copy=False)
+
+    for t in range(steps):
+        x_t = {k: v[:, t] for k, v in inputs.items()} if isinstance(inputs, dict) else inputs[:, t]
+        out, new = step(x_t, state[0] if single else state)
+        new = (new,) if single else tuple(new)
+        if len(new) != len(names):
+            raise ValueError("#elems(state_name) != #elems(new_state): %d vs. %d" % (len(names), len(new)))
+        valid = t < sequence_length
+        state = tuple(where(valid, n, o) for n, o in zip(new, state))
+        out = np.asarray(out)
+        outputs.append(where(valid, out, np.zeros_like(out)))
+    for n, v in zip(names, state):
+        batch.save_state(n, v)
+    return outputs, (state[0] if single else state)

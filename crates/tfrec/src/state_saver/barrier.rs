@@ -159,8 +159,8 @@ pub(crate) struct Barrier {
     pub schema: Option<Arc<Schema>>,
     /// In-flight examples by input position.
     examples: FxHashMap<u64, InFlight>,
-    /// The key of every in-flight example.
-    keys: FxHashMap<Arc<str>, u64>,
+    /// The positions of the in-flight examples with each key.
+    keys: FxHashMap<Arc<str>, Vec<u64>>,
     /// Positions of the examples with a ready segment.
     ready: BinaryHeap<Reverse<u64>>,
     pending: Option<Pending>,
@@ -196,7 +196,19 @@ impl Barrier {
             // As `batch_sequences_with_states`: a number below 10^8, unpadded, appended.
             p.key = format!("{}{}", p.key, rng.next_below(100_000_000));
         }
-        if self.keys.contains_key(p.key.as_str()) {
+        // TensorFlow's barrier refuses a second value for a segment key that is still
+        // incomplete. Segment keys embed the count, so only an earlier example with the same
+        // count can collide, and only while it has a segment after its ready one (those wait
+        // for states). Here examples are inserted only when every state is saved, so the
+        // earlier example's `next` segment is ready (complete), not waiting.
+        let clash = self.keys.get(p.key.as_str()).is_some_and(|positions| {
+            positions.iter().any(|pos| {
+                self.examples
+                    .get(pos)
+                    .is_some_and(|ex| ex.count == p.count && ex.next + 1 < ex.count)
+            })
+        });
+        if clash {
             return Err(StateSaverError::KeyInFlight { key: p.key });
         }
         let key: Arc<str> = Arc::from(p.key);
@@ -204,7 +216,7 @@ impl Barrier {
             sequences: p.sequences.into_iter().map(|(_, v)| v).collect(),
             context: p.context.into_iter().map(|(_, v)| v).collect(),
         };
-        self.keys.insert(Arc::clone(&key), position);
+        self.keys.entry(Arc::clone(&key)).or_default().push(position);
         self.examples.insert(
             position,
             InFlight {
@@ -281,7 +293,12 @@ impl Barrier {
             });
             if last {
                 if let Some(ex) = self.examples.remove(&position) {
-                    self.keys.remove(&ex.key);
+                    if let Some(positions) = self.keys.get_mut(&ex.key) {
+                        positions.retain(|&p| p != position);
+                        if positions.is_empty() {
+                            self.keys.remove(&ex.key);
+                        }
+                    }
                 }
             }
         }

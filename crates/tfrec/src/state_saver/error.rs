@@ -45,6 +45,13 @@ pub enum StateSaverError {
         /// The spec's type name.
         found: &'static str,
     },
+    /// A default initial state whose name contains `:` (TensorFlow's `ValueError` when the
+    /// saver is built).
+    #[error("state name may not have a colon: '{name}'")]
+    StateNameColon {
+        /// The state's name.
+        name: String,
+    },
     /// A record spec without sequence features.
     #[error("invalid option: the spec has no sequence features")]
     NoSequenceFeatures,
@@ -52,6 +59,14 @@ pub enum StateSaverError {
     #[error("invalid option: the key feature {feature:?} must be a context FixedLenFeature of shape [] and dtype string or int64")]
     BadKeyFeature {
         /// The key feature named in the options.
+        feature: String,
+    },
+    /// A length feature that is not a scalar int64 `FixedLenFeature` of the context.
+    #[error(
+        "invalid option: the length feature {feature:?} must be a context FixedLenFeature of shape [] and dtype int64"
+    )]
+    BadLengthFeature {
+        /// The length feature named in the options.
         feature: String,
     },
     /// A record spec TensorFlow's checks refuse.
@@ -154,8 +169,9 @@ pub enum StateSaverError {
     /// A key whose earlier example still has segments to hand out. (TensorFlow fails the same
     /// way when the segment keys collide: `Key … already has a value for component …`.)
     #[error(
-        "key {key:?} reused while its earlier sequence is still in flight (at most capacity examples are in \
-         flight; make keys unique or use a capacity smaller than the number of examples)"
+        "key {key:?} reused while its earlier sequence, with the same number of segments, still has segments \
+         waiting for their states (TensorFlow's barrier refuses it too; make keys unique or use a capacity \
+         smaller than the number of examples)"
     )]
     KeyInFlight {
         /// The example's key.
@@ -177,6 +193,16 @@ pub enum StateSaverError {
         index: u64,
         /// The key feature.
         feature: String,
+    },
+    /// A record whose length feature is negative.
+    #[error("input example {index}: length feature {feature:?} is {value}; a length is at least 0")]
+    NegativeLength {
+        /// The record's index in the input.
+        index: u64,
+        /// The length feature.
+        feature: String,
+        /// Its value.
+        value: i64,
     },
     /// A record did not parse as a SequenceExample with the spec.
     #[error("record {index}: {error}")]
@@ -285,10 +311,13 @@ impl StateSaverError {
         match self {
             CapacityTooSmall { .. } => "capacity_too_small",
             ZeroOption { .. } => "zero_option",
+            StateNameColon { .. } => "bad_name",
             SequenceNotDense { .. } => "sequence_not_dense",
             ContextNotDense { .. } => "context_not_dense",
             NoSequenceFeatures => "no_sequence_features",
             BadKeyFeature { .. } => "bad_key_feature",
+            BadLengthFeature { .. } => "bad_length_feature",
+            NegativeLength { .. } => "negative_length",
             Spec(_) => "spec",
             NoSequences { .. } => "no_sequences",
             NoStates { .. } => "no_states",
@@ -325,10 +354,12 @@ impl StateSaverError {
             self,
             CapacityTooSmall { .. }
                 | ZeroOption { .. }
+                | StateNameColon { .. }
                 | SequenceNotDense { .. }
                 | ContextNotDense { .. }
                 | NoSequenceFeatures
                 | BadKeyFeature { .. }
+                | BadLengthFeature { .. }
                 | Spec(_)
         )
     }

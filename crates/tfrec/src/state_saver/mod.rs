@@ -15,7 +15,7 @@
 //!     let x = Array2::<f32>::from_elem((5 + i, 1), 1.0); // 5..8 steps of 1 feature
 //!     SequenceInput::new(format!("seq{i}")).sequence("x", x)
 //! });
-//! let mut saver = StateSaverOptions::new(2, 3) // batch 2, num_unroll 3
+//! let saver = StateSaverOptions::new(2, 3) // batch 2, num_unroll 3
 //!     .capacity(4)
 //!     .initial_state("sum", ArrayD::<f32>::zeros(vec![1]))
 //!     .build(inputs)?;
@@ -39,11 +39,13 @@
 //! Differences from TensorFlow, all on the side of failing loudly or being reproducible:
 //! - Taking a batch while states of the previous one are unsaved is an error naming them (TF
 //!   hangs), as is saving a state twice.
-//! - Reusing a key while its earlier example is in flight is always an error (TF fails only when
-//!   the segment keys collide, i.e. for the same segment count).
-//! - By default a batch is taken once `capacity` examples are in flight or the input has ended,
-//!   and readers insert examples in input order, so batches depend only on the input and the
-//!   options, never on thread timing ([`StateSaverOptions::deterministic`]).
+//! - Reusing a key is refused as TensorFlow's barrier refuses it (the same segment count, and
+//!   the earlier example still has segments waiting for states), but always, not only when a
+//!   prefetch thread happens to win a race.
+//! - Examples enter the barrier in input order, and only as many as the next batch can use
+//!   (up to [`StateSaverOptions::lookahead`] more, as TensorFlow's prefetching would have), so
+//!   batches, errors and memory depend only on the input and the options, never on thread
+//!   timing or on a large `capacity` ([`StateSaverOptions::deterministic`]).
 //! - `make_keys_unique` draws its numbers from its own generator, not TF's `random_uniform`.
 
 mod barrier;
@@ -81,8 +83,13 @@ pub struct StateSaverOptions {
     num_threads: usize,
     make_keys_unique: Option<u64>,
     deterministic: bool,
+    lookahead: usize,
+    length_feature: Option<String>,
     initial_states: BTreeMap<String, DenseTensor>,
 }
+
+/// The default [`StateSaverOptions::lookahead`].
+pub const DEFAULT_LOOKAHEAD: usize = 64;
 
 impl StateSaverOptions {
     /// Batches of `batch_size` segments of `num_unroll` steps.
@@ -96,13 +103,17 @@ impl StateSaverOptions {
             num_threads: 3,
             make_keys_unique: None,
             deterministic: true,
+            lookahead: DEFAULT_LOOKAHEAD,
+            length_feature: None,
             initial_states: BTreeMap::new(),
         }
     }
 
     /// The most examples in flight (read but with segments still to hand out); at least
-    /// `batch_size`. Default 1000. With keys that repeat (several epochs), keep it below the
-    /// number of examples, or a key comes back while its earlier example is in flight.
+    /// `batch_size`. Default 1000; `usize::MAX` is unbounded (Python's `capacity=None`). With
+    /// keys that repeat (several epochs), keep it below the number of examples, or a key comes
+    /// back while its earlier example is in flight. Memory does not grow with it: at most
+    /// `batch_size + lookahead` examples are ever in flight.
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity;
         self
@@ -124,7 +135,8 @@ impl StateSaverOptions {
 
     /// Threads reading, parsing and checking the input ahead of the consumer (default 3).
     /// With 0 the consumer reads on its own thread, which is fastest for inputs already in
-    /// memory; threads pay off when records are parsed. Up to `4 * num_threads + 8` inputs
+    /// memory, but then [`StateSaver::close`] cannot end a `next_batch` blocked inside the
+    /// input iterator; threads pay off when records are parsed. Up to `4 * num_threads + 8` inputs
     /// (plus one per reader) are read ahead of the `capacity` examples in flight.
     pub fn num_threads(mut self, threads: usize) -> Self {
         self.num_threads = threads;
@@ -137,12 +149,42 @@ impl StateSaverOptions {
         self
     }
 
-    /// `true` (default): take a batch only once `capacity` examples are in flight or the input
-    /// has ended, so batches never depend on timing. `false`: take a batch as soon as
-    /// `batch_size` segments are ready (TensorFlow's behaviour; lower latency).
+    /// `true` (default): before a batch is taken, examples are inserted until
+    /// `min(capacity, batch_size + lookahead)` are in flight or the input has ended, so which
+    /// examples are in flight (and so key-reuse errors and `max_in_flight`) never depends on
+    /// timing. `false`: take a batch as soon as `batch_size` segments are ready, inserting only
+    /// the examples already read ahead (lower latency on a slow input).
+    ///
+    /// The batches themselves are the same either way: a batch takes the smallest insertion
+    /// indices among the ready segments, and an example inserted later has a larger index than
+    /// every example already in flight, so inserting more cannot change the batch once
+    /// `batch_size` segments are ready.
     pub fn deterministic(mut self, deterministic: bool) -> Self {
         self.deterministic = deterministic;
         self
+    }
+
+    /// How many examples beyond `batch_size` may be in flight (capped by `capacity`; default
+    /// [`DEFAULT_LOOKAHEAD`]). TensorFlow's prefetch threads fill the barrier up to `capacity`,
+    /// which for a large capacity holds the whole input in memory; here the examples in flight
+    /// stay bounded by `batch_size + lookahead` whatever the capacity. Up to this bound the
+    /// examples in flight are exactly TensorFlow's, so its key-reuse errors happen as in TF.
+    pub fn lookahead(mut self, lookahead: usize) -> Self {
+        self.lookahead = lookahead;
+        self
+    }
+
+    /// For [`StateSaverOptions::build_from_dataset`]: each example's `input_length` is this
+    /// context feature (a `FixedLenFeature` of shape `[]` and dtype int64 in the spec; it also
+    /// stays in the context). Without it the length is the sequences' length.
+    pub fn length_feature(mut self, feature: impl Into<String>) -> Self {
+        self.length_feature = Some(feature.into());
+        self
+    }
+
+    /// The most examples in flight before a batch is taken.
+    fn insert_limit(&self) -> usize {
+        self.capacity.min(self.batch_size.saturating_add(self.lookahead))
     }
 
     /// A default initial state for examples that do not bring their own.
@@ -163,6 +205,11 @@ impl StateSaverOptions {
                 capacity: self.capacity,
                 batch_size: self.batch_size,
             });
+        }
+        // TensorFlow refuses these when the saver is built; the per-example check stays for
+        // states an example brings itself.
+        if let Some(name) = self.initial_states.keys().find(|n| n.contains(':')) {
+            return Err(StateSaverError::StateNameColon { name: name.clone() });
         }
         Ok(())
     }
@@ -202,7 +249,7 @@ impl StateSaverOptions {
         specs: &SequenceSpecs,
         key: KeySource,
     ) -> Result<StateSaver, StateSaverError> {
-        let records = RecordInput::new(specs, key)?;
+        let records = RecordInput::new(specs, key, self.length_feature.clone())?;
         let iter = dataset
             .records()
             .map(|r| r.map(RawItem::Record).map_err(StateSaverError::from));
@@ -220,6 +267,7 @@ impl StateSaverOptions {
                 failure: None,
                 failed: None,
                 stop: false,
+                closed_by_user: None,
                 consumer_waiting: false,
                 readers_waiting: 0,
             }),
@@ -256,6 +304,9 @@ impl StateSaverOptions {
 
 /// Segments of many sequences in batches, with each sequence's state handed from one segment
 /// to the next. Dropping it stops and joins the reader threads.
+///
+/// It is `Sync`: [`StateSaver::close`], [`StateSaver::in_flight`] and the others may be called
+/// from any thread, also while another waits in [`StateSaver::next_batch`].
 pub struct StateSaver {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
@@ -274,15 +325,22 @@ impl StateSaver {
     /// Fails without changing anything if states of the previous batch are unsaved. At the end
     /// of the input, fewer than `batch_size` segments left give a small batch, or with
     /// `allow_small_batch(false)` [`StateSaverError::InsufficientElements`].
-    pub fn next_batch(&mut self) -> Result<Option<Batch>, StateSaverError> {
+    ///
+    /// After [`StateSaver::close`] with `cancel_pending`, `Ok(None)` at once, also for a call
+    /// already waiting.
+    pub fn next_batch(&self) -> Result<Option<Batch>, StateSaverError> {
         let o = &self.options;
         let shared = &self.shared;
+        let limit = o.insert_limit();
         let mut core = shared.lock();
         if let Some(e) = core.barrier.unsaved() {
             return Err(e);
         }
         let take = loop {
-            if core.fill(o.capacity) && core.buffer.len() <= shared.settings.window / 2 {
+            if core.closed_by_user == Some(true) {
+                return Ok(None);
+            }
+            if core.fill(limit) && core.buffer.len() <= shared.settings.window / 2 {
                 shared.wake_readers(&core);
             }
             if let Some(e) = core.failure.take() {
@@ -298,7 +356,7 @@ impl StateSaver {
             }
             let ready = core.barrier.ready();
             let filled = if o.deterministic {
-                core.barrier.in_flight() >= o.capacity
+                core.barrier.in_flight() >= limit
             } else {
                 ready >= o.batch_size
             };
@@ -317,9 +375,14 @@ impl StateSaver {
                     remaining: ready,
                 });
             }
-            // More input is needed: read it here rather than sleep, unless a reader is already
-            // pulling or the buffer is full of inputs waiting for an earlier one.
-            if core.buffer.len() < shared.settings.window && core.end_at.is_none() {
+            // More input is needed. Without reader threads, read it here. With them, wait for
+            // them even when the input is free: a consumer blocked inside a slow input could
+            // not be ended by `close` from another thread.
+            if o.num_threads == 0
+                && core.buffer.len() < shared.settings.window
+                && core.end_at.is_none()
+                && core.closed_by_user.is_none()
+            {
                 drop(core);
                 let read = readers::read_one(shared, false);
                 core = shared.lock();
@@ -340,6 +403,29 @@ impl StateSaver {
             return Ok(None);
         };
         Ok(Some(batch::assemble(taken, &schema, o.num_unroll, Arc::clone(shared))))
+    }
+
+    /// Stops the input, from any thread (TensorFlow's `close` of the saver's queues).
+    ///
+    /// With `cancel_pending = false` no further example is inserted, but the examples in flight
+    /// still hand out all their segments, in the usual order and with small batches as
+    /// `allow_small_batch` says; the end of the input follows. With `true`, every call of
+    /// [`StateSaver::next_batch`], also one waiting now, returns `Ok(None)`. Either way the
+    /// reader threads stop after the item they are pulling, if any. They are joined when the
+    /// saver is dropped, not here: a reader may be blocked inside the input iterator, and
+    /// closing must not wait for it (TensorFlow's close does not wait for its enqueuers).
+    pub fn close(&self, cancel_pending: bool) {
+        {
+            let mut core = self.shared.lock();
+            if core.closed_by_user != Some(true) {
+                core.closed_by_user = Some(cancel_pending);
+            }
+            // Also when the input has already ended: what was read but not inserted is dropped
+            // with the buffer, so the end moves to the next insertion.
+            core.end_at = Some(core.next_insert);
+            core.buffer.clear();
+        }
+        self.shared.wake_all();
     }
 
     /// Examples in flight now.

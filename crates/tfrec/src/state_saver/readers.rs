@@ -56,6 +56,8 @@ pub(crate) struct Core {
     pub failed: Option<(&'static str, String)>,
     /// The saver is being dropped.
     pub stop: bool,
+    /// `close` was called: `Some(cancel_pending)`.
+    pub closed_by_user: Option<bool>,
     /// The consumer sleeps on `changed`.
     pub consumer_waiting: bool,
     /// Readers sleeping on `space`.
@@ -72,10 +74,16 @@ impl Core {
         self.stop || self.failure.is_some() || self.failed.is_some()
     }
 
-    /// Moves buffered examples into the barrier, in input order, while there is room.
-    pub fn fill(&mut self, capacity: usize) -> bool {
+    /// The readers have nothing more to do.
+    fn readers_done(&self) -> bool {
+        self.halted() || self.closed_by_user.is_some()
+    }
+
+    /// Moves buffered examples into the barrier, in input order, while fewer than `limit` are
+    /// in flight.
+    pub fn fill(&mut self, limit: usize) -> bool {
         let mut moved = false;
-        while !self.halted() && self.barrier.in_flight() < capacity {
+        while !self.halted() && self.end_at != Some(self.next_insert) && self.barrier.in_flight() < limit {
             let Some(prepared) = self.buffer.remove(&self.next_insert) else {
                 break;
             };
@@ -202,7 +210,10 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
                     input.done = true;
                     drop(input);
                     let mut core = shared.lock();
-                    core.end_at = Some(position);
+                    // `close` may have ended the input earlier.
+                    if core.end_at.is_none() {
+                        core.end_at = Some(position);
+                    }
                     shared.wake_consumer(&core);
                     return Read::Ended;
                 }
@@ -225,6 +236,10 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
             })
             .and_then(|input| prepare(input, settings.rules, &settings.default_states));
         let mut core = shared.lock();
+        if core.closed_by_user.is_some() {
+            // Read after `close`: never inserted, so not kept either.
+            return Read::Ended;
+        }
         core.buffer.insert(position, prepared);
         shared.wake_consumer(&core);
         Read::One
@@ -246,13 +261,13 @@ pub(crate) fn run(shared: Arc<Shared>) {
             let mut core = shared.lock();
             let window = shared.settings.window;
             if core.buffer.len() >= window {
-                while !core.halted() && core.buffer.len() > window / 2 {
+                while !core.readers_done() && core.buffer.len() > window / 2 {
                     core.readers_waiting += 1;
                     core = shared.space.wait(core).unwrap_or_else(|e| e.into_inner());
                     core.readers_waiting -= 1;
                 }
             }
-            if core.halted() {
+            if core.readers_done() {
                 return;
             }
         }

@@ -25,11 +25,13 @@ pub enum KeySource {
 pub(crate) struct RecordInput {
     parser: SequenceParser,
     key: KeySource,
+    /// The context feature holding `input_length`, if any.
+    length: Option<String>,
 }
 
 impl RecordInput {
     /// Checks that the spec gives dense sequences and a dense context, and compiles it.
-    pub fn new(specs: &SequenceSpecs, key: KeySource) -> Result<RecordInput, StateSaverError> {
+    pub fn new(specs: &SequenceSpecs, key: KeySource, length: Option<String>) -> Result<RecordInput, StateSaverError> {
         for (name, spec) in &specs.sequence_features {
             if !matches!(spec, FeatureSpec::FixedLenSequence(_)) {
                 return Err(StateSaverError::SequenceNotDense {
@@ -55,8 +57,14 @@ impl RecordInput {
                 _ => return Err(StateSaverError::BadKeyFeature { feature: name.clone() }),
             }
         }
+        if let Some(name) = &length {
+            match specs.context_features.get(name) {
+                Some(FeatureSpec::FixedLen(f)) if f.shape.is_empty() && f.dtype == DType::Int64 => {}
+                _ => return Err(StateSaverError::BadLengthFeature { feature: name.clone() }),
+            }
+        }
         let parser = SequenceParser::new(specs).map_err(StateSaverError::Spec)?;
-        Ok(RecordInput { parser, key })
+        Ok(RecordInput { parser, key, length })
     }
 
     /// Parses record `index` into an input example.
@@ -90,9 +98,26 @@ impl RecordInput {
                 }
             },
         };
+        let length = match &self.length {
+            None => None,
+            Some(name) => match context.get(name).map(DenseTensor::values) {
+                Some(Values::Int64(a)) if a.len() == 1 => match usize::try_from(a[0]) {
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        return Err(StateSaverError::NegativeLength {
+                            index,
+                            feature: name.clone(),
+                            value: a[0],
+                        })
+                    }
+                },
+                // The spec makes it a scalar int64; a record without it fails to parse.
+                _ => None,
+            },
+        };
         Ok(SequenceInput {
             key,
-            length: None,
+            length,
             sequences: dense(parsed.feature_lists),
             context,
             initial_states: BTreeMap::new(),

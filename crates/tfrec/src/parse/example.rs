@@ -176,17 +176,12 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
             }
             FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
             FeatureSpec::Sparse(f) => {
-                if f.index_keys.is_empty() || f.index_keys.len() == 1 && f.index_keys[0].is_empty() {
+                // A plain "" reads as no keys; [""] is a real key (Python's `not [""]` is false).
+                if f.index_keys.is_empty() {
                     return Err(SpecError::MissingIndexKey { feature: name.clone() });
                 }
                 if f.value_key.is_empty() {
                     return Err(SpecError::MissingValueKey { feature: name.clone() });
-                }
-                if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
-                    return Err(SpecError::NegativeSize {
-                        feature: name.clone(),
-                        size: negative,
-                    });
                 }
                 if example_op && f.size.len() != f.index_keys.len() {
                     return Err(SpecError::SizeCount {
@@ -224,6 +219,18 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
     check_disjoint(&dense, &sparse, "Dense and sparse")?;
     check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
     check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
+    // A deliberate deviation: TensorFlow accepts a negative size and returns a dense_shape no
+    // later op accepts. Refused last, so that any spec TensorFlow refuses is refused as it is.
+    for (name, spec) in specs {
+        if let FeatureSpec::Sparse(f) = spec {
+            if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
+                return Err(SpecError::NegativeSize {
+                    feature: name.clone(),
+                    size: negative,
+                });
+            }
+        }
+    }
     Ok(())
 }
 

@@ -1,0 +1,147 @@
+"""tfrec against TensorFlow on one case, through the Python ``parse_*`` functions (the
+library's own outputs: the binding is a thin layer over it) and, for the batch ops, the
+``tfrec parse`` CLI. The golden README's matching rules decide; a disagreement is put in a
+category, and the known, deliberate ones (README "Deliberate deviations") are told apart."""
+
+import base64
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+
+import tfrec
+
+from test_golden_parse import category, named_things, run as run_python, same
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def cli_path():
+    """The ``tfrec`` binary: ``$TFREC_CLI``, else the cargo target dir's debug build."""
+    if os.environ.get("TFREC_CLI"):
+        return os.environ["TFREC_CLI"]
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    for profile in ("debug", "release"):
+        p = target / profile / "tfrec"
+        if p.is_file():
+            return str(p)
+    return None
+
+
+def _tfrecord(records):
+    """TFRecord framing (CRC-32C as tf.io's writer computes it)."""
+    import tensorflow as tf
+
+    fd, path = tempfile.mkstemp(suffix=".tfrecord")
+    os.close(fd)
+    with tf.io.TFRecordWriter(path) as w:
+        for r in records:
+            w.write(r)
+    return path
+
+
+def run_cli(case, cli):
+    """``tfrec parse`` on the case's records as one batch: the JSON line, or an error
+    (``RuntimeError`` with the CLI's stderr)."""
+    records = [base64.b64decode(s) for s in case["serialized"]]
+    if "sequence" in case["op"]:
+        spec = {"context_features": case.get("context_features") or {}, "sequence_features": case.get("sequence_features") or {}}
+    else:
+        spec = case["features"]
+    path = _tfrecord(records)
+    fd, spec_path = tempfile.mkstemp(suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(spec, f)
+        p = subprocess.run(
+            [cli, "parse", path, "--spec", spec_path, "--batch", str(max(len(records), 1)), "--threads", "1"],
+            capture_output=True,
+            timeout=60,
+        )
+    finally:
+        os.unlink(path)
+        os.unlink(spec_path)
+    if p.returncode != 0:
+        if b"panicked" in p.stderr:
+            raise AssertionError(f"tfrec parse panicked: {p.stderr.decode(errors='replace')}")
+        raise RuntimeError(p.stderr.decode(errors="replace").strip())
+    return json.loads(p.stdout.decode().strip())
+
+
+def _has_negative_size(case):
+    for group in ("features", "context_features", "sequence_features"):
+        for spec in (case.get(group) or {}).values():
+            if spec.get("type") == "SparseFeature":
+                size = spec.get("size")
+                sizes = size if isinstance(size, list) else [size]
+                if any(isinstance(s, int) and s < 0 for s in sizes):
+                    return True
+    return False
+
+
+def _class_ok(tf_class, ours):
+    """TF's InvalidArgumentError (a data problem found by an op) must be ours too; its Python
+    layer's ValueError / TypeError (a spec problem, or a shape TF cannot build) any of ours."""
+    if tf_class == "InvalidArgumentError":
+        # The CLI's stderr carries no class.
+        return isinstance(ours, (tfrec.errors.InvalidArgumentError, RuntimeError))
+    return True
+
+
+def judge(case, ours, error):
+    """``None`` when ``ours`` (or ``error``) matches the case's answer, else (category, why)."""
+    answers = [case] + ([case["lenient"]] if case.get("lenient") else [])
+    why = []
+    kinds = []
+    for answer in answers:
+        if error is None and answer["error"] is None:
+            try:
+                same(ours, answer["expected"])
+                return None
+            except AssertionError as e:
+                kinds.append("values differ")
+                why.append(f"tensors differ: {e}")
+        elif error is not None and answer["error"] is not None:
+            tf_msg = answer["error"]["message"]
+            message = str(error)
+            missing = [t for t in named_things(tf_msg) if t not in message]
+            want, got = category(tf_msg), category(message)
+            if missing:
+                kinds.append("error names another thing")
+                why.append(f"our error {message!r} does not name {missing} (TF: {tf_msg!r})")
+            elif want != "other" and want != got:
+                kinds.append("error of another kind")
+                why.append(f"our error {message!r} is about {got}, TF's {tf_msg!r} about {want}")
+            elif not _class_ok(answer["error"]["class"], error):
+                kinds.append("error of another class")
+                why.append(f"our {type(error).__name__} {message!r}, TF's {answer['error']}")
+            else:
+                return None
+        elif error is None:
+            kinds.append("tf raises, tfrec returns")
+            why.append(f"TF failed with {answer['error']}, we did not")
+        else:
+            kinds.append("tfrec raises, tf returns")
+            why.append(f"we failed: {type(error).__name__}: {error}")
+    if error is not None and "negative" in str(error).lower() and _has_negative_size(case):
+        return ("deviation: negative SparseFeature size", "; ".join(why))
+    return (kinds[0], "; ".join(why))
+
+
+def check_python(case):
+    try:
+        ours, error = run_python(case), None
+    except (tfrec.TfrecError, ValueError, TypeError) as e:
+        ours, error = None, e
+    return judge(case, ours, error)
+
+
+def check_cli(case, cli):
+    try:
+        ours, error = run_cli(case, cli), None
+    except RuntimeError as e:
+        ours, error = None, e
+    if error is None and "lengths" not in ours and case["op"] == "parse_sequence_example":
+        ours["lengths"] = {}
+    return judge(case, ours, error)

@@ -288,6 +288,15 @@ pub enum SpecError {
         /// The size.
         size: i64,
     },
+    /// A SparseFeature whose `size` is not of the index key's form: an int for one key
+    /// given as a string, a list for a list of keys (`sparse_ops.sparse_merge`'s TypeError).
+    #[error("SparseFeature {feature}: vocab_size has to be {want}")]
+    SizeForm {
+        /// The feature.
+        feature: String,
+        /// What it has to be.
+        want: &'static str,
+    },
     /// A SparseFeature with not one size per index key (`parse_example`).
     #[error("SparseFeature {feature}: sp_ids and vocab_size have to have equal lengths ({index_keys} index keys, {sizes} sizes).")]
     SizeCount {

@@ -104,7 +104,7 @@ def deviation(case, error):
     tf_error = case["error"] or {}
     if error is not None and _has_negative_size(case) and "SparseFeature" in message and "size:" in message:
         return "deviation: negative SparseFeature size refused"
-    if tf_error.get("class") in ("AttributeError", "KeyError", "IndexError"):
+    if tf_error.get("class") in ("crash", "AttributeError", "KeyError", "IndexError"):
         return "deviation: TensorFlow crashes, tfrec reports an error or a result"
     if error is not None and "Dimension -1" in message and _empty_splits(case["expected"]):
         return "deviation: TensorFlow returns a malformed RaggedTensor (empty row splits), tfrec refuses"

@@ -194,3 +194,53 @@ def solve(case):
         if (expected, error) != (case["expected"], case["error"]):
             case["lenient"] = {"expected": expected, "error": error}
     return case
+
+
+class Isolated:
+    """``solve`` in a child process (``differential.worker``), so that a TensorFlow crash is an
+    answer (error class ``crash``, as in the golden README) rather than the end of the run."""
+
+    def __init__(self):
+        self.child = None
+
+    def _start(self):
+        import pathlib
+        import subprocess
+        import sys
+
+        tests = pathlib.Path(__file__).resolve().parents[1]
+        env = dict(os.environ, PYTHONPATH=str(tests) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.child = subprocess.Popen(
+            [sys.executable, "-m", "differential.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=tests,
+            env=env,
+            text=True,
+        )
+
+    def solve(self, case):
+        import json
+
+        if self.child is None or self.child.poll() is not None:
+            self._start()
+        try:
+            self.child.stdin.write(json.dumps(case) + "\n")
+            self.child.stdin.flush()
+            line = self.child.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if line:
+            return json.loads(line)
+        code = self.child.wait()
+        self.child = None
+        case = dict(case)
+        case["expected"], case["error"] = None, {"class": "crash", "message": f"TensorFlow crashed (exit {code})"}
+        return case
+
+    def close(self):
+        if self.child is not None:
+            self.child.stdin.close()
+            self.child.wait()
+            self.child = None

@@ -73,6 +73,7 @@ enum Output {
         value_slot: usize,
         size: Vec<i64>,
         already_sorted: bool,
+        size_form_error: Option<&'static str>,
     },
     Ragged {
         value_slot: usize,
@@ -334,6 +335,7 @@ impl ExampleParser {
                     value_slot: slot_for(&f.value_key, f.dtype, Role::Sparse, &mut slots),
                     size: f.size.clone(),
                     already_sorted: f.already_sorted,
+                    size_form_error: f.size_form_error,
                 },
                 FeatureSpec::Ragged(f) => Output::Ragged {
                     value_slot: slot_for(
@@ -697,7 +699,15 @@ impl ExampleParser {
                     value_slot,
                     size,
                     already_sorted,
+                    size_form_error,
                 } => {
+                    if let Some(want) = size_form_error {
+                        return Err(ParseError::new(ParseErrorKind::Spec(Box::new(SpecError::SizeForm {
+                            feature: name.clone(),
+                            want,
+                        })))
+                        .key(name));
+                    }
                     let index: Vec<Column> = index_slots.iter().map(|&s| take(s)).collect();
                     let keys: Vec<String> = index_slots.iter().map(|&s| self.slots[s].key.clone()).collect();
                     let value_key = self.slots[*value_slot].key.clone();

@@ -82,6 +82,10 @@ pub struct SparseFeature {
     pub size: Vec<i64>,
     /// Whether the indices are already in order (no reordering).
     pub already_sorted: bool,
+    /// Set when the spec gave `size` in the other form than `index_key` (an int for a list
+    /// of keys, a list for one key as a string): `sparse_merge` refuses it once the records
+    /// are parsed, which is when we refuse it too. Says what `size` has to be.
+    pub size_form_error: Option<&'static str>,
 }
 
 /// `tf.io.RaggedFeature`: a ragged tensor, optionally partitioned by other features.

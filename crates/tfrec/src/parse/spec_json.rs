@@ -239,28 +239,13 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             // Python's `not feature.index_key` refuses absent, "" and [], but not [""]: a plain
             // "" becomes no keys, and the refusal waits for `check_specs`, which runs
             // TensorFlow's checks in its (sorted) order.
-            // sparse_merge's check, which runs after `_ParseOpParams` has refused missing keys.
-            let keys_given = match &index_key {
-                Some(OneOrMany::One(k)) => !k.is_empty(),
-                Some(OneOrMany::Many(v)) => !v.is_empty(),
-                None => false,
-            } && value_key.as_deref().is_some_and(|k| !k.is_empty());
-            match (&index_key, &size) {
-                _ if !keys_given => {}
-                (Some(OneOrMany::One(_)), Some(OneOrMany::Many(_))) => {
-                    return Err(SpecError::SizeForm {
-                        feature: name.to_owned(),
-                        want: "a Tensor or Python int for a single index_key",
-                    })
-                }
+            let size_form_error = match (&index_key, &size) {
+                (Some(OneOrMany::One(_)), Some(OneOrMany::Many(_))) => Some("a Tensor or Python int for a single index_key"),
                 (Some(OneOrMany::Many(_)), Some(OneOrMany::One(_))) => {
-                    return Err(SpecError::SizeForm {
-                        feature: name.to_owned(),
-                        want: "a list of Tensors or Python ints for a list of index_keys",
-                    })
+                    Some("a list of Tensors or Python ints for a list of index_keys")
                 }
-                _ => {}
-            }
+                _ => None,
+            };
             let index_keys = match index_key {
                 Some(OneOrMany::One(key)) if key.is_empty() => Vec::new(),
                 other => other.map(OneOrMany::into_vec).unwrap_or_default(),
@@ -280,6 +265,7 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
                 dtype,
                 size,
                 already_sorted: already_sorted.unwrap_or(false),
+                size_form_error,
             })
         }
         SpecJson::RaggedFeature {

@@ -549,11 +549,10 @@ impl SequenceParser {
             let tensor = self.context_dense(name, spec, i, &context_views, single)?;
             out.context.insert(name.clone(), Tensor::Dense(tensor));
         }
-        // 5, 6. Context sparse and ragged.
-        if let Some(parser) = &self.context_other {
-            out.context.extend(self.context_parse(parser, records, single)?);
-        }
         // 7, 8, 9. Feature lists: dense, then sparse, then ragged, each checked in turn.
+        // (5, 6, context sparse and ragged, run after them: their values were checked with
+        // the context's types above, and TensorFlow builds ragged tensors from partitions
+        // only once the op has parsed everything.)
         let mut columns: Vec<Option<ListColumn>> = vec![None; self.lists.len()];
         for phase in 0..3 {
             for (i, slot) in self.lists.iter().enumerate() {
@@ -567,6 +566,9 @@ impl SequenceParser {
                     columns[i] = Some(self.list_column(i, &rows, single)?);
                 }
             }
+        }
+        if let Some(parser) = &self.context_other {
+            out.context.extend(self.context_parse(parser, records, single)?);
         }
         self.assemble_lists(columns, batch, single, &mut out)?;
         Ok(out)
@@ -886,16 +888,16 @@ impl SequenceParser {
         let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
         let mut column = Column::new(slot.dtype);
         let mut row_counts = Vec::with_capacity(rows.len());
+        // A required list missing from an example is reported in the per-example pass below,
+        // with the rows' counts, so that the first example with either problem is named.
+        let mut missing = Vec::new();
         for (e, per_slot) in rows.iter().enumerate() {
             let Some(list) = &per_slot[i] else {
                 if let ListRole::Dense {
                     allow_missing: false, ..
                 } = slot.role
                 {
-                    return Err(at(
-                        ParseError::new(ParseErrorKind::ListRequired { key: slot.key.clone() }).key(&slot.key),
-                        e,
-                    ));
+                    missing.push(e);
                 }
                 row_counts.push(0);
                 continue;
@@ -928,6 +930,12 @@ impl SequenceParser {
             }
             let mut at_row = 0;
             for (e, &nrows) in row_counts.iter().enumerate() {
+                if missing.first() == Some(&e) {
+                    return Err(at(
+                        ParseError::new(ParseErrorKind::ListRequired { key: slot.key.clone() }).key(&slot.key),
+                        e,
+                    ));
+                }
                 for r in 0..nrows {
                     let n = column.counts[at_row + r];
                     if n != *stride {

@@ -104,12 +104,17 @@ def deviation(case, error):
     tf_error = case["error"] or {}
     if error is not None and _has_negative_size(case) and "SparseFeature" in message and "size:" in message:
         return "deviation: negative SparseFeature size refused"
-    if tf_error.get("class") in ("crash", "AttributeError", "KeyError", "IndexError"):
+    crashes = ("crash", "AttributeError", "KeyError", "IndexError")
+    lenient_error = (case.get("lenient") or {}).get("error") or {}
+    if tf_error.get("class") in crashes or lenient_error.get("class") in crashes:
         return "deviation: TensorFlow crashes, tfrec reports an error or a result"
     if error is not None and "Dimension -1" in message and _empty_splits(case["expected"]):
         return "deviation: TensorFlow returns a malformed RaggedTensor (empty row splits), tfrec refuses"
-    if error is not None and case["error"] is None and case.get("protobuf_refuses"):
-        return "deviation: TensorFlow reads bytes that are not a valid message, tfrec refuses"
+    refused = case.get("protobuf_refuses") or []
+    if error is not None and refused and "could not parse" in message.lower():
+        single = "single" in case["op"]
+        if single or any(f"example {i}:" in message or f"example {i})" in message for i in refused):
+            return "deviation: TensorFlow reads bytes that are not a valid message, tfrec refuses them"
     return None
 
 

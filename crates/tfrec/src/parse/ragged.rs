@@ -236,9 +236,18 @@ fn reshape_rows(ctx: &Ctx<'_>, rt: &mut RaggedBuild, length: i64) -> Result<(), 
             multiple: i128::from(length),
         }));
     };
-    let rest: Vec<u128> = rt.flat_shape.get(1..).unwrap_or(&[]).iter().map(|&d| d as u128).collect();
+    let rest: Vec<u128> = rt
+        .flat_shape
+        .get(1..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|&d| d as u128)
+        .collect();
     let sizes_have_zero = len == 0 || rest.contains(&0);
-    let product: u128 = std::iter::once(len).chain(rest.iter().copied()).filter(|&d| d != 0).product();
+    let product: u128 = std::iter::once(len)
+        .chain(rest.iter().copied())
+        .filter(|&d| d != 0)
+        .product();
     let input: Vec<u128> = rt.flat_shape.iter().map(|&d| d as u128).collect();
     let values: u128 = input.iter().product();
     let input_has_zero = sizes_have_zero && input.contains(&0);

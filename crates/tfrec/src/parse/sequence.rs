@@ -626,7 +626,20 @@ impl SequenceParser {
                 _ => {}
             }
         }
-        for (i, slot) in self.lists.iter().enumerate() {
+        // TensorFlow builds the ragged tensors in the order of their names (its
+        // `_construct_tensors_for_composite_features` walks the sorted keys), so that is the
+        // order their errors come in.
+        let mut ragged_order: Vec<(usize, &str)> = self
+            .lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| match (&slot.role, &slot.output) {
+                (ListRole::Ragged { .. }, Some(name)) => Some((i, name.as_str())),
+                _ => None,
+            })
+            .collect();
+        ragged_order.sort_by(|a, b| a.1.cmp(b.1));
+        for (i, slot) in ragged_order.into_iter().map(|(i, _)| (i, &self.lists[i])) {
             let (
                 ListRole::Ragged {
                     partitions,

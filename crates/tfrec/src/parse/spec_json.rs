@@ -236,16 +236,19 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             size,
             already_sorted,
         } => {
-            // Python's `not feature.index_key` refuses absent, "" and [], but not [""]: a plain
-            // "" becomes no keys, and the refusal waits for `check_specs`, which runs
-            // TensorFlow's checks in its (sorted) order.
+            // Kept for after parsing, when `sparse_merge` refuses it.
             let size_form_error = match (&index_key, &size) {
-                (Some(OneOrMany::One(_)), Some(OneOrMany::Many(_))) => Some("a Tensor or Python int for a single index_key"),
+                (Some(OneOrMany::One(_)), Some(OneOrMany::Many(_))) => {
+                    Some("a Tensor or Python int for a single index_key")
+                }
                 (Some(OneOrMany::Many(_)), Some(OneOrMany::One(_))) => {
                     Some("a list of Tensors or Python ints for a list of index_keys")
                 }
                 _ => None,
             };
+            // Python's `not feature.index_key` refuses absent, "" and [], but not [""]: a plain
+            // "" becomes no keys, and the refusal waits for `check_specs`, which runs
+            // TensorFlow's checks in its (sorted) order.
             let index_keys = match index_key {
                 Some(OneOrMany::One(key)) if key.is_empty() => Vec::new(),
                 other => other.map(OneOrMany::into_vec).unwrap_or_default(),

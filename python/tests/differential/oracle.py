@@ -39,6 +39,10 @@ def tf_spec(s):
     default = s.get("default_value")
     if default is not None:
         default = _value(default, s.get("dtype"))
+        if s.get("dtype") == "float32":
+            # Not a Python float: TF caches eager constants of Python scalars by value, and
+            # -0.0 == 0.0, so a -0.0 default could come back as an earlier 0.0.
+            default = np.asarray(default, dtype=np.float32)
     if t == "FixedLenFeature":
         return tf.io.FixedLenFeature(s["shape"], dtype, default)
     if t == "FixedLenSequenceFeature":

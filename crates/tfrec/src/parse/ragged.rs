@@ -55,6 +55,13 @@ impl Ctx<'_> {
         self.cast(a.wrapping_add(b))
     }
 
+    /// `_assert_monotonic_increasing`'s test, `x[1:] - x[:-1] >= 0`, in the splits dtype:
+    /// the difference wraps, so a drop of more than half the dtype's range passes, as it does
+    /// in TensorFlow.
+    fn decreases(&self, a: i64, b: i64) -> bool {
+        self.cast(b.wrapping_sub(a)) < 0
+    }
+
     /// Exclusive-then-inclusive running sum in the splits dtype: `[0] ++ cumsum(lengths)`.
     fn splits_from_lengths(&self, lengths: impl Iterator<Item = i64>) -> Vec<i64> {
         let mut splits = vec![0];
@@ -85,7 +92,7 @@ fn check_splits(ctx: &Ctx<'_>, from: &'static str, splits: &[i64], nvals: i64) -
         Some(&first) if first != 0 => return Err(ctx.err(E::SplitsStart { from, first })),
         _ => {}
     }
-    if let Some(w) = splits.windows(2).find(|w| w[1] < w[0]) {
+    if let Some(w) = splits.windows(2).find(|w| ctx.decreases(w[0], w[1])) {
         return Err(ctx.err(E::SplitsDecrease {
             from,
             previous: w[0],
@@ -108,7 +115,7 @@ fn check_nvals(ctx: &Ctx<'_>, splits: &[i64], nvals: i64) -> Result<(), ParseErr
 }
 
 fn check_sorted(ctx: &Ctx<'_>, from: &'static str, values: &[i64]) -> Result<(), ParseError> {
-    match values.windows(2).find(|w| w[1] < w[0]) {
+    match values.windows(2).find(|w| ctx.decreases(w[0], w[1])) {
         Some(w) => Err(ctx.err(E::NotSorted {
             from,
             previous: w[0],

@@ -18,10 +18,11 @@ from differential.driver import Run  # noqa: E402
 
 def test_differential_against_tensorflow(tmp_path):
     seed = int(os.environ.get("TFREC_DIFF_SEED") or random.SystemRandom().randrange(1 << 32))
-    scenarios = int(os.environ.get("TFREC_DIFF_SCENARIOS") or 2000)
+    scenarios = int(os.environ.get("TFREC_DIFF_SCENARIOS") or 5000)
     out = os.environ.get("TFREC_DIFF_OUT") or str(tmp_path / "mismatches.jsonl")
-    print(f"differential seed {seed} (TFREC_DIFF_SEED={seed} replays it)")
-    run = Run(seed, cli=cli_path(), cli_every=16, out=out).go(scenarios=scenarios)
+    cli = cli_path()
+    print(f"differential seed {seed} (TFREC_DIFF_SEED={seed} replays it); tfrec parse CLI: {cli or 'not built, skipped'}")
+    run = Run(seed, cli=cli, cli_every=8, out=out).go(scenarios=scenarios)
     summary(f"differential vs TensorFlow: seed {seed}, " + ", ".join(f"{k} {v}" for k, v in sorted(run.totals.items())))
     assert run.unexplained() == 0, f"seed {seed}: mismatches written to {out}:\n" + "\n".join(
         m["note"] for m in run.mismatches[:10]

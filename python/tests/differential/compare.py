@@ -111,6 +111,15 @@ def deviation(case, error):
     expected = [case["expected"], (case.get("lenient") or {}).get("expected")]
     if error is not None and "Dimension -1" in message and any(_empty_splits(x) for x in expected):
         return "deviation: TensorFlow returns a malformed RaggedTensor (empty row splits), tfrec refuses"
+    if error is not None and "Dimension -1 must be >= 0: the row_splits partition" in message and tf_error:
+        # TF went on with the malformed tensor and failed a step later.
+        return "deviation: TensorFlow returns a malformed RaggedTensor (empty row splits), tfrec refuses"
+    mismatch = "Data types don't match"
+    for answer in [case] + ([case["lenient"]] if case.get("lenient") else []):
+        tf_msg = (answer.get("error") or {}).get("message", "")
+        for part in ("Context feature: ", "Feature list: ", "Key: "):
+            if mismatch in tf_msg and mismatch in message and part in tf_msg and part in message:
+                return "deviation: several features of the wrong type, TensorFlow names another (its hash-map order)"
     refused = case.get("protobuf_refuses") or []
     if error is not None and refused and "could not parse" in message.lower():
         single = "single" in case["op"]

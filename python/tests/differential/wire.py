@@ -131,12 +131,7 @@ def encode_map(rng, entries, encode_value, canonical):
 
 
 def encode_features(rng, features, canonical):
-    return encode_map(
-        rng,
-        features.items(),
-        lambda f: encode_feature(rng, f, canonical) if f is not None or True else b"",
-        canonical,
-    )
+    return encode_map(rng, features.items(), lambda f: encode_feature(rng, f, canonical), canonical)
 
 
 def encode_example(rng, features, canonical):

@@ -4,6 +4,7 @@ golden README's matching rules: tensors exact (floats bit for bit, NaN equal to 
 failed, an exception naming what TF's message names and of the same kind."""
 
 import base64
+import json
 import math
 
 import numpy as np
@@ -12,9 +13,16 @@ import pytest
 import tfrec
 from tfrec import io
 
-from conftest import golden_lines, summary
+from conftest import REPO, golden_lines, summary
 
 CASES = golden_lines("parse_cases.jsonl")
+# The project's own regression cases (TensorFlow's answers, golden format), whatever golden
+# set TFREC_GOLDEN_DIR points at.
+REGRESSIONS = [
+    json.loads(line)
+    for line in (REPO / "testdata" / "regressions" / "parse_cases.jsonl").read_text().splitlines()
+    if line.strip()
+]
 RESULTS = {}
 
 PARTITIONS = {
@@ -238,6 +246,11 @@ def test_parse_case(case):
         RESULTS[case["id"]] = False
         raise
     RESULTS[case["id"]] = True
+
+
+@pytest.mark.parametrize("case", REGRESSIONS, ids=[c["id"] for c in REGRESSIONS])
+def test_regression_case(case):
+    check(case)
 
 
 def test_parse_cases_summary():

@@ -214,10 +214,9 @@ fn check(case: &Value) -> Result<(), String> {
     Err(why.join("; "))
 }
 
-#[test]
-fn every_parse_case_matches_tensorflow() {
-    let path = common::golden_dir().join("parse_cases.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+/// Runs every case of a file in the golden format; panics with the failures.
+fn run_cases_of(path: &std::path::Path, what: &str) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let cases: Vec<Value> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -233,14 +232,27 @@ fn every_parse_case_matches_tensorflow() {
         }
     }
     let passed = cases.len() - failures.len();
-    println!("parse cases: {} run, {passed} passed", cases.len());
+    println!("{what}: {} run, {passed} passed", cases.len());
     for f in &failures {
         println!("FAIL {f}");
     }
     assert!(
         failures.is_empty(),
-        "{} of {} parse cases failed",
+        "{} of {} {what} failed",
         failures.len(),
         cases.len()
     );
+}
+
+#[test]
+fn every_parse_case_matches_tensorflow() {
+    run_cases_of(&common::golden_dir().join("parse_cases.jsonl"), "parse cases");
+}
+
+/// The project's own regression cases (TensorFlow's answers, in the golden format), whatever
+/// golden set `TFREC_GOLDEN_DIR` points at.
+#[test]
+fn every_regression_case_matches_tensorflow() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/regressions/parse_cases.jsonl");
+    run_cases_of(&path, "regression parse cases");
 }

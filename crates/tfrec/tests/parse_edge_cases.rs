@@ -269,12 +269,13 @@ fn validate_false_passes_invalid_partitions_through() {
             "row_splits_dtype": dtype, "partitions": [{"kind": "row_splits", "key": "s"}]}}),
         )
     };
-    // A missing row_splits feature: the single op's splits are empty.
+    // A missing row_splits feature: the single op's splits would be empty, which no ragged
+    // tensor can hold; TensorFlow refuses them even without validate ("Dimension -1 must be
+    // >= 0"), and so do we (issue 24).
     let record = example(|b| b.int64("v", vec![5i64]));
-    assert_eq!(
-        splits(&spec(false, "int32").parse_single(&record).expect("single"), "r"),
-        vec![Vec::<i64>::new()]
-    );
+    let err = spec(false, "int32").parse_single(&record).expect_err("empty splits");
+    assert!(err.to_string().contains("Dimension -1"), "{err}");
+    assert!(err.to_string().contains('r'), "{err}");
     // With validate, empty splits are refused.
     assert!(spec(true, "int32").parse_single(&record).is_err());
     // Invalid splits are returned unchanged.

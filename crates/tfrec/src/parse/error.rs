@@ -294,6 +294,21 @@ pub enum RaggedPartitionError {
         /// wide enough for any product TensorFlow prints).
         multiple: i128,
     },
+    /// Values that do not fill the shape a reshape infers (a zero-length row holds nothing).
+    #[error("Input to reshape is a tensor with {values} values, but the requested shape has {elements}")]
+    ReshapeCount {
+        /// The elements there are.
+        values: u128,
+        /// The elements of the inferred shape.
+        elements: u128,
+    },
+    /// Row splits with no element, which `RaggedTensor` cannot hold even without `validate`
+    /// (a missing or empty row_splits feature of one example: TensorFlow's static shape check).
+    #[error("Dimension -1 must be >= 0: the {partition} partition has no row splits, so the ragged tensor would have -1 rows")]
+    NoSplits {
+        /// The partition's kind.
+        partition: &'static str,
+    },
     /// A partition feature with another number of rows than the values' feature.
     #[error("values and partitions are not aligned: Dimensions {values} and {partition} are not compatible")]
     NotAligned {

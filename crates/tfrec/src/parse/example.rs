@@ -73,6 +73,7 @@ enum Output {
         value_slot: usize,
         size: Vec<i64>,
         already_sorted: bool,
+        size_form_error: Option<&'static str>,
     },
     Ragged {
         value_slot: usize,
@@ -176,17 +177,12 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
             }
             FeatureSpec::VarLen(f) => add_key(&mut sparse, name, f.dtype)?,
             FeatureSpec::Sparse(f) => {
-                if f.index_keys.is_empty() || f.index_keys.len() == 1 && f.index_keys[0].is_empty() {
+                // A plain "" reads as no keys; [""] is a real key (Python's `not [""]` is false).
+                if f.index_keys.is_empty() {
                     return Err(SpecError::MissingIndexKey { feature: name.clone() });
                 }
                 if f.value_key.is_empty() {
                     return Err(SpecError::MissingValueKey { feature: name.clone() });
-                }
-                if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
-                    return Err(SpecError::NegativeSize {
-                        feature: name.clone(),
-                        size: negative,
-                    });
                 }
                 if example_op && f.size.len() != f.index_keys.len() {
                     return Err(SpecError::SizeCount {
@@ -224,6 +220,18 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
     check_disjoint(&dense, &sparse, "Dense and sparse")?;
     check_disjoint(&dense, &ragged_keys, "Dense and ragged")?;
     check_disjoint(&ragged_keys, &sparse, "Ragged and sparse")?;
+    // A deliberate deviation: TensorFlow accepts a negative size and returns a dense_shape no
+    // later op accepts. Refused last, so that any spec TensorFlow refuses is refused as it is.
+    for (name, spec) in specs {
+        if let FeatureSpec::Sparse(f) = spec {
+            if let Some(&negative) = f.size.iter().find(|&&s| s < 0) {
+                return Err(SpecError::NegativeSize {
+                    feature: name.clone(),
+                    size: negative,
+                });
+            }
+        }
+    }
     Ok(())
 }
 
@@ -327,6 +335,7 @@ impl ExampleParser {
                     value_slot: slot_for(&f.value_key, f.dtype, Role::Sparse, &mut slots),
                     size: f.size.clone(),
                     already_sorted: f.already_sorted,
+                    size_form_error: f.size_form_error,
                 },
                 FeatureSpec::Ragged(f) => Output::Ragged {
                     value_slot: slot_for(
@@ -690,7 +699,15 @@ impl ExampleParser {
                     value_slot,
                     size,
                     already_sorted,
+                    size_form_error,
                 } => {
+                    if let Some(want) = size_form_error {
+                        return Err(ParseError::new(ParseErrorKind::Spec(Box::new(SpecError::SizeForm {
+                            feature: name.clone(),
+                            want,
+                        })))
+                        .key(name));
+                    }
                     let index: Vec<Column> = index_slots.iter().map(|&s| take(s)).collect();
                     let keys: Vec<String> = index_slots.iter().map(|&s| self.slots[s].key.clone()).collect();
                     let value_key = self.slots[*value_slot].key.clone();

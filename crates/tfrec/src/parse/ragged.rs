@@ -55,6 +55,13 @@ impl Ctx<'_> {
         self.cast(a.wrapping_add(b))
     }
 
+    /// `_assert_monotonic_increasing`'s test, `x[1:] - x[:-1] >= 0`, in the splits dtype:
+    /// the difference wraps, so a drop of more than half the dtype's range passes, as it does
+    /// in TensorFlow.
+    fn decreases(&self, a: i64, b: i64) -> bool {
+        self.cast(b.wrapping_sub(a)) < 0
+    }
+
     /// Exclusive-then-inclusive running sum in the splits dtype: `[0] ++ cumsum(lengths)`.
     fn splits_from_lengths(&self, lengths: impl Iterator<Item = i64>) -> Vec<i64> {
         let mut splits = vec![0];
@@ -85,7 +92,7 @@ fn check_splits(ctx: &Ctx<'_>, from: &'static str, splits: &[i64], nvals: i64) -
         Some(&first) if first != 0 => return Err(ctx.err(E::SplitsStart { from, first })),
         _ => {}
     }
-    if let Some(w) = splits.windows(2).find(|w| w[1] < w[0]) {
+    if let Some(w) = splits.windows(2).find(|w| ctx.decreases(w[0], w[1])) {
         return Err(ctx.err(E::SplitsDecrease {
             from,
             previous: w[0],
@@ -108,7 +115,7 @@ fn check_nvals(ctx: &Ctx<'_>, splits: &[i64], nvals: i64) -> Result<(), ParseErr
 }
 
 fn check_sorted(ctx: &Ctx<'_>, from: &'static str, values: &[i64]) -> Result<(), ParseError> {
-    match values.windows(2).find(|w| w[1] < w[0]) {
+    match values.windows(2).find(|w| ctx.decreases(w[0], w[1])) {
         Some(w) => Err(ctx.err(E::NotSorted {
             from,
             previous: w[0],
@@ -224,6 +231,51 @@ fn partition_column<'c>(
     Ok((values, &column.counts))
 }
 
+/// `reshape(values, [-1, length] + shape(values)[1:])` by TensorFlow's reshape rule: zero
+/// dimensions stay out of the product the unknown dimension is inferred from, and the
+/// divisibility check is skipped when a dimension of the values is zero; only values that the
+/// inferred shape cannot hold are refused. So 0 values into rows of 0 make one empty row.
+fn reshape_rows(ctx: &Ctx<'_>, rt: &mut RaggedBuild, length: i64) -> Result<(), ParseError> {
+    inner_elements(ctx, rt)?;
+    let Ok(len) = u128::try_from(length) else {
+        return Err(ctx.err(E::Reshape {
+            values: rt.flat_shape.iter().product(),
+            multiple: i128::from(length),
+        }));
+    };
+    let rest: Vec<u128> = rt
+        .flat_shape
+        .get(1..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|&d| d as u128)
+        .collect();
+    let sizes_have_zero = len == 0 || rest.contains(&0);
+    let product: u128 = std::iter::once(len)
+        .chain(rest.iter().copied())
+        .filter(|&d| d != 0)
+        .product();
+    let input: Vec<u128> = rt.flat_shape.iter().map(|&d| d as u128).collect();
+    let values: u128 = input.iter().product();
+    let input_has_zero = sizes_have_zero && input.contains(&0);
+    let counted: u128 = input.iter().filter(|&&d| d > 0 || !sizes_have_zero).product();
+    let missing = counted / product;
+    if !input_has_zero && product * missing != counted {
+        return Err(ctx.err(E::Reshape {
+            values: usize::try_from(counted).unwrap_or(usize::MAX),
+            multiple: i128::try_from(product).unwrap_or(i128::MAX),
+        }));
+    }
+    let elements = missing * len * rest.iter().product::<u128>();
+    if elements != values {
+        return Err(ctx.err(E::ReshapeCount { values, elements }));
+    }
+    let mut shape = vec![usize::try_from(missing).unwrap_or(usize::MAX), length as usize];
+    shape.extend_from_slice(rt.flat_shape.get(1..).unwrap_or(&[]));
+    rt.flat_shape = shape;
+    Ok(())
+}
+
 /// Applies one partition below the outer level of `rt`, whose rows act as the batch.
 pub(crate) fn apply_batched(
     rt: &mut RaggedBuild,
@@ -274,8 +326,17 @@ pub(crate) fn apply_batched(
         return Ok(());
     }
     let (p, counts) = partition_column(ctx, partition, column)?;
+    // TensorFlow aligns the partition's rows with the values' rows through
+    // `tf.repeat(row_starts, partition_lengths)`, which broadcasts a single row: one partition
+    // row holding no limits (no starts, or one split) fits any number of value rows, and then
+    // adds no row, as in TensorFlow. Any other count mismatch fails there.
+    let limits_of_row = |c: usize| match partition {
+        Partition::RowSplits(_) => c.saturating_sub(1),
+        _ => c,
+    };
+    let broadcast = counts.len() == 1 && outer_rows != 1 && limits_of_row(counts[0]) == 0;
     let aligned = || {
-        if counts.len() == outer_rows {
+        if counts.len() == outer_rows || broadcast {
             Ok(())
         } else {
             Err(ctx.err(E::NotAligned {
@@ -284,7 +345,12 @@ pub(crate) fn apply_batched(
             }))
         }
     };
-    let starts = &outer[..outer_rows.min(outer.len())];
+    // Under a broadcast row, no start is added to anything.
+    let starts = if broadcast {
+        &[0][..]
+    } else {
+        &outer[..outer_rows.min(outer.len())]
+    };
     let mut at = 0usize;
     let mut rows = counts.iter().map(|&c| {
         let row = p.get(at..at + c).unwrap_or(&[]);
@@ -383,19 +449,7 @@ pub(crate) fn apply_single(
     };
     if let Partition::UniformRowLength(length) = *partition {
         if rt.ragged_rank() == 0 {
-            let n = nvals as usize;
-            let rest = inner_elements(ctx, rt)?;
-            if length <= 0 || !n.is_multiple_of(length as usize) {
-                return Err(ctx.err(E::Reshape {
-                    values: n.saturating_mul(rest),
-                    multiple: i128::from(length),
-                }));
-            }
-            let len = length as usize;
-            let mut shape = vec![n / len, len];
-            shape.extend_from_slice(rt.flat_shape.get(1..).unwrap_or(&[]));
-            rt.flat_shape = shape;
-            return Ok(());
+            return reshape_rows(ctx, rt, length);
         }
         let nrows = if length == 0 { 0 } else { nvals.div_euclid(length) };
         if ctx.validate && nrows.wrapping_mul(length) != nvals {
@@ -414,6 +468,13 @@ pub(crate) fn apply_single(
         Partition::RowSplits(_) => {
             if ctx.validate {
                 check_splits(ctx, "from_row_splits", &p, nvals)?;
+            }
+            // Without `validate` TensorFlow still refuses splits with no element: they would
+            // make a ragged tensor of -1 rows.
+            if p.is_empty() {
+                return Err(ctx.err(E::NoSplits {
+                    partition: what(partition),
+                }));
             }
             p
         }

@@ -449,15 +449,24 @@ impl SequenceParser {
         // 1. Extraction: every requested context feature and feature list of every example.
         let mut context: Vec<Vec<Option<RawFeature<'_>>>> = Vec::with_capacity(batch);
         let mut found_lists: Vec<Vec<Option<crate::example::FeatureListView<'_>>>> = Vec::with_capacity(batch);
+        // Per example, the context features and the list slots in the wire order of their keys'
+        // first occurrence: TensorFlow checks types in that order and reports the first.
+        let mut context_order: Vec<Vec<usize>> = Vec::with_capacity(batch);
+        let mut list_order: Vec<Vec<usize>> = Vec::with_capacity(batch);
         for (e, record) in records.iter().enumerate() {
             let view = SequenceExampleView::new(record.as_ref());
             let mut ctx = vec![None; self.context_key_names.len()];
+            let mut c_order = Vec::new();
+            let mut l_order = Vec::new();
             let mut entries = view.context();
             while let Some((key, raw)) = entries
                 .next_entry()
                 .map_err(|err| at(ParseError::new(ParseErrorKind::Malformed(err)), e).example(e))?
             {
                 if let Some(&(i, _)) = self.context_keys.get(key) {
+                    if ctx[i].is_none() {
+                        c_order.push(i);
+                    }
                     ctx[i] = Some(raw);
                 }
             }
@@ -469,6 +478,9 @@ impl SequenceParser {
                     // Every slot of this key (a list may feed two outputs) sees it.
                     for (j, slot) in self.lists.iter().enumerate() {
                         if j == i || slot.key.as_bytes() == key {
+                            if lists[j].is_none() {
+                                l_order.push(j);
+                            }
                             lists[j] = Some(list.clone());
                         }
                     }
@@ -476,15 +488,16 @@ impl SequenceParser {
             }
             context.push(ctx);
             found_lists.push(lists);
+            context_order.push(c_order);
+            list_order.push(l_order);
         }
         // 2. Context types.
         let mut context_views: Vec<Vec<Option<FeatureView<'_>>>> = Vec::with_capacity(batch);
         for (e, ctx) in context.iter().enumerate() {
-            let mut views = Vec::with_capacity(ctx.len());
-            for (i, raw) in ctx.iter().enumerate() {
+            let mut views = vec![None; ctx.len()];
+            for &i in &context_order[e] {
                 let key = &self.context_key_names[i];
-                let Some(raw) = raw else {
-                    views.push(None);
+                let Some(raw) = &ctx[i] else {
                     continue;
                 };
                 let view = raw
@@ -499,18 +512,17 @@ impl SequenceParser {
                         ));
                     }
                 }
-                views.push(Some(view));
+                views[i] = Some(view);
             }
             context_views.push(views);
         }
         // 3. Feature-list row types.
         let mut rows: Vec<Vec<Option<Rows<'_>>>> = Vec::with_capacity(batch);
         for (e, lists) in found_lists.iter().enumerate() {
-            let mut per_slot = Vec::with_capacity(lists.len());
-            for (i, list) in lists.iter().enumerate() {
+            let mut per_slot = vec![None; lists.len()];
+            for &i in &list_order[e] {
                 let slot = &self.lists[i];
-                let Some(list) = list else {
-                    per_slot.push(None);
+                let Some(list) = &lists[i] else {
                     continue;
                 };
                 let mut views = Vec::new();
@@ -537,7 +549,7 @@ impl SequenceParser {
                     }
                     views.push(view);
                 }
-                per_slot.push(Some(views));
+                per_slot[i] = Some(views);
             }
             rows.push(per_slot);
         }
@@ -549,11 +561,10 @@ impl SequenceParser {
             let tensor = self.context_dense(name, spec, i, &context_views, single)?;
             out.context.insert(name.clone(), Tensor::Dense(tensor));
         }
-        // 5, 6. Context sparse and ragged.
-        if let Some(parser) = &self.context_other {
-            out.context.extend(self.context_parse(parser, records, single)?);
-        }
         // 7, 8, 9. Feature lists: dense, then sparse, then ragged, each checked in turn.
+        // (5, 6, context sparse and ragged, run after them: their values were checked with
+        // the context's types above, and TensorFlow builds ragged tensors from partitions
+        // only once the op has parsed everything.)
         let mut columns: Vec<Option<ListColumn>> = vec![None; self.lists.len()];
         for phase in 0..3 {
             for (i, slot) in self.lists.iter().enumerate() {
@@ -567,6 +578,9 @@ impl SequenceParser {
                     columns[i] = Some(self.list_column(i, &rows, single)?);
                 }
             }
+        }
+        if let Some(parser) = &self.context_other {
+            out.context.extend(self.context_parse(parser, records, single)?);
         }
         self.assemble_lists(columns, batch, single, &mut out)?;
         Ok(out)
@@ -624,7 +638,20 @@ impl SequenceParser {
                 _ => {}
             }
         }
-        for (i, slot) in self.lists.iter().enumerate() {
+        // TensorFlow builds the ragged tensors in the order of their names (its
+        // `_construct_tensors_for_composite_features` walks the sorted keys), so that is the
+        // order their errors come in.
+        let mut ragged_order: Vec<(usize, &str)> = self
+            .lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| match (&slot.role, &slot.output) {
+                (ListRole::Ragged { .. }, Some(name)) => Some((i, name.as_str())),
+                _ => None,
+            })
+            .collect();
+        ragged_order.sort_by(|a, b| a.1.cmp(b.1));
+        for (i, slot) in ragged_order.into_iter().map(|(i, _)| (i, &self.lists[i])) {
             let (
                 ListRole::Ragged {
                     partitions,
@@ -886,16 +913,16 @@ impl SequenceParser {
         let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
         let mut column = Column::new(slot.dtype);
         let mut row_counts = Vec::with_capacity(rows.len());
+        // A required list missing from an example is reported in the per-example pass below,
+        // with the rows' counts, so that the first example with either problem is named.
+        let mut missing = Vec::new();
         for (e, per_slot) in rows.iter().enumerate() {
             let Some(list) = &per_slot[i] else {
                 if let ListRole::Dense {
                     allow_missing: false, ..
                 } = slot.role
                 {
-                    return Err(at(
-                        ParseError::new(ParseErrorKind::ListRequired { key: slot.key.clone() }).key(&slot.key),
-                        e,
-                    ));
+                    missing.push(e);
                 }
                 row_counts.push(0);
                 continue;
@@ -928,6 +955,12 @@ impl SequenceParser {
             }
             let mut at_row = 0;
             for (e, &nrows) in row_counts.iter().enumerate() {
+                if missing.first() == Some(&e) {
+                    return Err(at(
+                        ParseError::new(ParseErrorKind::ListRequired { key: slot.key.clone() }).key(&slot.key),
+                        e,
+                    ));
+                }
                 for r in 0..nrows {
                     let n = column.counts[at_row + r];
                     if n != *stride {

@@ -82,6 +82,10 @@ pub struct SparseFeature {
     pub size: Vec<i64>,
     /// Whether the indices are already in order (no reordering).
     pub already_sorted: bool,
+    /// Set when the spec gave `size` in the other form than `index_key` (an int for a list
+    /// of keys, a list for one key as a string): `sparse_merge` refuses it once the records
+    /// are parsed, which is when we refuse it too. Says what `size` has to be.
+    pub size_form_error: Option<&'static str>,
 }
 
 /// `tf.io.RaggedFeature`: a ragged tensor, optionally partitioned by other features.
@@ -287,6 +291,15 @@ pub enum SpecError {
         feature: String,
         /// The size.
         size: i64,
+    },
+    /// A SparseFeature whose `size` is not of the index key's form: an int for one key
+    /// given as a string, a list for a list of keys (`sparse_ops.sparse_merge`'s TypeError).
+    #[error("SparseFeature {feature}: vocab_size has to be {want}")]
+    SizeForm {
+        /// The feature.
+        feature: String,
+        /// What it has to be.
+        want: &'static str,
     },
     /// A SparseFeature with not one size per index key (`parse_example`).
     #[error("SparseFeature {feature}: sp_ids and vocab_size have to have equal lengths ({index_keys} index keys, {sizes} sizes).")]

@@ -236,18 +236,25 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             size,
             already_sorted,
         } => {
-            let index_keys = index_key.map(OneOrMany::into_vec).unwrap_or_default();
-            // Python's `not feature.index_key`: absent, "" or [].
-            if index_keys.is_empty() || index_keys.len() == 1 && index_keys[0].is_empty() {
-                return Err(SpecError::MissingIndexKey {
-                    feature: name.to_owned(),
-                });
-            }
-            let value_key = value_key
-                .filter(|k| !k.is_empty())
-                .ok_or_else(|| SpecError::MissingValueKey {
-                    feature: name.to_owned(),
-                })?;
+            // Kept for after parsing, when `sparse_merge` refuses it.
+            let size_form_error = match (&index_key, &size) {
+                (Some(OneOrMany::One(_)), Some(OneOrMany::Many(_))) => {
+                    Some("a Tensor or Python int for a single index_key")
+                }
+                (Some(OneOrMany::Many(_)), Some(OneOrMany::One(_))) => {
+                    Some("a list of Tensors or Python ints for a list of index_keys")
+                }
+                _ => None,
+            };
+            // Python's `not feature.index_key` refuses absent, "" and [], but not [""]: a plain
+            // "" becomes no keys, and the refusal waits for `check_specs`, which runs
+            // TensorFlow's checks in its (sorted) order.
+            let index_keys = match index_key {
+                Some(OneOrMany::One(key)) if key.is_empty() => Vec::new(),
+                other => other.map(OneOrMany::into_vec).unwrap_or_default(),
+            };
+            // An absent value_key is refused in `check_specs` too, in TensorFlow's order.
+            let value_key = value_key.unwrap_or_default();
             let dtype = dtype_of(dtype, name)?;
             let size = size
                 .ok_or_else(|| SpecError::JsonFeature {
@@ -255,25 +262,13 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
                     message: "missing field `size`".to_owned(),
                 })?
                 .into_vec();
-            if let Some(&negative) = size.iter().find(|&&s| s < 0) {
-                return Err(SpecError::NegativeSize {
-                    feature: name.to_owned(),
-                    size: negative,
-                });
-            }
-            if size.len() != index_keys.len() {
-                return Err(SpecError::SizeCount {
-                    feature: name.to_owned(),
-                    index_keys: index_keys.len(),
-                    sizes: size.len(),
-                });
-            }
             FeatureSpec::Sparse(SparseFeature {
                 index_keys,
                 value_key,
                 dtype,
                 size,
                 already_sorted: already_sorted.unwrap_or(false),
+                size_form_error,
             })
         }
         SpecJson::RaggedFeature {
@@ -283,11 +278,6 @@ pub(crate) fn spec_from_json(name: &str, value: &Value) -> Result<FeatureSpec, S
             row_splits_dtype,
             validate,
         } => {
-            if value_key.as_deref() == Some("") {
-                return Err(SpecError::EmptyValueKey {
-                    feature: name.to_owned(),
-                });
-            }
             let row_splits_dtype = match row_splits_dtype.as_deref() {
                 None | Some("int32") => SplitsDType::Int32,
                 Some("int64") => SplitsDType::Int64,
@@ -540,8 +530,14 @@ impl std::str::FromStr for SpecFile {
 mod tests {
     use super::*;
 
+    /// The error reading one spec gives, with TensorFlow's spec checks (which run after the
+    /// JSON is read, in its order) included.
     fn err(text: &str) -> String {
         spec_from_json("k", &serde_json::from_str(text).expect("json"))
+            .and_then(|spec| {
+                let specs: FeatureSpecs = [("k".to_owned(), spec)].into_iter().collect();
+                crate::parse::example::check_specs(&specs, true)
+            })
             .expect_err("refused")
             .to_string()
     }

@@ -2,7 +2,6 @@
 query gives on the eagerly converted data, only the selected features are parsed, and the
 parse of a few features is faster than the parse of all (measured, printed)."""
 
-import time
 
 import numpy as np
 import polars as pl
@@ -153,23 +152,16 @@ def test_batches_are_streamed(data):
     assert sum(seen) < eager.height
 
 
-def test_selected_features_parse_faster(tmp_path):
-    """Parsing 2 of 53 features against all of them, same files, same run: printed as a ratio;
-    only a loose bound is asserted (the machine is shared)."""
-    paths = write_files(tmp_path, files=2, rows=10_000, wide=48, seed=9)
+def test_only_selected_features_are_parsed(tmp_path):
+    """Projection pushdown, shown by counted work rather than by the clock: the spec declares
+    the 48 wide features with a shape no record matches, so parsing any of them fails; a query
+    that selects two other features never parses them and succeeds. (Its speed-up is in
+    python/bench/bench_columnar.py.)"""
+    paths = write_files(tmp_path, files=2, rows=2_000, wide=48, seed=9)
     spec = make_spec(wide=48)
+    spec.update({f"w{k}": io.FixedLenFeature([3], tfrec.int64) for k in range(48)})
     lf = scan_tfrecord(paths, spec)
-
-    def best(query, rounds=3):
-        times = []
-        for _ in range(rounds):
-            t = time.perf_counter()
-            query.collect()
-            times.append(time.perf_counter() - t)
-        return min(times)
-
-    t_all = best(lf)
-    t_two = best(lf.select("id", "age"))
-    ratio = t_all / t_two
-    summary(f"polars scan: 2 of 53 features parsed {ratio:.1f}x faster than all ({t_two * 1e3:.1f} ms vs {t_all * 1e3:.1f} ms, 20k records)")
-    assert ratio > 1.2
+    two = lf.select("id", "age").collect()
+    assert two.columns == ["id", "age"] and two.height == 4_000
+    with pytest.raises(Exception, match="w"):
+        lf.collect()

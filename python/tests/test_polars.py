@@ -14,7 +14,6 @@ import tfrec.polars
 from tfrec import _tfrec, io
 from tfrec.polars import scan_tfrecord
 
-from conftest import summary
 
 
 def write_files(tmp_path, files, rows, wide=0, seed=5):

@@ -6,7 +6,11 @@
 //! against TensorFlow 2.21's records/s on this kind of machine (TFRecordDataset → batch(1024) →
 //! parse_example, one thread), as given in the issue: 0.76 M/s (a), 0.14 M/s (b), 0.10 M/s (c).
 //!
-//! `TFREC_BENCH_SCALE=0.05` for a quick smoke run; `TFREC_BENCH_ONLY=b` (a, b or c) for one set.
+//! `TFREC_BENCH_SCALE=0.05` for a quick smoke run; `TFREC_BENCH_ONLY=b` (a, b, c or d) for one set.
+//!
+//! (d) is a complexity check, not a throughput: 100 records under a RaggedFeature of 25 k and of
+//! 100 k `row_lengths` partitions; 4x the partitions should take about 4x the time (16x would be
+//! quadratic, as an old version was). The tests check the same parse by counted heap, not time.
 
 mod data;
 
@@ -154,6 +158,9 @@ fn main() {
         let parser = ExampleParser::new(&spec).expect("spec");
         measure(name, &path, records, bytes, tf, &parser, &two_threads);
     }
+    if wanted("d") {
+        partitions_ratio();
+    }
     if wanted("c") {
         let path = dir.path().join("sequences.tfrecord");
         let (records, bytes) = data::write(&path, data::sequences(n(50_000.0)));
@@ -168,6 +175,44 @@ fn main() {
             &two_threads,
         );
     }
+}
+
+/// The best of three parses of 100 records under `n` `row_lengths` partitions.
+fn time_partitions(n: usize) -> Duration {
+    let partitions = vec![r#"{"kind": "row_lengths", "key": "l"}"#; n].join(",");
+    let spec = format!(
+        r#"{{"r": {{"type": "RaggedFeature", "dtype": "int64", "value_key": "v", "partitions": [{partitions}]}}}}"#
+    );
+    let parser = ExampleParser::new(&tfrec::parse::specs_from_json_str(&spec).expect("spec")).expect("parser");
+    let records: Vec<Vec<u8>> = (0..100)
+        .map(|i| {
+            tfrec::example::Example::builder()
+                .int64("v", vec![i as i64])
+                .int64("l", vec![1i64])
+                .build()
+                .expect("example")
+                .encode()
+        })
+        .collect();
+    (0..3)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            std::hint::black_box(parser.parse_batch(&records).expect("parses"));
+            started.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn partitions_ratio() {
+    let small = time_partitions(25_000);
+    let large = time_partitions(100_000);
+    println!(
+        "(d) ragged partitions, 100 records: 25 k {:.1} ms, 100 k {:.1} ms: {:.1}x for 4x the partitions (linear 4, quadratic 16)",
+        small.as_secs_f64() * 1e3,
+        large.as_secs_f64() * 1e3,
+        large.as_secs_f64() / small.as_secs_f64()
+    );
 }
 
 /// The two parsers, as the benchmark drives them.

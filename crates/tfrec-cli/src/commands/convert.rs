@@ -104,6 +104,9 @@ pub struct Args {
 
 type BoxError = Box<dyn std::error::Error>;
 
+/// The widest schema written to Parquet with dictionary encoding (see `Sink::create`).
+const PARQUET_DICTIONARY_MAX_COLUMNS: usize = 4096;
+
 /// Batches from the inputs, with a progress bar when the input is TFRecord.
 struct Input {
     batches: Box<dyn Iterator<Item = Result<RecordBatch, BoxError>>>,
@@ -270,8 +273,13 @@ impl Sink {
         let file = pending.file()?;
         Ok(match format {
             Format::Parquet => {
+                // Dictionary encoding keeps about 45 KB of state per column while a row group is
+                // open: a million one-value features would need 45 GB. Wide schemas get plain
+                // encoding (about 5 KB a column in all); ordinary ones keep the smaller files.
+                let dictionary = schema.fields().len() <= PARQUET_DICTIONARY_MAX_COLUMNS;
                 let props = WriterProperties::builder()
                     .set_compression(ParquetCompression::SNAPPY)
+                    .set_dictionary_enabled(dictionary)
                     .build();
                 Sink::Parquet(ArrowWriter::try_new(file, schema.clone(), Some(props))?, pending)
             }

@@ -246,6 +246,13 @@ pub enum RaggedPartitionError {
         /// The number of rows (last row id + 1).
         rows: i64,
     },
+    /// A number of rows (last row id + 1, in the splits dtype) negative in full width, which
+    /// the `RaggedTensor` refuses as a static dimension even without `validate`.
+    #[error("Dimension {rows} must be >= 0: the number of rows of a value_rowids partition (last row id + 1)")]
+    NegativeDimension {
+        /// The number of rows (last row id + 1).
+        rows: i64,
+    },
     /// A row id implying more empty rows than this parser allows.
     #[error("value_rowids: row id {id} implies {rows} rows for {values} values, more than this parser allows ({allowed} empty rows)")]
     TooManyRows {

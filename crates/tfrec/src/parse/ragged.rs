@@ -183,6 +183,11 @@ fn splits_from_rowids(ctx: &Ctx<'_>, ids: &[i64], nvals: usize) -> Result<Vec<i6
     if nrows32 < 0 {
         return Err(ctx.err(E::NegativeRows { rows: nrows }));
     }
+    // The bincount above takes the low 32 bits; the RaggedTensor built after it checks the
+    // whole number of rows as a static dimension (a last id of 2^63 - 1 wraps to -2^63).
+    if nrows < 0 {
+        return Err(ctx.err(E::NegativeDimension { rows: nrows }));
+    }
     let rows = usize::try_from(nrows32).unwrap_or(usize::MAX);
     if rows > nvals.saturating_add(MAX_IMPLIED_ROWS) {
         return Err(ctx.err(E::TooManyRows {

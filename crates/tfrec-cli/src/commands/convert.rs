@@ -12,10 +12,12 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, SchemaRef};
 use clap::{Args as ClapArgs, ValueEnum};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_writer::compute_leaves;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
 use serde_json::Value;
 use tfrec::columnar::{batch_to_records, infer_specs, sample_records, BatchReader, ColumnSpecs, StringColumns};
 use tfrec::parse::{SpecError, SpecFile};
@@ -104,8 +106,72 @@ pub struct Args {
 
 type BoxError = Box<dyn std::error::Error>;
 
+/// Columns encoded at a time into a Parquet row group (see [`ParquetColumns`]).
+const PARQUET_COLUMNS_AT_ONCE: usize = 1024;
+
 /// The widest schema written to Parquet with dictionary encoding (see `Sink::create`).
 const PARQUET_DICTIONARY_MAX_COLUMNS: usize = 4096;
+
+/// A Parquet file written a row group per batch and, within it, a few columns at a time.
+///
+/// `ArrowWriter` keeps an encoder for every column of the schema while a row group is open
+/// (about 45 KB each with dictionary encoding): a record of a million one-value features
+/// would need 45 GB. Here only [`PARQUET_COLUMNS_AT_ONCE`] encoders live at once; each group's
+/// finished column chunks are spliced into the row group in schema order, so the file is
+/// the same kind of file `ArrowWriter` writes (its Arrow schema in the footer included).
+struct ParquetColumns {
+    file: SerializedFileWriter<File>,
+    schema: SchemaRef,
+    props: WriterProperties,
+    row_groups: usize,
+}
+
+impl ParquetColumns {
+    fn try_new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Self, BoxError> {
+        let (file, _) = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))?.into_serialized_writer()?;
+        Ok(ParquetColumns {
+            file,
+            schema,
+            props,
+            row_groups: 0,
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), BoxError> {
+        let mut row_group = self.file.next_row_group()?;
+        let fields = self.schema.fields();
+        for start in (0..fields.len()).step_by(PARQUET_COLUMNS_AT_ONCE) {
+            let end = (start + PARQUET_COLUMNS_AT_ONCE).min(fields.len());
+            // The encoders of a slice of the schema, made by a writer of that slice alone: a
+            // column's encoder depends only on its own field, so its chunks fit the whole file.
+            let part = SchemaRef::new(arrow_schema::Schema::new(fields[start..end].to_vec()));
+            let (_, factory) =
+                ArrowWriter::try_new(std::io::sink(), part, Some(self.props.clone()))?.into_serialized_writer()?;
+            let mut writers = factory.create_column_writers(self.row_groups)?;
+            let mut next = 0;
+            for (field, column) in fields[start..end].iter().zip(&batch.columns()[start..end]) {
+                for leaf in compute_leaves(field, column)? {
+                    let writer = writers
+                        .get_mut(next)
+                        .ok_or("a Parquet leaf column without an encoder: schema and batch disagree")?;
+                    writer.write(&leaf)?;
+                    next += 1;
+                }
+            }
+            for writer in writers {
+                writer.close()?.append_to_row_group(&mut row_group)?;
+            }
+        }
+        row_group.close()?;
+        self.row_groups += 1;
+        Ok(())
+    }
+
+    fn close(self) -> Result<(), BoxError> {
+        self.file.close()?;
+        Ok(())
+    }
+}
 
 /// Batches from the inputs, with a progress bar when the input is TFRecord.
 struct Input {
@@ -232,7 +298,7 @@ fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Res
 /// Where batches go.
 enum Sink {
     Records(crate::output::PendingRecords),
-    Parquet(ArrowWriter<File>, PendingFile),
+    Parquet(ParquetColumns, PendingFile),
     Arrow(arrow_ipc::writer::FileWriter<BufWriter<File>>, PendingFile),
     Jsonl(arrow_json::LineDelimitedWriter<BufWriter<File>>, PendingFile),
     Csv(arrow_csv::Writer<BufWriter<File>>, PendingFile, SchemaRef),
@@ -273,15 +339,15 @@ impl Sink {
         let file = pending.file()?;
         Ok(match format {
             Format::Parquet => {
-                // Dictionary encoding keeps about 45 KB of state per column while a row group is
-                // open: a million one-value features would need 45 GB. Wide schemas get plain
-                // encoding (about 5 KB a column in all); ordinary ones keep the smaller files.
+                // A dictionary page for every column chunk: worth it for the many rows of a
+                // narrow table, more than doubles the file of a wide sparse one (features
+                // present in few records) and costs 45 KB of encoder state a column.
                 let dictionary = schema.fields().len() <= PARQUET_DICTIONARY_MAX_COLUMNS;
                 let props = WriterProperties::builder()
                     .set_compression(ParquetCompression::SNAPPY)
                     .set_dictionary_enabled(dictionary)
                     .build();
-                Sink::Parquet(ArrowWriter::try_new(file, schema.clone(), Some(props))?, pending)
+                Sink::Parquet(ParquetColumns::try_new(file, schema.clone(), props)?, pending)
             }
             Format::Arrow => Sink::Arrow(
                 arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?,

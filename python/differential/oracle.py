@@ -309,7 +309,7 @@ class Isolated:
         import subprocess
         import sys
 
-        tests = pathlib.Path(__file__).resolve().parents[1]
+        tests = pathlib.Path(__file__).resolve().parents[1]  # the directory holding this package
         env = dict(os.environ, PYTHONPATH=str(tests) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.child = subprocess.Popen(
             [sys.executable, "-m", "differential.worker"],

@@ -1,5 +1,5 @@
 """Long mode: ``python -m differential [--seed S ...] [--scenarios N | --seconds T]`` (run from
-``python/tests``, with the extension and TensorFlow installed). Prints totals per category
+``python``, with the extension and TensorFlow installed). Prints totals per category
 and seed; mismatches, minimised, go to ``--out`` in the golden case format. Exits 1 when any
 mismatch is not a listed deliberate deviation."""
 

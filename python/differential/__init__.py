@@ -3,5 +3,5 @@
 ``scenario`` draws a case (op, spec, records at the wire level), ``oracle`` has TensorFlow
 answer it, ``compare`` runs tfrec's surfaces and applies the golden matching rules, ``driver``
 counts, minimises and writes mismatches in the golden case format. Run it long with
-``python -m differential --seconds 3600`` from ``python/tests`` (see ``__main__``).
+``python -m differential --seconds 3600`` from ``python`` (see ``__main__``).
 """

@@ -42,18 +42,14 @@ impl Layout {
         }
     }
 
-    fn ascii(self) -> bool {
+    pub(crate) fn ascii(self) -> bool {
         self != Layout::Compact
     }
 }
 
-/// A list of byte strings, as messages (one `Vec` per value) and tensors (slices of one
-/// buffer) hold them.
-// Tensors and specs (the `parse` feature) use the kinds messages do not.
+/// A list of byte strings, as tensors hold them (slices of one buffer).
 #[cfg_attr(not(feature = "parse"), allow(dead_code))]
 pub(crate) enum ByteList<'a> {
-    /// One vector per value.
-    Vecs(&'a [Vec<u8>]),
     /// One slice per value.
     Slices(Vec<&'a [u8]>),
 }
@@ -61,14 +57,12 @@ pub(crate) enum ByteList<'a> {
 impl ByteList<'_> {
     fn len(&self) -> usize {
         match self {
-            ByteList::Vecs(v) => v.len(),
             ByteList::Slices(v) => v.len(),
         }
     }
 
     fn get(&self, i: usize) -> &[u8] {
         match self {
-            ByteList::Vecs(v) => &v[i],
             ByteList::Slices(v) => v[i],
         }
     }
@@ -101,10 +95,6 @@ pub(crate) enum Json<'a> {
     Ints(Cow<'a, [i64]>),
     /// A list of sizes as numbers.
     Sizes(&'a [usize]),
-    /// A list of int64s as strings, as protobuf's JSON mapping writes them.
-    IntStrings(&'a [i64]),
-    /// A list of bytes as base64 strings (protobuf's mapping).
-    Base64List(ByteList<'a>),
     /// A list of bytes, each as [`Json::Bytes`].
     BytesList(ByteList<'a>),
 }
@@ -150,8 +140,6 @@ impl Json<'_> {
             Json::Floats(v) => list!(v.len(), |out, i| write_float(out, v[i])),
             Json::Ints(v) => list!(v.len(), |out, i| write!(out, "{}", v[i])),
             Json::Sizes(v) => list!(v.len(), |out, i| write!(out, "{}", v[i])),
-            Json::IntStrings(v) => list!(v.len(), |out, i| write!(out, "\"{}\"", v[i])),
-            Json::Base64List(v) => list!(v.len(), |out, i| write_string(out, &base64(v.get(i)), ascii)),
             Json::BytesList(v) => list!(v.len(), |out, i| write_bytes(out, v.get(i), layout)),
         }
     }
@@ -168,27 +156,77 @@ fn write_items<W: fmt::Write>(
     len: usize,
     mut item: impl FnMut(&mut W, usize, Option<usize>) -> fmt::Result,
 ) -> fmt::Result {
-    let newline = |out: &mut W, level: usize| -> fmt::Result {
+    let mut items = Items::open(out, layout, level, open, close)?;
+    for i in 0..len {
+        let level = items.next(out)?;
+        item(out, i, level)?;
+    }
+    items.close(out)
+}
+
+/// An array or object being written item by item, for callers that stream their items
+/// (a message's values, read from its bytes as they are written) rather than index them.
+pub(crate) struct Items {
+    layout: Layout,
+    level: Option<usize>,
+    close: char,
+    count: usize,
+}
+
+impl Items {
+    /// Writes the opening bracket.
+    pub(crate) fn open<W: fmt::Write>(
+        out: &mut W,
+        layout: Layout,
+        level: Option<usize>,
+        open: char,
+        close: char,
+    ) -> Result<Items, fmt::Error> {
+        out.write_char(open)?;
+        Ok(Items {
+            layout,
+            level,
+            close,
+            count: 0,
+        })
+    }
+
+    fn newline<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
         out.write_char('\n')?;
         for _ in 0..level {
             out.write_str("  ")?;
         }
         Ok(())
-    };
-    out.write_char(open)?;
-    for i in 0..len {
-        if i > 0 {
-            out.write_str(layout.item_separator())?;
-        }
-        if let Some(l) = level {
-            newline(out, l + 1)?;
-        }
-        item(out, i, level.map(|l| l + 1))?;
     }
-    if let (Some(l), true) = (level, len > 0) {
-        newline(out, l)?;
+
+    /// Starts the next item (separator, line break): returns the level to write it at.
+    pub(crate) fn next<W: fmt::Write>(&mut self, out: &mut W) -> Result<Option<usize>, fmt::Error> {
+        if self.count > 0 {
+            out.write_str(self.layout.item_separator())?;
+        }
+        self.count += 1;
+        if let Some(l) = self.level {
+            Self::newline(out, l + 1)?;
+        }
+        Ok(self.level.map(|l| l + 1))
     }
-    out.write_char(close)
+
+    /// Starts the next member of an object: its key and separator; returns the level to
+    /// write its value at.
+    pub(crate) fn key<W: fmt::Write>(&mut self, out: &mut W, key: &str) -> Result<Option<usize>, fmt::Error> {
+        let level = self.next(out)?;
+        write_string(out, key, self.layout.ascii())?;
+        out.write_str(self.layout.key_separator())?;
+        Ok(level)
+    }
+
+    /// Writes the closing bracket.
+    pub(crate) fn close<W: fmt::Write>(self, out: &mut W) -> fmt::Result {
+        if let (Some(l), true) = (self.level, self.count > 0) {
+            Self::newline(out, l)?;
+        }
+        out.write_char(self.close)
+    }
 }
 
 /// A JSON string. With `ascii`, Python's `ensure_ascii` escaping (everything outside
@@ -262,7 +300,7 @@ pub(crate) fn write_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
 }
 
 /// Bytes as a UTF-8 string where valid, else `{"base64": "…"}`.
-fn write_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8], layout: Layout) -> fmt::Result {
+pub(crate) fn write_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8], layout: Layout) -> fmt::Result {
     match std::str::from_utf8(bytes) {
         Ok(s) => write_string(out, s, layout.ascii()),
         Err(_) => {

@@ -112,7 +112,7 @@ fn packed_ints() -> Vec<u8> {
 /// An Example of one bytes feature: `VALUES / 2` empty strings.
 fn empties() -> Vec<u8> {
     let list: Vec<u8> = [0x0a, 0x00].repeat(VALUES / 2);
-    one_entry(1, "blank", &field(1, &field(1, &list)))
+    one_entry(1, "blank", &field(1, &list))
 }
 
 const FORMATS: [RenderFormat; 4] = [

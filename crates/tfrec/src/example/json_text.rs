@@ -3,8 +3,9 @@
 //! `"Infinity"` and `"-Infinity"` as strings, string escaping, bytes as base64, and the three
 //! layouts (Python's `json.dumps` with and without `indent=2`, and a compact one).
 //!
-//! Each convention is written once here; the message, spec and tensor modules only say which
-//! tree to write, as a borrowed [`Json`] whose value lists stay the caller's own slices.
+//! Each convention is written once here; the spec and tensor modules only say which tree to
+//! write, as a borrowed [`Json`] whose value lists stay the caller's own slices, and messages
+//! (render.rs) stream their members through [`Items`] as they read them from the record.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -54,6 +55,8 @@ pub(crate) enum ByteList<'a> {
     Slices(Vec<&'a [u8]>),
 }
 
+// Only the tensors and specs of the `parse` feature write a tree; messages stream.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 impl ByteList<'_> {
     fn len(&self) -> usize {
         match self {
@@ -99,6 +102,8 @@ pub(crate) enum Json<'a> {
     BytesList(ByteList<'a>),
 }
 
+// Only the tensors and specs of the `parse` feature write a tree; messages stream.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 impl Json<'_> {
     /// The text in `layout`.
     pub(crate) fn to_text(&self, layout: Layout) -> String {
@@ -148,6 +153,8 @@ impl Json<'_> {
 /// The items of an array or an object (written by `item`, given its index and level), as
 /// `json.dumps` lays them out: on one line when `level` is `None`, else one per line, indented
 /// two spaces per level.
+// Only the tensors and specs of the `parse` feature write a tree; messages stream.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 fn write_items<W: fmt::Write>(
     out: &mut W,
     layout: Layout,

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, ValueEnum};
-use tfrec::example::{Example, Feature, Features, SequenceExample};
+use tfrec::example::{ExampleView, RenderFormat, SequenceExampleView};
 use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 
 use crate::input::{InputArgs, SkipArgs};
@@ -55,54 +55,6 @@ pub struct Args {
 const HEX_PREFIX: usize = 32;
 const TERMINAL_MAX_BYTES: usize = 4096;
 
-/// Cuts a feature's values to about `max` bytes; says whether anything was cut.
-fn cut_feature(feature: &mut Feature, max: usize) -> bool {
-    match feature {
-        Feature::None => false,
-        Feature::Bytes(values) => {
-            let mut budget = max;
-            let mut cut = false;
-            let mut keep = values.len();
-            for (i, v) in values.iter_mut().enumerate() {
-                if budget == 0 {
-                    keep = i;
-                    cut = true;
-                    break;
-                }
-                if v.len() > budget {
-                    v.truncate(budget);
-                    cut = true;
-                }
-                budget -= v.len();
-            }
-            values.truncate(keep);
-            cut
-        }
-        Feature::Float(values) => {
-            let keep = (max / 4).max(1);
-            let cut = values.len() > keep;
-            values.truncate(keep);
-            cut
-        }
-        Feature::Int64(values) => {
-            let keep = (max / 8).max(1);
-            let cut = values.len() > keep;
-            values.truncate(keep);
-            cut
-        }
-    }
-}
-
-fn cut_features(features: Option<&mut Features>, max: usize) -> bool {
-    let mut cut = false;
-    if let Some(features) = features {
-        for feature in features.feature.values_mut() {
-            cut |= cut_feature(feature, max);
-        }
-    }
-    cut
-}
-
 struct Printer {
     format: Format,
     sequence: bool,
@@ -134,44 +86,36 @@ impl Printer {
                 let more = if record.len() > HEX_PREFIX { "…" } else { "" };
                 writeln!(out, "{more}")?;
             }
-            _ if self.sequence => {
-                let mut seq = SequenceExample::decode(record).map_err(decode_error)?;
-                if self.max_bytes > 0 {
-                    self.cut_any |= cut_features(seq.context.as_mut(), self.max_bytes);
-                    if let Some(lists) = seq.feature_lists.as_mut() {
-                        for list in lists.feature_list.values_mut() {
-                            for f in &mut list.feature {
-                                self.cut_any |= cut_feature(f, self.max_bytes);
-                            }
-                        }
-                    }
-                }
-                match self.format {
-                    Format::Text => {
-                        writeln!(out, "# {place} record {index}")?;
-                        render_to(out, |w| seq.write_text(w))?;
-                    }
-                    Format::Json => render_to(out, |w| seq.write_json_line(w))?,
-                    _ => render_to(out, |w| seq.write_friendly_json(w))?,
-                }
-                if !matches!(self.format, Format::Text) {
-                    writeln!(out)?;
-                }
-            }
             _ => {
-                let mut ex = Example::decode(record).map_err(decode_error)?;
-                if self.max_bytes > 0 {
-                    self.cut_any |= cut_features(ex.features.as_mut(), self.max_bytes);
+                // Checked whole before anything of it is printed: a malformed record prints
+                // nothing, and its error is decoding's.
+                let (example, sequence) = (ExampleView::new(record), SequenceExampleView::new(record));
+                if self.sequence {
+                    sequence.validate()
+                } else {
+                    example.validate()
                 }
-                match self.format {
+                .map_err(decode_error)?;
+                let format = match self.format {
                     Format::Text => {
                         writeln!(out, "# {place} record {index}")?;
-                        render_to(out, |w| ex.write_text(w))?;
+                        RenderFormat::Text
                     }
-                    Format::Json => render_to(out, |w| ex.write_json_line(w))?,
-                    _ => render_to(out, |w| ex.write_friendly_json(w))?,
-                }
-                if !matches!(self.format, Format::Text) {
+                    Format::Json => RenderFormat::JsonLine,
+                    _ => RenderFormat::FriendlyJson,
+                };
+                let max = self.max_bytes;
+                let mut cut = false;
+                render_to(out, |w| {
+                    cut = if self.sequence {
+                        sequence.render(w, format, max)?
+                    } else {
+                        example.render(w, format, max)?
+                    };
+                    Ok(())
+                })?;
+                self.cut_any |= cut;
+                if format != RenderFormat::Text {
                     writeln!(out)?;
                 }
             }

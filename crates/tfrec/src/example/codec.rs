@@ -9,6 +9,7 @@
 //! lists, map entries in the map's order with both key and value written.
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
+use super::view::{has_field, ExampleView, SequenceExampleView};
 use super::wire::{put_tag, put_varint, varint_len, DecodeError, DecodeErrorKind, WireReader, WireType};
 
 impl Example {
@@ -443,8 +444,11 @@ pub enum MessageKind {
 
 /// Tells Example from SequenceExample where the bytes allow it.
 pub fn detect_message(bytes: &[u8]) -> MessageKind {
-    match (Example::decode(bytes), SequenceExample::decode(bytes)) {
-        (_, Ok(seq)) if seq.feature_lists.is_some() => MessageKind::SequenceExample,
+    // Validated in place rather than decoded: a huge record costs no decoded copy.
+    let example = ExampleView::new(bytes).validate();
+    let seq = SequenceExampleView::new(bytes).validate();
+    match (example, seq) {
+        (_, Ok(())) if has_field(bytes, 2) == Ok(true) => MessageKind::SequenceExample,
         (Ok(_), Ok(_)) => MessageKind::Either,
         (Ok(_), Err(_)) => MessageKind::Example,
         (Err(_), Ok(_)) => MessageKind::SequenceExample,

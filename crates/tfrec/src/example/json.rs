@@ -14,85 +14,38 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::json_text::{float_from_special, from_base64, ByteList, Json, Layout};
-use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
+use super::json_text::{float_from_special, from_base64};
+use super::model::{Example, Feature, FeatureList, Kind, SequenceExample};
+use super::render::RenderFormat;
 
-// ---- protobuf JSON mapping --------------------------------------------------------------------
-
-fn proto_feature(feature: &Feature) -> Json<'_> {
-    let (name, values, empty) = match feature {
-        Feature::None => return Json::Object(vec![]),
-        Feature::Bytes(v) => ("bytesList", Json::Base64List(ByteList::Vecs(v)), v.is_empty()),
-        Feature::Float(v) => ("floatList", Json::Floats(v), v.is_empty()),
-        Feature::Int64(v) => ("int64List", Json::IntStrings(v), v.is_empty()),
-    };
-    let list = if empty { vec![] } else { vec![("value", values)] };
-    Json::Object(vec![(name, Json::Object(list))])
-}
-
-fn proto_features(features: &Features) -> Json<'_> {
-    if features.is_empty() {
-        return Json::Object(vec![]);
-    }
-    let map = features.iter().map(|(k, f)| (k, proto_feature(f))).collect();
-    Json::Object(vec![("feature", Json::Object(map))])
-}
-
-fn proto_feature_list(list: &FeatureList) -> Json<'_> {
-    if list.feature.is_empty() {
-        return Json::Object(vec![]);
-    }
-    let rows = list.feature.iter().map(proto_feature).collect();
-    Json::Object(vec![("feature", Json::Array(rows))])
-}
-
-fn proto_feature_lists(lists: &FeatureLists) -> Json<'_> {
-    if lists.feature_list.is_empty() {
-        return Json::Object(vec![]);
-    }
-    let map = lists.iter().map(|(k, l)| (k, proto_feature_list(l))).collect();
-    Json::Object(vec![("featureList", Json::Object(map))])
-}
-
-/// Writes `json` into an `fmt::Write` on one line, as Python's `json.dumps(value)`.
-fn write_line<W: fmt::Write>(json: &Json<'_>, out: &mut W) -> fmt::Result {
-    json.write(out, Layout::Line)
-}
+// ---- rendering (render.rs writes every form) ----------------------------------------------
 
 impl Example {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(example)` prints it.
     pub fn to_json(&self) -> String {
-        self.proto_json().to_text(Layout::Indented)
+        self.render_to_string(RenderFormat::Json)
     }
 
     /// Protobuf's JSON mapping on one line (a JSON-lines item): [`Example::to_json`] without
     /// the line breaks and indentation.
     pub fn to_json_line(&self) -> String {
-        self.proto_json().to_text(Layout::Line)
+        self.render_to_string(RenderFormat::JsonLine)
     }
 
     /// [`Example::to_json_line`] written piece by piece into `out`.
     pub fn write_json_line<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        write_line(&self.proto_json(), out)
-    }
-
-    fn proto_json(&self) -> Json<'_> {
-        let mut fields = vec![];
-        if let Some(f) = &self.features {
-            fields.push(("features", proto_features(f)));
-        }
-        Json::Object(fields)
+        self.render(out, RenderFormat::JsonLine)
     }
 
     /// The friendly one-line JSON form: `{"age": [19], "name": ["goat"]}`, bytes as UTF-8 strings
     /// where valid (else `{"base64": "…"}`), floats always with a decimal point or exponent.
     pub fn to_friendly_json(&self) -> String {
-        friendly_features(self.features()).to_text(Layout::Line)
+        self.render_to_string(RenderFormat::FriendlyJson)
     }
 
     /// [`Example::to_friendly_json`] written piece by piece into `out`.
     pub fn write_friendly_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        write_line(&friendly_features(self.features()), out)
+        self.render(out, RenderFormat::FriendlyJson)
     }
 
     /// Reads the friendly JSON form; `hints` gives the kind of features whose values do not
@@ -112,53 +65,27 @@ impl Example {
 impl SequenceExample {
     /// Protobuf's JSON mapping, as `json_format.MessageToJson(seq)` prints it.
     pub fn to_json(&self) -> String {
-        self.proto_json().to_text(Layout::Indented)
+        self.render_to_string(RenderFormat::Json)
     }
 
     /// Protobuf's JSON mapping on one line (a JSON-lines item).
     pub fn to_json_line(&self) -> String {
-        self.proto_json().to_text(Layout::Line)
+        self.render_to_string(RenderFormat::JsonLine)
     }
 
     /// [`SequenceExample::to_json_line`] written piece by piece into `out`.
     pub fn write_json_line<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        write_line(&self.proto_json(), out)
-    }
-
-    fn proto_json(&self) -> Json<'_> {
-        let mut fields = vec![];
-        if let Some(c) = &self.context {
-            fields.push(("context", proto_features(c)));
-        }
-        if let Some(l) = &self.feature_lists {
-            fields.push(("featureLists", proto_feature_lists(l)));
-        }
-        Json::Object(fields)
+        self.render(out, RenderFormat::JsonLine)
     }
 
     /// The friendly one-line form: `{"context": {...}, "feature_lists": {"k": [[...], ...]}}`.
     pub fn to_friendly_json(&self) -> String {
-        self.friendly_json().to_text(Layout::Line)
+        self.render_to_string(RenderFormat::FriendlyJson)
     }
 
     /// [`SequenceExample::to_friendly_json`] written piece by piece into `out`.
     pub fn write_friendly_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        write_line(&self.friendly_json(), out)
-    }
-
-    fn friendly_json(&self) -> Json<'_> {
-        let mut fields = vec![];
-        if let Some(c) = &self.context {
-            fields.push(("context", friendly_features(c)));
-        }
-        if let Some(lists) = &self.feature_lists {
-            let map = lists
-                .iter()
-                .map(|(k, l)| (k, Json::Array(l.feature.iter().map(friendly_values).collect())))
-                .collect();
-            fields.push(("feature_lists", Json::Object(map)));
-        }
-        Json::Object(fields)
+        self.render(out, RenderFormat::FriendlyJson)
     }
 
     /// Reads the friendly form; hints apply to context features and feature lists by name.
@@ -242,19 +169,6 @@ pub enum FriendlyJsonError {
         /// Why its values cannot be read.
         reason: String,
     },
-}
-
-fn friendly_values(feature: &Feature) -> Json<'_> {
-    match feature {
-        Feature::None => Json::Null,
-        Feature::Int64(v) => Json::Ints(v.as_slice().into()),
-        Feature::Float(v) => Json::Floats(v),
-        Feature::Bytes(v) => Json::BytesList(ByteList::Vecs(v)),
-    }
-}
-
-fn friendly_features(features: &Features) -> Json<'_> {
-    Json::Object(features.iter().map(|(k, f)| (k, friendly_values(f))).collect())
 }
 
 /// The kind the values show: integers only → int64; any non-integer number or a NaN /

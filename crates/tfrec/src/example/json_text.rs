@@ -3,8 +3,9 @@
 //! `"Infinity"` and `"-Infinity"` as strings, string escaping, bytes as base64, and the three
 //! layouts (Python's `json.dumps` with and without `indent=2`, and a compact one).
 //!
-//! Each convention is written once here; the message, spec and tensor modules only say which
-//! tree to write, as a borrowed [`Json`] whose value lists stay the caller's own slices.
+//! Each convention is written once here; the spec and tensor modules only say which tree to
+//! write, as a borrowed [`Json`] whose value lists stay the caller's own slices, and messages
+//! (render.rs) stream their members through [`Items`] as they read them from the record.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -42,33 +43,29 @@ impl Layout {
         }
     }
 
-    fn ascii(self) -> bool {
+    pub(crate) fn ascii(self) -> bool {
         self != Layout::Compact
     }
 }
 
-/// A list of byte strings, as messages (one `Vec` per value) and tensors (slices of one
-/// buffer) hold them.
-// Tensors and specs (the `parse` feature) use the kinds messages do not.
+/// A list of byte strings, as tensors hold them (slices of one buffer).
 #[cfg_attr(not(feature = "parse"), allow(dead_code))]
 pub(crate) enum ByteList<'a> {
-    /// One vector per value.
-    Vecs(&'a [Vec<u8>]),
     /// One slice per value.
     Slices(Vec<&'a [u8]>),
 }
 
+// Only the tensors and specs of the `parse` feature write a tree; messages stream.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 impl ByteList<'_> {
     fn len(&self) -> usize {
         match self {
-            ByteList::Vecs(v) => v.len(),
             ByteList::Slices(v) => v.len(),
         }
     }
 
     fn get(&self, i: usize) -> &[u8] {
         match self {
-            ByteList::Vecs(v) => &v[i],
             ByteList::Slices(v) => v[i],
         }
     }
@@ -101,14 +98,12 @@ pub(crate) enum Json<'a> {
     Ints(Cow<'a, [i64]>),
     /// A list of sizes as numbers.
     Sizes(&'a [usize]),
-    /// A list of int64s as strings, as protobuf's JSON mapping writes them.
-    IntStrings(&'a [i64]),
-    /// A list of bytes as base64 strings (protobuf's mapping).
-    Base64List(ByteList<'a>),
     /// A list of bytes, each as [`Json::Bytes`].
     BytesList(ByteList<'a>),
 }
 
+// Only the tensors and specs of the `parse` feature write a tree; messages stream.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 impl Json<'_> {
     /// The text in `layout`.
     pub(crate) fn to_text(&self, layout: Layout) -> String {
@@ -150,8 +145,6 @@ impl Json<'_> {
             Json::Floats(v) => list!(v.len(), |out, i| write_float(out, v[i])),
             Json::Ints(v) => list!(v.len(), |out, i| write!(out, "{}", v[i])),
             Json::Sizes(v) => list!(v.len(), |out, i| write!(out, "{}", v[i])),
-            Json::IntStrings(v) => list!(v.len(), |out, i| write!(out, "\"{}\"", v[i])),
-            Json::Base64List(v) => list!(v.len(), |out, i| write_string(out, &base64(v.get(i)), ascii)),
             Json::BytesList(v) => list!(v.len(), |out, i| write_bytes(out, v.get(i), layout)),
         }
     }
@@ -160,6 +153,8 @@ impl Json<'_> {
 /// The items of an array or an object (written by `item`, given its index and level), as
 /// `json.dumps` lays them out: on one line when `level` is `None`, else one per line, indented
 /// two spaces per level.
+// Only the tensors and specs of the `parse` feature write a tree; messages stream.
+#[cfg_attr(not(feature = "parse"), allow(dead_code))]
 fn write_items<W: fmt::Write>(
     out: &mut W,
     layout: Layout,
@@ -168,27 +163,77 @@ fn write_items<W: fmt::Write>(
     len: usize,
     mut item: impl FnMut(&mut W, usize, Option<usize>) -> fmt::Result,
 ) -> fmt::Result {
-    let newline = |out: &mut W, level: usize| -> fmt::Result {
+    let mut items = Items::open(out, layout, level, open, close)?;
+    for i in 0..len {
+        let level = items.next(out)?;
+        item(out, i, level)?;
+    }
+    items.close(out)
+}
+
+/// An array or object being written item by item, for callers that stream their items
+/// (a message's values, read from its bytes as they are written) rather than index them.
+pub(crate) struct Items {
+    layout: Layout,
+    level: Option<usize>,
+    close: char,
+    count: usize,
+}
+
+impl Items {
+    /// Writes the opening bracket.
+    pub(crate) fn open<W: fmt::Write>(
+        out: &mut W,
+        layout: Layout,
+        level: Option<usize>,
+        open: char,
+        close: char,
+    ) -> Result<Items, fmt::Error> {
+        out.write_char(open)?;
+        Ok(Items {
+            layout,
+            level,
+            close,
+            count: 0,
+        })
+    }
+
+    fn newline<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
         out.write_char('\n')?;
         for _ in 0..level {
             out.write_str("  ")?;
         }
         Ok(())
-    };
-    out.write_char(open)?;
-    for i in 0..len {
-        if i > 0 {
-            out.write_str(layout.item_separator())?;
-        }
-        if let Some(l) = level {
-            newline(out, l + 1)?;
-        }
-        item(out, i, level.map(|l| l + 1))?;
     }
-    if let (Some(l), true) = (level, len > 0) {
-        newline(out, l)?;
+
+    /// Starts the next item (separator, line break): returns the level to write it at.
+    pub(crate) fn next<W: fmt::Write>(&mut self, out: &mut W) -> Result<Option<usize>, fmt::Error> {
+        if self.count > 0 {
+            out.write_str(self.layout.item_separator())?;
+        }
+        self.count += 1;
+        if let Some(l) = self.level {
+            Self::newline(out, l + 1)?;
+        }
+        Ok(self.level.map(|l| l + 1))
     }
-    out.write_char(close)
+
+    /// Starts the next member of an object: its key and separator; returns the level to
+    /// write its value at.
+    pub(crate) fn key<W: fmt::Write>(&mut self, out: &mut W, key: &str) -> Result<Option<usize>, fmt::Error> {
+        let level = self.next(out)?;
+        write_string(out, key, self.layout.ascii())?;
+        out.write_str(self.layout.key_separator())?;
+        Ok(level)
+    }
+
+    /// Writes the closing bracket.
+    pub(crate) fn close<W: fmt::Write>(self, out: &mut W) -> fmt::Result {
+        if let (Some(l), true) = (self.level, self.count > 0) {
+            Self::newline(out, l)?;
+        }
+        out.write_char(self.close)
+    }
 }
 
 /// A JSON string. With `ascii`, Python's `ensure_ascii` escaping (everything outside
@@ -262,7 +307,7 @@ pub(crate) fn write_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
 }
 
 /// Bytes as a UTF-8 string where valid, else `{"base64": "…"}`.
-fn write_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8], layout: Layout) -> fmt::Result {
+pub(crate) fn write_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8], layout: Layout) -> fmt::Result {
     match std::str::from_utf8(bytes) {
         Ok(s) => write_string(out, s, layout.ascii()),
         Err(_) => {

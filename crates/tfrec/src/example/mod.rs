@@ -8,6 +8,7 @@ mod json;
 pub(crate) mod json_text;
 mod model;
 mod pyfloat;
+mod render;
 mod schema;
 #[cfg(test)]
 pub(crate) use schema::{one_sequence, three_examples};
@@ -23,10 +24,11 @@ pub use codec::{detect_message, MessageKind};
 pub use json::{FriendlyJsonError, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};
+pub use render::RenderFormat;
 pub use schema::{FeatureStats, Schema};
 pub use text::TextError;
 pub use view::{
     ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,
-    SequenceExampleView,
+    SequenceExampleView, Value,
 };
 pub use wire::{DecodeError, DecodeErrorKind};

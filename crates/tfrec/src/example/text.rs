@@ -7,67 +7,49 @@ use std::fmt;
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 use super::pyfloat::write_shortest_repr;
+use super::render::RenderFormat;
 
 // ---- rendering ------------------------------------------------------------------------------
 
 impl Example {
     /// The protobuf text format of this message, as `print(example)` shows it in Python.
     pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let _ = self.write_text(&mut out);
-        out
+        self.render_to_string(RenderFormat::Text)
     }
 
     /// [`Example::to_text`] written piece by piece into `out`, so a huge message needs no
     /// rendering of its own size in memory.
     pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        if let Some(features) = &self.features {
-            open(out, 0, "features")?;
-            render_features(out, 1, features)?;
-            close(out, 0)?;
-        }
-        Ok(())
+        self.render(out, RenderFormat::Text)
     }
 }
 
 impl SequenceExample {
     /// The protobuf text format of this message, as `print(seq)` shows it in Python.
     pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let _ = self.write_text(&mut out);
-        out
+        self.render_to_string(RenderFormat::Text)
     }
 
     /// [`SequenceExample::to_text`] written piece by piece into `out`.
     pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        if let Some(context) = &self.context {
-            open(out, 0, "context")?;
-            render_features(out, 1, context)?;
-            close(out, 0)?;
-        }
-        if let Some(lists) = &self.feature_lists {
-            open(out, 0, "feature_lists")?;
-            render_feature_lists(out, 1, lists)?;
-            close(out, 0)?;
-        }
-        Ok(())
+        self.render(out, RenderFormat::Text)
     }
 }
 
-fn indent<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
+pub(super) fn indent<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
     for _ in 0..level {
         out.write_str("  ")?;
     }
     Ok(())
 }
 
-fn open<W: fmt::Write>(out: &mut W, level: usize, name: &str) -> fmt::Result {
+pub(super) fn open<W: fmt::Write>(out: &mut W, level: usize, name: &str) -> fmt::Result {
     indent(out, level)?;
     out.write_str(name)?;
     out.write_str(" {\n")
 }
 
-fn close<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
+pub(super) fn close<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
     indent(out, level)?;
     out.write_str("}\n")
 }
@@ -75,7 +57,7 @@ fn close<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
 /// A map entry's key, as Python's `text_format.MessageToString` prints it: a `string` field, so
 /// non-ASCII characters print as themselves (UTF-8, `as_utf8=True`) and only ASCII specials are
 /// escaped; the empty key is the field's default and is not printed at all.
-fn render_key<W: fmt::Write>(out: &mut W, level: usize, key: &str) -> fmt::Result {
+pub(super) fn render_key<W: fmt::Write>(out: &mut W, level: usize, key: &str) -> fmt::Result {
     if key.is_empty() {
         return Ok(());
     }
@@ -91,77 +73,8 @@ fn render_key<W: fmt::Write>(out: &mut W, level: usize, key: &str) -> fmt::Resul
     out.write_str("\"\n")
 }
 
-/// Map entries print sorted by key, as protobuf's text format does.
-fn sorted<'a, V>(map: impl Iterator<Item = (&'a str, V)>) -> Vec<(&'a str, V)> {
-    let mut entries: Vec<_> = map.collect();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    entries
-}
-
-fn render_features<W: fmt::Write>(out: &mut W, level: usize, features: &Features) -> fmt::Result {
-    for (key, feature) in sorted(features.iter()) {
-        open(out, level, "feature")?;
-        render_key(out, level + 1, key)?;
-        open(out, level + 1, "value")?;
-        render_feature(out, level + 2, feature)?;
-        close(out, level + 1)?;
-        close(out, level)?;
-    }
-    Ok(())
-}
-
-fn render_feature_lists<W: fmt::Write>(out: &mut W, level: usize, lists: &FeatureLists) -> fmt::Result {
-    for (key, list) in sorted(lists.iter()) {
-        open(out, level, "feature_list")?;
-        render_key(out, level + 1, key)?;
-        open(out, level + 1, "value")?;
-        for feature in &list.feature {
-            open(out, level + 2, "feature")?;
-            render_feature(out, level + 3, feature)?;
-            close(out, level + 2)?;
-        }
-        close(out, level + 1)?;
-        close(out, level)?;
-    }
-    Ok(())
-}
-
-fn render_feature<W: fmt::Write>(out: &mut W, level: usize, feature: &Feature) -> fmt::Result {
-    let Some(kind) = feature.kind() else { return Ok(()) };
-    open(out, level, kind.list_name())?;
-    let value = |out: &mut W| -> fmt::Result {
-        indent(out, level + 1)?;
-        out.write_str("value: ")
-    };
-    match feature {
-        Feature::None => {}
-        Feature::Bytes(values) => {
-            for v in values {
-                value(out)?;
-                out.write_char('"')?;
-                escape_bytes(out, v)?;
-                out.write_str("\"\n")?;
-            }
-        }
-        Feature::Float(values) => {
-            for &v in values {
-                value(out)?;
-                write_text_float(out, v)?;
-                out.write_char('\n')?;
-            }
-        }
-        Feature::Int64(values) => {
-            for v in values {
-                value(out)?;
-                writeln!(out, "{v}")?;
-            }
-        }
-    }
-    close(out, level)
-}
-
 /// A float as text format writes it: `nan`, `inf`, `-inf`, else [`shortest_repr`](super::shortest_repr).
-fn write_text_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
+pub(super) fn write_text_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
     if v.is_nan() {
         out.write_str("nan")
     } else if v.is_infinite() {
@@ -173,7 +86,7 @@ fn write_text_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
 
 /// C-style escaping as protobuf's `CEscape`: printable ASCII as is, `\n \r \t \" \' \\`, and
 /// every other byte as three octal digits.
-fn escape_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8]) -> fmt::Result {
+pub(super) fn escape_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8]) -> fmt::Result {
     // Runs of plain printable bytes go out in one write.
     let mut plain = 0;
     for (i, &b) in bytes.iter().enumerate() {

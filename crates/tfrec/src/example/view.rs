@@ -20,6 +20,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::convert::Infallible;
+use std::ops::ControlFlow;
+
 use super::codec::{merge_float_list, merge_int64_list};
 use super::model::{Feature, Kind};
 use super::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
@@ -27,9 +30,20 @@ use super::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
 /// The serialized body of a message and its absolute offset (for errors).
 type Part<'a> = (&'a [u8], usize);
 
+/// One value of a feature, as the value walkers yield them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    /// A `bytes_list` value, borrowed from the record.
+    Bytes(&'a [u8]),
+    /// A `float_list` value.
+    Float(f32),
+    /// An `int64_list` value.
+    Int64(i64),
+}
+
 /// The list messages of a feature's final oneof kind: usually exactly one.
 #[derive(Debug, Clone)]
-enum Lists<'a> {
+pub(super) enum Lists<'a> {
     None,
     One(Part<'a>),
     Many(Vec<Part<'a>>),
@@ -47,7 +61,7 @@ impl<'a> Lists<'a> {
         }
     }
 
-    fn as_slice(&self) -> &[Part<'a>] {
+    pub(super) fn as_slice(&self) -> &[Part<'a>] {
         match self {
             Lists::None => &[],
             Lists::One(p) => std::slice::from_ref(p),
@@ -205,25 +219,78 @@ impl<'a> FeatureView<'a> {
         Ok(out.len() - before)
     }
 
-    /// Calls `f` with each bytes value (nothing unless the kind is bytes); returns how many.
-    pub fn for_each_bytes(&self, mut f: impl FnMut(&'a [u8])) -> Result<usize, DecodeError> {
-        if self.kind != Some(Kind::Bytes) {
+    /// Calls `f` with each value in order, as decoding would list them, until `f` breaks;
+    /// nothing is allocated, so a huge list costs no memory of its own.
+    pub fn try_for_each_value<B>(
+        &self,
+        mut f: impl FnMut(Value<'a>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>, DecodeError> {
+        let Some(kind) = self.kind else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        for &(bytes, base) in self.lists.as_slice() {
+            if let ControlFlow::Break(b) = walk_list(kind, bytes, base, &mut f)? {
+                return Ok(ControlFlow::Break(b));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Calls `f` with each value of `kind` (nothing unless the feature has that kind);
+    /// returns how many.
+    fn for_each_of<T>(
+        &self,
+        kind: Kind,
+        pick: impl Fn(Value<'a>) -> Option<T>,
+        mut f: impl FnMut(T),
+    ) -> Result<usize, DecodeError> {
+        if self.kind != Some(kind) {
             return Ok(0);
         }
         let mut n = 0;
-        for &(bytes, base) in self.lists.as_slice() {
-            let mut r = WireReader::nested(bytes, base);
-            while !r.is_empty() {
-                match r.read_tag()? {
-                    (1, WireType::Len) => {
-                        f(r.read_len()?.0);
-                        n += 1;
-                    }
-                    (field, wt) => r.skip(field, wt)?,
-                }
+        let flow = self.try_for_each_value(|v| {
+            if let Some(v) = pick(v) {
+                f(v);
+                n += 1;
             }
-        }
+            ControlFlow::<Infallible>::Continue(())
+        })?;
+        let ControlFlow::Continue(()) = flow;
         Ok(n)
+    }
+
+    /// Calls `f` with each bytes value (nothing unless the kind is bytes); returns how many.
+    pub fn for_each_bytes(&self, f: impl FnMut(&'a [u8])) -> Result<usize, DecodeError> {
+        let pick = |v| match v {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        };
+        self.for_each_of(Kind::Bytes, pick, f)
+    }
+
+    /// Calls `f` with each int64 value, packed and unpacked alike, without collecting them
+    /// (nothing unless the kind is int64); returns how many.
+    pub fn for_each_int64(&self, f: impl FnMut(i64)) -> Result<usize, DecodeError> {
+        let pick = |v| match v {
+            Value::Int64(i) => Some(i),
+            _ => None,
+        };
+        self.for_each_of(Kind::Int64, pick, f)
+    }
+
+    /// Calls `f` with each float value, packed and unpacked alike, without collecting them
+    /// (nothing unless the kind is float); returns how many.
+    pub fn for_each_float(&self, f: impl FnMut(f32)) -> Result<usize, DecodeError> {
+        let pick = |v| match v {
+            Value::Float(x) => Some(x),
+            _ => None,
+        };
+        self.for_each_of(Kind::Float, pick, f)
+    }
+
+    /// Whether the feature has at least one value (looking no further than the first).
+    pub fn has_values(&self) -> Result<bool, DecodeError> {
+        Ok(self.try_for_each_value(|_| ControlFlow::Break(()))?.is_break())
     }
 
     /// Decodes into an owned [`Feature`].
@@ -247,6 +314,53 @@ impl<'a> FeatureView<'a> {
             }
         })
     }
+}
+
+/// Walks the values of one serialized `*List` message of `kind` in wire order, with the
+/// checks and the errors of decoding (`merge_*_list` in codec.rs), until `f` breaks.
+fn walk_list<'a, B>(
+    kind: Kind,
+    bytes: &'a [u8],
+    base: usize,
+    f: &mut impl FnMut(Value<'a>) -> ControlFlow<B>,
+) -> Result<ControlFlow<B>, DecodeError> {
+    let mut r = WireReader::nested(bytes, base);
+    while !r.is_empty() {
+        let flow = match (kind, r.read_tag()?) {
+            (Kind::Bytes, (1, WireType::Len)) => f(Value::Bytes(r.read_len()?.0)),
+            (Kind::Float, (1, WireType::Fixed32)) => f(Value::Float(f32::from_bits(r.read_fixed32()?))),
+            (Kind::Float, (1, WireType::Len)) => {
+                let (packed, at) = r.read_len()?;
+                if packed.len() % 4 != 0 {
+                    return Err(DecodeError {
+                        offset: at,
+                        kind: DecodeErrorKind::PackedFloatLength(packed.len()),
+                    });
+                }
+                packed
+                    .chunks_exact(4)
+                    .try_for_each(|c| f(Value::Float(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))))
+            }
+            (Kind::Int64, (1, WireType::Varint)) => f(Value::Int64(r.read_varint()? as i64)),
+            (Kind::Int64, (1, WireType::Len)) => {
+                let (packed, at) = r.read_len()?;
+                let mut packed = WireReader::nested(packed, at);
+                let mut flow = ControlFlow::Continue(());
+                while flow.is_continue() && !packed.is_empty() {
+                    flow = f(Value::Int64(packed.read_varint()? as i64));
+                }
+                flow
+            }
+            (_, (field, wt)) => {
+                r.skip(field, wt)?;
+                ControlFlow::Continue(())
+            }
+        };
+        if flow.is_break() {
+            return Ok(flow);
+        }
+    }
+    Ok(ControlFlow::Continue(()))
 }
 
 /// `Some(block)` when a list message is exactly one packed field `0a <len> <block>`.
@@ -281,7 +395,7 @@ fn count_varints(packed: &[u8], base: usize) -> Result<usize, DecodeError> {
 
 /// Iterates the map entries of one or more serialized `Features` (or `FeatureLists`) fields:
 /// yields `(key, value parts)` for each entry in wire order.
-struct MapEntries<'a> {
+pub(super) struct MapEntries<'a> {
     /// The enclosing message: the fields holding maps are read from it in turn.
     outer: WireReader<'a>,
     /// Which field of `outer` holds the map (1 for `features`/`context`, 2 for `feature_lists`).
@@ -293,13 +407,13 @@ struct MapEntries<'a> {
 }
 
 /// A map entry: its key and its value message(s) (more than one only when `value` repeats).
-struct Entry<'a> {
-    key: &'a [u8],
-    value: Lists<'a>,
+pub(super) struct Entry<'a> {
+    pub(super) key: &'a [u8],
+    pub(super) value: Lists<'a>,
 }
 
 impl<'a> MapEntries<'a> {
-    fn new(outer: WireReader<'a>, map_field: u32) -> Self {
+    pub(super) fn new(outer: WireReader<'a>, map_field: u32) -> Self {
         MapEntries {
             outer,
             map_field,
@@ -308,7 +422,7 @@ impl<'a> MapEntries<'a> {
         }
     }
 
-    fn next_entry(&mut self) -> Result<Option<Entry<'a>>, DecodeError> {
+    pub(super) fn next_entry(&mut self) -> Result<Option<Entry<'a>>, DecodeError> {
         if self.failed {
             return Ok(None);
         }
@@ -379,7 +493,7 @@ fn parse_entry(entry: &[u8], base: usize) -> Result<Entry<'_>, DecodeError> {
 }
 
 #[inline]
-fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, DecodeError> {
+pub(super) fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, DecodeError> {
     if let Lists::One((bytes, base)) = value {
         return FeatureView::from_feature_bytes(bytes, *base);
     }
@@ -411,7 +525,7 @@ fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, DecodeError
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ExampleView<'a> {
-    bytes: &'a [u8],
+    pub(super) bytes: &'a [u8],
 }
 
 impl<'a> ExampleView<'a> {
@@ -419,6 +533,13 @@ impl<'a> ExampleView<'a> {
     #[inline]
     pub fn new(bytes: &'a [u8]) -> Self {
         ExampleView { bytes }
+    }
+
+    /// Checks everything [`Example::decode`](super::Example::decode) checks, and fails with
+    /// the same error, without allocating anything per value: once it passes, walking the view
+    /// cannot fail.
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        validate_message(self.bytes, false)
     }
 
     /// The map entries in wire order, duplicates included (the last one counts).
@@ -488,13 +609,19 @@ impl<'a> Iterator for FeatureEntries<'a> {
 /// A zero-copy view of a serialized `tf.train.SequenceExample`.
 #[derive(Debug, Clone, Copy)]
 pub struct SequenceExampleView<'a> {
-    bytes: &'a [u8],
+    pub(super) bytes: &'a [u8],
 }
 
 impl<'a> SequenceExampleView<'a> {
     /// A view of `bytes`; nothing is checked until the view is walked.
     pub fn new(bytes: &'a [u8]) -> Self {
         SequenceExampleView { bytes }
+    }
+
+    /// Checks everything [`SequenceExample::decode`](super::SequenceExample::decode) checks,
+    /// and fails with the same error, without allocating anything per value.
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        validate_message(self.bytes, true)
     }
 
     /// The context entries in wire order.
@@ -532,7 +659,7 @@ impl<'a> Iterator for FeatureListEntries<'a> {
 /// A `FeatureList`: one `Feature` per step.
 #[derive(Debug, Clone)]
 pub struct FeatureListView<'a> {
-    parts: Lists<'a>,
+    pub(super) parts: Lists<'a>,
 }
 
 impl<'a> FeatureListView<'a> {
@@ -587,6 +714,108 @@ impl<'a> FeatureRows<'a> {
             self.current = Some(WireReader::nested(bytes, base));
         }
     }
+}
+
+/// Whether the message has field `field` as a sub-message (present even when empty).
+pub(super) fn has_field(bytes: &[u8], field: u32) -> Result<bool, DecodeError> {
+    let mut r = WireReader::new(bytes);
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (f, WireType::Len) if f == field => return Ok(true),
+            (f, wt) => r.skip(f, wt)?,
+        }
+    }
+    Ok(false)
+}
+
+// ---- validation ----------------------------------------------------------------------------
+//
+// The same walk as decoding (codec.rs), in the same order and with the same checks, so the
+// first error met is the one decoding reports; values are walked and dropped.
+
+/// Walks a whole `Example` (`sequence`: a `SequenceExample`).
+fn validate_message(bytes: &[u8], sequence: bool) -> Result<(), DecodeError> {
+    let mut r = WireReader::new(bytes);
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (1, WireType::Len) => {
+                let (map, at) = r.read_len()?;
+                validate_map(WireReader::nested(map, at), validate_feature)?;
+            }
+            (2, WireType::Len) if sequence => {
+                let (map, at) = r.read_len()?;
+                validate_map(WireReader::nested(map, at), validate_feature_list)?;
+            }
+            (field, wt) => r.skip(field, wt)?,
+        }
+    }
+    Ok(())
+}
+
+/// Walks a `map<string, V>`: every entry's keys must be UTF-8, its values pass `value`.
+fn validate_map(
+    mut r: WireReader<'_>,
+    value: fn(WireReader<'_>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (1, WireType::Len) => {
+                let (entry, base) = r.read_len()?;
+                let mut r = WireReader::nested(entry, base);
+                while !r.is_empty() {
+                    match r.read_tag()? {
+                        (1, WireType::Len) => {
+                            let (key, at) = r.read_len()?;
+                            if std::str::from_utf8(key).is_err() {
+                                return Err(DecodeError {
+                                    offset: at,
+                                    kind: DecodeErrorKind::InvalidUtf8,
+                                });
+                            }
+                        }
+                        (2, WireType::Len) => {
+                            let (bytes, at) = r.read_len()?;
+                            value(WireReader::nested(bytes, at))?;
+                        }
+                        (field, wt) => r.skip(field, wt)?,
+                    }
+                }
+            }
+            (field, wt) => r.skip(field, wt)?,
+        }
+    }
+    Ok(())
+}
+
+fn validate_feature_list(mut r: WireReader<'_>) -> Result<(), DecodeError> {
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (1, WireType::Len) => {
+                let (bytes, at) = r.read_len()?;
+                validate_feature(WireReader::nested(bytes, at))?;
+            }
+            (field, wt) => r.skip(field, wt)?,
+        }
+    }
+    Ok(())
+}
+
+fn validate_feature(mut r: WireReader<'_>) -> Result<(), DecodeError> {
+    while !r.is_empty() {
+        let kind = match r.read_tag()? {
+            (1, WireType::Len) => Kind::Bytes,
+            (2, WireType::Len) => Kind::Float,
+            (3, WireType::Len) => Kind::Int64,
+            (field, wt) => {
+                r.skip(field, wt)?;
+                continue;
+            }
+        };
+        // Every list is checked, also one a later kind replaces: decoding reads it all.
+        let (bytes, at) = r.read_len()?;
+        let ControlFlow::Continue(()) = walk_list(kind, bytes, at, &mut |_| ControlFlow::<Infallible>::Continue(()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,202 @@
+//! Rendering a record (`tfrec cat` in every format) costs memory of the order of its features,
+//! not of its values: a record of millions of packed int64s or empty byte strings renders
+//! without ever holding a decoded copy of them.
+//!
+//! It counts the bytes this thread allocates, through a counting allocator (the pattern of
+//! `peak_heap` in parse_edge_cases.rs), rather than reading the clock or the process's memory.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::fmt;
+
+use tfrec::example::{ExampleView, RenderFormat, SequenceExampleView};
+
+/// Counts the heap bytes each thread holds, and their peak, so a test sees only its own work
+/// (the test harness runs tests on several threads at once).
+struct PerThreadCounting;
+
+thread_local! {
+    static LIVE: Cell<usize> = const { Cell::new(0) };
+    static PEAK: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count(grow: usize, shrink: usize) {
+    // `try_with`: during a thread's teardown its counters may be gone; those bytes are not ours.
+    let _ = LIVE.try_with(|live| {
+        let now = (live.get() + grow).saturating_sub(shrink);
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
+// allocator contract holds exactly as it does for `System`. The additions only update
+// const-initialised thread-local `Cell<usize>`s, which need no allocation and no destructor, and
+// never touch the memory handed out.
+unsafe impl GlobalAlloc for PerThreadCounting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size(), 0);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(0, layout.size());
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(layout.size(), 0);
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size, layout.size());
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: PerThreadCounting = PerThreadCounting;
+
+/// The most heap this thread held at once, above what it held before, while `f` ran.
+fn peak_heap<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
+    let out = f();
+    (out, PEAK.with(Cell::get) - before)
+}
+
+/// Output that is only counted, as a pipe takes it.
+#[derive(Default)]
+struct Sink {
+    bytes: usize,
+    lines: usize,
+}
+
+impl fmt::Write for Sink {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.bytes += s.len();
+        self.lines += s.matches('\n').count();
+        Ok(())
+    }
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited field (field numbers below 16).
+fn field(number: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![number << 3 | 2];
+    varint(&mut out, payload.len() as u64);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A message whose field `map_field` holds one map entry `name` -> `value`.
+fn one_entry(map_field: u8, name: &str, value: &[u8]) -> Vec<u8> {
+    let entry = [field(1, name.as_bytes()), field(2, value)].concat();
+    field(map_field, &field(1, &entry))
+}
+
+const MIB: usize = 1 << 20;
+const VALUES: usize = 8 * MIB;
+
+/// An Example of one int64 feature: `VALUES` packed one-byte varints.
+fn packed_ints() -> Vec<u8> {
+    let block: Vec<u8> = (0..VALUES).map(|i| (i % 128) as u8).collect();
+    one_entry(1, "ids", &field(3, &field(1, &block)))
+}
+
+/// An Example of one bytes feature: `VALUES / 2` empty strings.
+fn empties() -> Vec<u8> {
+    let list: Vec<u8> = [0x0a, 0x00].repeat(VALUES / 2);
+    one_entry(1, "blank", &field(1, &list))
+}
+
+const FORMATS: [RenderFormat; 4] = [
+    RenderFormat::Text,
+    RenderFormat::Json,
+    RenderFormat::JsonLine,
+    RenderFormat::FriendlyJson,
+];
+
+/// Checks and renders `record` as `tfrec cat` does; the output's lines and the peak heap.
+fn render_example(record: &[u8], format: RenderFormat) -> (Sink, usize) {
+    let (sink, heap) = peak_heap(|| {
+        let view = ExampleView::new(record);
+        view.validate().expect("valid");
+        let mut sink = Sink::default();
+        view.render(&mut sink, format, 0).expect("renders");
+        sink
+    });
+    (sink, heap)
+}
+
+#[test]
+fn a_huge_packed_int64_list_renders_in_little_memory() {
+    let record = packed_ints();
+    for format in FORMATS {
+        let (sink, heap) = render_example(&record, format);
+        assert!(sink.bytes > VALUES, "{format:?}: {} bytes of output", sink.bytes);
+        assert!(
+            heap < record.len() / 4,
+            "{format:?}: {heap} bytes of heap for a {} byte record",
+            record.len()
+        );
+    }
+}
+
+#[test]
+fn a_huge_list_of_empty_strings_renders_in_little_memory() {
+    let record = empties();
+    for format in FORMATS {
+        let (sink, heap) = render_example(&record, format);
+        assert!(sink.bytes > VALUES, "{format:?}: {} bytes of output", sink.bytes);
+        assert!(
+            heap < record.len() / 4,
+            "{format:?}: {heap} bytes of heap for a {} byte record",
+            record.len()
+        );
+    }
+}
+
+#[test]
+fn a_huge_feature_list_renders_in_little_memory() {
+    // A SequenceExample whose one feature list has one huge step of packed int64s and many
+    // steps of one empty string.
+    let block: Vec<u8> = (0..VALUES).map(|i| (i % 128) as u8).collect();
+    let mut list = field(1, &field(3, &field(1, &block)));
+    list.extend(field(1, &field(1, &field(1, &[]))).repeat(VALUES / 8));
+    let record = one_entry(2, "steps", &list);
+    for format in FORMATS {
+        let (sink, heap) = peak_heap(|| {
+            let view = SequenceExampleView::new(&record);
+            view.validate().expect("valid");
+            let mut sink = Sink::default();
+            view.render(&mut sink, format, 0).expect("renders");
+            sink
+        });
+        assert!(sink.bytes > VALUES, "{format:?}: {} bytes of output", sink.bytes);
+        assert!(
+            heap < record.len() / 4,
+            "{format:?}: {heap} bytes of heap for a {} byte record",
+            record.len()
+        );
+    }
+}
+
+#[test]
+fn validating_a_huge_record_allocates_nothing_per_value() {
+    for record in [packed_ints(), empties()] {
+        let (result, heap) = peak_heap(|| {
+            (
+                ExampleView::new(&record).validate(),
+                SequenceExampleView::new(&record).validate(),
+            )
+        });
+        assert_eq!(result, (Ok(()), Ok(())));
+        assert!(heap < MIB, "{heap} bytes of heap to validate");
+    }
+}

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::Value;
-use tfrec::example::{Example, Kind, SequenceExample, TypeHints};
+use tfrec::example::{encode_friendly_json, FriendlyMessage, Kind, TypeHints};
 
 use crate::messages::KindChoice;
 use crate::output::OutputArgs;
@@ -72,13 +72,6 @@ fn hints(args: &Args) -> Result<TypeHints, Box<dyn std::error::Error>> {
     Ok(hints)
 }
 
-fn is_sequence_line(line: &str) -> bool {
-    match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(o)) => !o.is_empty() && o.keys().all(|k| k == "context" || k == "feature_lists"),
-        _ => false,
-    }
-}
-
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let hints = hints(&args)?;
     let reads: Vec<PathBuf> = args.inputs.iter().chain(&args.spec).cloned().collect();
@@ -100,18 +93,12 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
             let place =
                 |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{}:{}: {e}", path.display(), i + 1));
-            let sequence = match args.kind {
-                KindChoice::Auto => is_sequence_line(&line),
-                KindChoice::Example => false,
-                KindChoice::Sequence => true,
+            let message = match args.kind {
+                KindChoice::Auto => FriendlyMessage::Auto,
+                KindChoice::Example => FriendlyMessage::Example,
+                KindChoice::Sequence => FriendlyMessage::SequenceExample,
             };
-            let bytes = if sequence {
-                SequenceExample::from_friendly_json(&line, &hints)
-                    .map_err(place)?
-                    .encode()
-            } else {
-                Example::from_friendly_json(&line, &hints).map_err(place)?.encode()
-            };
+            let (bytes, _) = encode_friendly_json(&line, &hints, message).map_err(place)?;
             output.writer.write_record(&bytes)?;
         }
     }

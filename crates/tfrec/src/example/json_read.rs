@@ -449,9 +449,7 @@ fn convert(e: Elem<'_>, kind: Kind) -> Result<Conv<'_>, Fail> {
         (Kind::Float, Elem::Other(_)) => Err(Fail::Not),
         (Kind::Bytes, Elem::Str(s)) => Ok(Conv::Bytes(Cow::Borrowed(s.as_bytes()))),
         (Kind::Bytes, Elem::Other(Value::Object(o))) => match o.get("base64").and_then(Value::as_str) {
-            Some(b) if o.len() == 1 => from_base64(b)
-                .map(|v| Conv::Bytes(Cow::Owned(v)))
-                .map_err(Fail::Base64),
+            Some(b) if o.len() == 1 => from_base64(b).map(|v| Conv::Bytes(Cow::Owned(v))).map_err(Fail::Base64),
             _ => Err(Fail::Not),
         },
         (Kind::Bytes, _) => Err(Fail::Not),
@@ -1038,9 +1036,15 @@ impl EntriesSeed<'_, '_> {
         }
         while let Some(k) = key {
             let result = if self.lists {
-                map.next_value_seed(Any(ListSeed { r: &mut *self.r, key: &k }))?
+                map.next_value_seed(Any(ListSeed {
+                    r: &mut *self.r,
+                    key: &k,
+                }))?
             } else {
-                map.next_value_seed(Any(FeatureSeed { r: &mut *self.r, key: &k }))?
+                map.next_value_seed(Any(FeatureSeed {
+                    r: &mut *self.r,
+                    key: &k,
+                }))?
             };
             slots.insert(k, result);
             key = map.next_key_seed(Key)?;
@@ -1096,7 +1100,10 @@ impl<'de> Handler<'de> for TopSeed<'_, '_> {
             FriendlyMessage::Auto => first.as_deref().is_some_and(is_sequence_key),
         };
         if !sequence {
-            let entries = EntriesSeed { r: &mut *self.r, lists: false };
+            let entries = EntriesSeed {
+                r: &mut *self.r,
+                lists: false,
+            };
             return entries.read(first, map).map(Top::Example);
         }
         let mut parts = IndexMap::new();
@@ -1107,7 +1114,10 @@ impl<'de> Handler<'de> for TopSeed<'_, '_> {
                     r: &mut *self.r,
                     lists: false,
                 }))?),
-                "feature_lists" => Part::Lists(map.next_value_seed(Any(EntriesSeed { r: &mut *self.r, lists: true }))?),
+                "feature_lists" => Part::Lists(map.next_value_seed(Any(EntriesSeed {
+                    r: &mut *self.r,
+                    lists: true,
+                }))?),
                 _ if self.message == FriendlyMessage::Auto => {
                     self.r.restart = true;
                     return Err(A::Error::custom("not a SequenceExample"));
@@ -1157,11 +1167,19 @@ mod tests {
     #[test]
     fn ints_become_floats_when_a_float_or_nan_follows() {
         assert_eq!(feature(r#"{"x": [1, 2, 300]}"#), Feature::Int64(vec![1, 2, 300]));
-        assert_eq!(feature(r#"{"x": [1, -2, 300, 2.5]}"#), Feature::Float(vec![1.0, -2.0, 300.0, 2.5]));
-        let Feature::Float(v) = feature(r#"{"x": [1, "NaN", "-Infinity"]}"#) else { panic!("float") };
+        assert_eq!(
+            feature(r#"{"x": [1, -2, 300, 2.5]}"#),
+            Feature::Float(vec![1.0, -2.0, 300.0, 2.5])
+        );
+        let Feature::Float(v) = feature(r#"{"x": [1, "NaN", "-Infinity"]}"#) else {
+            panic!("float")
+        };
         assert!(v[0] == 1.0 && v[1].is_nan() && v[2] == f32::NEG_INFINITY);
         // Double rounding as before: through f64, then f32.
-        assert_eq!(feature(r#"{"x": [16777217, 0.5]}"#), Feature::Float(vec![16777216.0, 0.5]));
+        assert_eq!(
+            feature(r#"{"x": [16777217, 0.5]}"#),
+            Feature::Float(vec![16777216.0, 0.5])
+        );
         // Above i64::MAX: an integer for inference, a float when the list is float.
         assert_eq!(
             feature(r#"{"x": [18446744073709551615, 0.5]}"#),
@@ -1175,8 +1193,13 @@ mod tests {
 
     #[test]
     fn nan_strings_alone_are_bytes() {
-        assert_eq!(feature(r#"{"x": ["NaN", "Infinity"]}"#), Feature::Bytes(vec![b"NaN".to_vec(), b"Infinity".to_vec()]));
-        let Feature::Float(v) = feature(r#"{"x": ["NaN", "Infinity", 2]}"#) else { panic!("float") };
+        assert_eq!(
+            feature(r#"{"x": ["NaN", "Infinity"]}"#),
+            Feature::Bytes(vec![b"NaN".to_vec(), b"Infinity".to_vec()])
+        );
+        let Feature::Float(v) = feature(r#"{"x": ["NaN", "Infinity", 2]}"#) else {
+            panic!("float")
+        };
         assert!(v[0].is_nan() && v[1] == f32::INFINITY && v[2] == 2.0);
         assert_eq!(
             example(r#"{"x": ["NaN", 2, "y"]}"#).unwrap_err(),
@@ -1187,10 +1210,19 @@ mod tests {
     #[test]
     fn hints_fix_the_kind() {
         let float = [("x", Kind::Float)];
-        assert_eq!(hinted(r#"{"x": [1, 2]}"#, &float).unwrap().get("x"), Some(&Feature::Float(vec![1.0, 2.0])));
+        assert_eq!(
+            hinted(r#"{"x": [1, 2]}"#, &float).unwrap().get("x"),
+            Some(&Feature::Float(vec![1.0, 2.0]))
+        );
         let bytes = [("x", Kind::Bytes)];
-        assert_eq!(hinted(r#"{"x": "NaN"}"#, &bytes).unwrap().get("x"), Some(&Feature::Bytes(vec![b"NaN".to_vec()])));
-        assert_eq!(hinted(r#"{"x": []}"#, &[("x", Kind::Int64)]).unwrap().get("x"), Some(&Feature::Int64(vec![])));
+        assert_eq!(
+            hinted(r#"{"x": "NaN"}"#, &bytes).unwrap().get("x"),
+            Some(&Feature::Bytes(vec![b"NaN".to_vec()]))
+        );
+        assert_eq!(
+            hinted(r#"{"x": []}"#, &[("x", Kind::Int64)]).unwrap().get("x"),
+            Some(&Feature::Int64(vec![]))
+        );
         assert_eq!(hinted(r#"{"x": null}"#, &float).unwrap().get("x"), Some(&Feature::None));
         assert_eq!(
             hinted(r#"{"x": [1, "a", 2.5]}"#, &float).unwrap_err(),
@@ -1208,9 +1240,14 @@ mod tests {
             feature(r#"{"x": ["a", {"base64": "/wA="}]}"#),
             Feature::Bytes(vec![b"a".to_vec(), vec![0xff, 0]])
         );
-        assert_eq!(feature(r#"{"x": {"base64": "/wA="}}"#), Feature::Bytes(vec![vec![0xff, 0]]));
+        assert_eq!(
+            feature(r#"{"x": {"base64": "/wA="}}"#),
+            Feature::Bytes(vec![vec![0xff, 0]])
+        );
         assert_eq!(feature(r#"{"x": 7}"#), Feature::Int64(vec![7]));
-        assert!(example(r#"{"x": [{"base64": "!!"}]}"#).unwrap_err().starts_with(r#"feature "x": bad base64: "#));
+        assert!(example(r#"{"x": [{"base64": "!!"}]}"#)
+            .unwrap_err()
+            .starts_with(r#"feature "x": bad base64: "#));
         assert_eq!(
             example(r#"{"x": [{"base64": "AA==", "y": 1}]}"#).unwrap_err(),
             r#"feature "x": {"base64":"AA==","y":1} is not bytes (a string or {"base64": …})"#
@@ -1233,7 +1270,10 @@ mod tests {
             example(r#"{"a": []}"#).unwrap_err(),
             r#"feature "a": an empty list does not show its kind: give a type hint"#
         );
-        assert_eq!(Example::encode_friendly_json("{}", &TypeHints::new()), Ok(vec![0x0a, 0x00]));
+        assert_eq!(
+            Example::encode_friendly_json("{}", &TypeHints::new()),
+            Ok(vec![0x0a, 0x00])
+        );
     }
 
     #[test]
@@ -1242,7 +1282,9 @@ mod tests {
             example(r#"{"a": [1, "x", 2.5], "b": []}"#).unwrap_err(),
             r#"feature "a": 1 is not bytes (a string or {"base64": …})"#
         );
-        assert!(example(r#"{"a": [1, "x", 2.5], "b": [}"#).unwrap_err().starts_with("invalid JSON: "));
+        assert!(example(r#"{"a": [1, "x", 2.5], "b": [}"#)
+            .unwrap_err()
+            .starts_with("invalid JSON: "));
         assert_eq!(example("[1, 2]").unwrap_err(), "expected a JSON object of features");
         assert_eq!(
             example(r#"{"a": [1e400]}"#).unwrap_err(),
@@ -1261,7 +1303,12 @@ mod tests {
         // One kind over all steps: a float in a later step makes earlier steps float.
         assert_eq!(
             steps(r#"{"feature_lists": {"x": [[1], [], null, [2.5]]}}"#),
-            [Feature::Float(vec![1.0]), Feature::Float(vec![]), Feature::None, Feature::Float(vec![2.5])]
+            [
+                Feature::Float(vec![1.0]),
+                Feature::Float(vec![]),
+                Feature::None,
+                Feature::Float(vec![2.5])
+            ]
         );
         // Single-value steps take the kind of the list steps, or their own when none shows it.
         assert_eq!(
@@ -1270,7 +1317,11 @@ mod tests {
         );
         assert_eq!(
             steps(r#"{"feature_lists": {"x": [5, "a", null]}}"#),
-            [Feature::Int64(vec![5]), Feature::Bytes(vec![b"a".to_vec()]), Feature::None]
+            [
+                Feature::Int64(vec![5]),
+                Feature::Bytes(vec![b"a".to_vec()]),
+                Feature::None
+            ]
         );
         assert_eq!(
             seq(r#"{"feature_lists": {"x": [2.5, [1]]}}"#).unwrap_err(),
@@ -1288,7 +1339,10 @@ mod tests {
             seq(r#"{"context": {}, "other": 1}"#).unwrap_err(),
             r#"feature "other": a SequenceExample has only "context" and "feature_lists""#
         );
-        assert_eq!(seq(r#"{"context": [1]}"#).unwrap_err(), "expected a JSON object of features");
+        assert_eq!(
+            seq(r#"{"context": [1]}"#).unwrap_err(),
+            "expected a JSON object of features"
+        );
     }
 
     #[test]

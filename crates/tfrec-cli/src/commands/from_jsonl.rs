@@ -78,15 +78,25 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut output = args.output.create(&reads)?;
     let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
-        let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        let mut input: Box<dyn BufRead> = if path.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
             Box::new(BufReader::new(
                 std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?,
             ))
         };
-        for (i, line) in input.lines().enumerate() {
-            let line = line?;
+        // One buffer for all lines: a new one per line would leave the longest line's block and
+        // the next line's both held by the allocator.
+        let mut buffer = String::new();
+        for i in 0usize.. {
+            buffer.clear();
+            if input.read_line(&mut buffer)? == 0 {
+                break;
+            }
+            // As `BufRead::lines`: without the `\n` or `\r\n`.
+            let line = buffer
+                .strip_suffix('\n')
+                .map_or(buffer.as_str(), |l| l.strip_suffix('\r').unwrap_or(l));
             done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
             if line.trim().is_empty() {
                 continue;
@@ -98,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 KindChoice::Example => FriendlyMessage::Example,
                 KindChoice::Sequence => FriendlyMessage::SequenceExample,
             };
-            let (bytes, _) = encode_friendly_json(&line, &hints, message).map_err(place)?;
+            let (bytes, _) = encode_friendly_json(line, &hints, message).map_err(place)?;
             output.writer.write_record(&bytes)?;
         }
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::Value;
-use tfrec::example::{Example, Kind, SequenceExample, TypeHints};
+use tfrec::example::{encode_friendly_json, FriendlyMessage, Kind, TypeHints};
 
 use crate::messages::KindChoice;
 use crate::output::OutputArgs;
@@ -72,46 +72,43 @@ fn hints(args: &Args) -> Result<TypeHints, Box<dyn std::error::Error>> {
     Ok(hints)
 }
 
-fn is_sequence_line(line: &str) -> bool {
-    match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(o)) => !o.is_empty() && o.keys().all(|k| k == "context" || k == "feature_lists"),
-        _ => false,
-    }
-}
-
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let hints = hints(&args)?;
     let reads: Vec<PathBuf> = args.inputs.iter().chain(&args.spec).cloned().collect();
     let mut output = args.output.create(&reads)?;
     let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
-        let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        let mut input: Box<dyn BufRead> = if path.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
             Box::new(BufReader::new(
                 std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?,
             ))
         };
-        for (i, line) in input.lines().enumerate() {
-            let line = line?;
+        // One buffer for all lines: a new one per line would leave the longest line's block and
+        // the next line's both held by the allocator.
+        let mut buffer = String::new();
+        for i in 0usize.. {
+            buffer.clear();
+            if input.read_line(&mut buffer)? == 0 {
+                break;
+            }
+            // As `BufRead::lines`: without the `\n` or `\r\n`.
+            let line = buffer
+                .strip_suffix('\n')
+                .map_or(buffer.as_str(), |l| l.strip_suffix('\r').unwrap_or(l));
             done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
             if line.trim().is_empty() {
                 continue;
             }
             let place =
                 |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{}:{}: {e}", path.display(), i + 1));
-            let sequence = match args.kind {
-                KindChoice::Auto => is_sequence_line(&line),
-                KindChoice::Example => false,
-                KindChoice::Sequence => true,
+            let message = match args.kind {
+                KindChoice::Auto => FriendlyMessage::Auto,
+                KindChoice::Example => FriendlyMessage::Example,
+                KindChoice::Sequence => FriendlyMessage::SequenceExample,
             };
-            let bytes = if sequence {
-                SequenceExample::from_friendly_json(&line, &hints)
-                    .map_err(place)?
-                    .encode()
-            } else {
-                Example::from_friendly_json(&line, &hints).map_err(place)?.encode()
-            };
+            let (bytes, _) = encode_friendly_json(line, &hints, message).map_err(place)?;
             output.writer.write_record(&bytes)?;
         }
     }

@@ -5,6 +5,7 @@
 mod builder;
 mod codec;
 mod json;
+mod json_read;
 pub(crate) mod json_text;
 mod model;
 mod pyfloat;
@@ -21,7 +22,7 @@ pub use builder::{
     SequenceExampleBuilder,
 };
 pub use codec::{detect_message, MessageKind};
-pub use json::{FriendlyJsonError, TypeHints};
+pub use json_read::{encode_friendly_json, FriendlyJsonError, FriendlyMessage, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};
 pub use render::RenderFormat;

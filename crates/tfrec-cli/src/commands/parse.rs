@@ -86,7 +86,6 @@ impl Parser {
     /// One batch as a JSON line: `{"features":{name:tensor,…}}`, or the context, feature
     /// lists and lengths of SequenceExamples, each tensor in the library's tensor JSON.
     fn write_json(&self, out: &mut impl std::fmt::Write, parts: &[(&'static str, TensorMap)]) -> std::fmt::Result {
-        use std::fmt::Write as _;
         let names: &[&str] = match (self, parts.len()) {
             (Parser::Example(_), 1) => &["features"],
             (Parser::Sequence(_), 3) => &["context", "feature_lists", "lengths"],

@@ -169,13 +169,21 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
                 out.reserve(values, bytes);
             }
             let before = out.len();
-            for value in list_rows(list) {
-                match value {
-                    Some(value) => out.push(value),
-                    None => {
-                        out.truncate(before);
-                        return Taken::GiveUp;
+            let mut pos = 0;
+            while pos < list.len() {
+                let ok = list[pos] == 0x0a && {
+                    pos += 1;
+                    match len_delimited(list, &mut pos) {
+                        Some(bytes) => {
+                            out.push(bytes);
+                            true
+                        }
+                        None => false,
                     }
+                };
+                if !ok {
+                    out.truncate(before);
+                    return Taken::GiveUp;
                 }
             }
             Taken::Values(out.len() - before)

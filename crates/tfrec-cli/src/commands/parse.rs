@@ -9,15 +9,15 @@ use std::time::Instant;
 
 use clap::{Args as ClapArgs, ValueEnum};
 use serde_json::Value;
-use tfrec::example::{detect_message, MessageKind};
-use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
+use tfrec::example::MessageKind;
+use tfrec::parse::{message_kind, ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
 use tfrec::pipeline::PipelineError;
 
 use crate::input::{InputArgs, SkipArgs};
 use crate::npz::NpzStream;
 use crate::output::{parent_dir, refuse_same_file, PendingFile};
 use crate::progress::Progress;
-use crate::report::{print_skipped_stats, stdout};
+use crate::report::{print_skipped_stats, render_to, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Format {
@@ -85,8 +85,7 @@ impl Parser {
 
     /// One batch as a JSON line: `{"features":{name:tensor,…}}`, or the context, feature
     /// lists and lengths of SequenceExamples, each tensor in the library's tensor JSON.
-    fn write_json(&self, out: &mut String, parts: &[(&'static str, TensorMap)]) -> std::fmt::Result {
-        use std::fmt::Write as _;
+    fn write_json(&self, out: &mut impl std::fmt::Write, parts: &[(&'static str, TensorMap)]) -> std::fmt::Result {
         let names: &[&str] = match (self, parts.len()) {
             (Parser::Example(_), 1) => &["features"],
             (Parser::Sequence(_), 3) => &["context", "feature_lists", "lengths"],
@@ -111,9 +110,10 @@ impl Parser {
         out.write_char('}')
     }
 
-    /// Warns when the first records look like the other message kind than the spec's.
+    /// Warns when the first records look like the other message kind than the spec's. Each is
+    /// walked, not decoded: a decoded record would take many times its size.
     fn check_kind(&self, batch: &[&[u8]]) {
-        let kinds: Vec<MessageKind> = batch.iter().take(64).map(|r| detect_message(r)).collect();
+        let kinds: Vec<MessageKind> = batch.iter().take(64).map(|r| message_kind(r)).collect();
         match self {
             Parser::Example(_) if kinds.contains(&MessageKind::SequenceExample) => say!(
                 "warning: the records look like SequenceExamples (they have feature lists) but the spec is \
@@ -212,7 +212,6 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut out = stdout();
     let started = Instant::now();
     let (mut records, mut bytes, mut count) = (0u64, 0u64, 0u64);
-    let mut line = String::new();
     // An early return drops the iterator, which stops and joins the pipeline's threads.
     let mut npz_file = npz_file;
     for batch in batches {
@@ -222,10 +221,10 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             bytes: b,
         } = batch.map_err(command_error)?;
         match args.format {
+            // Written as it is rendered: a batch's line can be many times its tensors.
             Format::Json => {
-                line.clear();
-                parser.write_json(&mut line, &parts)?;
-                writeln!(out, "{line}")?;
+                render_to(&mut out, |w| parser.write_json(w, &parts))?;
+                writeln!(out)?;
             }
             Format::Npz => {
                 if let Some((_, npz)) = &mut npz_file {

@@ -30,7 +30,8 @@ pub(crate) fn dense_fixed(values: Values, batch: usize, shape: &[usize]) -> Resu
 }
 
 /// `[B, R] + shape`: each example's values in rows of `prod(shape)`, padded to the longest.
-pub(crate) fn dense_padded(column: &Column, shape: &[usize], pad: &Values) -> Result<DenseTensor, ParseError> {
+/// When no example needs padding, the column's values are the tensor's, moved, not copied.
+pub(crate) fn dense_padded(column: Column, shape: &[usize], pad: &Values) -> Result<DenseTensor, ParseError> {
     let stride: usize = shape.iter().product();
     let rows = column
         .counts
@@ -40,7 +41,12 @@ pub(crate) fn dense_padded(column: &Column, shape: &[usize], pad: &Values) -> Re
         .unwrap_or(0)
         .checked_div(stride)
         .unwrap_or(0);
-    let values = pad_rows(&column.values, &column.counts, rows * stride, pad);
+    let width = rows * stride;
+    let values = if column.counts.iter().all(|&n| n == width) {
+        column.values
+    } else {
+        pad_rows(&column.values, &column.counts, width, pad)
+    };
     let mut full = vec![column.counts.len(), rows];
     full.extend_from_slice(shape);
     DenseTensor::from_values(values, &full).map_err(shape_error)

@@ -20,6 +20,15 @@ impl Column {
         }
     }
 
+    /// Room for a feature's values, counted without decoding them, so that a huge feature
+    /// grows the column once (by doubling, up to twice its values would be allocated). A
+    /// count that fails reserves nothing: decoding the feature then reports the error.
+    pub fn reserve_for(&mut self, view: &FeatureView<'_>) {
+        if let Ok(n) = view.count() {
+            self.values.reserve(n);
+        }
+    }
+
     /// Appends a feature's values (which must be of this column's kind); returns how many.
     #[inline]
     pub fn extend_from(&mut self, view: &FeatureView<'_>) -> Result<usize, DecodeError> {

@@ -177,7 +177,7 @@ fn concat_dense_rows(parts: Vec<DenseTensor>) -> Result<DenseTensor, ConcatError
         return Err(ConcatError::NoTensors);
     };
     let (mut shape, mut out) = first.into_parts();
-    reserve(&mut out, total);
+    out.reserve(total.saturating_sub(out.len()));
     for p in parts {
         out.append(p.into_values());
     }
@@ -185,16 +185,6 @@ fn concat_dense_rows(parts: Vec<DenseTensor>) -> Result<DenseTensor, ConcatError
         *d = rows;
     }
     Ok(DenseTensor::from_values(out, &shape)?)
-}
-
-/// Room for `total` values in all.
-fn reserve(values: &mut Values, total: usize) {
-    let more = total.saturating_sub(values.len());
-    match values {
-        Values::Int64(v) => v.reserve(more),
-        Values::Float32(v) => v.reserve(more),
-        Values::String(v) => v.reserve(more, 0),
-    }
 }
 
 fn concat_sparse(parts: Vec<SparseTensor>) -> Result<SparseTensor, ConcatError> {

@@ -403,16 +403,20 @@ impl ExampleParser {
             .enumerate()
             .map(|(i, chunk)| self.parse_columns(chunk, i * minibatch, false))
             .collect();
-        let mut columns: Option<Vec<Column>> = None;
-        for part in parts {
-            // Chunks are in order, so the first error is the lowest failing example's.
-            let part = part?;
-            match columns.as_mut() {
-                None => columns = Some(part),
-                Some(all) => all.iter_mut().zip(part).for_each(|(a, p)| a.append(p)),
-            }
+        // Chunks are in order, so the first error is the lowest failing example's.
+        let parts: Vec<Vec<Column>> = parts.into_iter().collect::<Result<_, _>>()?;
+        let mut parts = parts.into_iter();
+        let mut columns = parts.next().unwrap_or_else(|| self.empty_columns());
+        let rest: Vec<Vec<Column>> = parts.collect();
+        for (i, column) in columns.iter_mut().enumerate() {
+            // Each column grows once to its final size rather than by doubling.
+            let more: usize = rest.iter().map(|p| p[i].values.len()).sum();
+            column.values.reserve(more);
+            column.counts.reserve(rest.iter().map(|p| p[i].counts.len()).sum());
         }
-        let columns = columns.unwrap_or_else(|| self.empty_columns());
+        for part in rest {
+            columns.iter_mut().zip(part).for_each(|(a, p)| a.append(p));
+        }
         self.assemble(columns, records.len(), false)
     }
 
@@ -440,13 +444,20 @@ impl ExampleParser {
         single: bool,
     ) -> Result<Vec<Column>, ParseError> {
         let mut columns = self.empty_columns();
-        // Every int64 value takes at least a byte of some record: never reserve more than that,
-        // whatever the spec's shape says.
+        // A FixedLen column ends with exactly `stride` values per record, so it is sized once.
+        // But every value takes some bytes of a record (an int64 at least 1, a float 4, a
+        // string 2): never reserve more than the records could hold, whatever the spec says.
         let bytes: usize = records.iter().map(|r| r.as_ref().len()).sum();
         for (column, slot) in columns.iter_mut().zip(&self.slots) {
             column.counts.reserve(records.len());
-            if let (Role::Fixed { stride, .. }, Values::Int64(v)) = (&slot.role, &mut column.values) {
-                v.reserve(records.len().saturating_mul(*stride).min(bytes));
+            if let Role::Fixed { stride, .. } = &slot.role {
+                let most = bytes
+                    / match slot.dtype {
+                        DType::Int64 => 1,
+                        DType::Float32 => 4,
+                        DType::String => 2,
+                    };
+                column.values.reserve(records.len().saturating_mul(*stride).min(most));
             }
         }
         let mut careful = Careful {
@@ -621,6 +632,8 @@ impl ExampleParser {
             return Err(ParseError::new(kind).key(&spec.key));
         }
         let before = column.values.len();
+        // The careful path is rare: the extra walk to count is cheap next to it.
+        column.reserve_for(&view);
         let n = column.extend_from(&view).map_err(malformed)?;
         match &spec.role {
             // TensorFlow stops reading a bytes list once it has all it wants, then fails on
@@ -691,7 +704,7 @@ impl ExampleParser {
                     let Role::Padded { shape, .. } = &self.slots[*slot].role else {
                         continue;
                     };
-                    Tensor::Dense(dense_padded(&take(*slot), shape, pad)?)
+                    Tensor::Dense(dense_padded(take(*slot), shape, pad)?)
                 }
                 Output::VarLen(slot) => Tensor::Sparse(varlen_sparse(take(*slot))?),
                 Output::Sparse {

@@ -111,6 +111,11 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
             let Some(block) = single_field(list, 0x0a) else {
                 return Taken::GiveUp;
             };
+            // Sized from the block's varint terminators when it may not fit: growing by
+            // doubling would leave up to twice a huge list's values allocated.
+            if block.len() > out.capacity() - out.len() {
+                out.reserve(block.iter().filter(|&&b| b < 0x80).count());
+            }
             let before = out.len();
             let mut pos = 0;
             while pos < block.len() {
@@ -148,6 +153,21 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
             let Some(list) = single_field(feature, 0x0a) else {
                 return Taken::GiveUp;
             };
+            // A value takes at least two bytes of the list, and its bytes at most all of
+            // them: when that may not fit, count first and grow once (by doubling, a huge
+            // list of short strings would leave twice its offsets allocated).
+            let (spare_values, spare_bytes) = out.spare();
+            if list.len() / 2 > spare_values || list.len() > spare_bytes {
+                let (mut values, mut bytes) = (0, 0);
+                for value in list_rows(list) {
+                    let Some(value) = value else {
+                        return Taken::GiveUp;
+                    };
+                    values += 1;
+                    bytes += value.len();
+                }
+                out.reserve(values, bytes);
+            }
             let before = out.len();
             let mut pos = 0;
             while pos < list.len() {
@@ -213,7 +233,8 @@ fn packed_block(feature: &[u8], list_tag: u8) -> Option<&[u8]> {
 }
 
 /// The rows (`0a <len> <row>` each) of a serialized FeatureList in the canonical encoding, in
-/// order; an item is `None` where the encoding is anything else, and the walk ends there.
+/// order (or the values of a BytesList: the same form); an item is `None` where the encoding
+/// is anything else, and the walk ends there.
 #[inline]
 pub(crate) fn list_rows(list: &[u8]) -> impl Iterator<Item = Option<&[u8]>> + '_ {
     let mut pos = 0;

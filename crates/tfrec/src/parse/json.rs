@@ -109,7 +109,8 @@ impl SparseTensor {
             .indices
             .rows()
             .into_iter()
-            .map(|r| Json::Ints(r.to_vec().into()))
+            // Rows of a standard-layout matrix are slices of it: borrowed, not copied.
+            .map(|r| Json::Ints(r.to_slice().map_or_else(|| r.to_vec().into(), Into::into)))
             .collect();
         Json::Object(vec![
             ("kind", Json::Str("sparse")),

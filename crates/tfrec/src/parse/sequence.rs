@@ -625,7 +625,7 @@ impl SequenceParser {
                         counts: per_example_totals(&column.counts, &row_counts),
                         values: column.values,
                     };
-                    let tensor = dense_padded(&per_example, shape, &Values::zero(slot.dtype))?;
+                    let tensor = dense_padded(per_example, shape, &Values::zero(slot.dtype))?;
                     out.feature_lists.insert(name, Tensor::Dense(tensor));
                 }
                 ListRole::VarLen => {

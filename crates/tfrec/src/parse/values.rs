@@ -221,6 +221,14 @@ impl BytesArray {
         self.data.reserve(bytes);
     }
 
+    /// Room for how many more values, and how many more bytes, there is without growing.
+    pub(crate) fn spare(&self) -> (usize, usize) {
+        (
+            self.offsets.capacity() - self.offsets.len(),
+            self.data.capacity() - self.data.len(),
+        )
+    }
+
     /// The values as separately owned byte strings.
     pub fn to_vecs(&self) -> Vec<Vec<u8>> {
         self.iter().map(<[u8]>::to_vec).collect()
@@ -388,6 +396,15 @@ impl Values {
                 n,
             )),
             Values::String(a) => a.extend_repeat(pad.as_bytes().and_then(|p| p.get(0)).unwrap_or(b""), n),
+        }
+    }
+
+    /// Reserves room for `n` more values (and no bytes of strings: their sizes are unknown).
+    pub(crate) fn reserve(&mut self, n: usize) {
+        match self {
+            Values::Int64(v) => v.reserve(n),
+            Values::Float32(v) => v.reserve(n),
+            Values::String(v) => v.reserve(n, 0),
         }
     }
 

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use clap::{Args as ClapArgs, ValueEnum};
 use serde_json::Value;
-use tfrec::example::MessageKind;
-use tfrec::parse::{message_kind, ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
+use tfrec::example::{detect_message, MessageKind};
+use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
 use tfrec::pipeline::PipelineError;
 
 use crate::input::{InputArgs, SkipArgs};
@@ -113,7 +113,7 @@ impl Parser {
     /// Warns when the first records look like the other message kind than the spec's. Each is
     /// walked, not decoded: a decoded record would take many times its size.
     fn check_kind(&self, batch: &[&[u8]]) {
-        let kinds: Vec<MessageKind> = batch.iter().take(64).map(|r| message_kind(r)).collect();
+        let kinds: Vec<MessageKind> = batch.iter().take(64).map(|r| detect_message(r)).collect();
         match self {
             Parser::Example(_) if kinds.contains(&MessageKind::SequenceExample) => say!(
                 "warning: the records look like SequenceExamples (they have feature lists) but the spec is \

@@ -6,12 +6,11 @@
 //! `spec` (feature specs), `tensor` (tensors on the values), `columns` (parse-time builders on
 //! the values), `json` and `spec_json` (JSON forms), `error`, `assemble` (tensors from
 //! columns), `ragged` (partitions), `fast`, `example` and `sequence` (the parsers), `concat`
-//! (joining batches). `detect` (Example or SequenceExample?) stands apart, on the wire format.
+//! (joining batches).
 
 mod assemble;
 mod columns;
 mod concat;
-mod detect;
 mod error;
 mod example;
 pub(crate) mod fast;
@@ -25,7 +24,6 @@ mod tensor;
 mod values;
 
 pub use concat::{concat_batch, ConcatError};
-pub use detect::message_kind;
 pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
 pub use sequence::{ParsedSequences, SequenceParser};

@@ -7,60 +7,11 @@
 //! tests running at once do not see each other's bytes. A `realloc` counts as growing in place
 //! (`mremap` for blocks this large).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use tfrec::example::{Example, Feature, Kind, SequenceExample, TypeHints};
 
-struct PerThreadCounting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count(grow: usize, shrink: usize) {
-    // `try_with`: during a thread's teardown its counters may be gone; those bytes are not ours.
-    let _ = LIVE.try_with(|live| {
-        let now = (live.get() + grow).saturating_sub(shrink);
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// allocator contract holds exactly as it does for `System`. The additions only update
-// const-initialised thread-local `Cell<usize>`s, which need no allocation and no destructor, and
-// never touch the memory handed out.
-unsafe impl GlobalAlloc for PerThreadCounting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size(), 0);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(0, layout.size());
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size(), 0);
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size, layout.size());
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: PerThreadCounting = PerThreadCounting;
-
-/// The most heap this thread held at once, above what it held before, while `f` ran.
-fn peak_heap<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(before));
-    let out = f();
-    (out, PEAK.with(Cell::get) - before)
-}
+#[path = "common/heap.rs"]
+mod heap;
+use heap::peak_heap;
 
 const LINE: usize = 8 << 20;
 

@@ -250,8 +250,8 @@ pub fn message_from_text<'py>(py: Python<'py>, text: &str, message: &str) -> PyR
 pub fn message_from_friendly_json<'py>(py: Python<'py>, text: &str, message: &str) -> PyResult<Bound<'py, PyBytes>> {
     let hints = TypeHints::new();
     let bytes = match message {
-        "Example" => Example::from_friendly_json(text, &hints).map(|e| e.encode()),
-        "SequenceExample" => SequenceExample::from_friendly_json(text, &hints).map(|s| s.encode()),
+        "Example" => Example::encode_friendly_json(text, &hints),
+        "SequenceExample" => SequenceExample::encode_friendly_json(text, &hints),
         other => return Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
     }
     .map_err(|e| decode_error(py, message, &e))?;

@@ -382,9 +382,21 @@ fn count_varints(packed: &[u8], base: usize) -> Result<usize, DecodeError> {
             kind: DecodeErrorKind::Truncated,
         });
     }
-    let n = packed.iter().filter(|&&b| b < 0x80).count();
-    // An overlong varint (11+ bytes) must still fail, as the decoder does.
-    if packed.len() > n * 10 {
+    // Every varint ends in one byte below 0x80. A varint of ten bytes or more (nine
+    // continuation bytes before its end) may be one the decoder refuses, so those blocks are
+    // decoded to fail as it fails; an average length cannot tell, one such varint may hide
+    // among short ones.
+    let (mut n, mut run, mut long) = (0usize, 0usize, false);
+    for &b in packed {
+        if b < 0x80 {
+            n += 1;
+            long |= run >= 9;
+            run = 0;
+        } else {
+            run += 1;
+        }
+    }
+    if long {
         let mut r = WireReader::nested(packed, base);
         while !r.is_empty() {
             r.read_varint()?;
@@ -831,5 +843,22 @@ mod tests {
         assert!(items[0].is_err());
         let seq = SequenceExampleView::new(&[0x12, 0x03, 0x0a, 0x05, 0x00]);
         assert_eq!(seq.feature_lists().take(5).count(), 1);
+    }
+
+    #[test]
+    fn counting_fails_where_decoding_fails() {
+        // One overlong (11-byte) varint among thirty one-byte ones: the block's average length
+        // is short, yet the list is malformed.
+        let mut packed = vec![0x01; 30];
+        packed.extend([0x80; 10]);
+        packed.push(0x01);
+        let mut list = vec![0x0a, packed.len() as u8];
+        list.extend(&packed);
+        let mut feature = vec![0x1a, list.len() as u8];
+        feature.extend(&list);
+        let view = FeatureView::from_feature_bytes(&feature, 0).expect("feature");
+        let decoded = view.extend_int64s(&mut Vec::new());
+        assert!(decoded.is_err());
+        assert_eq!(view.count().map_err(|e| e.kind), decoded.map_err(|e| e.kind));
     }
 }

@@ -121,7 +121,8 @@ def run(cfg):
     for k in sp_names:
         fetch[k] = batch.sequences[k] if k == "sp" else batch.context[k]
     out, end = [], None
-    with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=4000)) as sess:
+    timeout_ms = int(os.environ.get("TF115_TIMEOUT_MS", "4000"))
+    with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=timeout_ms)) as sess:
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess, coord)
         while True:

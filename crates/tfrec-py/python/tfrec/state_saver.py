@@ -497,8 +497,9 @@ class NextQueuedSequenceBatch:
     ``b"STOP:…"`` on a last segment), ``sequence``, ``sequence_count``, ``length`` (valid steps
     of each segment), ``total_length`` (int32), ``insertion_index`` (int64),
     ``sequences[name]`` ``[batch, num_unroll, ...]``, ``context[name]`` ``[batch, ...]``,
-    ``state(name)`` and ``batch_size``. Before taking the next batch, call ``save_state`` for
-    every state.
+    ``state(name)`` and ``batch_size``. A sparse input comes out as a
+    :class:`tfrec.io.SparseTensor` (see the module's doc for its indices and dense shape).
+    Before taking the next batch, call ``save_state`` for every state.
     """
 
     def __init__(self, inner, dtypes=None):

@@ -525,3 +525,16 @@ def test_bytes_keys_need_not_be_utf8():
     zipped = tfrec.batch_sequences_with_states(
         [raw], [{"x": np.zeros((2, 1), np.float32)}], None, None, H0, num_unroll=2, batch_size=1)
     assert [b.key.tolist() for b in drain(zipped)] == [[b"00000_of_00001:" + raw]]
+
+
+def test_empty_arrays_with_strides_are_taken_not_a_panic():
+    # NumPy gives np.array([]).reshape(0, 2) non-zero strides; the Rust view of such an array
+    # used to panic (the saver failed with kind "panic").
+    empty_seq = np.array([], np.float32).reshape(0, 2)
+    with pytest.raises(StateSaverError) as e:
+        drain(saver([{"input_key": "k", "input_sequences": {"x": empty_seq}}], num_unroll=2, batch_size=1))
+    assert e.value.kind == "empty_sequence"
+    ctx = np.array([], np.int64).reshape(3, 0)[:0].reshape(0, 3)
+    assert ctx.strides != (0, 0)
+    bs = drain(saver([ex("k", 2, context={"c": ctx})], num_unroll=2, batch_size=1))
+    assert bs[0].context["c"].shape == (1, 0, 3) and bs[0].context["c"].dtype == np.int64

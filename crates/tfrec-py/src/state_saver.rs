@@ -85,13 +85,24 @@ pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
 
 /// A NumPy array of int64, float32 or `bytes` objects as a tensor; otherwise the dtype's name.
 fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
+    // rust-numpy's array view panics on an empty array whose strides are not zero (NumPy makes
+    // those, e.g. `np.array([]).reshape(0, 2)`); an empty array needs only its shape.
     if let Ok(a) = value.cast::<PyArrayDyn<f32>>() {
+        if a.len() == 0 {
+            return Ok(DenseTensor::from(ndarray::ArrayD::<f32>::zeros(a.shape())));
+        }
         return Ok(DenseTensor::from(a.to_owned_array()));
     }
     if let Ok(a) = value.cast::<PyArrayDyn<i64>>() {
+        if a.len() == 0 {
+            return Ok(DenseTensor::from(ndarray::ArrayD::<i64>::zeros(a.shape())));
+        }
         return Ok(DenseTensor::from(a.to_owned_array()));
     }
     if let Ok(a) = value.cast::<PyArrayDyn<Py<PyAny>>>() {
+        if a.len() == 0 {
+            return Ok(DenseTensor::from(ndarray::ArrayD::<Vec<u8>>::default(a.shape())));
+        }
         let py = value.py();
         let ro = a.readonly();
         let mut bad = None;

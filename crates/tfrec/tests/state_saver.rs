@@ -709,6 +709,35 @@ fn input_errors_stop_the_saver() {
 }
 
 #[test]
+fn a_panic_inside_the_input_fails_the_saver_and_nothing_more_is_read() {
+    // Another reader must not take the next item at the panicked item's position (the run
+    // could then end cleanly with that example missing).
+    for threads in [0, 1, 2, 4] {
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&pulled);
+        let inputs = (0..50).map(move |i| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            if i == 3 {
+                // Gives the other readers time to queue on the input lock (the passing run does
+                // not depend on it; it only makes the old race likely to show).
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                panic!("input panicked at item {i}");
+            }
+            counting(&format!("{i}"), 2, 0.0)
+        });
+        let saver = StateSaverOptions::new(1, 2)
+            .num_threads(threads)
+            .initial_state("h", sum_state())
+            .build(inputs);
+        match expect_err(saver) {
+            StateSaverError::Panic { message } => assert!(message.contains("item 3"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(pulled.load(Ordering::SeqCst), 4, "threads {threads}");
+    }
+}
+
+#[test]
 fn dropping_a_saver_mid_stream_stops_its_threads() {
     let inputs = (0..10_000).map(|i| counting(&format!("{i}"), 5, 0.0));
     let saver = StateSaverOptions::new(4, 2)

@@ -32,6 +32,18 @@ bytes; the other dtypes travel through it in a lossless carrier (widened to int6
 or their bits viewed as int64) and are restored on the way out; zero bits are zero in every
 dtype, so padding is still 0.
 
+Sparse inputs: a :class:`tfrec.io.SparseTensor` (or any object with ``indices``, ``values``
+and ``dense_shape``) may stand for a sequence (``[steps, d...]``) or a context value, as TF
+1.15 allows. They are split as TF splits them: a sequence into one sparse tensor per step
+(``pad`` extends its ``dense_shape[0]`` to the padded length; indices must be in row-major
+order and in bounds), the context repeated on every segment. In a batch a sparse sequence is a
+``SparseTensor`` with indices ``[entry, step, ...]`` and ``dense_shape`` ``[batch_size,
+num_unroll, max...]``, a sparse context one with ``[entry, ...]`` and ``[batch_size,
+max...]``, where ``max`` is the largest ``dense_shape`` of the batch's entries and
+``batch_size`` the option's, also in a small last batch (both as TF has them). The Python layer
+holds each example's sparse values until its last segment is handed out; the Rust saver
+carries only an example number as a hidden context value.
+
 Threads: ``num_threads`` Rust reader threads check and pad examples ahead of the consumer. For
 a Python iterable they take the GIL only to pull the next item and copy its arrays, one thread
 at a time, so a generator is never entered twice at once; waiting for a batch releases the GIL.
@@ -160,6 +172,177 @@ def _dtype_name(d):
     return "string" if d == object else str(d)
 
 
+_SPARSE_ID = "\0sparse_id"
+_SPARSE_LENGTH = "\0sparse_length"
+
+
+def _is_sparse(v):
+    return all(hasattr(v, a) for a in ("indices", "values", "dense_shape")) and not isinstance(v, np.ndarray)
+
+
+def _check_indices(name, indices, shape):
+    """TF's ``SparseTensor::IndicesValid``: every index in bounds and the rows strictly
+    increasing in row-major order; the first bad row is named as TF names it."""
+    if not len(indices):
+        return
+    oob = ((indices < 0) | (indices >= shape)).any(axis=1)
+    step = indices[1:] - indices[:-1]
+    nonzero = step != 0
+    first = np.where(nonzero.any(axis=1), step[np.arange(len(step)), nonzero.argmax(axis=1)], 0)
+    disorder = np.concatenate([[False], first < 0])
+    repeated = np.concatenate([[False], first == 0])
+    bad = np.flatnonzero(oob | disorder | repeated)
+    if not len(bad):
+        return
+    i = int(bad[0])
+    row = "[%s]" % ",".join(str(int(x)) for x in indices[i])
+    if oob[i]:
+        what = "is out of bounds: need 0 <= index < [%s]" % ",".join(str(int(x)) for x in shape)
+    elif disorder[i]:
+        what = "is out of order. Many sparse ops require sorted indices"
+    else:
+        what = "is repeated"
+    raise ValueError(f"sparse tensor {name!r}: indices[{i}] = {row} {what}")
+
+
+def _sparse_parts(name, v, dtypes, what):
+    indices = np.asarray(v.indices, dtype=np.int64)
+    values = _array(v.values)
+    shape = np.asarray(v.dense_shape, dtype=np.int64).reshape(-1)
+    values = values.reshape(-1) if isinstance(values, np.ndarray) else np.asarray([values]).reshape(-1)
+    if indices.ndim != 2 or indices.shape != (len(values), len(shape)):
+        raise ValueError(f"sparse tensor {name!r}: indices must be [{len(values)}, {len(shape)}] (one row per "
+                         f"value, one column per dimension), not {list(indices.shape)}")
+    dtypes.note(what, name, values)
+    return indices, values, shape
+
+
+class _Sparse:
+    """The sparse sequences and context of the examples in flight (what TF's
+    ``SparseTensorsMap`` holds): each example's sparse tensors are taken out of its dicts on
+    the way in, replaced by a hidden example number in the context, and put back per segment
+    when a batch comes out."""
+
+    def __init__(self, num_unroll, batch_size, pad):
+        self.num_unroll = num_unroll
+        self.batch_size = batch_size
+        self.pad = pad
+        self._held = {}
+        self._count = 0
+        self._names = None
+        self._lock = threading.Lock()
+
+    def take(self, sequences, context, dtypes):
+        """``sequences`` and ``context`` without their sparse tensors, which are split and held."""
+        seq = {str(k): v for k, v in (sequences or {}).items() if _is_sparse(v)} if isinstance(sequences, dict) else {}
+        ctx = {str(k): v for k, v in (context or {}).items() if _is_sparse(v)} if isinstance(context, dict) else {}
+        names = (sorted(seq), sorted(ctx))
+        with self._lock:
+            if self._names is None:
+                self._names = names
+            first = self._names
+        if names != first:
+            raise ValueError(f"sparse sequences {names[0]} and context {names[1]}, but the first example's are "
+                             f"{first[0]} and {first[1]}")
+        if not seq and not ctx:
+            return sequences, context
+        u = self.num_unroll
+        dense = {k: v for k, v in sequences.items() if str(k) not in seq} if isinstance(sequences, dict) else {}
+        lengths = [np.shape(v)[0] for _, v in sorted(dense.items(), key=lambda kv: str(kv[0])) if np.ndim(v) > 0]
+        parts = {k: _sparse_parts(k, v, dtypes, "sparse sequences") for k, v in seq.items()}
+        for k, (_, _, shape) in parts.items():
+            if len(shape) < 2:
+                raise ValueError(f"sparse sequence {k!r}: rank of input SparseTensor should be > 1, but saw rank: "
+                                 f"{len(shape)}")
+        if self.pad:
+            if lengths:
+                length = int(lengths[0])
+            elif parts:
+                length = max(int(shape[0]) for _, _, shape in parts.values())
+            else:
+                raise ValueError("a sparse context needs at least one sequence")
+            padded = length + (-length % u)
+        else:
+            for k, (_, _, shape) in parts.items():
+                n = int(shape[0])
+                if n == 0 or n % u:
+                    raise ValueError(f"SparseTensor {k} first dimension should be a multiple of: {u}, but saw value: "
+                                     f"{n}. Consider setting pad=True.")
+            firsts = [int(np.shape(v)[0]) if not _is_sparse(v) else int(parts[str(k)][2][0])
+                      for k, v in sequences.items() if _is_sparse(v) or np.ndim(v) > 0]
+            length = padded = firsts[0] if firsts else 0
+            if any(n != padded for n in firsts):
+                raise ValueError(f"all sequences must have the same first dimension, but saw {firsts}")
+        held_seq = {}
+        for k, (indices, values, shape) in parts.items():
+            full = np.concatenate([[padded], shape[1:]])
+            _check_indices(k, indices, full)
+            # Row r of step t is at starts[t] .. starts[t + 1] (indices are in row-major order).
+            starts = np.searchsorted(indices[:, 0], np.arange(padded + 1))
+            held_seq[k] = (indices[:, 1:], values, shape[1:], starts)
+        held_ctx = {}
+        for k, v in ctx.items():
+            indices, values, shape = _sparse_parts(k, v, dtypes, "sparse context")
+            _check_indices(k, indices, shape)
+            held_ctx[k] = (indices, values, shape)
+        with self._lock:
+            number = self._count
+            self._count += 1
+            self._held[number] = (held_seq, held_ctx)
+        sequences = {k: v for k, v in dense.items()}
+        if not lengths:
+            # The Rust saver takes its length from the dense sequences; TF's is the sparse one.
+            sequences[_SPARSE_LENGTH] = np.zeros(length, np.uint8)
+        context = {k: v for k, v in (context or {}).items() if str(k) not in ctx}
+        context[_SPARSE_ID] = np.int64(number)
+        return sequences, context
+
+    def put_back(self, sequences, context, sequence, sequence_count):
+        """Fills a batch's ``sequences`` and ``context`` with its sparse tensors, as TF's
+        ``TakeManySparseFromTensorsMap`` concatenates them (entries in batch order, steps in
+        order within each, the dense shape the largest of the entries')."""
+        from .io import SparseTensor
+
+        sequences.pop(_SPARSE_LENGTH, None)
+        numbers = context.pop(_SPARSE_ID, None)
+        if numbers is None:
+            return
+        u = self.num_unroll
+        with self._lock:
+            held = [self._held[int(n)] for n in numbers]
+            for n, s, c in zip(numbers, sequence, sequence_count):
+                if s + 1 >= c:
+                    del self._held[int(n)]
+
+        def batched(name, pieces, lead):
+            ranks = {len(shape) for _, _, shape in pieces}
+            if len(ranks) > 1:
+                e = StateSaverError(f"sparse tensor {name!r} has ranks {sorted(ranks)} within one batch")
+                e.kind, e.name = "sparse_rank", name
+                raise e
+            rank = ranks.pop()
+            indices = [np.concatenate([np.broadcast_to(np.asarray(pre, np.int64), (len(ix), len(pre))), ix], axis=1)
+                       for pre, (ix, _, _) in zip(lead, pieces)]
+            shape = np.max(np.stack([shape for _, _, shape in pieces]), axis=0) if rank else np.zeros(0, np.int64)
+            values = np.concatenate([v for _, v, _ in pieces])
+            return np.concatenate(indices).reshape(-1, len(lead[0]) + rank), values, shape
+
+        for name in self._names[0]:
+            pieces, lead = [], []
+            for b, (h, s) in enumerate(zip(held, sequence)):
+                ix, values, shape, starts = h[0][name]
+                for j in range(u):
+                    lo, hi = starts[int(s) * u + j], starts[int(s) * u + j + 1]
+                    pieces.append((ix[lo:hi], values[lo:hi], shape))
+                    lead.append((b, j))
+            indices, values, shape = batched(name, pieces, lead)
+            sequences[name] = SparseTensor(indices, values, np.concatenate([[self.batch_size, u], shape]))
+        for name in self._names[1]:
+            pieces = [h[1][name] for h in held]
+            indices, values, shape = batched(name, pieces, [(b,) for b in range(len(held))])
+            context[name] = SparseTensor(indices, values, np.concatenate([[self.batch_size], shape]).astype(np.int64))
+
+
 class _Dtypes:
     """The dtype of every sequence, context and state name, from the first example that has it
     (or the default initial states). Carriers hide the difference between, say, int32 and
@@ -167,6 +350,8 @@ class _Dtypes:
 
     def __init__(self, latin1_keys=False):
         self._d = {}
+        # Set once the options are known (``_Sparse``); None: no sparse inputs possible.
+        self.sparse = None
         self._lock = threading.Lock()
         # Keys travel through the library (whose keys are text) as their bytes decoded as
         # Latin-1, one character per byte, so any bytes key survives (not only UTF-8).
@@ -259,6 +444,8 @@ def _length(length):
 
 
 def _item(key, sequences, context, length, states, dtypes):
+    if dtypes.sparse is not None:
+        sequences, context = dtypes.sparse.take(sequences, context, dtypes)
     return (_key(key, dtypes), _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
             _length(length), _arrays(states, "initial_states", dtypes))
 
@@ -310,8 +497,9 @@ class NextQueuedSequenceBatch:
     ``b"STOP:…"`` on a last segment), ``sequence``, ``sequence_count``, ``length`` (valid steps
     of each segment), ``total_length`` (int32), ``insertion_index`` (int64),
     ``sequences[name]`` ``[batch, num_unroll, ...]``, ``context[name]`` ``[batch, ...]``,
-    ``state(name)`` and ``batch_size``. Before taking the next batch, call ``save_state`` for
-    every state.
+    ``state(name)`` and ``batch_size``. A sparse input comes out as a
+    :class:`tfrec.io.SparseTensor` (see the module's doc for its indices and dense shape).
+    Before taking the next batch, call ``save_state`` for every state.
     """
 
     def __init__(self, inner, dtypes=None):
@@ -327,6 +515,8 @@ class NextQueuedSequenceBatch:
         self.insertion_index = f["insertion_index"]
         self.sequences = self._dtypes.restore("sequences", f["sequences"])
         self.context = self._dtypes.restore("context", f["context"])
+        if self._dtypes.sparse is not None:
+            self._dtypes.sparse.put_back(self.sequences, self.context, self.sequence, self.sequence_count)
 
     @property
     def batch_size(self):
@@ -480,6 +670,8 @@ def batch_sequences_with_states(
     dtypes = _Dtypes(latin1_keys=not isinstance(input_sequences, SequenceExampleFiles))
     options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed,
                        dtypes)
+    if not isinstance(input_sequences, SequenceExampleFiles):
+        dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])
     if isinstance(input_sequences, SequenceExampleFiles):
         if input_context is not None:
             raise ValueError("with SequenceExampleFiles, the context comes from the records: pass input_context=None")
@@ -541,6 +733,7 @@ class SequenceQueueingStateSaver:
         self._dtypes = _Dtypes(latin1_keys=True)
         options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad,
                            None, self._dtypes)
+        self._dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])
         # The Rust readers pull from this queue; the saver bounds what it holds in flight, and
         # the queue holds what was inserted and not read yet (unbounded, so that one thread
         # can insert everything and then take batches without deadlocking).

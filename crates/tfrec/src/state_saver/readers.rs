@@ -192,12 +192,18 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
     let run = catch_unwind(AssertUnwindSafe(|| {
         let (position, item) = {
+            // A poisoned input means a reader panicked inside `next` before counting the item
+            // (the panic fails the saver): reading on would give the next item its position
+            // and could end the input cleanly before the failure is recorded.
             let mut input = if wait {
-                lock(&shared.input)
+                match shared.input.lock() {
+                    Ok(guard) => guard,
+                    Err(_) => return Read::Ended,
+                }
             } else {
                 match shared.input.try_lock() {
                     Ok(guard) => guard,
-                    Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                    Err(std::sync::TryLockError::Poisoned(_)) => return Read::Ended,
                     Err(std::sync::TryLockError::WouldBlock) => return Read::Busy,
                 }
             };

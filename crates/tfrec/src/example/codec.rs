@@ -9,7 +9,6 @@
 //! lists, map entries in the map's order with both key and value written.
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
-use super::view::{has_field, ExampleView, SequenceExampleView};
 use super::wire::{put_tag, put_varint, varint_len, DecodeError, DecodeErrorKind, WireReader, WireType};
 
 impl Example {
@@ -425,33 +424,5 @@ mod tests {
         let bytes = ex.encode();
         assert_eq!(bytes, hex("0a150a130a0178120e1a0c0a0afbffffffffffffffff01"));
         assert_eq!(Example::decode(&bytes).unwrap(), ex);
-    }
-}
-
-/// Which message a serialized record is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MessageKind {
-    /// Only an Example reading makes sense of it.
-    Example,
-    /// It has feature lists: a SequenceExample.
-    SequenceExample,
-    /// It reads the same as either (an Example's `features` is a SequenceExample's `context`,
-    /// and empty bytes are both).
-    Either,
-    /// It is malformed as both.
-    Neither,
-}
-
-/// Tells Example from SequenceExample where the bytes allow it.
-pub fn detect_message(bytes: &[u8]) -> MessageKind {
-    // Validated in place rather than decoded: a huge record costs no decoded copy.
-    let example = ExampleView::new(bytes).validate();
-    let seq = SequenceExampleView::new(bytes).validate();
-    match (example, seq) {
-        (_, Ok(())) if has_field(bytes, 2) == Ok(true) => MessageKind::SequenceExample,
-        (Ok(_), Ok(_)) => MessageKind::Either,
-        (Ok(_), Err(_)) => MessageKind::Example,
-        (Err(_), Ok(_)) => MessageKind::SequenceExample,
-        (Err(_), Err(_)) => MessageKind::Neither,
     }
 }

@@ -21,13 +21,13 @@ pub use builder::{
     BuildError, BytesValue, ExampleBuilder, FloatValue, Int64Value, IntoBytesList, IntoFloats, IntoInt64s,
     SequenceExampleBuilder,
 };
-pub use codec::{detect_message, MessageKind};
 pub use json_read::{encode_friendly_json, FriendlyJsonError, FriendlyMessage, TypeHints};
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};
 pub use render::RenderFormat;
 pub use schema::{FeatureStats, Schema};
 pub use text::TextError;
+pub use view::{detect_message, MessageKind};
 pub use view::{
     ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,
     SequenceExampleView, Value,

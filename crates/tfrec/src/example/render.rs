@@ -494,6 +494,33 @@ impl Renderer {
     }
 }
 
+// ---- protobuf text format: the owned messages' entry points -----------------------------------
+
+impl Example {
+    /// The protobuf text format of this message, as `print(example)` shows it in Python.
+    pub fn to_text(&self) -> String {
+        self.render_to_string(RenderFormat::Text)
+    }
+
+    /// [`Example::to_text`] written piece by piece into `out`, so a huge message needs no
+    /// rendering of its own size in memory.
+    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        self.render(out, RenderFormat::Text)
+    }
+}
+
+impl SequenceExample {
+    /// The protobuf text format of this message, as `print(seq)` shows it in Python.
+    pub fn to_text(&self) -> String {
+        self.render_to_string(RenderFormat::Text)
+    }
+
+    /// [`SequenceExample::to_text`] written piece by piece into `out`.
+    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        self.render(out, RenderFormat::Text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

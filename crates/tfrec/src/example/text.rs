@@ -7,34 +7,8 @@ use std::fmt;
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 use super::pyfloat::write_shortest_repr;
-use super::render::RenderFormat;
 
-// ---- rendering ------------------------------------------------------------------------------
-
-impl Example {
-    /// The protobuf text format of this message, as `print(example)` shows it in Python.
-    pub fn to_text(&self) -> String {
-        self.render_to_string(RenderFormat::Text)
-    }
-
-    /// [`Example::to_text`] written piece by piece into `out`, so a huge message needs no
-    /// rendering of its own size in memory.
-    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        self.render(out, RenderFormat::Text)
-    }
-}
-
-impl SequenceExample {
-    /// The protobuf text format of this message, as `print(seq)` shows it in Python.
-    pub fn to_text(&self) -> String {
-        self.render_to_string(RenderFormat::Text)
-    }
-
-    /// [`SequenceExample::to_text`] written piece by piece into `out`.
-    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        self.render(out, RenderFormat::Text)
-    }
-}
+// ---- rendering helpers (render.rs writes the form) ---------------------------------------
 
 pub(super) fn indent<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
     for _ in 0..level {

@@ -830,6 +830,34 @@ fn validate_feature(mut r: WireReader<'_>) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// Which message a serialized record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// Only an Example reading makes sense of it.
+    Example,
+    /// It has feature lists: a SequenceExample.
+    SequenceExample,
+    /// It reads the same as either (an Example's `features` is a SequenceExample's `context`,
+    /// and empty bytes are both).
+    Either,
+    /// It is malformed as both.
+    Neither,
+}
+
+/// Tells Example from SequenceExample where the bytes allow it.
+pub fn detect_message(bytes: &[u8]) -> MessageKind {
+    // Validated in place rather than decoded: a huge record costs no decoded copy.
+    let example = ExampleView::new(bytes).validate();
+    let seq = SequenceExampleView::new(bytes).validate();
+    match (example, seq) {
+        (_, Ok(())) if has_field(bytes, 2) == Ok(true) => MessageKind::SequenceExample,
+        (Ok(_), Ok(_)) => MessageKind::Either,
+        (Ok(_), Err(_)) => MessageKind::Example,
+        (Err(_), Ok(_)) => MessageKind::SequenceExample,
+        (Err(_), Err(_)) => MessageKind::Neither,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -574,3 +574,79 @@ fn a_batch_of_zero_records_is_an_error() {
         .count();
     assert_eq!(batches, 3);
 }
+
+/// The batches of a pipeline as lists of record texts.
+fn batches_of(batched: tfrec::pipeline::Batched, threads: usize) -> Vec<Vec<String>> {
+    batched
+        .raw()
+        .threads(threads)
+        .iter()
+        .map(|b| {
+            let b = b.expect("batch");
+            b.records()
+                .iter()
+                .map(|r| String::from_utf8(r.to_vec()).expect("utf-8"))
+                .collect()
+        })
+        .collect()
+}
+
+fn names(file: usize, records: std::ops::Range<usize>) -> Vec<String> {
+    records.map(|r| format!("f{file}-r{r}")).collect()
+}
+
+#[test]
+fn stages_after_batch_work_on_whole_batches_as_in_tf_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 20);
+    let batched = || Dataset::from_files(files.clone()).batch(5, false).expect("batch");
+    for threads in [1, 3] {
+        // tf.data: batch(5).take(2) is [0..5), [5..10).
+        assert_eq!(
+            batches_of(batched().take(2), threads),
+            vec![names(0, 0..5), names(0, 5..10)]
+        );
+        assert_eq!(batches_of(batched().skip(3), threads), vec![names(0, 15..20)]);
+        // batch(5).repeat(2).take(3): three batches of five, the third from the second pass.
+        assert_eq!(
+            batches_of(batched().repeat(2).take(3), threads),
+            vec![names(0, 0..5), names(0, 5..10), names(0, 10..15)]
+        );
+        assert_eq!(batches_of(batched().repeat_forever().take(5), threads).len(), 5);
+        assert_eq!(
+            batches_of(batched().shard(2, 1).expect("shard"), threads),
+            vec![names(0, 5..10), names(0, 15..20)]
+        );
+    }
+    // A shuffle of batches moves whole batches; every pass of a repeat has every batch once.
+    let shuffled = batches_of(batched().shuffle(4, 9).expect("shuffle").repeat(3), 2);
+    assert_eq!(shuffled.len(), 12);
+    for pass in shuffled.chunks(4) {
+        let mut pass = pass.to_vec();
+        pass.sort();
+        assert_eq!(
+            pass,
+            vec![names(0, 0..5), names(0, 10..15), names(0, 15..20), names(0, 5..10)]
+        );
+    }
+    let again = batches_of(batched().shuffle(4, 9).expect("shuffle").repeat(3), 1);
+    assert_eq!(shuffled, again, "the seed fixes the order, whatever the thread count");
+    assert_ne!(shuffled[..4], shuffled[4..8], "each pass reshuffles");
+    // The remainder is dropped before the batch stages see it.
+    let dropped = Dataset::from_files(files.clone())
+        .take(13)
+        .batch(5, true)
+        .expect("batch")
+        .repeat(2);
+    assert_eq!(batches_of(dropped, 2).len(), 4);
+    assert!(matches!(
+        batched().shard(2, 2).map(|_| ()),
+        Err(DatasetError::ShardIndex { .. })
+    ));
+    assert!(matches!(
+        batched().shuffle(0, 1).map(|_| ()),
+        Err(DatasetError::Zero {
+            argument: "buffer_size"
+        })
+    ));
+}

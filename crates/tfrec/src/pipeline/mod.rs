@@ -50,6 +50,7 @@
 //! most `prefetch + threads` batches in flight between the reader and the consumer. Dropping
 //! the iterator stops and joins every thread.
 
+mod batches;
 mod source;
 mod stages;
 
@@ -62,6 +63,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use batches::{BatchStage, BatchStream, Batcher};
 use source::FileSource;
 use stages::Stream;
 
@@ -286,10 +288,10 @@ impl RecordBatch {
     }
 }
 
-/// A record-level stage, in the order of the calls.
+/// A stage over records (before `batch`) or over batches (after it), in the order of the calls.
 #[derive(Debug, Clone)]
 enum Stage {
-    ShardRecords {
+    Shard {
         num_shards: usize,
         index: usize,
     },
@@ -304,9 +306,32 @@ enum Stage {
 }
 
 impl Stage {
+    fn shard(num_shards: usize, index: usize) -> Result<Stage, DatasetError> {
+        if num_shards == 0 {
+            return Err(DatasetError::NoShards);
+        }
+        if index >= num_shards {
+            return Err(DatasetError::ShardIndex { index, num_shards });
+        }
+        Ok(Stage::Shard { num_shards, index })
+    }
+
+    fn shuffle(buffer_size: usize, seed: u64, reshuffle_each_iteration: bool) -> Result<Stage, DatasetError> {
+        if buffer_size == 0 {
+            return Err(DatasetError::Zero {
+                argument: "buffer_size",
+            });
+        }
+        Ok(Stage::Shuffle {
+            buffer_size,
+            seed,
+            reshuffle_each_iteration,
+        })
+    }
+
     fn name(&self) -> &'static str {
         match self {
-            Stage::ShardRecords { .. } => "shard",
+            Stage::Shard { .. } => "shard",
             Stage::Shuffle { .. } => "shuffle",
             Stage::Repeat(_) => "repeat",
             Stage::Skip(_) => "skip",
@@ -421,12 +446,7 @@ impl Dataset {
 
     /// [`Dataset::shard`] or [`Dataset::shard_files`], chosen by `by`.
     pub fn shard_by(mut self, num_shards: usize, index: usize, by: ShardBy) -> Result<Self, DatasetError> {
-        if num_shards == 0 {
-            return Err(DatasetError::NoShards);
-        }
-        if index >= num_shards {
-            return Err(DatasetError::ShardIndex { index, num_shards });
-        }
+        let stage = Stage::shard(num_shards, index)?;
         match by {
             ShardBy::File => {
                 self.file_stage("shard_files")?;
@@ -438,7 +458,7 @@ impl Dataset {
                 }
                 self.selected = self.selected.iter().copied().skip(index).step_by(num_shards).collect();
             }
-            ShardBy::Record => self.stages.push(Stage::ShardRecords { num_shards, index }),
+            ShardBy::Record => self.stages.push(stage),
         }
         Ok(self)
     }
@@ -457,16 +477,8 @@ impl Dataset {
         seed: u64,
         reshuffle_each_iteration: bool,
     ) -> Result<Self, DatasetError> {
-        if buffer_size == 0 {
-            return Err(DatasetError::Zero {
-                argument: "buffer_size",
-            });
-        }
-        self.stages.push(Stage::Shuffle {
-            buffer_size,
-            seed,
-            reshuffle_each_iteration,
-        });
+        self.stages
+            .push(Stage::shuffle(buffer_size, seed, reshuffle_each_iteration)?);
         Ok(self)
     }
 
@@ -504,6 +516,7 @@ impl Dataset {
             dataset: self,
             size,
             drop_remainder,
+            stages: Vec::new(),
         })
     }
 
@@ -527,7 +540,7 @@ impl Dataset {
         ));
         for stage in self.stages {
             stream = match stage {
-                Stage::ShardRecords { num_shards, index } => Box::new(stages::ShardRecords {
+                Stage::Shard { num_shards, index } => Box::new(stages::ShardRecords {
                     up: stream,
                     num_shards: num_shards as u64,
                     index: index as u64,
@@ -545,9 +558,7 @@ impl Dataset {
                 )),
                 Stage::Repeat(count) => Box::new(stages::Repeat {
                     up: stream,
-                    count,
-                    done: 0,
-                    produced: false,
+                    state: stages::RepeatCount::new(count),
                 }),
                 Stage::Skip(count) => Box::new(stages::Skip {
                     up: stream,
@@ -593,17 +604,89 @@ impl Iterator for DatasetRecords {
     }
 }
 
-/// A data set in batches, ready for the worker stage.
+/// A data set in batches, ready for the worker stage. Its own stages (called after `batch`)
+/// work on whole batches, as tf.data's do: `.batch(5).take(2)` is two batches of five.
 #[derive(Debug, Clone)]
 pub struct Batched {
     dataset: Dataset,
     size: usize,
     drop_remainder: bool,
+    stages: Vec<Stage>,
 }
 
 type Work<T> = Arc<dyn Fn(RecordBatch) -> Result<T, PipelineError> + Send + Sync>;
 
 impl Batched {
+    /// Keeps batches `index, index + num_shards, …` of the batches so far.
+    pub fn shard(mut self, num_shards: usize, index: usize) -> Result<Self, DatasetError> {
+        self.stages.push(Stage::shard(num_shards, index)?);
+        Ok(self)
+    }
+
+    /// Shuffles whole batches through a buffer of `buffer_size` batches, reshuffled on each
+    /// iteration of a later `repeat`.
+    pub fn shuffle(self, buffer_size: usize, seed: u64) -> Result<Self, DatasetError> {
+        self.shuffle_with(buffer_size, seed, true)
+    }
+
+    /// Shuffles whole batches; see [`Dataset::shuffle_with`].
+    pub fn shuffle_with(
+        mut self,
+        buffer_size: usize,
+        seed: u64,
+        reshuffle_each_iteration: bool,
+    ) -> Result<Self, DatasetError> {
+        self.stages
+            .push(Stage::shuffle(buffer_size, seed, reshuffle_each_iteration)?);
+        Ok(self)
+    }
+
+    /// Goes over the batches so far `count` times (the records below are read again).
+    pub fn repeat(mut self, count: u64) -> Self {
+        self.stages.push(Stage::Repeat(Some(count)));
+        self
+    }
+
+    /// Goes over the batches so far forever (an empty stream stays empty).
+    pub fn repeat_forever(mut self) -> Self {
+        self.stages.push(Stage::Repeat(None));
+        self
+    }
+
+    /// Drops the first `count` batches.
+    pub fn skip(mut self, count: u64) -> Self {
+        self.stages.push(Stage::Skip(count));
+        self
+    }
+
+    /// Keeps at most `count` batches.
+    pub fn take(mut self, count: u64) -> Self {
+        self.stages.push(Stage::Take(count));
+        self
+    }
+
+    /// The records per batch.
+    pub fn batch_size(&self) -> usize {
+        self.size
+    }
+
+    /// The batch stream: the records in batches, then each batch stage over the one before.
+    fn stream(self, counters: Arc<Counters>) -> Box<dyn BatchStream> {
+        let files: Arc<[PathBuf]> = self.dataset.files.clone().into();
+        let mut stream: Box<dyn BatchStream> = Box::new(Batcher {
+            up: self.dataset.stream(counters),
+            size: self.size,
+            drop_remainder: self.drop_remainder,
+            files,
+            last_bytes: 0,
+            ended: false,
+        });
+        for stage in &self.stages {
+            stream = Box::new(BatchStage::new(stream, stage));
+        }
+        stream
+    }
+
     /// Raw record batches (workers only pass them on).
     pub fn raw(self) -> Pipeline<RecordBatch> {
         self.map_batches(Ok)
@@ -729,23 +812,18 @@ pub struct PipelineIter<T> {
 /// the copy out of the file's buffer is made on the core that then parses the batch.
 struct SharedReader {
     /// `None` once the stream has ended, failed or been stopped.
-    stream: Option<Box<dyn Stream>>,
+    stream: Option<Box<dyn BatchStream>>,
     /// One permit per batch in flight; the consumer gives them back.
     permits: Receiver<()>,
-    files: Arc<[PathBuf]>,
-    size: usize,
-    drop_remainder: bool,
     /// Batches handed to workers so far (the next batch's index).
     sent: u64,
-    /// Bytes of the last batch: the next is sized like it, so filling it does not reallocate.
-    last_bytes: usize,
 }
 
 impl SharedReader {
     /// The next batch to work on, or `None` when there is none left. The end of the stream
     /// (or its failure, or a panic while reading) is told to the consumer here, once.
     fn next_batch<T>(&mut self, stop: &AtomicBool, results: &SyncSender<Message<T>>) -> Option<RecordBatch> {
-        self.stream.as_ref()?;
+        let stream = self.stream.as_mut()?;
         // A permit first: bounds the batches between here and the consumer.
         if self.permits.recv().is_err() || stop.load(Ordering::Relaxed) {
             self.stream = None;
@@ -753,61 +831,23 @@ impl SharedReader {
         }
         // Caught here, under the lock, so a panic in a stage neither poisons the lock nor
         // leaves the other workers waiting.
-        let (batch, end) = catch_unwind(AssertUnwindSafe(|| self.fill())).unwrap_or_else(|payload| {
-            let error = PipelineError::Panic(panic_message(&*payload));
-            (None, Some(Message::Failed(self.sent, error)))
-        });
-        if let Some(end) = end {
-            // Closes the files, so the counters are complete before the consumer hears of the end.
-            self.stream = None;
-            let _ = results.send(end);
-        }
-        batch
-    }
-
-    /// Reads up to a batch of records: the batch to hand on (if any) and the end message (if
-    /// the stream ended or failed).
-    fn fill<T>(&mut self) -> (Option<RecordBatch>, Option<Message<T>>) {
-        let Some(source) = self.stream.as_mut() else {
-            return (None, None);
+        let got = match catch_unwind(AssertUnwindSafe(|| stream.next_batch())) {
+            Ok(result) => result.map_err(PipelineError::Record),
+            Err(payload) => Err(PipelineError::Panic(panic_message(&*payload))),
         };
-        let mut batch = RecordBatch {
-            index: self.sent,
-            data: Vec::with_capacity(self.last_bytes + self.last_bytes / 8),
-            ends: Vec::with_capacity(self.size),
-            origins: Vec::with_capacity(self.size),
-            files: Arc::clone(&self.files),
-        };
-        let mut failure = None;
-        while batch.len() < self.size {
-            let RecordBatch {
-                data, ends, origins, ..
-            } = &mut batch;
-            let got = source.next_with(&mut |record, origin| {
-                data.extend_from_slice(record);
-                ends.push(data.len());
-                origins.push(origin);
-            });
-            match got {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    failure = Some(PipelineError::Record(e));
-                    break;
-                }
+        let end = match got {
+            Ok(Some(mut batch)) => {
+                batch.index = self.sent;
+                self.sent += 1;
+                return Some(batch);
             }
-        }
-        let full = batch.len() == self.size;
-        self.last_bytes = batch.data.len();
-        let keep = !batch.is_empty() && (full || !self.drop_remainder) && failure.is_none();
-        if keep {
-            self.sent += 1;
-        }
-        let end = match failure {
-            Some(e) => Some(Message::Failed(self.sent, e)),
-            None => (!full).then_some(Message::End(self.sent)),
+            Ok(None) => Message::End(self.sent),
+            Err(e) => Message::Failed(self.sent, e),
         };
-        (keep.then_some(batch), end)
+        // Closes the files, so the counters are complete before the consumer hears of the end.
+        self.stream = None;
+        let _ = results.send(end);
+        None
     }
 }
 
@@ -829,20 +869,10 @@ impl<T: Send + 'static> PipelineIter<T> {
             let _ = permit_tx.send(());
         }
         let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
-        let Batched {
-            dataset,
-            size,
-            drop_remainder,
-        } = p.batched;
-        let files: Arc<[PathBuf]> = dataset.files.clone().into();
         let reader = Arc::new(Mutex::new(SharedReader {
-            stream: Some(dataset.stream(Arc::clone(&counters))),
+            stream: Some(p.batched.stream(Arc::clone(&counters))),
             permits: permit_rx,
-            files,
-            size,
-            drop_remainder,
             sent: 0,
-            last_bytes: 0,
         }));
         let mut threads = Vec::with_capacity(p.threads);
         for _ in 0..p.threads {

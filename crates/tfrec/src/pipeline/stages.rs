@@ -72,16 +72,65 @@ impl Stream for ShardRecords {
     }
 }
 
-/// tf.data's `shuffle`: a buffer of `size` records; each output is a random one of them, and
-/// its place is taken by the next input record.
-pub(crate) struct Shuffle {
-    up: Box<dyn Stream>,
-    size: usize,
+/// tf.data's `shuffle` buffer, shared by the record and the batch streams: up to `capacity`
+/// items; each output is a random one of them, its place taken by the next input.
+pub(crate) struct ShuffleBuffer<T> {
+    items: Vec<T>,
+    capacity: usize,
     seed: u64,
     reshuffle_each_iteration: bool,
     iteration: u64,
     rng: SplitMix64,
-    buffer: Vec<(Vec<u8>, RecordOrigin)>,
+}
+
+impl<T> ShuffleBuffer<T> {
+    pub fn new(capacity: usize, seed: u64, reshuffle_each_iteration: bool) -> Self {
+        ShuffleBuffer {
+            items: Vec::new(),
+            capacity: capacity.max(1),
+            seed,
+            reshuffle_each_iteration,
+            iteration: 0,
+            rng: SplitMix64::new(seed),
+        }
+    }
+
+    /// Whether the buffer has room for another input.
+    pub fn has_room(&self) -> bool {
+        self.items.len() < self.capacity
+    }
+
+    pub fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+
+    /// A random item of the buffer, or `None` when it is empty.
+    pub fn take_random(&mut self) -> Option<T> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let i = self.rng.below(self.items.len());
+        Some(self.items.swap_remove(i))
+    }
+
+    /// Starts the next iteration (of a later `repeat`), handing back the items left over.
+    pub fn restart(&mut self) -> std::vec::Drain<'_, T> {
+        self.iteration += 1;
+        // A new order each iteration, still fixed by the seed; or the first one again.
+        let seed = if self.reshuffle_each_iteration {
+            self.seed ^ self.iteration.wrapping_mul(0xD1B5_4A32_D192_ED03)
+        } else {
+            self.seed
+        };
+        self.rng = SplitMix64::new(seed);
+        self.items.drain(..)
+    }
+}
+
+/// tf.data's `shuffle` on records.
+pub(crate) struct Shuffle {
+    up: Box<dyn Stream>,
+    buffer: ShuffleBuffer<(Vec<u8>, RecordOrigin)>,
     /// Buffers of records already handed out, reused for the next ones.
     spare: Vec<Vec<u8>>,
     up_done: bool,
@@ -91,12 +140,7 @@ impl Shuffle {
     pub fn new(up: Box<dyn Stream>, size: usize, seed: u64, reshuffle_each_iteration: bool) -> Shuffle {
         Shuffle {
             up,
-            size: size.max(1),
-            seed,
-            reshuffle_each_iteration,
-            iteration: 0,
-            rng: SplitMix64::new(seed),
-            buffer: Vec::new(),
+            buffer: ShuffleBuffer::new(size, seed, reshuffle_each_iteration),
             spare: Vec::new(),
             up_done: false,
         }
@@ -105,7 +149,7 @@ impl Shuffle {
 
 impl Stream for Shuffle {
     fn next_with(&mut self, f: &mut dyn FnMut(&[u8], RecordOrigin)) -> Result<bool, RecordError> {
-        while !self.up_done && self.buffer.len() < self.size {
+        while !self.up_done && self.buffer.has_room() {
             let mut slot = self.spare.pop().unwrap_or_default();
             slot.clear();
             let mut origin = RecordOrigin::default();
@@ -120,64 +164,87 @@ impl Stream for Shuffle {
                 self.spare.push(slot);
             }
         }
-        if self.buffer.is_empty() {
+        let Some((record, origin)) = self.buffer.take_random() else {
             return Ok(false);
-        }
-        let i = self.rng.below(self.buffer.len());
-        let (record, origin) = self.buffer.swap_remove(i);
+        };
         f(&record, origin);
         self.spare.push(record);
         Ok(true)
     }
 
     fn restart(&mut self) {
-        self.iteration += 1;
-        // A new order each iteration, still fixed by the seed; or the first one again.
-        let seed = if self.reshuffle_each_iteration {
-            self.seed ^ self.iteration.wrapping_mul(0xD1B5_4A32_D192_ED03)
-        } else {
-            self.seed
-        };
-        self.rng = SplitMix64::new(seed);
-        self.spare.extend(self.buffer.drain(..).map(|(r, _)| r));
+        let left = self.buffer.restart().map(|(r, _)| r);
+        self.spare.extend(left);
         self.up_done = false;
         self.up.restart();
     }
 }
 
-/// tf.data's `repeat`: its input `count` times (`None`: forever; an empty input ends it).
+/// tf.data's `repeat` bookkeeping, shared by the record and the batch streams: the input
+/// `count` times (`None`: forever; an empty input ends it).
+#[derive(Debug, Clone)]
+pub(crate) struct RepeatCount {
+    count: Option<u64>,
+    done: u64,
+    /// Whether the current iteration gave an item (repeating an empty input forever ends).
+    produced: bool,
+}
+
+impl RepeatCount {
+    pub fn new(count: Option<u64>) -> Self {
+        RepeatCount {
+            count,
+            done: 0,
+            produced: false,
+        }
+    }
+
+    /// Whether every iteration has been given.
+    pub fn finished(&self) -> bool {
+        self.count.is_some_and(|c| self.done >= c)
+    }
+
+    pub fn produced(&mut self) {
+        self.produced = true;
+    }
+
+    /// The input ended: whether to start it again (`false`: this stream ends too).
+    pub fn input_ended(&mut self) -> bool {
+        self.done += 1;
+        let empty_forever = self.count.is_none() && !self.produced;
+        self.produced = false;
+        !empty_forever && !self.finished()
+    }
+
+    pub fn reset(&mut self) {
+        self.done = 0;
+        self.produced = false;
+    }
+}
+
+/// tf.data's `repeat` on records.
 pub(crate) struct Repeat {
     pub up: Box<dyn Stream>,
-    pub count: Option<u64>,
-    pub done: u64,
-    /// Whether the current iteration gave a record (repeating an empty input forever ends).
-    pub produced: bool,
+    pub state: RepeatCount,
 }
 
 impl Stream for Repeat {
     fn next_with(&mut self, f: &mut dyn FnMut(&[u8], RecordOrigin)) -> Result<bool, RecordError> {
-        loop {
-            if self.count.is_some_and(|c| self.done >= c) {
-                return Ok(false);
-            }
+        while !self.state.finished() {
             if self.up.next_with(f)? {
-                self.produced = true;
+                self.state.produced();
                 return Ok(true);
             }
-            self.done += 1;
-            if self.count.is_none() && !self.produced {
-                return Ok(false);
+            if !self.state.input_ended() {
+                break;
             }
-            self.produced = false;
-            if self.count.is_none_or(|c| self.done < c) {
-                self.up.restart();
-            }
+            self.up.restart();
         }
+        Ok(false)
     }
 
     fn restart(&mut self) {
-        self.done = 0;
-        self.produced = false;
+        self.state.reset();
         self.up.restart();
     }
 }

@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
 use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
-use tfrec::pipeline::{Counters, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
+use tfrec::pipeline::{
+    Batched, Counters, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy,
+};
 
 use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
 
@@ -30,19 +32,13 @@ enum Stage {
     Sequences(Value),
 }
 
-/// The batching asked for; `None` in [`Dataset::batch`] means records one by one.
-#[derive(Clone, Copy)]
-struct Batching {
-    size: usize,
-    drop_remainder: bool,
-}
-
 /// A pipeline description. Immutable: builder methods return a changed copy.
 #[pyclass(module = "tfrec._tfrec", frozen)]
 #[derive(Clone)]
 pub struct Dataset {
     pipeline: Pipeline,
-    batch: Option<Batching>,
+    /// The pipeline in batches, once `batch` was called; the stages after it work on batches.
+    batched: Option<Batched>,
     stage: Stage,
     threads: usize,
     prefetch: usize,
@@ -67,10 +63,37 @@ impl Dataset {
     }
 
     /// A copy with a stage added that tf.data might refuse (a `ValueError` then, as TF's
-    /// `InvalidArgumentError` for these is raised when the stage is made).
-    fn try_with(&self, f: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>) -> PyResult<Dataset> {
-        let pipeline = f(self.pipeline.clone()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(self.with(|d| d.pipeline = pipeline))
+    /// `InvalidArgumentError` for these is raised when the stage is made): on the records,
+    /// or on the batches once `batch` was called.
+    fn try_with(
+        &self,
+        stage: &str,
+        on_records: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>,
+        on_batches: impl FnOnce(Batched) -> Result<Batched, DatasetError>,
+    ) -> PyResult<Dataset> {
+        if !matches!(self.stage, Stage::Raw) {
+            // The Python layer runs the stages after a parse; reaching here would reorder.
+            return Err(PyValueError::new_err(format!(
+                "`{stage}` after `parse` is not a stage of the Rust pipeline"
+            )));
+        }
+        let value_error = |e: DatasetError| PyValueError::new_err(e.to_string());
+        let mut d = self.clone();
+        match &self.batched {
+            Some(batched) => d.batched = Some(on_batches(batched.clone()).map_err(value_error)?),
+            None => d.pipeline = on_records(self.pipeline.clone()).map_err(value_error)?,
+        }
+        Ok(d)
+    }
+
+    /// A file-level stage: refused once records are batched.
+    fn file_stage(&self, stage: &str, f: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>) -> PyResult<Dataset> {
+        if self.batched.is_some() {
+            return Err(PyValueError::new_err(format!(
+                "`{stage}` chooses or orders files, so it must come before `batch`"
+            )));
+        }
+        self.try_with(stage, f, Ok)
     }
 }
 
@@ -92,7 +115,7 @@ impl Dataset {
             .reader_options(options);
         Ok(Dataset {
             pipeline,
-            batch: None,
+            batched: None,
             stage: Stage::Raw,
             threads: 1,
             prefetch: 2,
@@ -102,7 +125,7 @@ impl Dataset {
 
     #[pyo3(signature = (cycle_length, block_length=1))]
     fn interleave(&self, cycle_length: usize, block_length: usize) -> PyResult<Dataset> {
-        self.try_with(|p| p.interleave(cycle_length, block_length))
+        self.file_stage("interleave", |p| p.interleave(cycle_length, block_length))
     }
 
     /// Part `index` of `num_shards`: every `num_shards`-th record of the stream so far
@@ -118,44 +141,55 @@ impl Dataset {
                 )))
             }
         };
-        self.try_with(|p| p.shard_by(num_shards, index, by))
+        match by {
+            ShardBy::File => self.file_stage("shard", |p| p.shard_by(num_shards, index, by)),
+            _ => self.try_with(
+                "shard",
+                |p| p.shard_by(num_shards, index, by),
+                |b| b.shard(num_shards, index),
+            ),
+        }
     }
 
     #[pyo3(signature = (buffer_size, seed=0, reshuffle_each_iteration=true))]
     fn shuffle(&self, buffer_size: usize, seed: u64, reshuffle_each_iteration: bool) -> PyResult<Dataset> {
-        self.try_with(|p| p.shuffle_with(buffer_size, seed, reshuffle_each_iteration))
+        self.try_with(
+            "shuffle",
+            |p| p.shuffle_with(buffer_size, seed, reshuffle_each_iteration),
+            |b| b.shuffle_with(buffer_size, seed, reshuffle_each_iteration),
+        )
     }
 
     /// `count=None` repeats forever.
     #[pyo3(signature = (count=None))]
-    fn repeat(&self, count: Option<u64>) -> Dataset {
-        self.with(|d| {
-            d.pipeline = match count {
-                Some(n) => d.pipeline.clone().repeat(n),
-                None => d.pipeline.clone().repeat_forever(),
-            }
-        })
+    fn repeat(&self, count: Option<u64>) -> PyResult<Dataset> {
+        match count {
+            Some(n) => self.try_with("repeat", |p| Ok(p.repeat(n)), |b| Ok(b.repeat(n))),
+            None => self.try_with("repeat", |p| Ok(p.repeat_forever()), |b| Ok(b.repeat_forever())),
+        }
     }
 
-    fn skip(&self, count: u64) -> Dataset {
-        self.with(|d| d.pipeline = d.pipeline.clone().skip(count))
+    fn skip(&self, count: u64) -> PyResult<Dataset> {
+        self.try_with("skip", |p| Ok(p.skip(count)), |b| Ok(b.skip(count)))
     }
 
-    fn take(&self, count: u64) -> Dataset {
-        self.with(|d| d.pipeline = d.pipeline.clone().take(count))
+    fn take(&self, count: u64) -> PyResult<Dataset> {
+        self.try_with("take", |p| Ok(p.take(count)), |b| Ok(b.take(count)))
     }
 
     #[pyo3(signature = (batch_size, drop_remainder=false))]
     fn batch(&self, batch_size: usize, drop_remainder: bool) -> PyResult<Dataset> {
-        if batch_size == 0 {
-            return Err(PyValueError::new_err("batch_size must be at least 1"));
+        if self.batched.is_some() || !matches!(self.stage, Stage::Raw) {
+            return Err(PyValueError::new_err(
+                "`batch` of batches or of parsed records is not a stage of the Rust pipeline",
+            ));
         }
-        Ok(self.with(|d| {
-            d.batch = Some(Batching {
-                size: batch_size,
-                drop_remainder,
-            })
-        }))
+        let batched = self
+            .pipeline
+            .clone()
+            .batch(batch_size, drop_remainder)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(self.with(|d| d.batched = Some(batched)))
     }
 
     /// Parses with specs in the JSON form; `sequence` for SequenceExamples. Checked now, so a
@@ -190,7 +224,7 @@ impl Dataset {
 
     #[getter]
     fn batch_size(&self) -> Option<usize> {
-        self.batch.map(|b| b.size)
+        self.batched.as_ref().map(Batched::batch_size)
     }
 
     fn __iter__(&self) -> PyResult<DatasetIterator> {
@@ -227,15 +261,8 @@ impl Dataset {
         };
         let columns = ColumnSpecs::new(&spec_file(&text)?, &strings(utf8, utf8_columns)).map_err(columnar_error)?;
         let schema = columns.schema();
-        let (size, drop_remainder) = match self.batch {
-            Some(b) => (b.size, b.drop_remainder),
-            None => (batch_rows.max(1), false),
-        };
         let iter = self
-            .pipeline
-            .clone()
-            .batch(size, drop_remainder)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .batches(batch_rows.max(1))?
             .map_batches(move |b| columns.to_batch(&b.records()).map_err(|error| columns_error(&b, error)))
             .threads(self.threads)
             .prefetch(self.prefetch)
@@ -264,23 +291,27 @@ impl Dataset {
 }
 
 impl Dataset {
+    /// The pipeline in batches: its own, or chunks of `size` records when it has none.
+    fn batches(&self, size: usize) -> PyResult<Batched> {
+        match &self.batched {
+            Some(batched) => Ok(batched.clone()),
+            None => self
+                .pipeline
+                .clone()
+                .chunks(size)
+                .map_err(|e| PyValueError::new_err(e.to_string())),
+        }
+    }
+
     /// Starts the pipeline; also says whether records are handed out one by one.
     fn start(&self) -> PyResult<(PipelineIter<Output>, bool)> {
-        let (size, drop_remainder, unbatched) = match self.batch {
-            Some(b) => (b.size, b.drop_remainder, false),
-            None => (UNBATCHED_CHUNK, false, true),
-        };
+        let unbatched = self.batched.is_none();
         // Unbatched parsing parses each record alone (parse_single_example), in batches of one.
-        let size = if unbatched && !matches!(self.stage, Stage::Raw) {
-            1
+        let batched = self.batches(if matches!(self.stage, Stage::Raw) {
+            UNBATCHED_CHUNK
         } else {
-            size
-        };
-        let batched = self
-            .pipeline
-            .clone()
-            .batch(size, drop_remainder)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            1
+        })?;
         let pipeline = match &self.stage {
             Stage::Raw => batched.map_batches(|b| Ok(Output::Records(b))),
             Stage::Examples(v) => {

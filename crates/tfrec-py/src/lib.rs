@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<records::RecordWriter>()?;
     m.add_class::<records::RecordIterator>()?;
+    m.add_function(wrap_pyfunction!(records::expand_inputs, m)?)?;
     m.add_class::<parsing::Parser>()?;
     m.add_class::<dataset::Dataset>()?;
     m.add_class::<dataset::DatasetIterator>()?;

@@ -247,3 +247,12 @@ impl RecordIterator {
 fn poisoned<T>(_: PoisonError<T>) -> PyErr {
     PyValueError::new_err("the reader was poisoned by an earlier failure")
 }
+
+/// The files that paths, directories and glob patterns name, in the order the readers take
+/// them (`record::expand_inputs`): a data set expands its inputs once, so every process it is
+/// pickled to reads the same list.
+#[pyfunction]
+pub fn expand_inputs(py: Python<'_>, inputs: Vec<String>) -> PyResult<Vec<String>> {
+    let files = tfrec::record::expand_inputs(&inputs).map_err(|e| record_error(py, &e))?;
+    Ok(files.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}

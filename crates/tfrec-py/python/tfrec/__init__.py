@@ -10,8 +10,8 @@ users, without TensorFlow. Built on the tfrec Rust library.
 {'age': array([19])}
 """
 
-from . import errors, io, state_saver, train
-from .data import Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
+from . import data, errors, io, state_saver, train
+from .data import AUTOTUNE, Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
 from .state_saver import (
     OutOfRangeError,
     SequenceExampleFiles,
@@ -55,6 +55,7 @@ half, double = globals()["float16"], globals()["float64"]
 del _name
 
 __all__ = [
+    "AUTOTUNE",
     "BytesList",
     "DataLossError",
     "Dataset",
@@ -79,6 +80,7 @@ __all__ = [
     "TFRecordWriter",
     "TfrecError",
     "batch_sequences_with_states",
+    "data",
     "errors",
     "float32",
     "int32",

@@ -1,96 +1,503 @@
-"""TFRecord files and input pipelines: ``TFRecordWriter``, ``TFRecordDataset`` (records as
-``bytes``) and :class:`Dataset` (the Rust pipeline: interleave, shard, shuffle, repeat,
-skip/take, batch, parse on worker threads, prefetch)."""
+"""Input pipelines with tf.data's meaning: :class:`Dataset` (files or in-memory elements, then
+stages in call order) and ``TFRecordDataset`` (a ``Dataset`` of records as ``bytes``), with
+``TFRecordWriter``.
+
+Every stage applies to what the stage before it yields, as in tf.data: records before
+``batch``, batches after it (``.batch(5).take(2)`` is two batches of five), parsed values
+after ``parse``. The Rust pipeline runs the stages it can, on its own threads with the GIL
+released: choosing files (``interleave``, ``shard(by="file")``), the record stages (``shard``,
+``shuffle``, ``repeat``, ``skip``, ``take``), one ``batch``, the same stages over whole
+batches, and ``parse``. Stages after those (anything after a ``map``, a second ``batch``,
+stages after ``parse``) run in Python in the iterating process, with the same meaning. A stage
+that cannot run where it is called (``interleave`` after a record stage) is a ``ValueError``
+naming it, never a silent reorder.
+
+A data set is a description (files, stages, options): it pickles as one, and starts its
+pipeline in the process that iterates it, so PyTorch's spawned DataLoader workers can each read
+their shard.
+"""
 
 import itertools
 import json
-import os
+import random
 
-from . import _tfrec
-from .train import as_bytes
+from . import _engine, _tfrec
+from . import io as _io
+from ._records import TFRecordOptions, TFRecordWriter, compression as _compression, paths as _paths
 
-__all__ = ["TFRecordWriter", "TFRecordDataset", "Dataset", "TFRecordOptions"]
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "Dataset",
+    "TFRecordDataset",
+    "TFRecordOptions",
+    "TFRecordWriter",
+]
+
+#: ``tf.data.AUTOTUNE``: accepted wherever tf.data accepts it (``prefetch``,
+#: ``num_parallel_calls``, ``num_parallel_reads``); tfrec picks its own default there.
+AUTOTUNE = -1
+INFINITE_CARDINALITY = _engine.INFINITE
+UNKNOWN_CARDINALITY = _engine.UNKNOWN
+
+_RECORD_STAGES = ("shard", "shuffle", "repeat", "skip", "take")
+_U64_MAX = 2**64 - 1
 
 
-def _paths(filenames):
-    if isinstance(filenames, (str, bytes, os.PathLike)):
-        filenames = [filenames]
-    out = []
-    for f in filenames:
-        if isinstance(f, bytes):
-            f = f.decode("utf-8")
-        out.append(os.fspath(f))
-    if not out:
-        raise ValueError("no input files given")
-    return out
+def _wrap_outputs(item):
+    if isinstance(item, dict):
+        return _io._wrap_dict(item)
+    if isinstance(item, tuple):
+        return tuple(_io._wrap_dict(d) for d in item)
+    return item
 
 
-def _compression(compression_type):
-    """TF's names; an options object with ``compression_type`` too."""
-    if compression_type is None:
+def _count(n, name):
+    if n is None:
         return None
-    ct = getattr(compression_type, "compression_type", compression_type)
-    return "" if ct is None else str(ct)
+    n = int(n)
+    if n < -1:
+        raise ValueError(f"`{name}` count must be -1 or more, not {n}")
+    return n
 
 
-class TFRecordOptions:
-    """``tf.io.TFRecordOptions``: ``compression_type`` (``""``, ``"GZIP"``, ``"ZLIB"``) and
-    ``compression_level``."""
+def _stage_text(stage):
+    name, args = stage[0], stage[1:]
+    if name == "parse":
+        kind, specs = args
+        n = len(specs) if kind == "example" else sum(len(s or {}) for s in specs)
+        return f"parse({n} feature{'s' if n != 1 else ''}{', sequence' if kind == 'sequence' else ''})"
+    if name in ("map", "filter"):
+        return f"{name}({getattr(args[0], '__name__', type(args[0]).__name__)})"
+    if name == "shuffle":
+        return f"shuffle({args[0]}, seed={args[1]})"
+    if name == "shard":
+        return f"shard({args[0]}, {args[1]}{', by=file' if args[2] == 'file' else ''})"
+    if name == "batch":
+        return f"batch({args[0]}{', drop_remainder=True' if args[1] else ''})"
+    return f"{name}({', '.join(repr(a) for a in args)})"
 
-    def __init__(self, compression_type=None, compression_level=None, **_ignored):
-        self.compression_type = compression_type or ""
-        self.compression_level = compression_level
 
+class Dataset:
+    """A pipeline over TFRecord files (paths, directories or glob patterns), or over in-memory
+    elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
-class TFRecordWriter:
-    """``tf.io.TFRecordWriter``: writes records (``bytes``, or any message with
-    ``SerializeToString()``) to ``path``, optionally GZIP or ZLIB compressed.
+    Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``
+    (batches of records), dicts of NumPy arrays (parsed Examples, ``SparseTensor`` /
+    ``RaggedTensor`` for sparse and ragged features), ``(context, feature_lists, lengths)``
+    (parsed SequenceExamples), or whatever a ``map`` returns.
 
-    Use it as a context manager; ``close()`` finishes the compressed stream.
+    >>> ds = (tfrec.Dataset("train-*.tfrecord").shuffle(10_000, seed=1)
+    ...       .batch(1024).parse({"age": tfrec.io.FixedLenFeature([], "int64")}).threads(2))
+    >>> for batch in ds: ...
     """
 
-    def __init__(self, path, options=None, compression=None, compression_level=None):
-        if isinstance(options, str):
-            compression = options
-        elif options is not None:
-            compression = options.compression_type
-            compression_level = getattr(options, "compression_level", compression_level)
-        compression = compression or None
-        if compression is not None and compression.upper() == "NONE":
-            compression = None
-        self._writer = _tfrec.RecordWriter(os.fspath(path), compression, compression_level)
+    def __init__(
+        self, filenames, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=True
+    ):
+        files = tuple(_tfrec.expand_inputs(_paths(filenames)))
+        reader = dict(
+            compression_type=_compression(compression_type),
+            on_corruption=on_corruption,
+            torn_tail=torn_tail,
+            verify_crc=verify_crc,
+        )
+        # Checks the reader options now, as tf.data checks its arguments when the stage is made.
+        _tfrec.Dataset(list(files[:1]), *reader.values())
+        self._source = ("files", files, reader)
+        self._stages = ()
+        self._options = {"threads": 1, "prefetch": 2, "deterministic": True}
 
-    def write(self, record):
-        self._writer.write(as_bytes(record))
+    # -- sources ------------------------------------------------------------------------
 
-    def flush(self):
-        self._writer.flush()
+    @classmethod
+    def from_tensor_slices(cls, tensors):
+        """``tf.data.Dataset.from_tensor_slices``: the slices of NumPy arrays or lists (and
+        tuples and dicts of them) along their first axis, as elements."""
+        from ._slices import tensor_slices
 
-    def close(self):
-        self._writer.close()
+        ds = object.__new__(Dataset)
+        ds._source = ("slices", tuple(tensor_slices(tensors)), {})
+        ds._stages = ()
+        ds._options = {"threads": 1, "prefetch": 2, "deterministic": True}
+        return ds
+
+    # -- stages -------------------------------------------------------------------------
+
+    def _with(self, stage=None, **options):
+        ds = object.__new__(type(self))
+        ds.__dict__.update(self.__dict__)
+        if stage is not None:
+            ds._stages = self._stages + (stage,)
+            ds._plan()  # a misplaced stage fails here, when it is called
+        ds._options = {**self._options, **options}
+        return ds
+
+    def interleave(self, cycle_length, block_length=1):
+        """Reads ``cycle_length`` files at a time, ``block_length`` records from each in turn
+        (tf.data's ``interleave`` of ``TFRecordDataset``s over the file list). It chooses and
+        orders files, so it comes before every record stage."""
+        if cycle_length == AUTOTUNE:
+            import os
+
+            cycle_length = os.cpu_count() or 1
+        if cycle_length < 1 or block_length < 1:
+            raise ValueError("cycle_length and block_length must be at least 1")
+        return self._with(("interleave", int(cycle_length), int(block_length)))
+
+    def shard(self, num_shards, index, by="record"):
+        """Keeps part ``index`` of ``num_shards``: every ``num_shards``-th element of the
+        stream so far (``by="record"``, tf.data's meaning; batches after ``batch``), or whole
+        files (``by="file"``: a file-level stage, a ``ValueError`` with fewer files than
+        shards)."""
+        if by not in ("record", "file"):
+            raise ValueError(f"by must be 'record' or 'file', not {by!r}")
+        if num_shards < 1:
+            raise ValueError("num_shards must be at least 1")
+        if not 0 <= index < num_shards:
+            raise ValueError(f"shard index {index} is not below num_shards {num_shards}")
+        if by == "file" and self._source[0] == "files" and len(self._source[1]) < num_shards:
+            raise ValueError(
+                f"sharding {len(self._source[1])} file(s) by file into {num_shards} shards leaves a shard "
+                "with no file; shard by record instead"
+            )
+        return self._with(("shard", int(num_shards), int(index), by))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        """Shuffles through a buffer of ``buffer_size`` elements. ``seed=None`` draws a seed
+        for each iteration, as tf.data does; with ``reshuffle_each_iteration`` each pass of a
+        later ``repeat`` gets a new order."""
+        if buffer_size == AUTOTUNE:
+            raise ValueError("shuffle's buffer_size must be at least 1 (AUTOTUNE is not a size)")
+        if buffer_size < 1:
+            raise ValueError("buffer_size must be at least 1")
+        seed = None if seed is None else int(seed) & _U64_MAX
+        return self._with(("shuffle", int(buffer_size), seed, bool(reshuffle_each_iteration)))
+
+    def repeat(self, count=None):
+        """Goes over the stream so far ``count`` times (``None`` or -1: forever)."""
+        count = _count(count, "repeat")
+        return self._with(("repeat", None if count == -1 else count))
+
+    def skip(self, count):
+        """Drops the first ``count`` elements (-1: all of them)."""
+        return self._with(("skip", _count(count, "skip")))
+
+    def take(self, count):
+        """Keeps at most ``count`` elements (-1: all of them)."""
+        return self._with(("take", _count(count, "take")))
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None):
+        """Groups ``batch_size`` elements; the last, smaller batch is dropped with
+        ``drop_remainder``. Records become lists of ``bytes``; arrays are stacked."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        return self._with(("batch", int(batch_size), bool(drop_remainder)))
+
+    def parse(self, features=None, context_features=None, sequence_features=None):
+        """Parses Examples with ``features`` (``parse_example`` of each batch, or
+        ``parse_single_example`` of each record when not batched), or SequenceExamples with
+        ``context_features`` / ``sequence_features`` (yielding ``(context, feature_lists,
+        lengths)``). The specs are checked now."""
+        if context_features is not None or sequence_features is not None:
+            specs = ({**(context_features or {})}, {**(sequence_features or {})})
+            _io._sequence_parser(*specs)
+            return self._with(("parse", "sequence", specs))
+        _io._parser(json.dumps(_io.specs_to_json(features)), False)
+        return self._with(("parse", "example", {**(features or {})}))
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """Applies ``map_func`` to each element (a tuple element is its arguments, as in
+        tf.data). It runs in the iterating process; ``num_parallel_calls`` (``AUTOTUNE``
+        included) is accepted for tf.data's sake: reading and parsing already run on the
+        pipeline's threads."""
+        if not callable(map_func):
+            raise TypeError(f"map_func must be callable, not {type(map_func).__name__}")
+        return self._with(("map", map_func))
+
+    def filter(self, predicate, name=None):
+        """Keeps the elements for which ``predicate`` is true."""
+        if not callable(predicate):
+            raise TypeError(f"predicate must be callable, not {type(predicate).__name__}")
+        return self._with(("filter", predicate))
+
+    def prefetch(self, buffer_size, name=None):
+        """Batches kept ready ahead of the consumer (``AUTOTUNE``: the default, 2)."""
+        buffer_size = 2 if buffer_size in (None, AUTOTUNE) else int(buffer_size)
+        if buffer_size < 0:
+            raise ValueError("prefetch buffer_size must be AUTOTUNE (-1) or at least 0")
+        return self._with(prefetch=max(buffer_size, 1))
+
+    def threads(self, threads):
+        """Worker threads reading and parsing (default 1: one core; each worker in turn reads a
+        batch, then parses it while another reads)."""
+        return self._with(threads=max(1, int(threads)))
+
+    def deterministic(self, deterministic=True):
+        """``False`` hands batches over as they finish rather than in order."""
+        return self._with(deterministic=bool(deterministic))
+
+    # -- what it is -----------------------------------------------------------------------
+
+    def cardinality(self):
+        """The number of elements when known (tf.data's rules): ``INFINITE_CARDINALITY``
+        (-1) after an endless ``repeat``, ``UNKNOWN_CARDINALITY`` (-2) for records of files
+        (their count is only known by reading them) unless a ``take`` bounds it."""
+        kind, source, _ = self._source
+        count = len(source) if kind == "slices" else _engine.UNKNOWN
+        for stage in self._stages:
+            count = _engine.cardinality(count, stage)
+        return count
+
+    def __len__(self):
+        n = self.cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
 
     @property
-    def records_written(self):
-        return self._writer.records_written
+    def element_spec(self):
+        """What an element is, in words (``"bytes"``, ``"list of bytes"``, ``"dict of
+        arrays"``, …)."""
+        return self._plan()[2]
 
-    def __enter__(self):
-        return self
+    @property
+    def batch_size(self):
+        """The size of the first ``batch`` stage, or ``None``."""
+        sizes = [s[1] for s in self._stages if s[0] == "batch"]
+        return sizes[0] if sizes else None
 
-    def __exit__(self, *exc):
-        self.close()
-        return False
+    def __repr__(self):
+        kind, source, _ = self._source
+        what = f"{len(source)} file{'s' if len(source) != 1 else ''}" if kind == "files" else f"{len(source)} slices"
+        stages = " -> ".join(_stage_text(s) for s in self._stages) or "no stages"
+        return f"<tfrec.data.{type(self).__name__} {what}: {stages}; elements: {self.element_spec}>"
+
+    def __getstate__(self):
+        return {"_source": self._source, "_stages": self._stages, "_options": self._options}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # -- the plan: which stages Rust runs, which Python -------------------------------------
+
+    def _plan(self):
+        """``(rust_stages, python_stages, element)``: the longest prefix the Rust pipeline
+        runs (file stages, record stages, one batch, batch stages, parse), then the rest."""
+        rust, python = [], []
+        element = "bytes"
+        in_python = self._source[0] == "slices"
+        if in_python:
+            element = "element"
+        first_record_stage = None
+        for stage in self._stages:
+            name = stage[0]
+            file_stage = name == "interleave" or (name == "shard" and stage[3] == "file")
+            if file_stage:
+                if self._source[0] != "files":
+                    raise ValueError(f"`{name}` chooses files: it needs a data set of files")
+                after = first_record_stage or next((s[0] for s in python), None)
+                if after is not None:
+                    raise ValueError(
+                        f"`{name}` chooses or orders files, so it must come before `{after}`, which works on "
+                        "the files' records"
+                    )
+                rust.append(stage)
+                continue
+            if name == "batch":
+                element = {"bytes": "list of bytes"}.get(element, f"batch of ({element})")
+            elif name == "parse":
+                batched = element == "list of bytes"
+                if stage[1] == "example":
+                    element = "dict of arrays" if element in ("bytes", "list of bytes") else "parsed"
+                else:
+                    element = "(context, feature_lists, lengths)"
+                element = element if batched or element == "parsed" else element + ", one record"
+            elif name == "map":
+                element = "what the map function returns"
+            if not in_python:
+                runs_in_rust = (
+                    name in _RECORD_STAGES and not _rust_parsed(rust)
+                    or (name == "batch" and not any(s[0] in ("batch", "parse") for s in rust))
+                    or (name == "parse" and not _rust_parsed(rust))
+                )
+                if runs_in_rust:
+                    rust.append(stage)
+                    if first_record_stage is None and name != "parse":
+                        first_record_stage = name
+                    continue
+                in_python = True
+            python.append(stage)
+        return rust, python, element
+
+    # -- running ------------------------------------------------------------------------
+
+    def _rust_dataset(self, rust, epoch, seeds):
+        _, files, reader = self._source
+        ds = _tfrec.Dataset(list(files), *reader.values())
+        for i, stage in enumerate(rust):
+            name = stage[0]
+            if name == "interleave":
+                ds = ds.interleave(stage[1], stage[2])
+            elif name == "shard":
+                ds = ds.shard(stage[1], stage[2], stage[3])
+            elif name == "shuffle":
+                seed = seeds[i] if stage[2] is None else stage[2]
+                ds = ds.shuffle(stage[1], _engine.mix(seed, epoch) if stage[3] else seed, stage[3])
+            elif name == "repeat":
+                ds = ds.repeat(stage[1])
+            elif name == "skip":
+                ds = ds.skip(_U64_MAX if stage[1] == -1 else stage[1])
+            elif name == "take":
+                ds = ds if stage[1] == -1 else ds.take(stage[1])
+            elif name == "batch":
+                ds = ds.batch(stage[1], stage[2])
+            elif name == "parse":
+                if stage[1] == "sequence":
+                    specs = {
+                        "context_features": _io.specs_to_json(stage[2][0]),
+                        "sequence_features": _io.specs_to_json(stage[2][1]),
+                    }
+                    ds = ds.parse(json.dumps(specs), True)
+                else:
+                    ds = ds.parse(json.dumps(_io.specs_to_json(stage[2])), False)
+        o = self._options
+        return ds.threads(o["threads"]).prefetch(o["prefetch"]).deterministic(o["deterministic"])
+
+    def _elements(self, epoch=0, seeds=None):
+        """The elements of iteration ``epoch`` (of an enclosing Python ``repeat``)."""
+        rust, python, _ = self._plan()
+        if seeds is None:
+            draw = random.SystemRandom()
+            seeds = {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s[0] == "shuffle"}
+        offset = len(rust)
+
+        def upstream(k, epoch):
+            if k == 0:
+                if self._source[0] == "slices":
+                    return iter(self._source[1])
+                return map(_wrap_outputs, iter(self._rust_dataset(rust, epoch, seeds)))
+            stage = python[k - 1]
+            name = stage[0]
+            if name == "repeat":
+                return _engine.repeat(lambda e: upstream(k - 1, e), stage[1], epoch)
+            items = upstream(k - 1, epoch)
+            if name == "take":
+                return items if stage[1] == -1 else _islice(items, 0, stage[1])
+            if name == "skip":
+                return iter(()) if stage[1] == -1 else _islice(items, stage[1], None)
+            if name == "shard":
+                if stage[3] == "file":
+                    raise ValueError("`shard(by='file')` chooses files: it must come before every other stage")
+                return _islice(items, stage[2], None, stage[1])
+            if name == "shuffle":
+                seed = seeds[offset + k - 1] if stage[2] is None else stage[2]
+                return _engine.shuffle(items, stage[1], _engine.mix(seed, epoch) if stage[3] else seed)
+            if name == "batch":
+                return _engine.batch(items, stage[1], stage[2])
+            if name == "map":
+                return (_engine.call(stage[1], x) for x in items)
+            if name == "filter":
+                return (x for x in items if _engine.call(stage[1], x))
+            if name == "parse":
+                return (_parse_element(stage, x) for x in items)
+            raise ValueError(f"`{name}` is not a stage tfrec can run here")
+
+        return upstream(len(python), epoch)
+
+    def __iter__(self):
+        return self._elements()
+
+    def as_numpy_iterator(self):
+        """The elements with lists of ``bytes`` as NumPy object arrays, as tf.data's
+        ``as_numpy_iterator`` gives them (everything else is NumPy already)."""
+        return (_to_numpy(x) for x in self)
+
+    def iterator(self):
+        """The running Rust pipeline, with ``stats()``; iterate it for the raw (unwrapped)
+        items. Only for data sets whose every stage runs in Rust."""
+        return iter(self._rust_only("iterator"))
+
+    def _rust_only(self, what):
+        rust, python, _ = self._plan()
+        if python or self._source[0] != "files":
+            raise ValueError(f"{what}() needs a data set whose every stage runs in the Rust pipeline (no map after it)")
+        draw = random.SystemRandom()
+        seeds = {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s[0] == "shuffle"}
+        return self._rust_dataset(rust, 0, seeds)
+
+    def _drain(self):
+        return self._rust_only("_drain")._drain()
+
+    def to_arrow(self, spec=None, *, utf8=False, batch_rows=65536):
+        """The pipeline's output as Arrow record batches: a :class:`tfrec.arrow.ArrowStream`
+        (``__arrow_c_stream__``, so ``pyarrow.table(ds.to_arrow())`` and
+        ``polars.DataFrame(ds.to_arrow())`` take it without a copy). The columns follow the
+        specs of ``parse`` (or ``spec``, when the pipeline has no parse stage; see
+        :func:`tfrec.arrow.read` for the column types) and are made by the worker threads; a
+        batch holds the pipeline's ``batch`` size, or ``batch_rows`` rows when it has none."""
+        from .arrow import ArrowStream, _spec_dict
+
+        text = None if spec is None else json.dumps(_spec_dict(spec))
+        inner = self._rust_only("to_arrow")
+        # Checked now: a missing or bad spec fails here, not at the first batch.
+        spec_text = inner.to_arrow(text, utf8, None, batch_rows).spec
+        return ArrowStream._of(lambda: inner.to_arrow(text, utf8, None, batch_rows), json.loads(spec_text))
 
 
-class TFRecordDataset:
-    """``tf.data.TFRecordDataset``: the records of files (paths or glob patterns) as ``bytes``.
+def _rust_parsed(rust):
+    return any(s[0] == "parse" for s in rust)
+
+
+def _islice(items, start, stop, step=1):
+    return itertools.islice(items, start, stop, step)
+
+
+def _parse_element(stage, x):
+    """``parse`` in Python (after a ``map`` or over in-memory elements): one record, or a
+    batch (a list or array of records)."""
+    single = isinstance(x, bytes)
+    if stage[1] == "sequence":
+        parser = _io._sequence_parser(*stage[2])
+        if single:
+            context, lists, lengths = parser.parse_sequence_example(x, True)
+        else:
+            context, lists, lengths = _io._call_with_serialized(
+                lambda s: parser.parse_sequence_example(s, False, 1), x
+            )
+        return _io._wrap_dict(context), _io._wrap_dict(lists), _io._wrap_dict(lengths)
+    if single:
+        return _io.parse_single_example(x, stage[2])
+    return _io.parse_example(x, stage[2])
+
+
+def _to_numpy(x):
+    import numpy as np
+
+    if isinstance(x, dict):
+        return {k: _to_numpy(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_to_numpy(v) for v in x)
+    if isinstance(x, list):
+        return np.array(x, dtype=object) if x and isinstance(x[0], bytes) else np.asarray(x)
+    return x
+
+
+class TFRecordDataset(Dataset):
+    """``tf.data.TFRecordDataset``: the records of files (paths or glob patterns) as ``bytes``,
+    with every stage of :class:`Dataset`.
 
     ``compression_type``: ``None`` decides per file from its extension, else its first bytes;
-    ``""``/``"NONE"``, ``"GZIP"``, ``"ZLIB"`` force one. A damaged record raises
-    :class:`tfrec.errors.DataLossError` naming the file, byte offset and record index, unless
-    ``on_corruption`` is ``"skip"`` (skip the damaged record, resynchronising) or
-    ``"skip_file"`` (skip the rest of that file). ``torn_tail="skip"`` accepts a partial
-    record header at the end of a file (one still being written); by default it is reported,
-    where TensorFlow silently drops it.
+    ``""``/``"NONE"``, ``"GZIP"``, ``"ZLIB"`` force one. ``num_parallel_reads`` reads that
+    many files at a time, a record from each in turn (tf.data's deterministic order). A
+    damaged record raises :class:`tfrec.errors.DataLossError` naming the file, byte offset and
+    record index, unless ``on_corruption`` is ``"skip"`` (skip the damaged record,
+    resynchronising) or ``"skip_file"`` (skip the rest of that file). ``torn_tail="skip"``
+    accepts a partial record header at the end of a file (one still being written); by
+    default it is reported, where TensorFlow silently drops it.
     """
 
     def __init__(
@@ -103,180 +510,16 @@ class TFRecordDataset:
         torn_tail="raise",
         verify_crc=True,
     ):
-        self._paths = _paths(filenames)
-        self._kwargs = dict(
-            compression_type=_compression(compression_type),
-            on_corruption=on_corruption,
-            torn_tail=torn_tail,
-            verify_crc=verify_crc,
-            buffer_size=buffer_size,
-        )
-        self._ops = []
-        # Fail early on a missing file or bad option, as TF does.
-        _tfrec.RecordIterator(self._paths, **self._kwargs)
+        super().__init__(filenames, compression_type, on_corruption, torn_tail, verify_crc)
+        self._buffer_size = buffer_size
+        if num_parallel_reads is not None and num_parallel_reads != 1:
+            self._stages = self.interleave(num_parallel_reads, 1)._stages
 
-    def _with(self, op):
-        ds = object.__new__(TFRecordDataset)
-        ds._paths, ds._kwargs, ds._ops = self._paths, self._kwargs, self._ops + [op]
-        return ds
+    def __getstate__(self):
+        return {**super().__getstate__(), "_buffer_size": self._buffer_size}
 
     def records(self):
-        """The underlying reader (with ``stats()`` and ``problems()``)."""
-        return _tfrec.RecordIterator(self._paths, **self._kwargs)
-
-    def __iter__(self):
-        it = iter(self.records())
-        for op in self._ops:
-            it = op(it)
-        return it
-
-    def take(self, count):
-        return self._with(lambda it: itertools.islice(it, count) if count >= 0 else it)
-
-    def skip(self, count):
-        return self._with(lambda it: itertools.islice(it, count, None))
-
-    def map(self, fn):
-        return self._with(lambda it: map(fn, it))
-
-    def filter(self, predicate):
-        return self._with(lambda it: filter(predicate, it))
-
-    def batch(self, batch_size, drop_remainder=False):
-        def batches(it):
-            while True:
-                chunk = list(itertools.islice(it, batch_size))
-                if not chunk or (drop_remainder and len(chunk) < batch_size):
-                    return
-                yield chunk
-
-        return self._with(batches)
-
-    def as_numpy_iterator(self):
-        return iter(self)
-
-
-def _wrap_outputs(item):
-    if isinstance(item, dict):
-        return _wrap_dict(item)
-    if isinstance(item, tuple):
-        return tuple(_wrap_dict(d) for d in item)
-    return item
-
-
-class Dataset:
-    """The Rust input pipeline over TFRecord files (paths, directories or globs).
-
-    Stages apply in the order of the calls, as in ``tf.data``: ``.take(5).shuffle(100)``
-    shuffles the first five records, ``.shuffle(100).take(5)`` takes five of the shuffled
-    stream; ``.shard(n, i).shuffle(...)`` shuffles a worker's own records, while
-    ``.shuffle(..., seed=s).shard(n, i)`` splits one shuffled order (same seed on every
-    worker). ``interleave`` and ``shard(..., by="file")`` choose and order files, so they must
-    come before the record-level stages (a ``ValueError`` says so). Then ``batch``, and
-    ``parse`` on ``threads`` worker threads with ``prefetch`` batches kept ready. Iterating
-    yields ``bytes`` (no batch), lists of ``bytes`` (batched), dicts of NumPy arrays (parsed
-    Examples), or ``(context, feature_lists, lengths)`` (parsed SequenceExamples). The GIL is
-    released while Rust reads and parses, so other Python threads run meanwhile.
-
-    >>> ds = (tfrec.Dataset("train-*.tfrecord").shuffle(10_000, seed=1)
-    ...       .batch(1024).parse({"age": tfrec.io.FixedLenFeature([], "int64")}).threads(2))
-    >>> for batch in ds: ...
-    """
-
-    def __init__(
-        self, filenames, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=True, _inner=None
-    ):
-        if _inner is None:
-            _inner = _tfrec.Dataset(
-                _paths(filenames), _compression(compression_type), on_corruption, torn_tail, verify_crc
-            )
-        self._inner = _inner
-
-    def _with(self, inner):
-        return Dataset(None, _inner=inner)
-
-    def interleave(self, cycle_length, block_length=1):
-        """Reads ``cycle_length`` files at a time, ``block_length`` records from each in turn."""
-        return self._with(self._inner.interleave(cycle_length, block_length))
-
-    def shard(self, num_shards, index, by="record"):
-        """Keeps part ``index`` of ``num_shards``: every ``num_shards``-th record of the stream
-        so far (``by="record"``, ``tf.data``'s meaning), or whole files (``by="file"``: a
-        file-level stage, and a ``ValueError`` with fewer files than shards)."""
-        return self._with(self._inner.shard(num_shards, index, by))
-
-    def shuffle(self, buffer_size, seed=0, reshuffle_each_iteration=True):
-        """Shuffles through a buffer of ``buffer_size`` records; with
-        ``reshuffle_each_iteration`` each pass of a later ``repeat`` gets a new order."""
-        return self._with(self._inner.shuffle(buffer_size, seed, reshuffle_each_iteration))
-
-    def repeat(self, count=None):
-        """Goes over the data ``count`` times (``None``: forever)."""
-        return self._with(self._inner.repeat(count))
-
-    def skip(self, count):
-        return self._with(self._inner.skip(count))
-
-    def take(self, count):
-        return self._with(self._inner.take(count))
-
-    def batch(self, batch_size, drop_remainder=False):
-        return self._with(self._inner.batch(batch_size, drop_remainder))
-
-    def parse(self, features=None, context_features=None, sequence_features=None):
-        """Parses Examples with ``features`` (``parse_example`` per batch, or
-        ``parse_single_example`` per record when not batched), or SequenceExamples with
-        ``context_features`` / ``sequence_features``."""
-        from .io import specs_to_json
-
-        if context_features is not None or sequence_features is not None:
-            specs = {
-                "context_features": specs_to_json(context_features),
-                "sequence_features": specs_to_json(sequence_features),
-            }
-            return self._with(self._inner.parse(json.dumps(specs), True))
-        return self._with(self._inner.parse(json.dumps(specs_to_json(features)), False))
-
-    def threads(self, threads):
-        """Worker threads reading and parsing (default 1: one core; each worker in turn reads a
-        batch, then parses it while another reads)."""
-        return self._with(self._inner.threads(threads))
-
-    def prefetch(self, batches):
-        """Batches kept ready ahead of the consumer (default 2)."""
-        return self._with(self._inner.prefetch(batches))
-
-    def deterministic(self, deterministic=True):
-        """``False`` hands batches over as they finish rather than in order."""
-        return self._with(self._inner.deterministic(deterministic))
-
-    def to_arrow(self, spec=None, *, utf8=False, batch_rows=65536):
-        """The pipeline's output as Arrow record batches: a :class:`tfrec.arrow.ArrowStream`
-        (``__arrow_c_stream__``, so ``pyarrow.table(ds.to_arrow())`` and
-        ``polars.from_arrow(...)`` take it without a copy). The columns follow the specs of
-        ``parse`` (or ``spec``, when the pipeline has no parse stage; see
-        :func:`tfrec.arrow.read` for the column types) and are made by the worker threads; a
-        batch holds the pipeline's ``batch`` size, or ``batch_rows`` rows when it has none."""
-        from .arrow import ArrowStream, _spec_dict
-
-        text = None if spec is None else json.dumps(_spec_dict(spec))
-        inner = self._inner
-        # Checked now: a missing or bad spec fails here, not at the first batch.
-        spec_text = inner.to_arrow(text, utf8, None, batch_rows).spec
-        return ArrowStream._of(lambda: inner.to_arrow(text, utf8, None, batch_rows), json.loads(spec_text))
-
-    @property
-    def batch_size(self):
-        return self._inner.batch_size
-
-    def iterator(self):
-        """The running pipeline, with ``stats()``; iterate it for the raw (unwrapped) items."""
-        return iter(self._inner)
-
-    def __iter__(self):
-        it = iter(self._inner)
-        for item in it:
-            yield _wrap_outputs(item)
-
-
-from .io import _wrap_dict  # noqa: E402  (io imports this module)
+        """The files' records through the plain reader (with ``stats()`` and ``problems()``),
+        ignoring the stages."""
+        _, files, reader = self._source
+        return _tfrec.RecordIterator(list(files), buffer_size=self._buffer_size, **reader)

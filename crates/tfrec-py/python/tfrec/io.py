@@ -526,4 +526,4 @@ def parse_tensor(serialized, out_type, name=None):
     return np.frombuffer(values, dtype=np_dtype).astype(np_dtype.newbyteorder("="), copy=True).reshape(shape)
 
 
-from .data import TFRecordWriter  # noqa: E402  (tf.io.TFRecordWriter)
+from ._records import TFRecordOptions, TFRecordWriter  # noqa: E402,F401  (tf.io's names)

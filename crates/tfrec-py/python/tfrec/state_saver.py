@@ -113,7 +113,7 @@ class SequenceExampleFiles:
     """
 
     def __init__(self, filenames, sequence_features, context_features=None, compression_type=None):
-        from .data import _compression, _paths
+        from ._records import compression as _compression, paths as _paths
         from .io import specs_to_json
 
         self.paths = _paths(filenames)

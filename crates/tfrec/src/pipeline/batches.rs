@@ -29,10 +29,17 @@ pub(crate) struct Batcher {
     pub last_bytes: usize,
     /// The stream below has ended (until a restart).
     pub ended: bool,
+    /// Chunks rather than batches: the records read before a failure are handed over (as a
+    /// short chunk) before the failure, which waits here.
+    pub chunks: bool,
+    pub failure: Option<RecordError>,
 }
 
 impl BatchStream for Batcher {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, RecordError> {
+        if let Some(e) = self.failure.take() {
+            return Err(e);
+        }
         if self.ended {
             return Ok(None);
         }
@@ -51,7 +58,15 @@ impl BatchStream for Batcher {
                 data.extend_from_slice(record);
                 ends.push(data.len());
                 origins.push(origin);
-            })?;
+            });
+            let got = match got {
+                Err(e) if self.chunks && !batch.is_empty() => {
+                    self.failure = Some(e);
+                    self.ended = true;
+                    return Ok(Some(batch));
+                }
+                got => got?,
+            };
             if !got {
                 self.ended = true;
                 break;
@@ -67,6 +82,7 @@ impl BatchStream for Batcher {
 
     fn restart(&mut self) {
         self.ended = false;
+        self.failure = None;
         self.up.restart();
     }
 }

@@ -516,8 +516,18 @@ impl Dataset {
             dataset: self,
             size,
             drop_remainder,
+            chunks: false,
             stages: Vec::new(),
         })
+    }
+
+    /// Groups records into chunks of up to `size` to hand them between threads, for a
+    /// consumer that takes them one by one: unlike a batch (which a failure mid-batch loses,
+    /// as tf.data's does), the records read before a failure are handed over, then the failure.
+    pub fn chunks(self, size: usize) -> Result<Batched, DatasetError> {
+        let mut batched = self.batch(size, false)?;
+        batched.chunks = true;
+        Ok(batched)
     }
 
     /// The records one by one, on the calling thread.
@@ -611,6 +621,7 @@ pub struct Batched {
     dataset: Dataset,
     size: usize,
     drop_remainder: bool,
+    chunks: bool,
     stages: Vec<Stage>,
 }
 
@@ -680,6 +691,8 @@ impl Batched {
             files,
             last_bytes: 0,
             ended: false,
+            chunks: self.chunks,
+            failure: None,
         });
         for stage in &self.stages {
             stream = Box::new(BatchStage::new(stream, stage));

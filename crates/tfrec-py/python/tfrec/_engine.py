@@ -98,9 +98,14 @@ def cardinality(count, stage):
         return UNKNOWN
     if name == "shard" and stage[3] == "file":
         return UNKNOWN
-    if count == UNKNOWN:
-        if name == "take" and stage[1] == 0:
+    if name == "repeat":
+        n = stage[1]
+        if n == 0 or count == 0:
             return 0
+        if n is None or count == INFINITE:
+            return INFINITE
+        return UNKNOWN if count == UNKNOWN else count * n
+    if count == UNKNOWN:
         return UNKNOWN
     if name == "take":
         n = stage[1]
@@ -108,11 +113,6 @@ def cardinality(count, stage):
     if name == "skip":
         n = stage[1]
         return INFINITE if count == INFINITE else (0 if n < 0 else max(count - n, 0))
-    if name == "repeat":
-        n = stage[1]
-        if count == 0 or n == 0:
-            return 0
-        return INFINITE if (n is None or count == INFINITE) else count * n
     if name == "batch":
         if count == INFINITE:
             return INFINITE

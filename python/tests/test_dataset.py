@@ -264,7 +264,7 @@ def fake_torch(monkeypatch, worker=None, rank=None):
         monkeypatch.setitem(sys.modules, name, mod)
     import tfrec.torch as adapter
 
-    monkeypatch.setattr(adapter, "_CLASS", None)
+    monkeypatch.setattr(adapter, "_CLASSES", {})
     return adapter
 
 
@@ -286,21 +286,28 @@ def test_torch_adapter_shards_by_worker_and_rank(tmp_path, monkeypatch):
     assert sorted(seen) == list(range(40))
 
 
-@pytest.mark.parametrize("files,shuffled", [(2, False), (8, True)])
-def test_torch_adapter_falls_back_to_records_where_files_cannot_be_split(tmp_path, monkeypatch, files, shuffled):
-    # Fewer files than workers, or a record-level stage before: by-file sharding is refused,
-    # and the default shards by record instead; every record is still read exactly once.
+@pytest.mark.parametrize("files,stage", [(2, None), (8, "take"), (8, "shuffle")])
+def test_torch_adapter_falls_back_to_records_where_files_cannot_be_split(tmp_path, monkeypatch, files, stage):
+    # Fewer files than workers, or a stage that picks records by position (take): by-file
+    # sharding is refused, and the default splits the output instead. A shuffle does not stop
+    # it (each worker shuffles its own files' records). Every record is read exactly once.
     paths = make_files(tmp_path, files=files, per_file=40 // files)
     ds = tfrec.Dataset(paths)
-    if shuffled:
+    if stage == "shuffle":
         ds = ds.shuffle(16, seed=3)
+    elif stage == "take":
+        ds = ds.take(1000)
     ds = ds.batch(5).parse(SPEC)
     seen = []
     for worker_id in range(4):
         worker = types.SimpleNamespace(num_workers=4, id=worker_id)
         adapter = fake_torch(monkeypatch, worker=worker)
-        with pytest.raises(ValueError):
-            list(adapter.IterableDataset(ds, shard_by="file"))
+        if stage == "shuffle":
+            seen_by_file = ids(list(adapter.IterableDataset(ds, shard_by="file", to_tensors=False)))
+            assert len(seen_by_file) == 10  # 2 of the 8 files
+        else:
+            with pytest.raises(ValueError):
+                list(adapter.IterableDataset(ds, shard_by="file"))
         seen += ids(list(adapter.IterableDataset(ds, to_tensors=False)))
     assert sorted(seen) == list(range(40))
     with pytest.raises(ValueError, match="shard_by"):
@@ -318,7 +325,7 @@ def test_torch_is_only_needed_when_used(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     import tfrec.torch as adapter
 
-    monkeypatch.setattr(adapter, "_CLASS", None)
+    monkeypatch.setattr(adapter, "_CLASSES", {})
     with pytest.raises(ImportError, match="PyTorch"):
         adapter.IterableDataset
 

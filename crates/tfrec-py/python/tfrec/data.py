@@ -279,6 +279,23 @@ class Dataset:
     def __getstate__(self):
         return {"_source": self._source, "_stages": self._stages, "_options": self._options}
 
+    def _shard_files_first(self, num_shards, index):
+        """This data set split between ``num_shards`` readers by whole files, before every
+        stage: what a loader's workers do so that each reads only its files. Refused (a
+        ``ValueError``) with fewer files than shards, or where a stage picks elements by
+        position (``take``, ``skip``, ``shard``), whose meaning splitting first would change."""
+        if self._source[0] != "files":
+            raise ValueError("only a data set of files can be split by file")
+        positional = [s[0] for s in self._stages if s[0] in ("take", "skip", "shard")]
+        if positional:
+            raise ValueError(f"`{positional[0]}` picks elements by position: split the output instead")
+        if len(self._source[1]) < num_shards:
+            raise ValueError(f"{len(self._source[1])} file(s) cannot be split by file into {num_shards} shards")
+        ds = self._with()
+        ds._stages = (("shard", int(num_shards), int(index), "file"),) + self._stages
+        ds._plan()
+        return ds
+
     def __setstate__(self, state):
         self.__dict__.update(state)
 

@@ -1,12 +1,22 @@
-"""PyTorch adapter: ``tfrec.torch.IterableDataset(dataset)`` feeds a :class:`tfrec.Dataset` to
-a ``torch.utils.data.DataLoader``, each DataLoader worker of each distributed rank reading its
-own shard. ``torch`` is imported only when the class is first used, so tfrec does not depend
-on it.
+"""PyTorch adapters. ``tfrec.torch.IterableDataset(dataset)`` feeds a :class:`tfrec.data.Dataset`
+to a ``torch.utils.data.DataLoader``, each DataLoader worker of each distributed rank reading
+its own shard, under every start method (``fork``, ``spawn``, ``forkserver``): the data set
+pickles as its description and starts its pipeline in the worker. ``collate`` turns tfrec's
+outputs into tensors. ``torch`` is imported only when a class is first used, so tfrec does not
+depend on it.
+
+When tfrec batches (``.batch(n)`` in the data set), give the DataLoader ``batch_size=None``,
+so it hands tfrec's batches on instead of batching them again::
+
+    loader = DataLoader(tfrec.torch.IterableDataset(ds), batch_size=None, num_workers=2,
+                        multiprocessing_context="spawn", collate_fn=tfrec.torch.collate)
+
+Strings stay lists of ``bytes`` (or NumPy object arrays): torch has no string tensor.
 """
 
 import importlib
 
-__all__ = ["IterableDataset", "shard_index"]
+__all__ = ["IterableDataset", "collate", "shard_index"]
 
 
 def shard_index(torch):
@@ -21,21 +31,49 @@ def shard_index(torch):
     return world_size * num_workers, rank * num_workers + worker_id
 
 
-_CLASS = None
+def shard_for(dataset, num_shards, index, shard_by="auto"):
+    """Part ``index`` of ``num_shards`` of ``dataset``: whole files (``"file"``; ``"auto"``
+    where the data set allows it: enough files, and no stage that picks by position), else
+    every ``num_shards``-th element of its output (``"record"``). Either way the parts
+    partition the data: every element is in exactly one."""
+    if num_shards <= 1:
+        return dataset
+    if shard_by in ("auto", "file"):
+        try:
+            return dataset._shard_files_first(num_shards, index)
+        except ValueError:
+            if shard_by == "file":
+                raise
+    return dataset.shard(num_shards, index)
 
 
-def _make_class():
+def collate(item):
+    """tfrec's outputs as tensors: numeric NumPy arrays with ``torch.from_numpy`` (no copy),
+    dicts and tuples element by element; strings (lists of ``bytes``, object arrays) and
+    sparse or ragged values are left as they are. For ``DataLoader(collate_fn=...)`` with
+    ``batch_size=None``."""
+    import numpy as np
+
     torch = importlib.import_module("torch")
-    importlib.import_module("torch.utils.data")
+    if isinstance(item, dict):
+        return {k: collate(v) for k, v in item.items()}
+    if isinstance(item, tuple):
+        return tuple(collate(v) for v in item)
+    if isinstance(item, np.ndarray) and item.dtype != object:
+        return torch.from_numpy(item)
+    return item
 
+
+def _iterable_dataset_class(torch):
     class IterableDataset(torch.utils.data.IterableDataset):
-        """A :class:`tfrec.Dataset` as a ``torch.utils.data.IterableDataset``.
+        """A :class:`tfrec.data.Dataset` as a ``torch.utils.data.IterableDataset``.
 
         ``shard_by``: ``"auto"`` (the default: whole files where the data set allows it, that is
-        with at least as many files as workers and no record-level stage before, else records),
-        ``"file"`` (each worker reads whole files; a ``ValueError`` when the data set does not
-        allow it) or ``"record"`` (every worker reads every file and keeps its records).
-        ``to_tensors``: NumPy arrays become tensors with ``torch.from_numpy`` (no copy).
+        with at least as many files as workers and no ``take``/``skip``/``shard``; else every
+        n-th element of the output), ``"file"`` (a ``ValueError`` when the data set does not
+        allow it) or ``"record"`` (every worker runs the whole pipeline and keeps its share
+        of the output). ``to_tensors``: NumPy arrays become tensors (:func:`collate`).
+        It pickles as the data set's description, so spawned workers work.
         """
 
         def __init__(self, dataset, shard_by="auto", to_tensors=True):
@@ -48,41 +86,29 @@ def _make_class():
 
         def __iter__(self):
             num_shards, index = shard_index(torch)
-            ds = self.dataset
-            if num_shards > 1:
-                if self.shard_by == "auto":
-                    # Every worker makes the same choice: it depends only on the data set and
-                    # the number of shards, so the shards still partition the data.
-                    try:
-                        ds = ds.shard(num_shards, index, by="file")
-                    except ValueError:
-                        ds = ds.shard(num_shards, index, by="record")
-                else:
-                    ds = ds.shard(num_shards, index, by=self.shard_by)
+            ds = shard_for(self.dataset, num_shards, index, self.shard_by)
             for item in ds:
-                yield self._convert(item) if self.to_tensors else item
-
-        def _convert(self, item):
-            import numpy as np
-
-            if isinstance(item, dict):
-                return {k: self._convert(v) for k, v in item.items()}
-            if isinstance(item, tuple):
-                return tuple(self._convert(v) for v in item)
-            if isinstance(item, np.ndarray) and item.dtype != object:
-                return torch.from_numpy(item)
-            return item
+                yield collate(item) if self.to_tensors else item
 
     return IterableDataset
 
 
+_CLASSES = {}
+_FACTORIES = {"IterableDataset": _iterable_dataset_class}
+
+
 def __getattr__(name):
-    global _CLASS
-    if name == "IterableDataset":
-        if _CLASS is None:
-            try:
-                _CLASS = _make_class()
-            except ImportError as e:
-                raise ImportError("tfrec.torch needs PyTorch: pip install torch") from e
-        return _CLASS
-    raise AttributeError(f"module 'tfrec.torch' has no attribute {name!r}")
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise AttributeError(f"module 'tfrec.torch' has no attribute {name!r}")
+    if name not in _CLASSES:
+        try:
+            torch = importlib.import_module("torch")
+            importlib.import_module("torch.utils.data")
+        except ImportError as e:
+            raise ImportError("tfrec.torch needs PyTorch: pip install torch") from e
+        cls = factory(torch)
+        # Named as this module's attribute, so pickle finds the class in a spawned worker.
+        cls.__module__, cls.__qualname__ = __name__, name
+        _CLASSES[name] = cls
+    return _CLASSES[name]

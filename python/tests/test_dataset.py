@@ -375,3 +375,47 @@ def test_presence_of_features_is_kept():
     assert tfrec.Example(features=tfrec.Features()).SerializeToString() == b"\n\x00"
     assert not tfrec.Example.FromString(b"").HasField("features")
     assert tfrec.Example.FromString(b"\n\x00").HasField("features")
+
+
+def test_stages_after_batch_work_on_batches_as_in_tf_data(tmp_path):
+    # The cases: 20 records holding i = 0..19.
+    paths = make_files(tmp_path, files=1, per_file=20)
+    spec = SPEC
+    got = [list(b["id"]) for b in tfrec.Dataset(paths).batch(5).take(2).parse(spec)]
+    assert got == [list(range(0, 5)), list(range(5, 10))]
+    got = [list(b["id"]) for b in tfrec.Dataset(paths).batch(5).repeat(2).take(3).parse(spec)]
+    assert got == [list(range(0, 5)), list(range(5, 10)), list(range(10, 15))]
+    got = [list(b["id"]) for b in tfrec.Dataset(paths).batch(5).shard(2, 1).parse(spec)]
+    assert got == [list(range(5, 10)), list(range(15, 20))]
+    got = [sorted(b["id"]) for b in tfrec.Dataset(paths).batch(5).shuffle(4, seed=1).parse(spec)]
+    assert sorted(got) == [list(range(k, k + 5)) for k in range(0, 20, 5)]
+    # After parse and map, the same stages run in Python with the same meaning.
+    got = [list(b["id"]) for b in tfrec.Dataset(paths).batch(5).parse(spec).skip(1).take(2)]
+    assert got == [list(range(5, 10)), list(range(10, 15))]
+    got = list(tfrec.Dataset(paths).parse(spec).map(lambda d: int(d["id"])).batch(8, drop_remainder=True))
+    assert [list(b) for b in got] == [list(range(0, 8)), list(range(8, 16))]
+
+
+def test_tf_data_habits(tmp_path):
+    paths = make_files(tmp_path, files=2, per_file=5)
+    ds = tfrec.TFRecordDataset(paths)
+    assert ds.cardinality() == tfrec.data.UNKNOWN_CARDINALITY
+    assert ds.take(3).cardinality() == tfrec.data.UNKNOWN_CARDINALITY  # as tf.data: unknown stays unknown
+    assert ds.repeat().cardinality() == tfrec.data.INFINITE_CARDINALITY
+    with pytest.raises(TypeError, match="infinite"):
+        len(ds.repeat())
+    with pytest.raises(TypeError, match="unknown"):
+        len(ds)
+    shuffled = ds.shuffle(4, seed=2).repeat(2).prefetch(tfrec.data.AUTOTUNE)
+    assert sorted(shuffled) == sorted(list(ds) * 2)
+    assert len(list(ds.batch(3).map(len, num_parallel_calls=tfrec.AUTOTUNE))) == 4
+    arrays = list(ds.batch(4).as_numpy_iterator())
+    assert arrays[0].dtype == object and arrays[0].shape == (4,)
+    text = repr(ds.shuffle(4, seed=2).batch(3).parse(SPEC))
+    assert "2 files" in text and "shuffle(4, seed=2) -> batch(3) -> parse(4 features)" in text
+    assert "dict of arrays" in text
+    with pytest.raises(ValueError, match="interleave"):
+        ds.take(3).interleave(2)
+    with pytest.raises(ValueError, match="batch_size"):
+        ds.batch(0)
+    assert list(ds.filter(lambda r: len(r) > 0).take(2)) == list(ds)[:2]

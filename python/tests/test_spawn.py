@@ -111,14 +111,13 @@ sys.modules["torch.distributed"] = distributed
 
 
 def worker_of_a_loader(args):
-    """A DataLoader worker: unpickles the adapter (as torch does under spawn) and iterates."""
-    blob, rank, worker_id = args
-    import os
+    """A DataLoader worker: unpickles the adapter (as torch does under spawn) and iterates.
+    Like a real spawned worker, it has no process group: the rank comes from the parent."""
+    blob, worker_id = args
     import types
 
     import torch
 
-    os.environ["FAKE_RANK"] = str(rank)
     torch.WORKER = types.SimpleNamespace(num_workers=2, id=worker_id)
     adapter = pickle.loads(blob)
     return [int(i) for batch in adapter for i in batch["id"][1]]
@@ -136,10 +135,14 @@ def test_the_torch_adapter_pickles_into_spawned_workers(tmp_path, monkeypatch):
 
     monkeypatch.setattr(adapter, "_CLASSES", {})
     paths = make_files(tmp_path, files=8, per_file=5)
-    loader_ds = adapter.IterableDataset(tfrec.Dataset(paths).batch(5).parse(SPEC))
-    blob = pickle.dumps(loader_ds)
+    blobs = []
+    for rank in range(2):
+        # Each rank makes its loader's data set where its process group is initialised.
+        monkeypatch.setenv("FAKE_RANK", str(rank))
+        blobs.append(pickle.dumps(adapter.IterableDataset(tfrec.Dataset(paths).batch(5).parse(SPEC))))
+    monkeypatch.delenv("FAKE_RANK")
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
-        parts = pool.map(worker_of_a_loader, [(blob, rank, w) for rank in range(2) for w in range(2)])
+        parts = pool.map(worker_of_a_loader, [(blob, w) for blob in blobs for w in range(2)])
     assert sorted(i for p in parts for i in p) == list(range(40))
     assert [len(p) for p in parts] == [10, 10, 10, 10]  # two whole files each

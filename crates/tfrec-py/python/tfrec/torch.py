@@ -19,13 +19,20 @@ import importlib
 __all__ = ["IterableDataset", "collate", "shard_index"]
 
 
-def shard_index(torch):
-    """``(num_shards, index)`` of this process and DataLoader worker: rank-major, so shard
-    ``rank * num_workers + worker_id`` of ``world_size * num_workers``."""
-    world_size, rank = 1, 0
+def _rank(torch):
+    """``(world_size, rank)`` of this process in ``torch.distributed``, or ``None``."""
     dist = getattr(torch, "distributed", None)
     if dist is not None and dist.is_available() and dist.is_initialized():
-        world_size, rank = dist.get_world_size(), dist.get_rank()
+        return dist.get_world_size(), dist.get_rank()
+    return None
+
+
+def shard_index(torch, rank=None):
+    """``(num_shards, index)`` of this process and DataLoader worker: rank-major, so shard
+    ``rank * num_workers + worker_id`` of ``world_size * num_workers``. ``rank``:
+    ``(world_size, rank)`` as seen where the data set was made; a spawned DataLoader worker
+    has no process group of its own, so it cannot ask ``torch.distributed`` itself."""
+    world_size, rank = _rank(torch) or rank or (1, 0)
     info = torch.utils.data.get_worker_info()
     num_workers, worker_id = (1, 0) if info is None else (info.num_workers, info.id)
     return world_size * num_workers, rank * num_workers + worker_id
@@ -83,9 +90,11 @@ def _iterable_dataset_class(torch):
             self.dataset = dataset
             self.shard_by = shard_by
             self.to_tensors = to_tensors
+            # Read here, in the rank's own process: its DataLoader workers have no process group.
+            self.rank = _rank(torch)
 
         def __iter__(self):
-            num_shards, index = shard_index(torch)
+            num_shards, index = shard_index(torch, self.rank)
             ds = shard_for(self.dataset, num_shards, index, self.shard_by)
             for item in ds:
                 yield collate(item) if self.to_tensors else item

@@ -14,6 +14,21 @@ pub const EXIT_DATA: u8 = 1;
 /// Exit status for a usage or I/O error.
 pub const EXIT_USAGE: u8 = 2;
 
+/// A command's exit status. A number rather than `std::process::ExitCode`, so that
+/// [`crate::run`] can hand it to any caller (the binary, or Python through the extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitCode(pub u8);
+
+impl ExitCode {
+    pub const SUCCESS: ExitCode = ExitCode(0);
+}
+
+impl From<u8> for ExitCode {
+    fn from(code: u8) -> Self {
+        ExitCode(code)
+    }
+}
+
 /// A problem in the data rather than in how the command was called: exits with 1.
 #[derive(Debug)]
 pub struct DataError(pub String);
@@ -66,9 +81,9 @@ fn is_data_problem(error: &(dyn Error + 'static)) -> bool {
 }
 
 /// Reports a record error that ended a command after its output, and the status to exit with.
-pub fn report_record_failure(error: &RecordError) -> std::process::ExitCode {
+pub fn report_record_failure(error: &RecordError) -> ExitCode {
     say!("tfrec: {}", crate::report::describe(error));
-    std::process::ExitCode::from(exit_code(error).unwrap_or(EXIT_USAGE))
+    ExitCode::from(exit_code(error).unwrap_or(EXIT_USAGE))
 }
 
 #[cfg(test)]

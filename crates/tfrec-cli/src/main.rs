@@ -1,103 +1,12 @@
-//! The `tfrec` command: thin glue between the command line and the `tfrec` library.
-
-/// Writes a line to standard error, ignoring failure. Messages on stderr are a courtesy: a
-/// closed or full stderr must not panic (as `eprintln!` does) or change the exit status, which
-/// the data decides. `eprintln!` is refused by clippy in this crate (see clippy.toml).
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-mod commands;
-mod error;
-mod input;
-mod messages;
-mod npz;
-mod output;
-mod progress;
-mod report;
+//! The `tfrec` binary: the CLI of [`tfrec_cli::run`] with the allocator it is fastest with.
 
 use std::process::ExitCode;
-
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 // The application picks the allocator: mimalloc reuses freed batch buffers instead of returning
 // them to the kernel, which otherwise costs page faults on every batch (see the parse bench).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Read, check and convert TFRecord files without TensorFlow.
-#[derive(Parser)]
-#[command(name = "tfrec", version, about, long_about = None, after_help = EXIT_CODES)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-const EXIT_CODES: &str = "Exit status, the same for every command: 0 success; 1 the data has problems \
-(damage found, a record that does not parse or convert); 2 a usage or I/O error. \
-A closed standard output (`| head`) ends quietly with 0.";
-
-#[derive(Subcommand)]
-enum Command {
-    /// Count the records of each file and in total.
-    Count(commands::count::Args),
-    /// Check every record's framing and CRCs; report every problem with file and offset.
-    Verify(commands::verify::Args),
-    /// Write FILE.idx for each plain file, the `offset length` index other TFRecord tools read.
-    Index(commands::index::Args),
-    /// Print records as protobuf text format, protobuf JSON, friendly JSON lines, or raw.
-    Cat(commands::cat::Args),
-    /// Infer the features the records hold (kind, values per record, presence) and their spec.
-    Schema(commands::schema::Args),
-    /// Parse records with a feature spec into tensors (JSON, .npz, or timed and discarded).
-    Parse(commands::parse::Args),
-    /// Rewrite a data set into N shards (round robin or by a feature's hash), verified.
-    Shard(commands::shard::ShardArgs),
-    /// Rewrite a data set shuffled (through a buffer, seeded) into shards, verified.
-    Shuffle(commands::shard::ShuffleArgs),
-    /// Convert TFRecord files to and from Parquet and Arrow IPC, or to JSON lines and CSV.
-    Convert(commands::convert::Args),
-    /// Write records from protobuf text format.
-    FromText(commands::from_text::Args),
-    /// Write records from friendly JSON lines.
-    FromJsonl(commands::from_jsonl::Args),
-    /// Write one Example per image (height, width, depth, label, image_raw).
-    FromImages(commands::from_images::Args),
-}
-
 fn main() -> ExitCode {
-    let matches = Cli::command()
-        .mut_subcommands(|c| c.after_help(EXIT_CODES))
-        .get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let result = match cli.command {
-        Command::Count(args) => commands::count::run(args),
-        Command::Verify(args) => commands::verify::run(args),
-        Command::Index(args) => commands::index::run(args),
-        Command::Cat(args) => commands::cat::run(args),
-        Command::Schema(args) => commands::schema::run(args),
-        Command::Parse(args) => commands::parse::run(args),
-        Command::Shard(args) => commands::shard::run(args),
-        Command::Shuffle(args) => commands::shard::run_shuffle(args),
-        Command::Convert(args) => commands::convert::run(args),
-        Command::FromText(args) => commands::from_text::run(args),
-        Command::FromJsonl(args) => commands::from_jsonl::run(args),
-        Command::FromImages(args) => commands::from_images::run(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(error) => match error::exit_code(error.as_ref()) {
-            None => ExitCode::SUCCESS,
-            Some(code) => {
-                match error.downcast_ref::<tfrec::record::RecordError>() {
-                    Some(e) => say!("tfrec: {}", report::describe(e)),
-                    None => say!("tfrec: {error}"),
-                }
-                ExitCode::from(code)
-            }
-        },
-    }
+    ExitCode::from(tfrec_cli::run(std::env::args_os()))
 }

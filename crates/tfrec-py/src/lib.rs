@@ -4,6 +4,7 @@
 //! errors into the exceptions of `tfrec.errors`. The Python API itself lives in `python/tfrec`.
 
 mod arrow;
+mod cli;
 mod convert;
 mod dataset;
 mod errors;
@@ -17,6 +18,8 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_class::<records::RecordWriter>()?;
     m.add_class::<records::RecordIterator>()?;
     m.add_function(wrap_pyfunction!(records::expand_inputs, m)?)?;

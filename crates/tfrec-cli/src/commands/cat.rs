@@ -1,8 +1,8 @@
 //! `tfrec cat`: prints records as protobuf text format, protobuf JSON, friendly JSON lines, or
 //! raw.
 
+use crate::error::ExitCode;
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, ValueEnum};
 use tfrec::example::{ExampleView, RenderFormat, SequenceExampleView};

@@ -3,10 +3,10 @@
 //! (`tfrec::columnar`), batch by batch so memory stays bounded whatever the input size. The
 //! output is written under a temporary name, read back to check its row count, then renamed.
 
+use crate::error::ExitCode;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, SchemaRef};

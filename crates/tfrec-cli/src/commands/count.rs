@@ -1,7 +1,7 @@
 //! `tfrec count`: records per file and in total, every CRC checked.
 
+use crate::error::ExitCode;
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::json;

@@ -2,9 +2,9 @@
 //! `height`, `width`, `depth` (from the image header, decoded by the `image` crate), `label`,
 //! and `image_raw` (the file's bytes, unchanged).
 
+use crate::error::ExitCode;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use image::{ImageDecoder, ImageReader};

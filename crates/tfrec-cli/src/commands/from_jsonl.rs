@@ -1,8 +1,8 @@
 //! `tfrec from-jsonl`: writes records from friendly JSON lines (`{"age": [19], "name": ["goat"]}`).
 
+use crate::error::ExitCode;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! `tfrec from-text`: writes records from protobuf text format.
 
+use crate::error::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, SequenceExample};

@@ -1,9 +1,9 @@
 //! `tfrec index`: writes FILE.idx (`offset length` per record) for random access, for each
 //! plain file the inputs name.
 
+use crate::error::ExitCode;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use tfrec::record::{IndexError, RecordIndex};

@@ -1,9 +1,9 @@
 //! `tfrec parse`: parses records with a feature spec, as `tf.io.parse_example` /
 //! `parse_sequence_example` do, and prints, saves or just times the tensors.
 
+use crate::error::ExitCode;
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -1,7 +1,7 @@
 //! `tfrec schema`: which features the records hold, and the spec that parses them.
 
+use crate::error::ExitCode;
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, FeatureStats, Schema, SequenceExample};

@@ -8,10 +8,10 @@
 //! `--overwrite` replaces. Shards are written under temporary names and renamed into place only
 //! when all of them are complete, so a failed run leaves the directory as it found it.
 
+use crate::error::ExitCode;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! `tfrec verify`: every CRC of every record, every problem with its file and offset.
 
+use crate::error::ExitCode;
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};

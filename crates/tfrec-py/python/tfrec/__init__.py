@@ -10,7 +10,7 @@ users, without TensorFlow. Built on the tfrec Rust library.
 {'age': array([19])}
 """
 
-from . import data, errors, io, state_saver, train
+from . import _tfrec, data, errors, io, state_saver, train
 from .data import AUTOTUNE, Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
 from .state_saver import (
     OutOfRangeError,
@@ -79,6 +79,7 @@ __all__ = [
     "TFRecordOptions",
     "TFRecordWriter",
     "TfrecError",
+    "__version__",
     "batch_sequences_with_states",
     "data",
     "errors",
@@ -91,3 +92,6 @@ __all__ = [
     "string",
     "train",
 ]
+
+#: The package's version: the Rust crates' (one source, the workspace's Cargo.toml).
+__version__ = _tfrec.__version__

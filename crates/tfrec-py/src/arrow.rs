@@ -115,17 +115,22 @@ pub(crate) enum BatchSource {
 /// returns the source as it is.
 fn in_spec_order(source: BatchSource, spec: &str) -> BatchSource {
     let schema = source.schema();
-    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let mut columns: Vec<usize> = Vec::with_capacity(names.len());
+    let index: std::collections::HashMap<&str, usize> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name().as_str(), i))
+        .collect();
+    let mut taken = vec![false; schema.fields().len()];
+    let mut columns: Vec<usize> = Vec::with_capacity(taken.len());
     for name in spec_order(spec) {
-        if let Some(i) = names.iter().position(|n| *n == name) {
-            if !columns.contains(&i) {
+        if let Some(&i) = index.get(name.as_str()) {
+            if !std::mem::replace(&mut taken[i], true) {
                 columns.push(i);
             }
         }
     }
-    let rest: Vec<usize> = (0..names.len()).filter(|i| !columns.contains(i)).collect();
-    columns.extend(rest);
+    columns.extend((0..taken.len()).filter(|&i| !taken[i]));
     if columns.iter().enumerate().all(|(at, &i)| at == i) {
         return source;
     }

@@ -39,19 +39,20 @@ pub fn spec_order(text: &str) -> Vec<String> {
 }
 
 /// The entries of `specs` in `order` (names `specs` lacks are passed over, a repeated name
-/// counts once), then the entries `order` leaves out, in name order.
-pub(super) fn in_order<'a, V>(specs: &'a BTreeMap<String, V>, order: &[String]) -> Vec<(&'a String, &'a V)> {
+/// counts once), then the entries `order` leaves out, in name order. Lazy after the named
+/// ones: an inferred spec of a million features (no order) costs no second list of them.
+pub(super) fn in_order<'a, V>(
+    specs: &'a BTreeMap<String, V>,
+    order: &[String],
+) -> impl Iterator<Item = (&'a String, &'a V)> + 'a {
     let mut taken = BTreeSet::new();
-    let mut entries = Vec::with_capacity(specs.len());
-    for name in order {
-        if let Some((k, v)) = specs.get_key_value(name) {
-            if taken.insert(k.as_str()) {
-                entries.push((k, v));
-            }
-        }
-    }
-    entries.extend(specs.iter().filter(|(k, _)| !taken.contains(k.as_str())));
-    entries
+    let named: Vec<(&'a String, &'a V)> = order
+        .iter()
+        .filter_map(|name| specs.get_key_value(name))
+        .filter(|(k, _)| taken.insert(k.as_str()))
+        .collect();
+    let rest = specs.iter().filter(move |(k, _)| !taken.contains(k.as_str()));
+    named.into_iter().chain(rest)
 }
 
 #[cfg(test)]

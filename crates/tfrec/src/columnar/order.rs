@@ -83,10 +83,7 @@ mod tests {
             .collect();
         let names = |order: &[&str]| {
             let order: Vec<String> = order.iter().map(|s| (*s).to_owned()).collect();
-            in_order(&specs, &order)
-                .into_iter()
-                .map(|(k, _)| k.clone())
-                .collect::<Vec<_>>()
+            in_order(&specs, &order).map(|(k, _)| k.clone()).collect::<Vec<_>>()
         };
         assert_eq!(names(&["c", "a", "d", "b"]), ["c", "a", "d", "b"]);
         assert_eq!(names(&["d", "x", "d"]), ["d", "a", "b", "c"]);

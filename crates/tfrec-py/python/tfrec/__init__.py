@@ -12,6 +12,7 @@ users, without TensorFlow. Built on the tfrec Rust library.
 
 from . import errors, io, state_saver, train
 from .data import Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
+from .random_access import RandomAccessDataset
 from .state_saver import (
     OutOfRangeError,
     SequenceExampleFiles,
@@ -70,6 +71,7 @@ __all__ = [
     "NotFoundError",
     "OutOfRangeError",
     "ParseError",
+    "RandomAccessDataset",
     "SequenceExample",
     "SequenceExampleFiles",
     "SequenceQueueingStateSaver",

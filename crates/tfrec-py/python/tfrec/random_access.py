@@ -131,7 +131,12 @@ class RandomAccessDataset:
 
     def __getitem__(self, key):
         if isinstance(key, int):
-            return self._one(self._reader().get(key))
+            # The hot path of one-at-a-time reading: no further Python calls for raw records.
+            files = self._files
+            if files is None:
+                files = self._reader()
+            record = files.get(key)
+            return record if self._features is None else self._one(record)
         if isinstance(key, slice):
             return self.__getitems__(range(*key.indices(self._len)))
         if isinstance(key, (str, bytes)):

@@ -91,9 +91,11 @@ def test_every_record_by_position_equals_sequential_reading(tmp_path, index):
             pytest.skip("the tfrec binary is not built (cargo build -p tfrec-cli)")
         subprocess.run([binary, "index", *paths], check=True, capture_output=True)
     elif index == "dali":
-        index_paths = [str(tmp_path / f"dali-{k}.index") for k in range(len(paths))]
+        index_paths = [tmp_path / f"dali-{k}.index" for k in range(len(paths))]
         for p, ip in zip(paths, index_paths):
             dali_index(p, ip)
+        index_paths[1] = None  # the empty file: FILE.idx, built
+        assert not os.path.exists(paths[1] + ".idx")
     ds = tfrec.RandomAccessDataset(paths, index_paths=index_paths)
     assert len(ds) == len(expected) > 50
     for i in range(len(ds)):
@@ -105,8 +107,8 @@ def test_every_record_by_position_equals_sequential_reading(tmp_path, index):
     if index == "none":
         assert ds._files.index_paths == [p + ".idx" for p in paths]
     if index == "dali":
-        assert ds._files.index_paths == index_paths
-        assert not any(os.path.exists(p + ".idx") for p in paths)
+        assert ds._files.index_paths == [str(index_paths[0]), paths[1] + ".idx", str(index_paths[2])]
+        assert [os.path.exists(p + ".idx") for p in paths] == [False, True, False]
 
 
 def test_indexing_forms(tmp_path):

@@ -53,7 +53,9 @@ class RandomAccessDataset:
 
     def __init__(self, filenames, features=None, index_paths=None):
         if index_paths is not None:
-            index_paths = [None if p is None else os.fsdecode(p) for p in _as_list(index_paths)]
+            if isinstance(index_paths, (str, bytes, os.PathLike)):
+                index_paths = [index_paths]
+            index_paths = [None if p is None else os.fsdecode(p) for p in index_paths]
         self._files = _tfrec.RecordFiles(_as_list(filenames), index_paths)
         self._paths = self._files.paths
         # The indexes in use: a worker loads them instead of scanning the files again.

@@ -40,7 +40,9 @@
 //! the first five records, `.shuffle(100, s).take(5)` takes five records of the shuffled
 //! stream. The file-level stages ([`Dataset::interleave`], [`Dataset::shard_files`]) choose
 //! and order the files, so they come before every record-level stage (a later call is an
-//! error saying so). There are `threads` worker threads; each in turn takes the record stream,
+//! error saying so). Stages called after [`Dataset::batch`] ([`Batched::take`], `skip`,
+//! `repeat`, `shard`, `shuffle`) work on whole batches, as tf.data's do: `.batch(5)?.take(2)`
+//! is two batches of five. There are `threads` worker threads; each in turn takes the record stream,
 //! reads the next batch from it and then parses or maps that batch while another reads, so
 //! `threads(1)` keeps to one core. By default the output order depends only on the
 //! data and the settings, never on the thread count (results are put back in batch order);

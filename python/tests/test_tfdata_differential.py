@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tfrec
+from conftest import summary
 
 tf = pytest.importorskip("tensorflow")
 
@@ -267,5 +268,5 @@ def test_random_chains_match_tf_data(files):
         if mode != "exact":
             again, _ = run(build_tfrec(files, chain))
             assert again == got, f"the same seed gave another order, {where}"
-    print(f"tf.data differential: seed {seed}, {CHAINS} chains, " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    summary(f"tf.data differential: seed {seed}, {CHAINS} chains, " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     assert sum(counts.values()) == CHAINS

@@ -58,9 +58,17 @@ _Partition: TypeAlias = (
     | RaggedFeature.UniformRowLength
 )
 # One feature's spec: ours, or the JSON spec form (``{"type": "FixedLenFeature", ...}``).
-# TensorFlow's own spec objects (untyped) are accepted too.
+# Every spec class is a named tuple, as TensorFlow's are (accepted too, by duck typing);
+# ``tuple[Any, ...]`` is there because mypy infers a dict of specs of different kinds
+# (``{"a": FixedLenFeature(...), "b": VarLenFeature(...)}``) as a dict of tuples.
 _FeatureSpec: TypeAlias = (
-    FixedLenFeature | FixedLenSequenceFeature | VarLenFeature | SparseFeature | RaggedFeature | Mapping[str, Any]
+    FixedLenFeature
+    | FixedLenSequenceFeature
+    | VarLenFeature
+    | SparseFeature
+    | RaggedFeature
+    | tuple[Any, ...]
+    | Mapping[str, Any]
 )
 _Features: TypeAlias = Mapping[str, _FeatureSpec]
 # A parsed feature: a dense array, or a sparse or ragged tensor.
@@ -147,7 +155,9 @@ class RaggedFeature(_RaggedFeatureFields):
         cls,
         dtype: _DTypeLike,
         value_key: str | None = None,
-        partitions: Iterable[_Partition] = (),
+        # ``tuple[Any, ...]``: mypy infers a list of partitions of different kinds as a list of
+        # tuples (the partition classes are named tuples).
+        partitions: Iterable[_Partition | tuple[Any, ...]] = (),
         row_splits_dtype: _DTypeLike = "int32",
         validate: bool = False,
     ) -> Self: ...

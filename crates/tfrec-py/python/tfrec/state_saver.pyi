@@ -211,11 +211,81 @@ class SequenceBatches:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
 
+# Parallel iterables: keys, sequences, contexts (or None), lengths (or None).
+@overload
 def batch_sequences_with_states(
-    input_key: Iterable[_Key] | str | None,
-    input_sequences: Iterable[_Tensors] | Iterable[_ExampleDict] | SequenceExampleFiles,
+    input_key: Iterable[_Key],
+    input_sequences: Iterable[_Tensors],
     input_context: Iterable[_Tensors | None] | None,
-    input_length: Iterable[int | None] | str | None,
+    input_length: Iterable[int | None] | None,
+    initial_states: _States,
+    num_unroll: int,
+    batch_size: int,
+    num_threads: int = 3,
+    capacity: int | None = 1000,
+    allow_small_batch: bool = True,
+    pad: bool = True,
+    make_keys_unique: bool = False,
+    make_keys_unique_seed: int | None = None,
+    name: str | None = None,
+) -> SequenceBatches:
+    """Batches segments of ``num_unroll`` steps of many sequences, handing each sequence's
+    states from segment to segment. The input forms are in the module's doc.
+
+    ``initial_states`` maps state names to their initial values (fixed shapes, any numeric
+    dtype or bytes; not empty). ``capacity`` (>= ``batch_size``, or ``None`` for unbounded)
+    bounds the examples in flight; memory does not grow with it (at most ``batch_size + 64``
+    examples are in flight). ``allow_small_batch`` hands out a last smaller batch; ``pad``
+    pads sequences to a multiple of ``num_unroll`` with zeros / ``b""`` (with ``pad=False``
+    their length must be a multiple); ``make_keys_unique`` appends a random number (from
+    ``make_keys_unique_seed``) to every key. ``name`` is accepted for TensorFlow
+    compatibility. Batches depend only on the input and the options, never on thread timing.
+    With :class:`SequenceExampleFiles`, ``input_length`` may name a scalar int64 context
+    feature holding each example's length.
+
+    Returns a :class:`SequenceBatches` iterator.
+    """
+# One iterable of per-example dicts under TensorFlow's argument names.
+@overload
+def batch_sequences_with_states(
+    input_key: None,
+    input_sequences: Iterable[_ExampleDict],
+    input_context: None,
+    input_length: None,
+    initial_states: _States,
+    num_unroll: int,
+    batch_size: int,
+    num_threads: int = 3,
+    capacity: int | None = 1000,
+    allow_small_batch: bool = True,
+    pad: bool = True,
+    make_keys_unique: bool = False,
+    make_keys_unique_seed: int | None = None,
+    name: str | None = None,
+) -> SequenceBatches:
+    """Batches segments of ``num_unroll`` steps of many sequences, handing each sequence's
+    states from segment to segment. The input forms are in the module's doc.
+
+    ``initial_states`` maps state names to their initial values (fixed shapes, any numeric
+    dtype or bytes; not empty). ``capacity`` (>= ``batch_size``, or ``None`` for unbounded)
+    bounds the examples in flight; memory does not grow with it (at most ``batch_size + 64``
+    examples are in flight). ``allow_small_batch`` hands out a last smaller batch; ``pad``
+    pads sequences to a multiple of ``num_unroll`` with zeros / ``b""`` (with ``pad=False``
+    their length must be a multiple); ``make_keys_unique`` appends a random number (from
+    ``make_keys_unique_seed``) to every key. ``name`` is accepted for TensorFlow
+    compatibility. Batches depend only on the input and the options, never on thread timing.
+    With :class:`SequenceExampleFiles`, ``input_length`` may name a scalar int64 context
+    feature holding each example's length.
+
+    Returns a :class:`SequenceBatches` iterator.
+    """
+# SequenceExample files: the key and the length name context features (or are None).
+@overload
+def batch_sequences_with_states(
+    input_key: str | None,
+    input_sequences: SequenceExampleFiles,
+    input_context: None,
+    input_length: str | None,
     initial_states: _States,
     num_unroll: int,
     batch_size: int,

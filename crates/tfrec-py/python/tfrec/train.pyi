@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import Self, TypeAlias
+from typing_extensions import ReadOnly, Self, TypeAlias
 
 class _Serializable(Protocol):
     """A message: ours, TensorFlow's ``tf.train.Example``, protobuf's."""
@@ -30,6 +30,10 @@ _Kind: TypeAlias = Literal["bytes_list", "float_list", "int64_list"]
 class _SequenceDict(TypedDict, total=False):
     context: dict[str, _Values]
     feature_lists: dict[str, list[_Values]]
+
+class _SequenceDictIn(TypedDict, total=False):
+    context: ReadOnly[Mapping[str, _FeatureValue]]
+    feature_lists: ReadOnly[Mapping[str, Iterable[_FeatureValue]]]
 
 class _List:
     value: list[Any]
@@ -151,7 +155,7 @@ class SequenceExample(_Message):
     def to_dict(self) -> _SequenceDict:
         """``{"context": {name: [values]}, "feature_lists": {name: [[values per step]...]}}``."""
     @classmethod
-    def from_dict(cls, d: Mapping[str, Mapping[str, Any]]) -> Self:
+    def from_dict(cls, d: _SequenceDictIn | Mapping[str, Mapping[str, Any]]) -> Self:
         """From ``{"context": {...}, "feature_lists": {name: [step values...]}}``."""
     @classmethod
     def from_json(cls, text: str) -> Self:

@@ -16,7 +16,7 @@ import os
 import pickle
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Dict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,13 @@ import tfrec.arrow
 import tfrec.polars
 from tfrec import io as tio
 from tfrec.state_saver import NextQueuedSequenceBatch, SequenceBatches
+
+
+# A parse spec's values, as a program names them (typing's forms, so it runs on Python 3.9).
+Spec = Dict[
+    str,
+    Union[tio.FixedLenFeature, tio.FixedLenSequenceFeature, tio.VarLenFeature, tio.SparseFeature, tio.RaggedFeature],
+]
 
 
 def dense(value: tio.SparseTensor | tio.RaggedTensor | npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -91,8 +98,8 @@ def messages() -> list[tfrec.Example]:
                                          "idx": [1], "lens": [1, 1], "tags": [], "w": [3.0]})]
 
 
-def parsing(records: list[bytes]) -> dict[str, tio._FeatureSpec]:
-    spec: dict[str, tio._FeatureSpec] = {
+def parsing(records: list[bytes]) -> Spec:
+    spec: Spec = {
         "age": tio.FixedLenFeature([], tfrec.int64),
         "name": tio.FixedLenFeature([], tfrec.string, default_value=b""),
         "tags": tio.VarLenFeature(tfrec.string),
@@ -144,7 +151,7 @@ def parsing(records: list[bytes]) -> dict[str, tio._FeatureSpec]:
     return spec
 
 
-def datasets(tmp: str, files: list[str], spec: dict[str, tio._FeatureSpec]) -> None:
+def datasets(tmp: str, files: list[str], spec: Spec) -> None:
     ds = (
         tfrec.TFRecordDataset(files, num_parallel_reads=2, on_corruption="raise")
         .shuffle(8, seed=1)

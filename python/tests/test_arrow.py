@@ -2,6 +2,7 @@
 Polars, spec inference, projection, byte ranges, Parquet written by `tfrec convert` read by
 pyarrow, and Arrow data written back as Examples."""
 
+import json
 import math
 import os
 import pathlib
@@ -161,6 +162,7 @@ def test_pyarrow_reads_our_parquet(data, tmp_path):
     assert table.column("id").to_pylist() == parsed["id"].tolist()
     assert all(math.isclose(a, b) for a, b in zip(table.column("score").to_pylist()[3], parsed["score"][3]))
     assert table.column("name").to_pylist() == list(parsed["name"])
+    assert table.column_names == list(SPEC)  # the spec file's order
 
 
 def damage(path, record):
@@ -271,6 +273,72 @@ def test_sequence_examples_inferred(tmp_path):
     assert table.column("frames").to_pylist()[0] is None
     assert table.column("frames").to_pylist()[3] == [[3.0, 0.0], [3.0, 1.0], [3.0, 2.0]]
     assert table.column("words").to_pylist()[4] == [[], ["w"], ["w", "w"], []]
+
+
+def test_columns_in_the_specs_order(data):
+    path, n = data
+    # SPEC names id, score, name, tags: not name order.
+    assert tfrec.arrow.read(str(path), SPEC).read_all().column_names == list(SPEC)
+    backwards = dict(reversed(list(SPEC.items())))
+    stream = tfrec.arrow.read(str(path), backwards)
+    assert pa.table(stream).column_names == list(backwards)
+    assert stream.arrow_schema.names == list(backwards)
+    assert all(b.schema.names == list(backwards) for b in stream)
+    assert stream.to_reader().schema.names == list(backwards)
+    # The JSON form, as a dict and as text, keeps its key order too.
+    as_json = stream.schema
+    assert list(as_json) == list(backwards)
+    assert tfrec.arrow.read(str(path), json.dumps(as_json)).read_all().column_names == list(backwards)
+    # A projection gives its columns in the order asked for, as pyarrow's readers do.
+    assert tfrec.arrow.read(str(path), SPEC, columns=["tags", "id"]).read_all().column_names == ["tags", "id"]
+    # The values are the same whatever the order.
+    assert tfrec.arrow.read(str(path), backwards).read_all().select(list(SPEC)).equals(
+        tfrec.arrow.read(str(path), SPEC).read_all())
+
+
+def test_sequence_columns_in_the_specs_order(tmp_path):
+    path = tmp_path / "seq.tfrecord"
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for i in range(3):
+            lists = {"frames": [[float(i)] for _ in range(i)], "words": [[b"w"] * i]}
+            w.write(tfrec.SequenceExample.from_dict(
+                {"context": {"id": i, "lang": b"en"}, "feature_lists": lists}).SerializeToString())
+    spec = {
+        "sequence_features": {"words": tfrec.io.VarLenFeature(tfrec.string),
+                              "frames": tfrec.io.FixedLenSequenceFeature([1], tfrec.float32, allow_missing=True)},
+        "context_features": {"lang": tfrec.io.FixedLenFeature([], tfrec.string),
+                             "id": tfrec.io.FixedLenFeature([], tfrec.int64)},
+    }
+    table = tfrec.arrow.read(str(path), spec).read_all()
+    # Context columns first, each part in its own order.
+    assert table.column_names == ["lang", "id", "words", "frames"]
+    assert table.column("id").to_pylist() == [0, 1, 2]
+    projected = tfrec.arrow.read(str(path), spec, columns=["frames", "id"]).read_all()
+    assert projected.column_names == ["id", "frames"]
+
+
+def test_dataset_to_arrow_columns_in_the_specs_order(data):
+    path, _ = data
+    backwards = dict(reversed(list(SPEC.items())))
+    table = pa.table(tfrec.Dataset(str(path)).batch(16).parse(backwards).to_arrow())
+    assert table.column_names == list(backwards)
+
+
+def test_polars_dataframe_from_a_stream(data):
+    pl = pytest.importorskip("polars")
+    path, n = data
+    stream = tfrec.arrow.read(str(path), SPEC)
+    # Polars (2.1) makes any Arrow stream that is not pyarrow's a Series of structs: the
+    # docstrings name the calls that give a DataFrame instead.
+    series = pl.from_arrow(stream)
+    if isinstance(series, pl.Series):
+        assert series.dtype == pl.Struct and series.len() == n
+    for df in [pl.DataFrame(stream), tfrec.polars.read(str(path), SPEC), pl.from_arrow(pa.table(stream))]:
+        assert isinstance(df, pl.DataFrame)
+        assert df.columns == list(SPEC)
+        assert df["id"].to_list() == list(range(n))
+    assert tfrec.polars.read(str(path), SPEC, columns=["name", "id"], n_rows=3).columns == ["name", "id"]
+    assert tfrec.polars.read(str(path), SPEC, n_rows=3).height == 3
 
 
 @pytest.mark.parametrize("kind", ["data", "length_crc", "gzip"])

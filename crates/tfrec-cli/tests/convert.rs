@@ -258,3 +258,42 @@ fn refuses_output_that_is_an_input_and_reports_bad_data() {
     );
     assert!(stderr.contains("'raw'"), "{stderr}");
 }
+
+/// The columns come in the order the spec file names the features (as a user reads a table),
+/// not in name order: in CSV's header and in the Parquet schema.
+#[test]
+fn columns_follow_the_spec_files_order() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    write_examples(&d.join("in.tfrecord"), &(0..10).map(example).collect::<Vec<_>>(), false);
+    std::fs::write(
+        d.join("order.json"),
+        r#"{"name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+            "pair": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32"},
+            "id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}"#,
+    )
+    .expect("spec");
+    std::fs::write(
+        d.join("flat.json"),
+        r#"{"name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+            "id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}"#,
+    )
+    .expect("spec");
+    ok(
+        d,
+        &["convert", "in.tfrecord", "-o", "o.csv", "--spec", "flat.json", "--utf8"],
+    );
+    let csv = std::fs::read_to_string(d.join("o.csv")).expect("csv");
+    assert_eq!(csv.lines().take(2).collect::<Vec<_>>(), ["name,id", "n0,0"]);
+    ok(
+        d,
+        &["convert", "in.tfrecord", "-o", "o.parquet", "--spec", "order.json"],
+    );
+    let file = std::fs::File::open(d.join("o.parquet")).expect("parquet");
+    let reader = parquet::file::reader::SerializedFileReader::new(file).expect("reader");
+    let schema = parquet::file::reader::FileReader::metadata(&reader)
+        .file_metadata()
+        .schema_descr_ptr();
+    let top: Vec<&str> = schema.root_schema().get_fields().iter().map(|f| f.name()).collect();
+    assert_eq!(top, ["name", "pair", "id"]);
+}

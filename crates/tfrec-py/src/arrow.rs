@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 use serde_json::Value;
 use tfrec::columnar::{
-    batch_to_records, infer_specs, sample_records, BatchError, BatchReader, ColumnSpecs, ColumnarError, StringColumns,
+    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchReader, ColumnSpecs, ColumnarError,
+    StringColumns,
 };
 use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
@@ -47,6 +48,12 @@ fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
 pub(crate) fn spec_file(text: &str) -> PyResult<SpecFile> {
     serde_json::from_str::<Value>(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
     SpecFile::from_json_str(text).map_err(|e| spec_error(&e))
+}
+
+/// The columns of a JSON spec, in the order its text names the features (a Python dict's
+/// order survives `json.dumps`, so the columns come out as the user wrote the spec).
+pub(crate) fn column_specs(text: &str, strings: &StringColumns) -> PyResult<ColumnSpecs> {
+    ColumnSpecs::with_order(&spec_file(text)?, &spec_order(text), strings).map_err(columnar_error)
 }
 
 pub(crate) fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringColumns {
@@ -81,7 +88,7 @@ pub fn arrow_infer_spec(
 #[pyfunction]
 #[pyo3(signature = (spec, utf8=false, utf8_columns=None))]
 pub fn arrow_check_spec(spec: &str, utf8: bool, utf8_columns: Option<Vec<String>>) -> PyResult<()> {
-    ColumnSpecs::new(&spec_file(spec)?, &strings(utf8, utf8_columns)).map_err(columnar_error)?;
+    column_specs(spec, &strings(utf8, utf8_columns))?;
     Ok(())
 }
 
@@ -93,6 +100,49 @@ pub(crate) enum BatchSource {
         iter: PipelineIter<RecordBatch>,
         schema: SchemaRef,
     },
+    /// Another source's batches with their columns put in the spec's order (see
+    /// [`in_spec_order`]).
+    Reordered {
+        inner: Box<BatchSource>,
+        columns: Vec<usize>,
+        schema: SchemaRef,
+    },
+}
+
+/// `source` with its columns in the order the spec's text names the features. A pipeline's
+/// workers build their columns with `ColumnSpecs::new` (name order) in `dataset.rs`; when
+/// that builds them with [`column_specs`] instead, the order is already right and this
+/// returns the source as it is.
+fn in_spec_order(source: BatchSource, spec: &str) -> BatchSource {
+    let schema = source.schema();
+    let index: std::collections::HashMap<&str, usize> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name().as_str(), i))
+        .collect();
+    let mut taken = vec![false; schema.fields().len()];
+    let mut columns: Vec<usize> = Vec::with_capacity(taken.len());
+    for name in spec_order(spec) {
+        if let Some(&i) = index.get(name.as_str()) {
+            if !std::mem::replace(&mut taken[i], true) {
+                columns.push(i);
+            }
+        }
+    }
+    columns.extend((0..taken.len()).filter(|&i| !taken[i]));
+    if columns.iter().enumerate().all(|(at, &i)| at == i) {
+        return source;
+    }
+    match schema.project(&columns) {
+        Ok(projected) => BatchSource::Reordered {
+            inner: Box::new(source),
+            columns,
+            schema: Arc::new(projected),
+        },
+        // Not reached (the indices come from the schema); the columns then keep their order.
+        Err(_) => source,
+    }
 }
 
 /// Why a source gave no batch; kept typed until it reaches Python (as a `tfrec.errors` class)
@@ -100,6 +150,7 @@ pub(crate) enum BatchSource {
 pub(crate) enum SourceError {
     Batch(BatchError),
     Pipeline(PipelineError),
+    Arrow(ArrowError),
 }
 
 impl std::fmt::Display for SourceError {
@@ -107,6 +158,7 @@ impl std::fmt::Display for SourceError {
         match self {
             SourceError::Batch(e) => e.fmt(f),
             SourceError::Pipeline(e) => e.fmt(f),
+            SourceError::Arrow(e) => e.fmt(f),
         }
     }
 }
@@ -115,7 +167,7 @@ impl BatchSource {
     fn schema(&self) -> SchemaRef {
         match self {
             BatchSource::Files(r) => r.schema(),
-            BatchSource::Pipeline { schema, .. } => schema.clone(),
+            BatchSource::Pipeline { schema, .. } | BatchSource::Reordered { schema, .. } => schema.clone(),
         }
     }
 
@@ -123,6 +175,10 @@ impl BatchSource {
         match self {
             BatchSource::Files(r) => r.next_batch().map_err(SourceError::Batch),
             BatchSource::Pipeline { iter, .. } => iter.next().transpose().map_err(SourceError::Pipeline),
+            BatchSource::Reordered { inner, columns, .. } => match inner.next_batch()? {
+                Some(batch) => batch.project(columns).map(Some).map_err(SourceError::Arrow),
+                None => Ok(None),
+            },
         }
     }
 }
@@ -162,6 +218,7 @@ fn source_error(py: Python<'_>, e: SourceError) -> PyErr {
             }
         }
         SourceError::Pipeline(e) => pipeline_error(py, &e),
+        SourceError::Arrow(e) => PyValueError::new_err(e.to_string()),
     }
 }
 
@@ -262,8 +319,9 @@ impl ArrowBatches {
     pub(crate) fn new(source: BatchSource, spec: String) -> ArrowBatches {
         let counters = match &source {
             BatchSource::Pipeline { iter, .. } => Some(iter.counters()),
-            BatchSource::Files(_) => None,
+            BatchSource::Files(_) | BatchSource::Reordered { .. } => None,
         };
+        let source = in_spec_order(source, &spec);
         ArrowBatches {
             schema: source.schema(),
             source: Mutex::new(Some(source)),
@@ -367,7 +425,7 @@ pub fn arrow_batches(
     limit: Option<u64>,
     on_corruption: &str,
 ) -> PyResult<ArrowBatches> {
-    let columns = ColumnSpecs::new(&spec_file(spec)?, &strings(utf8, utf8_columns)).map_err(columnar_error)?;
+    let columns = column_specs(spec, &strings(utf8, utf8_columns))?;
     let files = files(py, paths)?;
     let options = reader_options(compression, on_corruption, "raise", true, None)?;
     let reader = match byte_range {

@@ -19,7 +19,9 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use serde_json::Value;
-use tfrec::columnar::{batch_to_records, infer_specs, sample_records, BatchReader, ColumnSpecs, StringColumns};
+use tfrec::columnar::{
+    batch_to_records, infer_specs, sample_records, spec_order, BatchReader, ColumnSpecs, StringColumns,
+};
 use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
 
@@ -180,7 +182,9 @@ struct Input {
     _progress: Option<Progress>,
 }
 
-fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), BoxError> {
+/// The spec, its string columns, and the column order (the spec file's key order; name order
+/// for an inferred spec).
+fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns, Vec<String>), BoxError> {
     if let Some(path) = &args.spec {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let spec = SpecFile::from_json_str(&text).map_err(|e| match e {
@@ -193,7 +197,7 @@ fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), 
         } else {
             StringColumns::Binary
         };
-        return Ok((spec, strings));
+        return Ok((spec, strings, spec_order(&text)));
     }
     let sample = sample_records(files, args.input.reader_options(args.skip), args.infer_rows)?;
     let inferred = infer_specs(&sample).map_err(|e| data(format!("inferring a spec: {e}")))?;
@@ -201,7 +205,7 @@ fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns), 
         say!("warning: feature '{name}' left out: {why}");
     }
     let strings = inferred.string_columns(args.utf8);
-    Ok((inferred.spec, strings))
+    Ok((inferred.spec, strings, Vec::new()))
 }
 
 /// The spec as a JSON tree, for printing indented.
@@ -214,7 +218,7 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
     for f in &files {
         File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
     }
-    let (spec, strings) = spec_of(args, &files)?;
+    let (spec, strings, order) = spec_of(args, &files)?;
     if args.print_spec {
         say!("{:#}", spec_json(&spec));
     }
@@ -223,7 +227,7 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
         writeln!(pending.file()?, "{:#}", spec_json(&spec))?;
         pending.commit()?;
     }
-    let columns = ColumnSpecs::new(&spec, &strings).map_err(|e| format!("spec: {e}"))?;
+    let columns = ColumnSpecs::with_order(&spec, &order, &strings).map_err(|e| format!("spec: {e}"))?;
     let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows);
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();

@@ -95,3 +95,21 @@ __all__ = [
 
 #: The package's version: the Rust crates' (one source, the workspace's Cargo.toml).
 __version__ = _tfrec.__version__
+
+# The integrations import their libraries (pyarrow, Polars, Ray, PyTorch) when loaded, so they
+# load on first use (PEP 562): `import tfrec` stays light, and `tfrec.arrow.read(...)` works
+# without importing `tfrec.arrow` first. Not in `__all__`: `from tfrec import *` would load them.
+_LAZY_SUBMODULES = ("arrow", "polars", "ray", "torch")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        # Importing the submodule also sets it as an attribute, so this runs once per name.
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -1,4 +1,11 @@
-"""Polars on TFRecord files: :func:`scan_tfrecord`, a lazy Polars IO source parsed by tfrec.
+"""Polars on TFRecord files: :func:`read`, a ``polars.DataFrame`` at once, and
+:func:`scan_tfrecord`, a lazy Polars IO source parsed by tfrec.
+
+The calls that give a DataFrame: ``tfrec.polars.read(paths, spec)``,
+``scan_tfrecord(paths, spec).collect()``, ``polars.DataFrame(tfrec.arrow.read(paths, spec))``
+and ``polars.from_arrow(pyarrow.table(tfrec.arrow.read(paths, spec)))``. Not
+``polars.from_arrow(tfrec.arrow.read(...))``: Polars makes any Arrow stream that is not a
+pyarrow object one ``Struct`` Series. Columns come in the spec's order.
 
 The scan pushes the query's column selection down into the parse (only the features a query
 uses are parsed), stops after ``n_rows``, filters each batch with the query's predicate, and
@@ -7,6 +14,7 @@ memory runs in bounded memory.
 
 >>> import polars as pl
 >>> from tfrec.polars import scan_tfrecord
+>>> df = tfrec.polars.read("train-*.tfrecord", spec)     # a DataFrame
 >>> (scan_tfrecord("train-*.tfrecord").select("label", "age")
 ...     .filter(pl.col("age") > 30).collect())
 """
@@ -16,7 +24,7 @@ from polars.io.plugins import register_io_source
 
 from . import arrow as _arrow
 
-__all__ = ["scan_tfrecord"]
+__all__ = ["read", "scan_tfrecord"]
 
 DEFAULT_BATCH_ROWS = 65536
 
@@ -37,6 +45,16 @@ def _arrow_schema(paths, spec, compression, utf8):
         return reader.schema
     finally:
         reader.close()
+
+
+def read(paths, spec=None, *, columns=None, compression=None, utf8=True, infer_rows=1000, n_rows=None):
+    """TFRecord files of ``tf.train.Example`` (or SequenceExample) as a ``polars.DataFrame``,
+    read now: ``polars.DataFrame(tfrec.arrow.read(...))``, with :func:`scan_tfrecord`'s string
+    default (``utf8=True``: string features as ``pl.String``). The columns follow the spec's
+    order (``columns``: only these, in this order); ``n_rows`` stops the read early. For a
+    query over files larger than memory, :func:`scan_tfrecord`."""
+    return pl.DataFrame(_arrow.read(paths, spec, columns=columns, compression=compression, utf8=utf8,
+                                    infer_rows=infer_rows, n_rows=n_rows))
 
 
 def scan_tfrecord(paths, spec=None, *, compression=None, utf8=True, infer_rows=1000):

@@ -9,6 +9,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use rustc_hash::FxHashMap;
 
 use super::arrays::{fixed_lists, fixed_type, list, list_type, offsets_from_rows, value_type};
+use super::order::in_order;
 use super::storage::{dense_shape, dense_values, dense_values_owned, sparse_index_column, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::example::ExampleView;
@@ -118,12 +119,22 @@ pub struct ExampleColumns {
 }
 
 impl ExampleColumns {
-    /// Compiles `specs` (every spec must have a columnar form, see the module docs).
+    /// Compiles `specs` (every spec must have a columnar form, see the module docs), the
+    /// columns in name order.
     pub fn new(specs: &FeatureSpecs, strings: &StringColumns) -> Result<ExampleColumns, ColumnarError> {
+        ExampleColumns::with_order(specs, &[], strings)
+    }
+
+    /// Compiles `specs`, the columns in `order`, then those `order` leaves out in name order.
+    pub fn with_order(
+        specs: &FeatureSpecs,
+        order: &[String],
+        strings: &StringColumns,
+    ) -> Result<ExampleColumns, ColumnarError> {
         let parser = ExampleParser::new(specs)?;
         let mut columns = Vec::with_capacity(specs.len());
         let mut presence: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
-        for (name, spec) in specs {
+        for (name, spec) in in_order(specs, order) {
             let (plan, presence_key) = plan_of(name, spec)?;
             if let Some(key) = &presence_key {
                 presence.entry(key.as_bytes().to_vec()).or_default().push(columns.len());

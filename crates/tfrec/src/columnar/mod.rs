@@ -33,6 +33,7 @@ mod arrays;
 mod examples;
 mod from_arrow;
 mod infer;
+mod order;
 mod reader;
 mod sequences;
 mod storage;
@@ -43,6 +44,7 @@ use crate::parse::{ParseError, SpecError};
 pub use examples::ExampleColumns;
 pub use from_arrow::{batch_to_examples, batch_to_records};
 pub use infer::{infer_specs, InferredSpecs};
+pub use order::spec_order;
 pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs};
 pub use sequences::SequenceColumns;
 

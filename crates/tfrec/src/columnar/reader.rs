@@ -25,11 +25,22 @@ pub enum ColumnSpecs {
 }
 
 impl ColumnSpecs {
-    /// Compiles a spec file's specs.
+    /// Compiles a spec file's specs, the columns in name order.
     pub fn new(spec: &SpecFile, strings: &StringColumns) -> Result<ColumnSpecs, ColumnarError> {
+        ColumnSpecs::with_order(spec, &[], strings)
+    }
+
+    /// Compiles a spec file's specs, the columns in `order` (the feature names as the spec's
+    /// text wrote them, [`spec_order`](super::spec_order)); features `order` leaves out follow
+    /// in name order. For a sequence spec the context columns still come first.
+    pub fn with_order(
+        spec: &SpecFile,
+        order: &[String],
+        strings: &StringColumns,
+    ) -> Result<ColumnSpecs, ColumnarError> {
         Ok(match spec {
-            SpecFile::Example(s) => ColumnSpecs::Example(ExampleColumns::new(s, strings)?),
-            SpecFile::Sequence(s) => ColumnSpecs::Sequence(Box::new(SequenceColumns::new(s, strings)?)),
+            SpecFile::Example(s) => ColumnSpecs::Example(ExampleColumns::with_order(s, order, strings)?),
+            SpecFile::Sequence(s) => ColumnSpecs::Sequence(Box::new(SequenceColumns::with_order(s, order, strings)?)),
         })
     }
 

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::arrays::{fixed_lists, fixed_type, list, list_type, value_type};
 use super::examples::{column_array, column_type, plan_of, ragged_array, Column};
+use super::order::in_order;
 use super::storage::{dense_i64, dense_shape, dense_values, dense_values_in, sparse_index_column, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::example::SequenceExampleView;
@@ -47,12 +48,23 @@ pub struct SequenceColumns {
 }
 
 impl SequenceColumns {
-    /// Compiles `specs` (a context feature and a feature list may not share a name).
+    /// Compiles `specs` (a context feature and a feature list may not share a name), the
+    /// columns of each part in name order.
     pub fn new(specs: &SequenceSpecs, strings: &StringColumns) -> Result<SequenceColumns, ColumnarError> {
+        SequenceColumns::with_order(specs, &[], strings)
+    }
+
+    /// Compiles `specs`, the columns of each part (context, then feature lists) in `order`,
+    /// then those `order` leaves out in name order.
+    pub fn with_order(
+        specs: &SequenceSpecs,
+        order: &[String],
+        strings: &StringColumns,
+    ) -> Result<SequenceColumns, ColumnarError> {
         let parser = SequenceParser::new(specs)?;
         let mut context = Vec::new();
         let mut context_keys: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
-        for (name, spec) in &specs.context_features {
+        for (name, spec) in in_order(&specs.context_features, order) {
             let (plan, presence_key) = plan_of(name, spec)?;
             if let Some(key) = &presence_key {
                 context_keys
@@ -70,7 +82,7 @@ impl SequenceColumns {
         }
         let mut lists = Vec::new();
         let mut list_keys: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
-        for (name, spec) in &specs.sequence_features {
+        for (name, spec) in in_order(&specs.sequence_features, order) {
             if specs.context_features.contains_key(name) {
                 return Err(ColumnarError::Unsupported {
                     column: name.clone(),

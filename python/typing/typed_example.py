@@ -217,7 +217,7 @@ def arrow_and_polars(tmp: str, files: list[str]) -> None:
     piped = tfrec.TFRecordDataset(files).batch(2).parse(spec).to_arrow()
     print(piped.read_all().num_rows)
     frame: pl.DataFrame = tfrec.polars.scan_tfrecord(files, spec).filter(pl.col("age") > 20).collect()
-    print(frame)
+    print(frame, tfrec.polars.read(files, spec, columns=["score", "age"], n_rows=3).columns)
 
 
 def state_saver(tmp: str) -> None:

@@ -1,10 +1,18 @@
 """TFRecord files as Apache Arrow data, and Arrow data as TFRecord files.
 
 ``read`` parses Examples (or SequenceExamples) with a spec into Arrow record batches, exported
-through the Arrow PyCapsule interface (``__arrow_c_stream__``): ``pyarrow.table(stream)``,
-``polars.from_arrow(stream)`` and DuckDB take the batches without a copy. Without a spec, one is
-inferred from the first ``infer_rows`` records (``infer_spec``). ``write`` turns anything with
-``__arrow_c_stream__`` (a pyarrow Table or RecordBatchReader, a Polars DataFrame) into Examples.
+through the Arrow PyCapsule interface (``__arrow_c_stream__``): ``pyarrow.table(stream)`` (a
+``pyarrow.Table``), ``polars.DataFrame(stream)`` (a ``polars.DataFrame``) and DuckDB take the
+batches without a copy; ``tfrec.polars.read(...)`` gives the DataFrame in one call. Note that
+``polars.from_arrow(stream)`` gives one ``Struct`` Series, not a DataFrame: Polars makes any
+stream that is not a pyarrow object a Series (``polars.from_arrow(pyarrow.table(stream))`` is a
+DataFrame). Without a spec, one is inferred from the first ``infer_rows`` records
+(``infer_spec``). ``write`` turns anything with ``__arrow_c_stream__`` (a pyarrow Table or
+RecordBatchReader, a Polars DataFrame) into Examples.
+
+The columns come in the spec's order: the order of the keys of the dict (or JSON) given, for
+a sequence spec the context features then the feature lists; with ``columns=``, that list's
+order.
 
 Column types follow the spec: a ``FixedLenFeature`` is a primitive column (``FixedSizeList`` for
 a shape), a ``VarLenFeature`` a ``List``, a ``RaggedFeature`` nested ``List``s, a
@@ -14,6 +22,7 @@ fails as ``tf.io.parse_example`` does).
 
 >>> stream = tfrec.arrow.read("data.tfrecord", {"age": tfrec.io.FixedLenFeature([], tfrec.int64)})
 >>> table = stream.read_all()                      # a pyarrow.Table
+>>> df = polars.DataFrame(stream)                  # a polars.DataFrame
 >>> tfrec.arrow.write(table, "copy.tfrecord")
 """
 
@@ -47,7 +56,9 @@ def infer_spec(paths: _Paths, rows: int = 1000, *, compression: str | None = Non
 
 class ArrowStream:
     """TFRecord files read as Arrow record batches. Each use (an iteration, ``read_all``,
-    ``pyarrow.table(stream)`` through ``__arrow_c_stream__``) reads the files again.
+    ``pyarrow.table(stream)`` or ``polars.DataFrame(stream)`` through ``__arrow_c_stream__``)
+    reads the files again. (``polars.from_arrow(stream)`` gives a ``Struct`` Series: Polars
+    treats every stream that is not pyarrow's as one column.)
 
     Errors: iterating (and ``read_all``) raises tfrec's own classes with their attributes —
     :class:`tfrec.errors.DataLossError` with ``path`` and ``offset`` for a damaged file,
@@ -106,8 +117,8 @@ def read(
 
     ``spec``: a dict of ``tfrec.io`` feature specs (or their JSON form, or a sequence spec with
     ``context_features`` / ``sequence_features``); ``None`` infers one from the first
-    ``infer_rows`` records (Examples or SequenceExamples). ``columns``: parse only these
-    features. ``byte_range=(start, end)``: only the records of one uncompressed file whose
+    ``infer_rows`` records (Examples or SequenceExamples). The columns follow the spec's key
+    order. ``columns``: parse only these features, in this order. ``byte_range=(start, end)``: only the records of one uncompressed file whose
     headers start in ``[start, end)`` (splits of a file for parallel readers). ``utf8``: strings
     as ``utf8`` columns instead of ``binary`` (a value that is not UTF-8 is then an error).
     ``n_rows``: stop after so many. ``on_corruption``: ``"raise"`` (the default, as
@@ -121,7 +132,5 @@ def write(data: _ArrowStreamExportable, path: str | os.PathLike[str], compressio
     are flattened; a struct column gives one feature per field; NULL is an absent feature."""
 
 class _ArrowStreamExportable(Protocol):
-    """Anything with ``__arrow_c_stream__``: a pyarrow Table or RecordBatchReader, a Polars
-    DataFrame, an :class:`ArrowStream`."""
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...

@@ -36,7 +36,6 @@ def test_every_cell_is_there_and_the_count_is_right():
     assert "tf" not in {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
-@pytest.mark.xfail(strict=False, reason="needs the lead's Dataset")
 def test_the_port_runs_without_tensorflow(tmp_path):
     runner = (
         "import runpy, sys\n"

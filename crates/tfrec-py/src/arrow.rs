@@ -100,49 +100,7 @@ pub(crate) enum BatchSource {
         iter: PipelineIter<RecordBatch>,
         schema: SchemaRef,
     },
-    /// Another source's batches with their columns put in the spec's order (see
-    /// [`in_spec_order`]).
-    Reordered {
-        inner: Box<BatchSource>,
-        columns: Vec<usize>,
-        schema: SchemaRef,
-    },
-}
 
-/// `source` with its columns in the order the spec's text names the features. A pipeline's
-/// workers build their columns with `ColumnSpecs::new` (name order) in `dataset.rs`; when
-/// that builds them with [`column_specs`] instead, the order is already right and this
-/// returns the source as it is.
-fn in_spec_order(source: BatchSource, spec: &str) -> BatchSource {
-    let schema = source.schema();
-    let index: std::collections::HashMap<&str, usize> = schema
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.name().as_str(), i))
-        .collect();
-    let mut taken = vec![false; schema.fields().len()];
-    let mut columns: Vec<usize> = Vec::with_capacity(taken.len());
-    for name in spec_order(spec) {
-        if let Some(&i) = index.get(name.as_str()) {
-            if !std::mem::replace(&mut taken[i], true) {
-                columns.push(i);
-            }
-        }
-    }
-    columns.extend((0..taken.len()).filter(|&i| !taken[i]));
-    if columns.iter().enumerate().all(|(at, &i)| at == i) {
-        return source;
-    }
-    match schema.project(&columns) {
-        Ok(projected) => BatchSource::Reordered {
-            inner: Box::new(source),
-            columns,
-            schema: Arc::new(projected),
-        },
-        // Not reached (the indices come from the schema); the columns then keep their order.
-        Err(_) => source,
-    }
 }
 
 /// Why a source gave no batch; kept typed until it reaches Python (as a `tfrec.errors` class)
@@ -150,7 +108,6 @@ fn in_spec_order(source: BatchSource, spec: &str) -> BatchSource {
 pub(crate) enum SourceError {
     Batch(BatchError),
     Pipeline(PipelineError),
-    Arrow(ArrowError),
 }
 
 impl std::fmt::Display for SourceError {
@@ -158,7 +115,6 @@ impl std::fmt::Display for SourceError {
         match self {
             SourceError::Batch(e) => e.fmt(f),
             SourceError::Pipeline(e) => e.fmt(f),
-            SourceError::Arrow(e) => e.fmt(f),
         }
     }
 }
@@ -167,7 +123,7 @@ impl BatchSource {
     fn schema(&self) -> SchemaRef {
         match self {
             BatchSource::Files(r) => r.schema(),
-            BatchSource::Pipeline { schema, .. } | BatchSource::Reordered { schema, .. } => schema.clone(),
+            BatchSource::Pipeline { schema, .. } => schema.clone(),
         }
     }
 
@@ -175,10 +131,6 @@ impl BatchSource {
         match self {
             BatchSource::Files(r) => r.next_batch().map_err(SourceError::Batch),
             BatchSource::Pipeline { iter, .. } => iter.next().transpose().map_err(SourceError::Pipeline),
-            BatchSource::Reordered { inner, columns, .. } => match inner.next_batch()? {
-                Some(batch) => batch.project(columns).map(Some).map_err(SourceError::Arrow),
-                None => Ok(None),
-            },
         }
     }
 }
@@ -218,7 +170,6 @@ fn source_error(py: Python<'_>, e: SourceError) -> PyErr {
             }
         }
         SourceError::Pipeline(e) => pipeline_error(py, &e),
-        SourceError::Arrow(e) => PyValueError::new_err(e.to_string()),
     }
 }
 
@@ -319,9 +270,8 @@ impl ArrowBatches {
     pub(crate) fn new(source: BatchSource, spec: String) -> ArrowBatches {
         let counters = match &source {
             BatchSource::Pipeline { iter, .. } => Some(iter.counters()),
-            BatchSource::Files(_) | BatchSource::Reordered { .. } => None,
+            BatchSource::Files(_) => None,
         };
-        let source = in_spec_order(source, &spec);
         ArrowBatches {
             schema: source.schema(),
             source: Mutex::new(Some(source)),

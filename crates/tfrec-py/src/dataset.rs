@@ -14,9 +14,9 @@ use tfrec::pipeline::{
     Batched, Counters, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy,
 };
 
-use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
+use tfrec::columnar::{BatchError, ColumnarError};
 
-use crate::arrow::{columnar_error, spec_file, strings, ArrowBatches, BatchSource};
+use crate::arrow::{strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
 use crate::errors::{pipeline_error, record_error, spec_error};
 use crate::records::reader_options;
@@ -259,7 +259,7 @@ impl Dataset {
                 ))
             }
         };
-        let columns = ColumnSpecs::new(&spec_file(&text)?, &strings(utf8, utf8_columns)).map_err(columnar_error)?;
+        let columns = crate::arrow::column_specs(&text, &strings(utf8, utf8_columns))?;
         let schema = columns.schema();
         let iter = self
             .batches(batch_rows.max(1))?

@@ -1,13 +1,13 @@
 //! The library's errors as the exception classes of `tfrec.errors`, with their structured
 //! context (file, byte offset, record index; feature key, example index) as attributes.
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3::IntoPyObjectExt;
 use tfrec::parse::{ParseError, SpecError};
 use tfrec::pipeline::PipelineError;
-use tfrec::record::{RecordError, RecordErrorKind, WriteError};
+use tfrec::record::{IndexError, RecordError, RecordErrorKind, WriteError};
 use tfrec::tensor_proto::TensorProtoError;
 
 /// An instance of `tfrec.errors.<class>(message, **attrs)` as a `PyErr`.
@@ -61,6 +61,39 @@ pub fn record_error(py: Python<'_>, e: &RecordError) -> PyErr {
             ("kind", obj(py, e.kind_name())),
         ],
     )
+}
+
+/// An index or random-access failure: damage is `DataLossError` as in [`record_error`]; a
+/// record number past the end `IndexError`; a compressed file `InvalidArgumentError`; an index
+/// that does not fit its file (or does not read as one) `DataLossError` naming the index.
+pub fn index_error(py: Python<'_>, e: &IndexError) -> PyErr {
+    match e {
+        IndexError::Record(r) => record_error(py, r),
+        IndexError::OutOfRange { .. } => PyIndexError::new_err(e.to_string()),
+        IndexError::Compressed { path, .. } | IndexError::NeedsUncompressed { path, .. } => {
+            invalid_argument(py, e.to_string(), &[("path", obj(py, path.display().to_string()))])
+        }
+        IndexError::Stale { index_file, .. } => {
+            let index = index_file.as_ref().map(|p| p.display().to_string());
+            raise(
+                py,
+                "DataLossError",
+                e.to_string(),
+                &[("path", obj(py, index)), ("kind", obj(py, "stale_index"))],
+            )
+        }
+        IndexError::Parse { path, .. } => raise(
+            py,
+            "DataLossError",
+            e.to_string(),
+            &[
+                ("path", obj(py, path.display().to_string())),
+                ("kind", obj(py, "bad_index")),
+            ],
+        ),
+        IndexError::Mismatch { .. } => raise(py, "DataLossError", e.to_string(), &[("kind", obj(py, "stale_index"))]),
+        IndexError::Io { .. } => PyOSError::new_err(e.to_string()),
+    }
 }
 
 pub fn write_error(py: Python<'_>, e: &WriteError) -> PyErr {

@@ -8,7 +8,8 @@ use tfrec::example::{Example, SequenceExample, TypeHints};
 use tfrec::parse::{ExampleParser, FeatureSpecs, ParseError, ParseErrorKind};
 use tfrec::pipeline::PipelineError;
 use tfrec::record::{
-    Compression, IndexError, OnCorruption, ReaderOptions, RecordError, RecordIndex, RecordReader, RecordWriter,
+    Compression, IndexEntry, IndexError, OnCorruption, ReaderOptions, RecordError, RecordFile, RecordIndex,
+    RecordReader, RecordWriter, WriterOptions,
 };
 use tfrec::state_saver::{SequenceInput, StateSaverError, StateSaverOptions};
 use tfrec::tensor_proto::{decode_tensor, TensorProtoError};
@@ -138,6 +139,16 @@ fn record_layer_errors_print_each_text_once() {
     assert!(matches!(index_error, IndexError::Io { .. }));
     check(index_error);
     check(IndexError::from(record_errors().remove(1)));
+    // Random access: a compressed file, a stale index.
+    let gz = dir.path().join("data.tfrecord.gz");
+    let mut writer = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(Compression::Gzip));
+    writer.write_record(b"x").expect("write to memory");
+    std::fs::write(&gz, writer.finish().expect("finish")).expect("write");
+    check(RecordFile::open(&gz).expect_err("compressed"));
+    let plain = dir.path().join("data.tfrecord");
+    std::fs::write(&plain, framed(&[b"x"])).expect("write");
+    let stale = RecordIndex::from_entries(vec![IndexEntry { offset: 0, len: 99 }]);
+    check(RecordFile::with_index(&plain, stale).expect_err("stale"));
     check("bogus".parse::<Compression>().expect_err("not a compression"));
 }
 

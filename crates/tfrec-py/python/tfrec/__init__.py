@@ -11,7 +11,7 @@ users, without TensorFlow. Built on the tfrec Rust library.
 """
 
 from . import _tfrec, data, errors, io, state_saver, train
-from .data import AUTOTUNE, Dataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
+from .data import AUTOTUNE, Dataset, RandomAccessDataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
 from .state_saver import (
     OutOfRangeError,
     SequenceExampleFiles,
@@ -71,6 +71,7 @@ __all__ = [
     "NotFoundError",
     "OutOfRangeError",
     "ParseError",
+    "RandomAccessDataset",
     "SequenceExample",
     "SequenceExampleFiles",
     "SequenceQueueingStateSaver",

@@ -24,10 +24,12 @@ import random
 from . import _engine, _tfrec
 from . import io as _io
 from ._records import TFRecordOptions, TFRecordWriter, compression as _compression, paths as _paths
+from .random_access import RandomAccessDataset
 
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
+    "RandomAccessDataset",
     "UNKNOWN_CARDINALITY",
     "Dataset",
     "TFRecordDataset",

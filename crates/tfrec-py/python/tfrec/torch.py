@@ -1,4 +1,5 @@
-"""PyTorch adapters. ``tfrec.torch.IterableDataset(dataset)`` feeds a :class:`tfrec.data.Dataset`
+"""PyTorch adapters: ``tfrec.torch.MapDataset`` (map-style, random access: any sampler, a true
+global shuffle each epoch) and ``tfrec.torch.IterableDataset(dataset)``, which feeds a :class:`tfrec.data.Dataset`
 to a ``torch.utils.data.DataLoader``, each DataLoader worker of each distributed rank reading
 its own shard, under every start method (``fork``, ``spawn``, ``forkserver``): the data set
 pickles as its description and starts its pipeline in the worker. ``collate`` turns tfrec's
@@ -16,7 +17,7 @@ Strings stay lists of ``bytes`` (or NumPy object arrays): torch has no string te
 
 import importlib
 
-__all__ = ["IterableDataset", "collate", "shard_index"]
+__all__ = ["IterableDataset", "MapDataset", "collate", "shard_index"]
 
 
 def _rank(torch):
@@ -102,8 +103,67 @@ def _iterable_dataset_class(torch):
     return IterableDataset
 
 
+def _map_dataset_class(torch):
+    import numpy as np
+
+    from .random_access import RandomAccessDataset
+
+    class MapDataset(torch.utils.data.Dataset):
+        """Plain TFRecord files as a map-style ``torch.utils.data.Dataset``: any sampler works,
+        ``RandomSampler`` gives a true global shuffle each epoch.
+
+        ``MapDataset(filenames, features=None, index_paths=None)`` (as
+        :class:`tfrec.RandomAccessDataset` takes them), or ``MapDataset(random_access_dataset)``.
+        ``ds[i]``: the record's ``bytes``, or with ``features`` its parsed dict, numeric arrays as
+        tensors (``torch.from_numpy``, no copy). ``__getitems__(indices)`` (what ``DataLoader``
+        calls with each batch of indices) parses the whole batch at once and returns one item
+        per index, for the collate to stack. ``ds[list_of_indices]`` returns ONE parsed batch:
+        with ``DataLoader(ds, sampler=BatchSampler(RandomSampler(ds), 256, False),
+        batch_size=None)`` each step gets that batch without a collate copying it again.
+        String features stay NumPy object arrays, which the default collate refuses: give
+        ``collate_fn`` or use the batch form above. Pickles (for ``spawn`` workers) as its
+        description; each worker opens the files itself.
+        """
+
+        def __init__(self, filenames, features=None, index_paths=None, to_tensors=True):
+            super().__init__()
+            if isinstance(filenames, RandomAccessDataset):
+                if features is not None or index_paths is not None:
+                    raise ValueError("give features and index_paths to the RandomAccessDataset, not here")
+                self.dataset = filenames
+            else:
+                self.dataset = RandomAccessDataset(filenames, features=features, index_paths=index_paths)
+            self.to_tensors = to_tensors
+
+        def __len__(self):
+            return len(self.dataset)
+
+        def _convert(self, item):
+            return collate(item) if self.to_tensors else item
+
+        def __getitem__(self, key):
+            if isinstance(key, (list, tuple, range)) or getattr(key, "ndim", 0) > 0:
+                return self._convert(self.dataset.get_batch(key))
+            return self._convert(self.dataset[key])
+
+        def __getitems__(self, indices):
+            if self.dataset.features is None:
+                return self.dataset.__getitems__(indices)
+            batch = self.dataset.get_batch(indices)
+            if not all(isinstance(v, np.ndarray) for v in batch.values()):
+                # Sparse and ragged values have no per-row views: parse record by record.
+                return [self._convert(item) for item in self.dataset.__getitems__(indices)]
+            batch = self._convert(batch)
+            return [{k: v[row] for k, v in batch.items()} for row in range(len(indices))]
+
+        def __repr__(self):
+            return f"tfrec.torch.MapDataset({self.dataset!r})"
+
+    return MapDataset
+
+
 _CLASSES = {}
-_FACTORIES = {"IterableDataset": _iterable_dataset_class}
+_FACTORIES = {"IterableDataset": _iterable_dataset_class, "MapDataset": _map_dataset_class}
 
 
 def __getattr__(name):

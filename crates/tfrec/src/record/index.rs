@@ -4,14 +4,23 @@
 //! `tfrecord2idx`, NVIDIA DALI): one line per record, `offset length`, where `offset` is where
 //! the record's header starts and `length` is the whole framed record (12 + data + 4 bytes).
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::compression::{Compression, CompressionChoice};
 use super::error::RecordError;
 use super::format::FRAMING_LEN;
 use super::reader::{ReaderOptions, RecordReader};
+
+/// How a [`IndexError::Stale`] names its index.
+fn index_name(index_file: Option<&Path>) -> String {
+    match index_file {
+        Some(path) => path.display().to_string(),
+        None => "the index built in memory".to_owned(),
+    }
+}
 
 /// One record's place in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +70,31 @@ pub enum IndexError {
         index: u64,
         /// Records in the index.
         len: u64,
+    },
+    /// Random access into a compressed file: record N could only be reached by decompressing
+    /// everything before it, so it is refused rather than done silently on every read.
+    #[error("{path}: random access needs an uncompressed file, and this one is {compression}-compressed (reaching record N would decompress everything before it); write a plain copy first, e.g. `tfrec shard {path} -o DIR --output-compression none`, or decompress it (`gunzip`)")]
+    NeedsUncompressed {
+        /// The records file.
+        path: PathBuf,
+        /// Its compression.
+        compression: Compression,
+    },
+    /// An index that does not describe its records file (the file changed after indexing, or
+    /// the index belongs to another file): an entry runs past the end of the file, or the
+    /// record found at an indexed offset has another length.
+    #[error("{}: stale index for {path}: record {record} at byte {offset}: {problem} (rebuild the index, e.g. with `tfrec index`)", index_name(index_file.as_deref()))]
+    Stale {
+        /// The index file, or `None` for an index built in memory.
+        index_file: Option<PathBuf>,
+        /// The records file.
+        path: PathBuf,
+        /// The record whose entry is wrong, in its file.
+        record: u64,
+        /// The byte offset the index gives for it.
+        offset: u64,
+        /// What does not match.
+        problem: String,
     },
     /// The record found at an indexed offset does not have the indexed length (stale index).
     #[error("record {index} at byte {offset}: the file has a record of {actual} framed bytes where the index says {expected} (is the index stale?)")]
@@ -172,15 +206,31 @@ impl RecordIndex {
         out.flush()
     }
 
-    /// Saves the index to `path`.
+    /// Saves the index to `path`, under a temporary name in the same directory first, renamed
+    /// into place once complete: a reader never sees a partial index, even after a crash.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), IndexError> {
         let path = path.as_ref();
         let io_err = |error| IndexError::Io {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::create(path).map_err(io_err)?;
-        self.write_to(file).map_err(io_err)
+        let temp = temp_path(path);
+        let written = File::create_new(&temp)
+            .and_then(|file| {
+                self.write_to(&file)?;
+                file.sync_all()
+            })
+            .and_then(|()| fs::rename(&temp, path));
+        if written.is_err() {
+            // Best effort: the error that matters is the one returned.
+            let _ = fs::remove_file(&temp);
+        }
+        written.map_err(io_err)
+    }
+
+    /// Builds the entries from a list (for indexes kept elsewhere, or made by hand in tests).
+    pub fn from_entries(entries: Vec<IndexEntry>) -> Self {
+        RecordIndex { entries }
     }
 
     /// The conventional index path for a data file: `FILE.idx`.
@@ -204,6 +254,17 @@ impl RecordIndex {
     pub fn entries(&self) -> &[IndexEntry] {
         &self.entries
     }
+}
+
+/// A name beside `path` that no other writer uses: hidden, with the process id and a counter.
+fn temp_path(path: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp-{}-{n}", std::process::id()))
 }
 
 /// Reads record N of a plain file by seeking to it.

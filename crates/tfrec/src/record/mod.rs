@@ -2,7 +2,8 @@
 //! stream, and a random-access index.
 //!
 //! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
-//! [`MultiFileReader`] for paths, globs and directories, and [`RecordIndex`] to read record N.
+//! [`MultiFileReader`] for paths, globs and directories, [`RecordIndex`] to read record N, and
+//! [`RecordFile`] / [`RecordFiles`] for random access (`pread`) to one file or many.
 
 mod compression;
 mod error;
@@ -10,6 +11,7 @@ mod files;
 pub mod format;
 mod index;
 mod inflate;
+mod random_access;
 mod reader;
 mod scan;
 mod writer;
@@ -19,6 +21,7 @@ pub use error::{Location, RecordError, RecordErrorKind};
 pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
+pub use random_access::{RecordFile, RecordFiles};
 pub use reader::{
     FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
     DEFAULT_MAX_RECORD_LEN,

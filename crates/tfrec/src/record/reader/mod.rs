@@ -27,6 +27,7 @@ use std::sync::Arc;
 use super::compression::Compression;
 use super::error::{RecordError, RecordErrorKind};
 
+pub(crate) use open::file_compression;
 pub use open::FileRecordReader;
 use options::MIN_BUFFER_SIZE;
 pub use options::{OnCorruption, ReadStats, ReaderOptions, TornTail, DEFAULT_MAX_RECORD_LEN};

@@ -52,24 +52,7 @@ impl RecordReader<Box<dyn Read + Send>> {
     ) -> Result<Self, RecordError> {
         let io_err = |e| RecordError::open_failed(e, Some(path.to_path_buf()));
         let mut file = File::open(path).map_err(io_err)?;
-        let compression = match options.compression {
-            CompressionChoice::Exactly(c) => c,
-            CompressionChoice::Auto => match Compression::from_extension(path) {
-                Some(c @ (Compression::Gzip | Compression::Zlib)) => c,
-                // A plain name is no proof: compressed files are often named `.tfrecord`. The
-                // first bytes decide, and only a GZIP or ZLIB stream that decodes to a valid
-                // header is read as one; a plain file with a damaged first header stays plain.
-                Some(Compression::None) | None => {
-                    let mut prefix = Vec::with_capacity(DETECT_PREFIX);
-                    (&mut file)
-                        .take(DETECT_PREFIX as u64)
-                        .read_to_end(&mut prefix)
-                        .map_err(io_err)?;
-                    file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-                    Compression::detect(&prefix)
-                }
-            },
-        };
+        let compression = file_compression(path, &mut file, options.compression).map_err(io_err)?;
         let stream_len = match compression {
             Compression::None => Some(file.metadata().map_err(io_err)?.len()),
             _ => None,
@@ -78,6 +61,27 @@ impl RecordReader<Box<dyn Read + Send>> {
         reader.stream_len = stream_len;
         Ok(reader)
     }
+}
+
+/// The compression `choice` gives for the file at `path` (opened as `file`, left at its start).
+/// With [`CompressionChoice::Auto`] a compressed extension decides; any other name, the first
+/// bytes ([`Compression::detect`]).
+pub(crate) fn file_compression(path: &Path, file: &mut File, choice: CompressionChoice) -> io::Result<Compression> {
+    Ok(match choice {
+        CompressionChoice::Exactly(c) => c,
+        CompressionChoice::Auto => match Compression::from_extension(path) {
+            Some(c @ (Compression::Gzip | Compression::Zlib)) => c,
+            // A plain name is no proof: compressed files are often named `.tfrecord`. The
+            // first bytes decide, and only a GZIP or ZLIB stream that decodes to a valid
+            // header is read as one; a plain file with a damaged first header stays plain.
+            Some(Compression::None) | None => {
+                let mut prefix = Vec::with_capacity(DETECT_PREFIX);
+                (&mut *file).take(DETECT_PREFIX as u64).read_to_end(&mut prefix)?;
+                file.seek(SeekFrom::Start(0))?;
+                Compression::detect(&prefix)
+            }
+        },
+    })
 }
 
 impl<R: Read + Seek> RecordReader<R> {

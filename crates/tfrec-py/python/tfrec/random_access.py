@@ -1,0 +1,175 @@
+"""Random access to plain TFRecord files: :class:`RandomAccessDataset`, a map-style data set
+(``len(ds)``, ``ds[i]``, ``ds[[i, j]]``, slices) over one file or many, for a global shuffle
+each epoch with PyTorch's samplers (``tfrec.torch.MapDataset``) or Grain, which read any
+``__len__`` + ``__getitem__`` source.
+
+Records are read with one positional read each and both CRCs checked. Each file needs an
+index of record offsets: ``FILE.idx`` beside it (what ``tfrec index`` writes; DALI's
+``tfrecord2idx`` and the ``tfrecord`` package's ``offset length`` files are the same format),
+built on first use and saved there when the directory is writable, else kept in memory.
+Compressed files cannot be read this way (record N would need everything before it
+decompressed): they are refused with an error saying so.
+"""
+
+import json
+import operator
+import os
+
+from . import _tfrec
+
+# `tfrec.io` is imported when a spec is first used, not here: `tfrec.data` may import this
+# module, and `tfrec.io` imports `tfrec.data`.
+
+__all__ = ["RandomAccessDataset"]
+
+
+def _as_list(filenames):
+    """One path or many, as ``str`` (globs and directories are expanded by the Rust side)."""
+    if isinstance(filenames, (str, bytes, os.PathLike)):
+        filenames = [filenames]
+    return [os.fsdecode(f) for f in filenames]
+
+
+class RandomAccessDataset:
+    """The records of plain TFRecord files by position: ``ds[i]`` is the i-th record of
+    reading the files in order (as ``tfrec.TFRecordDataset`` yields them).
+
+    ``filenames``: a path, glob or directory, or a list of them. ``features``: a parse spec
+    (``{name: tfrec.io.FixedLenFeature(...), ...}`` as ``tfrec.io.parse_example`` takes); with it
+    ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``.
+    ``index_paths``: one index path (or ``None`` for ``FILE.idx``) per file after expansion.
+
+    - ``ds[i]`` (negative from the end), ``ds[[i, j, k]]`` or ``ds[np.array([...])]`` (a list),
+      ``ds[a:b:c]`` (a list); ``IndexError`` past the end.
+    - ``ds.__getitems__(indices)``: a list of items, the contract PyTorch's ``DataLoader`` calls
+      with each batch of sampled indices (its collate then makes the batch).
+    - ``ds.get_batch(indices)``: with ``features``, ONE ``parse_example`` dict for all of
+      ``indices`` (parsed at once, with a leading batch dimension); without, a list of ``bytes``.
+
+    It pickles as its description (files, features, index paths) and opens the files again
+    lazily in the process that uses it, so it can be sent to workers started with ``spawn``.
+    ``__len__`` and ``__getitem__`` make it a Grain ``RandomAccessDataSource``.
+    """
+
+    def __init__(self, filenames, features=None, index_paths=None):
+        if index_paths is not None:
+            if isinstance(index_paths, (str, bytes, os.PathLike)):
+                index_paths = [index_paths]
+            index_paths = [None if p is None else os.fsdecode(p) for p in index_paths]
+        self._files = _tfrec.RecordFiles(_as_list(filenames), index_paths)
+        self._paths = self._files.paths
+        # The indexes in use: a worker loads them instead of scanning the files again.
+        self._index_paths = self._files.index_paths
+        self._len = len(self._files)
+        self._features = features
+        self._parser = None
+
+    # -- opening lazily -------------------------------------------------------------------
+
+    def _reader(self):
+        files = self._files
+        if files is None:
+            files = self._files = _tfrec.RecordFiles(self._paths, self._index_paths)
+            if len(files) != self._len:
+                raise ValueError(
+                    f"the files now hold {len(files)} records where this data set had {self._len}: "
+                    "they changed since it was made"
+                )
+        return files
+
+    def _spec_parser(self):
+        """``(parser, wrap)``: the compiled spec and ``tfrec.io``'s wrapping of its outputs."""
+        if self._parser is None:
+            from . import io
+
+            self._parser = (io._parser(json.dumps(io.specs_to_json(self._features)), False), io._wrap_dict)
+        return self._parser
+
+    def __getstate__(self):
+        return {
+            "paths": self._paths,
+            "index_paths": self._index_paths,
+            "len": self._len,
+            "features": self._features,
+        }
+
+    def __setstate__(self, state):
+        self._paths = state["paths"]
+        self._index_paths = state["index_paths"]
+        self._len = state["len"]
+        self._features = state["features"]
+        self._files = None
+        self._parser = None
+
+    # -- the sequence ---------------------------------------------------------------------
+
+    def __len__(self):
+        return self._len
+
+    @property
+    def features(self):
+        """The parse spec, or ``None`` (items are ``bytes``)."""
+        return self._features
+
+    @property
+    def filenames(self):
+        """The files, after expansion, in record order."""
+        return list(self._paths)
+
+    def _one(self, record):
+        if self._features is None:
+            return record
+        parser, wrap = self._spec_parser()
+        return wrap(parser.parse_example(record, True))
+
+    def _records(self, indices):
+        if hasattr(indices, "tolist"):  # a NumPy array: one conversion, not one per element
+            indices = indices.tolist()
+        elif isinstance(indices, range):
+            indices = list(indices)
+        elif not isinstance(indices, list):
+            indices = [operator.index(i) for i in indices]
+        return self._reader().get_many(indices)
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            # The hot path of one-at-a-time reading: no further Python calls for raw records.
+            files = self._files
+            if files is None:
+                files = self._reader()
+            record = files.get(key)
+            return record if self._features is None else self._one(record)
+        if isinstance(key, slice):
+            return self.__getitems__(range(*key.indices(self._len)))
+        if isinstance(key, (str, bytes)):
+            raise TypeError(f"record indices must be integers, slices or lists, not {type(key).__name__}")
+        if getattr(key, "ndim", None) == 0:  # NumPy integers and 0-d arrays
+            return self._one(self._reader().get(operator.index(key)))
+        return self.__getitems__(key)
+
+    def __getitems__(self, indices):
+        """A list with one item per index (``bytes``, or a parsed dict with ``features``): the
+        contract of ``torch.utils.data.Dataset.__getitems__``, whose caller collates the list."""
+        records = self._records(indices)
+        if self._features is None:
+            return records
+        return [self._one(r) for r in records]
+
+    def get_batch(self, indices):
+        """With ``features``: one ``parse_example`` dict for the records of ``indices``, parsed
+        at once. Without: the records as a list of ``bytes``."""
+        records = self._records(indices)
+        if self._features is None:
+            return records
+        parser, wrap = self._spec_parser()
+        return wrap(parser.parse_example(records, False))
+
+    def __iter__(self):
+        for start in range(0, self._len, 256):
+            yield from self.__getitems__(range(start, min(start + 256, self._len)))
+
+    def __repr__(self):
+        n = len(self._paths)
+        files = repr(self._paths[0]) if n == 1 else f"{n} files"
+        what = "bytes" if self._features is None else "{" + ", ".join(map(str, self._features)) + "}"
+        return f"RandomAccessDataset({files}, records={self._len}, items={what})"

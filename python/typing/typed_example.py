@@ -203,6 +203,16 @@ def datasets(tmp: str, files: list[str], spec: Spec) -> None:
         print("NotFoundError", e)
 
 
+def random_access(tmp: str, files: list[str]) -> None:
+    raw = tfrec.RandomAccessDataset(files, index_paths=[os.path.join(tmp, f"{i}.idx") for i in range(len(files))])
+    first: bytes = raw[0]
+    some: list[bytes] = raw[[0, -1]] + raw[1:3] + raw[np.arange(2)] + raw.__getitems__(range(2))
+    print(len(raw), raw.filenames, raw.features, len(first), len(some), len(raw.get_batch([0, 1])), len(list(raw)))
+    parsed = tfrec.data.RandomAccessDataset(files[0], {"age": tio.FixedLenFeature([], tfrec.int64)})
+    batch = parsed.get_batch(np.array([2, 0]))
+    print(parsed[0]["age"], dense(batch["age"]), pickle.loads(pickle.dumps(parsed))[-1])
+
+
 def arrow_and_polars(tmp: str, files: list[str]) -> None:
     spec = {"age": tio.FixedLenFeature([], tfrec.int64), "score": tio.VarLenFeature(tfrec.float32)}
     stream = tfrec.arrow.read(files, spec, columns=["age"], batch_rows=2)
@@ -310,6 +320,10 @@ def torch_part(files: list[str]) -> None:
     ds = tfrec.torch.IterableDataset(tfrec.TFRecordDataset(files).batch(2), shard_by="auto", to_tensors=True)
     print(ds.dataset, ds.shard_by, ds.rank, sum(1 for _ in ds))
     print(tfrec.torch.collate({"x": np.arange(3)}), tfrec.torch.shard_for(ds.dataset, 1, 0))
+    spec = {"age": tio.FixedLenFeature([], tfrec.int64)}
+    mapped = tfrec.torch.MapDataset(files, spec, to_tensors=True)
+    again = tfrec.torch.MapDataset(tfrec.RandomAccessDataset(files, spec))
+    print(len(mapped), mapped[0], mapped[[0, 1]], len(again.__getitems__([0, 2])), mapped.dataset, mapped.to_tensors)
 
 
 def ray_part(tmp: str, files: list[str]) -> None:
@@ -343,6 +357,7 @@ def main() -> None:
         records = list(tfrec.TFRecordDataset(files[0]))
         spec = parsing(records)
         datasets(tmp, files, spec)
+        random_access(tmp, files)
         arrow_and_polars(tmp, files)
         state_saver(tmp)
         command(files[0])

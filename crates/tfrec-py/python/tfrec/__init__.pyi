@@ -17,6 +17,7 @@ from . import arrow as arrow, polars as polars, ray as ray, torch as torch
 from .data import (
     AUTOTUNE as AUTOTUNE,
     Dataset as Dataset,
+    RandomAccessDataset as RandomAccessDataset,
     TFRecordDataset as TFRecordDataset,
     TFRecordOptions as TFRecordOptions,
     TFRecordWriter as TFRecordWriter,
@@ -92,6 +93,7 @@ __all__ = [
     "NotFoundError",
     "OutOfRangeError",
     "ParseError",
+    "RandomAccessDataset",
     "SequenceExample",
     "SequenceExampleFiles",
     "SequenceQueueingStateSaver",

@@ -16,6 +16,7 @@ __all__ = [
     "RecordIterator",
     "expand_inputs",
     "Parser",
+    "RecordFiles",
     "Dataset",
     "DatasetIterator",
     "StateSaver",
@@ -171,6 +172,19 @@ class Parser:
         self, serialized: bytes | Iterable[bytes], single: bool = False, num_threads: int = 1
     ) -> tuple[dict[str, _RawTensor], dict[str, _RawTensor], dict[str, npt.NDArray[np.int64]]]:
         """`parse_sequence_example` (or the single form): `(context, feature_lists, lengths)`."""
+
+@final
+class RecordFiles:
+    def __new__(cls, paths: Sequence[str], index_paths: Sequence[str | None] | None = None) -> Self: ...
+    def __len__(self) -> int: ...
+    def get(self, i: int) -> bytes: ...
+    def get_many(self, indices: Sequence[int]) -> list[bytes]: ...
+    @property
+    def paths(self) -> list[str]: ...
+    @property
+    def index_paths(self) -> list[str | None]: ...
+    @property
+    def lengths(self) -> list[int]: ...
 
 @final
 class RecordIterator:

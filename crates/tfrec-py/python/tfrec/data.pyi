@@ -27,10 +27,12 @@ from . import _tfrec
 from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter, _Paths
 from .arrow import ArrowStream, _SpecArg
 from .io import _Features
+from .random_access import RandomAccessDataset as RandomAccessDataset
 
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
+    "RandomAccessDataset",
     "UNKNOWN_CARDINALITY",
     "Dataset",
     "TFRecordDataset",

@@ -1,4 +1,5 @@
-"""PyTorch adapters. ``tfrec.torch.IterableDataset(dataset)`` feeds a :class:`tfrec.data.Dataset`
+"""PyTorch adapters: ``tfrec.torch.MapDataset`` (map-style, random access: any sampler, a true
+global shuffle each epoch) and ``tfrec.torch.IterableDataset(dataset)``, which feeds a :class:`tfrec.data.Dataset`
 to a ``torch.utils.data.DataLoader``, each DataLoader worker of each distributed rank reading
 its own shard, under every start method (``fork``, ``spawn``, ``forkserver``): the data set
 pickles as its description and starts its pipeline in the worker. ``collate`` turns tfrec's
@@ -14,17 +15,23 @@ so it hands tfrec's batches on instead of batching them again::
 Strings stay lists of ``bytes`` (or NumPy object arrays): torch has no string tensor.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any, Literal
 
 # PyTorch is optional (``tfrec-rs[torch]``): without it the base class is ``Any``.
-from torch.utils.data import IterableDataset as _TorchIterableDataset  # type: ignore[import-not-found, unused-ignore]
+from torch.utils.data import (  # type: ignore[import-not-found, unused-ignore]
+    Dataset as _TorchDataset,
+    IterableDataset as _TorchIterableDataset,
+)
 from typing_extensions import TypeAlias
 
+from ._records import _PathArg, _Paths
 from .data import Dataset
+from .io import _Features
+from .random_access import RandomAccessDataset, _Indices
 
-__all__ = ["IterableDataset", "collate", "shard_index"]
+__all__ = ["IterableDataset", "MapDataset", "collate", "shard_index"]
 
 _ShardBy: TypeAlias = Literal["auto", "file", "record"]
 
@@ -65,3 +72,35 @@ class IterableDataset(_TorchIterableDataset[Any]):  # type: ignore[misc, unused-
     rank: tuple[int, int] | None
     def __init__(self, dataset: Dataset, shard_by: _ShardBy = "auto", to_tensors: bool = True) -> None: ...
     def __iter__(self) -> Iterator[Any]: ...
+
+# Made on first use, as ``IterableDataset``. Items are what ``RandomAccessDataset`` gives, with
+# numeric arrays as ``torch.Tensor``s when ``to_tensors``.
+class MapDataset(_TorchDataset[Any]):  # type: ignore[misc, unused-ignore]
+    """Plain TFRecord files as a map-style ``torch.utils.data.Dataset``: any sampler works,
+    ``RandomSampler`` gives a true global shuffle each epoch.
+
+    ``MapDataset(filenames, features=None, index_paths=None)`` (as
+    :class:`tfrec.RandomAccessDataset` takes them), or ``MapDataset(random_access_dataset)``.
+    ``ds[i]``: the record's ``bytes``, or with ``features`` its parsed dict, numeric arrays as
+    tensors (``torch.from_numpy``, no copy). ``__getitems__(indices)`` (what ``DataLoader``
+    calls with each batch of indices) parses the whole batch at once and returns one item
+    per index, for the collate to stack. ``ds[list_of_indices]`` returns ONE parsed batch:
+    with ``DataLoader(ds, sampler=BatchSampler(RandomSampler(ds), 256, False),
+    batch_size=None)`` each step gets that batch without a collate copying it again.
+    String features stay NumPy object arrays, which the default collate refuses: give
+    ``collate_fn`` or use the batch form above. Pickles (for ``spawn`` workers) as its
+    description; each worker opens the files itself.
+    """
+
+    dataset: RandomAccessDataset[Any]
+    to_tensors: bool
+    def __init__(
+        self,
+        filenames: _Paths | RandomAccessDataset[Any],
+        features: _Features | None = None,
+        index_paths: _PathArg | Iterable[_PathArg | None] | None = None,
+        to_tensors: bool = True,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: int | slice | _Indices) -> Any: ...
+    def __getitems__(self, indices: _Indices) -> list[Any]: ...

@@ -175,16 +175,23 @@ class Parser:
 
 @final
 class RecordFiles:
+    """Plain TFRecord files opened for random access, their records numbered file after file."""
     def __new__(cls, paths: Sequence[str], index_paths: Sequence[str | None] | None = None) -> Self: ...
-    def __len__(self) -> int: ...
-    def get(self, i: int) -> bytes: ...
-    def get_many(self, indices: Sequence[int]) -> list[bytes]: ...
+    def __len__(self) -> int:
+        """Return len(self)."""
+    def get(self, i: int) -> bytes:
+        """Record `i` (negative from the end) as `bytes`; `IndexError` past the end."""
+    def get_many(self, indices: Sequence[int]) -> list[bytes]:
+        """The records of `indices` (each negative from the end, or not) as a list of `bytes`."""
     @property
-    def paths(self) -> list[str]: ...
+    def paths(self) -> list[str]:
+        """The files, after expansion."""
     @property
-    def index_paths(self) -> list[str | None]: ...
+    def index_paths(self) -> list[str | None]:
+        """Each file's index file, or `None` where the index lives only in memory."""
     @property
-    def lengths(self) -> list[int]: ...
+    def lengths(self) -> list[int]:
+        """Records in each file."""
 
 @final
 class RecordIterator:

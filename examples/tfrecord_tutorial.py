@@ -12,21 +12,16 @@
 # tfrec.TFRecordDataset, tf.data.Dataset -> tfrec.data.Dataset), and a notebook cell's last
 # expression, which a notebook displays, printed. Anything more is marked `# changed: <why>`.
 #
-# Count: 29 + 10 = 39 cells; 14 needed more than a name change:
+# Count: 29 + 10 = 39 cells; 12 needed more than a name change:
 #   - 7 for TensorFlow's tensors and graph functions (no tensors in tfrec: records are bytes,
 #     parsed values NumPy arrays): cells 3, 7, 9, 11, 14, 29, A4;
 #   - 1 for TensorFlow's image decoding: cell 25 (a JPEG header read stands in for
 #     tf.io.decode_jpeg);
 #   - 4 for the setting (a script without IPython or network): cell 2 (IPython.display), 12 and
 #     27 (`!du`), 21 (downloads: the repository's bundled sample JPEGs stand in for the photos);
-#   - 2 for tf.data APIs tfrec does not have: A8 (Dataset.from_generator), A10
-#     (tf.data.experimental.TFRecordWriter closes its file itself; tfrec.TFRecordWriter takes
-#     the data set as an iterable of records but is closed as tf.io's writer is).
 # Of the tutorial's current 29 cells: 11 (3, 7, 9, 11, 14, 29 for tensors; 25 for image
 # decoding; 2, 12, 21, 27 for the setting), and 7 of them for TensorFlow's tensors or images.
 #
-# Lines marked `# needs-lead-api` use the tf.data-like tfrec.data.Dataset (from_tensor_slices,
-# map unpacking tuple elements as tf.data does, TFRecordWriter.write of an iterable).
 #
 # Run it in an empty directory (it writes test.tfrecord, images.tfrecords and
 # test_from_slices.tfrecord there): python examples/tfrecord_tutorial.py
@@ -346,15 +341,15 @@ assert images_back == [open(p, "rb").read() for p in image_labels]  # check:
 filename = "test_from_slices.tfrecord"
 
 # cell A1: from_tensor_slices on an array: a dataset of its scalars
-print(repr(tfrec.data.Dataset.from_tensor_slices(feature1)))  # needs-lead-api
+print(repr(tfrec.data.Dataset.from_tensor_slices(feature1)))
 
 # cell A2: on a tuple of arrays: a dataset of tuples
-features_dataset = tfrec.data.Dataset.from_tensor_slices((feature0, feature1, feature2, feature3))  # needs-lead-api
+features_dataset = tfrec.data.Dataset.from_tensor_slices((feature0, feature1, feature2, feature3))
 print(repr(features_dataset))
 
 # cell A3: one element
 # Use `take(1)` to only pull one example from the dataset.
-for f0, f1, f2, f3 in features_dataset.take(1):  # needs-lead-api
+for f0, f1, f2, f3 in features_dataset.take(1):
     print(f0)
     print(f1)
     print(f2)
@@ -373,30 +368,25 @@ print(tf_serialize_example(f0, f1, f2, f3))
 
 # cell A6: the wrapper mapped over the data set (a tuple element is passed as arguments, as
 # tf.data does)
-serialized_features_dataset = features_dataset.map(tf_serialize_example)  # needs-lead-api
+serialized_features_dataset = features_dataset.map(tf_serialize_example)
 print(repr(serialized_features_dataset))
 
 
 # cell A7: the same with a generator
 def generator():
-    for features in features_dataset:  # needs-lead-api
+    for features in features_dataset:
         yield serialize_example(*features)
 
 
 # cell A8: a dataset from the generator
-# changed: tfrec has no Dataset.from_generator (output_types, output_shapes): the generator
-# itself is an iterable of records, which is what the writer takes.
-serialized_features_dataset = generator()
+serialized_features_dataset = tfrec.data.Dataset.from_generator(generator, output_types=tfrec.string, output_shapes=())
 
 # cell A9: show it
 print(repr(serialized_features_dataset))
 
 # cell A10: the records written to a file
-# changed: tfrec.TFRecordWriter is tf.io's writer, which is closed when done;
-# tf.data.experimental.TFRecordWriter closes its file itself after `write(dataset)`.
-writer = tfrec.TFRecordWriter(filename)
-writer.write(serialized_features_dataset)  # needs-lead-api
-writer.close()
+writer = tfrec.data.experimental.TFRecordWriter(filename)
+writer.write(serialized_features_dataset)
 
 assert list(tfrec.TFRecordDataset(filename)) == list(tfrec.TFRecordDataset("test.tfrecord"))  # check:
 print("done: every cell ran")

@@ -266,7 +266,7 @@ def fake_torch(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
     import tfrec.torch as adapter
 
-    monkeypatch.setattr(adapter, "_MAP_CLASS", None)
+    monkeypatch.setattr(adapter, "_CLASSES", {})
     return adapter, Tensor
 
 

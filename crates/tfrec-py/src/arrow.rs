@@ -100,7 +100,6 @@ pub(crate) enum BatchSource {
         iter: PipelineIter<RecordBatch>,
         schema: SchemaRef,
     },
-
 }
 
 /// Why a source gave no batch; kept typed until it reaches Python (as a `tfrec.errors` class)

@@ -35,6 +35,7 @@ __all__ = [
     "TFRecordDataset",
     "TFRecordOptions",
     "TFRecordWriter",
+    "experimental",
 ]
 
 #: ``tf.data.AUTOTUNE``: accepted wherever tf.data accepts it (``prefetch``,
@@ -121,6 +122,19 @@ class Dataset:
 
         ds = object.__new__(Dataset)
         ds._source = ("slices", tuple(tensor_slices(tensors)), {})
+        ds._stages = ()
+        ds._options = {"threads": 1, "prefetch": 2, "deterministic": True}
+        return ds
+
+    @classmethod
+    def from_generator(cls, generator, output_types=None, output_shapes=None, args=None, output_signature=None):
+        """``tf.data.Dataset.from_generator``: the elements ``generator(*args)`` yields, called
+        anew for each iteration. The type arguments are accepted for tf.data's sake (elements
+        are Python and NumPy values here, so nothing is converted)."""
+        if not callable(generator):
+            raise TypeError(f"generator must be callable, not {type(generator).__name__}")
+        ds = object.__new__(Dataset)
+        ds._source = ("generator", (generator, tuple(args or ())), {})
         ds._stages = ()
         ds._options = {"threads": 1, "prefetch": 2, "deterministic": True}
         return ds
@@ -274,7 +288,12 @@ class Dataset:
 
     def __repr__(self):
         kind, source, _ = self._source
-        what = f"{len(source)} file{'s' if len(source) != 1 else ''}" if kind == "files" else f"{len(source)} slices"
+        if kind == "files":
+            what = f"{len(source)} file{'s' if len(source) != 1 else ''}"
+        elif kind == "slices":
+            what = f"{len(source)} slices"
+        else:
+            what = f"generator {getattr(source[0], '__name__', type(source[0]).__name__)}"
         stages = " -> ".join(_stage_text(s) for s in self._stages) or "no stages"
         return f"<tfrec.data.{type(self).__name__} {what}: {stages}; elements: {self.element_spec}>"
 
@@ -308,7 +327,7 @@ class Dataset:
         runs (file stages, record stages, one batch, batch stages, parse), then the rest."""
         rust, python = [], []
         element = "bytes"
-        in_python = self._source[0] == "slices"
+        in_python = self._source[0] != "files"
         if in_python:
             element = "element"
         first_record_stage = None
@@ -398,6 +417,9 @@ class Dataset:
             if k == 0:
                 if self._source[0] == "slices":
                     return iter(self._source[1])
+                if self._source[0] == "generator":
+                    generator, args = self._source[1]
+                    return iter(generator(*args))
                 return map(_wrap_outputs, iter(self._rust_dataset(rust, epoch, seeds)))
             stage = python[k - 1]
             name = stage[0]
@@ -503,6 +525,31 @@ def _to_numpy(x):
     if isinstance(x, list):
         return np.array(x, dtype=object) if x and isinstance(x[0], bytes) else np.asarray(x)
     return x
+
+
+class _DatasetWriter:
+    """``tf.data.experimental.TFRecordWriter``: ``write(dataset)`` writes every record of a data
+    set (or any iterable of records) to ``filename`` and closes it."""
+
+    def __init__(self, filename, compression_type=None):
+        self._filename = filename
+        self._compression = compression_type or None
+
+    def write(self, dataset):
+        with TFRecordWriter(self._filename, compression=self._compression) as writer:
+            writer.write(dataset)
+
+    def __repr__(self):
+        return f"<tfrec.data.experimental.TFRecordWriter {self._filename!r}>"
+
+
+class experimental:  # noqa: N801  (tf.data.experimental's name)
+    """``tf.data.experimental``: what of it tfrec has."""
+
+    TFRecordWriter = _DatasetWriter
+    AUTOTUNE = AUTOTUNE
+    INFINITE_CARDINALITY = INFINITE_CARDINALITY
+    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
 
 
 class TFRecordDataset(Dataset):

@@ -16,6 +16,7 @@ import os
 import pickle
 import sys
 import tempfile
+from collections.abc import Iterator
 from typing import Any, Dict, Union
 
 import numpy as np
@@ -46,6 +47,11 @@ def dense(value: tio.SparseTensor | tio.RaggedTensor | npt.NDArray[Any]) -> npt.
 def nonempty(n: int) -> bool:
     """A filter predicate that pickles (a data set pickles with its stages)."""
     return n > 0
+
+
+def count_up(n: int) -> Iterator[int]:
+    """A generator function for ``Dataset.from_generator``."""
+    yield from range(n)
 
 
 def messages() -> list[tfrec.Example]:
@@ -176,6 +182,11 @@ def datasets(tmp: str, files: list[str], spec: Spec) -> None:
     print(len(records.next_many(2)), records.stats()["records"], records.problems())
     slices = tfrec.Dataset.from_tensor_slices({"x": np.arange(10), "y": [str(i) for i in range(10)]})
     print(len(slices), slices.batch(4).cardinality(), list(slices.take(2)))
+    gen = tfrec.Dataset.from_generator(count_up, args=(4,)).batch(2)
+    print(gen, list(gen), tfrec.data.experimental.AUTOTUNE, tfrec.data.INFINITE_CARDINALITY)
+    copy = os.path.join(tmp, "copy-of-part-0.tfrecord")
+    tfrec.data.experimental.TFRecordWriter(copy, compression_type="GZIP").write(tfrec.TFRecordDataset(files[0]))
+    print(len(list(tfrec.TFRecordDataset(copy))))
     seq = tfrec.SequenceExample.from_dict({"context": {"k": [1]}, "feature_lists": {"t": [[1], [2]]}})
     seq_path = os.path.join(tmp, "seq.tfrecord")
     with tfrec.TFRecordWriter(seq_path) as w:

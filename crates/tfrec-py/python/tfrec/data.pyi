@@ -17,14 +17,15 @@ pipeline in the process that iterates it, so PyTorch's spawned DataLoader worker
 their shard.
 """
 
-from collections.abc import Callable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
 from . import _tfrec
-from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter, _Paths
+from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter, _Paths, _Record
 from .arrow import ArrowStream, _SpecArg
 from .io import _Features
 from .random_access import RandomAccessDataset as RandomAccessDataset
@@ -38,6 +39,7 @@ __all__ = [
     "TFRecordDataset",
     "TFRecordOptions",
     "TFRecordWriter",
+    "experimental",
 ]
 
 _OnCorruption: TypeAlias = Literal["raise", "skip", "skip_file"]
@@ -74,6 +76,19 @@ class Dataset:
     def from_tensor_slices(cls, tensors: _Slices) -> Dataset:
         """``tf.data.Dataset.from_tensor_slices``: the slices of NumPy arrays or lists (and
         tuples and dicts of them) along their first axis, as elements."""
+    # The elements are whatever the generator yields; the tf.data type arguments are ignored.
+    @classmethod
+    def from_generator(
+        cls,
+        generator: Callable[..., Iterable[Any]],
+        output_types: object = None,
+        output_shapes: object = None,
+        args: Iterable[Any] | None = None,
+        output_signature: object = None,
+    ) -> Dataset:
+        """``tf.data.Dataset.from_generator``: the elements ``generator(*args)`` yields, called
+        anew for each iteration. The type arguments are accepted for tf.data's sake (elements
+        are Python and NumPy values here, so nothing is converted)."""
     def interleave(self, cycle_length: int, block_length: int = 1) -> Self:
         """Reads ``cycle_length`` files at a time, ``block_length`` records from each in turn
         (tf.data's ``interleave`` of ``TFRecordDataset``s over the file list). It chooses and
@@ -164,6 +179,19 @@ class Dataset:
         specs of ``parse`` (or ``spec``, when the pipeline has no parse stage; see
         :func:`tfrec.arrow.read` for the column types) and are made by the worker threads; a
         batch holds the pipeline's ``batch`` size, or ``batch_rows`` rows when it has none."""
+
+class _DatasetWriter:
+    """``tf.data.experimental.TFRecordWriter``: ``write(dataset)`` writes every record of a data
+    set (or any iterable of records) to ``filename`` and closes it."""
+    def __init__(self, filename: str | os.PathLike[str], compression_type: str | None = None) -> None: ...
+    def write(self, dataset: Iterable[_Record]) -> None: ...
+
+class experimental:
+    """``tf.data.experimental``: what of it tfrec has."""
+    TFRecordWriter = _DatasetWriter
+    AUTOTUNE: Final = -1
+    INFINITE_CARDINALITY: Final = -1
+    UNKNOWN_CARDINALITY: Final = -2
 
 class TFRecordDataset(Dataset):
     """``tf.data.TFRecordDataset``: the records of files (paths or glob patterns) as ``bytes``,

@@ -22,9 +22,9 @@ use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
 use tfrec::record::{expand_inputs, CompressionChoice, IndexError, ReaderOptions, RecordWriter, WriterOptions};
 
-use crate::dataset::counters_dict;
 use crate::errors::{invalid_argument, obj, parse_error, pipeline_error, record_error, spec_error, write_error};
 use crate::records::{compression_choice, reader_options};
+use crate::stats::counters_dict;
 
 const STREAM_CAPSULE: &std::ffi::CStr = c"arrow_array_stream";
 const SCHEMA_CAPSULE: &std::ffi::CStr = c"arrow_schema";

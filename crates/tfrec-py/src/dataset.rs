@@ -10,9 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
 use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
-use tfrec::pipeline::{
-    Batched, Counters, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy,
-};
+use tfrec::pipeline::{Batched, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
 
 use tfrec::columnar::{BatchError, ColumnarError};
 
@@ -20,6 +18,7 @@ use crate::arrow::{strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
 use crate::errors::{pipeline_error, record_error, spec_error};
 use crate::records::reader_options;
+use crate::stats::counters_dict;
 
 /// What the workers do with each batch.
 #[derive(Clone)]
@@ -348,28 +347,6 @@ impl Dataset {
             .iter();
         Ok((iter, unbatched && matches!(self.stage, Stage::Raw)))
     }
-}
-
-/// A pipeline's counters as the dict `stats()` gives: records, bytes, files done, skipped
-/// regions, bytes and files, batches, and the problems skipped (messages naming file and
-/// offset).
-pub(crate) fn counters_dict<'py>(py: Python<'py>, c: &Counters) -> PyResult<Bound<'py, PyDict>> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let d = PyDict::new(py);
-    d.set_item("records", c.records.load(Relaxed))?;
-    d.set_item("bytes", c.bytes.load(Relaxed))?;
-    d.set_item("files_done", c.files_done.load(Relaxed))?;
-    d.set_item("skipped_regions", c.skipped_regions.load(Relaxed))?;
-    d.set_item("skipped_bytes", c.skipped_bytes.load(Relaxed))?;
-    d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
-    d.set_item("batches", c.batches.load(Relaxed))?;
-    let problems: Vec<String> = c
-        .problems
-        .lock()
-        .map(|p| p.iter().map(ToString::to_string).collect())
-        .unwrap_or_default();
-    d.set_item("problems", problems)?;
-    Ok(d)
 }
 
 /// A batch's columns error as a pipeline error: a parse error as the pipeline reports it, any

@@ -13,6 +13,7 @@ mod parsing;
 mod random_access;
 mod records;
 mod state_saver;
+mod stats;
 mod tensors;
 
 use pyo3::prelude::*;

@@ -40,7 +40,9 @@
 //! the first five records, `.shuffle(100, s).take(5)` takes five records of the shuffled
 //! stream. The file-level stages ([`Dataset::interleave`], [`Dataset::shard_files`]) choose
 //! and order the files, so they come before every record-level stage (a later call is an
-//! error saying so). There are `threads` worker threads; each in turn takes the record stream,
+//! error saying so). Stages called after [`Dataset::batch`] ([`Batched::take`], `skip`,
+//! `repeat`, `shard`, `shuffle`) work on whole batches, as tf.data's do: `.batch(5)?.take(2)`
+//! is two batches of five. There are `threads` worker threads; each in turn takes the record stream,
 //! reads the next batch from it and then parses or maps that batch while another reads, so
 //! `threads(1)` keeps to one core. By default the output order depends only on the
 //! data and the settings, never on the thread count (results are put back in batch order);
@@ -340,6 +342,56 @@ impl Stage {
     }
 }
 
+/// The stages tf.data has at every level, for [`Dataset`] (over records) and [`Batched`] (over
+/// whole batches): one set of methods, documented with the unit they work on.
+macro_rules! element_stages {
+    ($unit:literal) => {
+        #[doc = concat!("Shuffles through a buffer of `buffer_size` ", $unit, ", seeded, reshuffled on")]
+        /// each iteration (each pass of a later `repeat`), as tf.data's `shuffle` by default.
+        pub fn shuffle(self, buffer_size: usize, seed: u64) -> Result<Self, DatasetError> {
+            self.shuffle_with(buffer_size, seed, true)
+        }
+
+        #[doc = concat!("Shuffles ", $unit, "; with `reshuffle_each_iteration: false` every iteration has")]
+        /// the first one's order. A new iterator over the data set starts again at the first
+        /// iteration.
+        pub fn shuffle_with(
+            mut self,
+            buffer_size: usize,
+            seed: u64,
+            reshuffle_each_iteration: bool,
+        ) -> Result<Self, DatasetError> {
+            self.stages
+                .push(Stage::shuffle(buffer_size, seed, reshuffle_each_iteration)?);
+            Ok(self)
+        }
+
+        #[doc = concat!("Goes over the ", $unit, " so far `count` times (the files are read again).")]
+        pub fn repeat(mut self, count: u64) -> Self {
+            self.stages.push(Stage::Repeat(Some(count)));
+            self
+        }
+
+        #[doc = concat!("Goes over the ", $unit, " so far forever (an empty stream stays empty).")]
+        pub fn repeat_forever(mut self) -> Self {
+            self.stages.push(Stage::Repeat(None));
+            self
+        }
+
+        #[doc = concat!("Drops the first `count` ", $unit, " of the stream so far.")]
+        pub fn skip(mut self, count: u64) -> Self {
+            self.stages.push(Stage::Skip(count));
+            self
+        }
+
+        #[doc = concat!("Keeps at most `count` ", $unit, " of the stream so far.")]
+        pub fn take(mut self, count: u64) -> Self {
+            self.stages.push(Stage::Take(count));
+            self
+        }
+    };
+}
+
 /// A data set: files, the file-level stages, then the record-level stages in the order they
 /// were called. Finish it with [`Dataset::batch`], or read it with [`Dataset::records`].
 #[derive(Debug, Clone)]
@@ -463,48 +515,7 @@ impl Dataset {
         Ok(self)
     }
 
-    /// Shuffles through a buffer of `buffer_size` records, seeded, reshuffled on each
-    /// iteration (each pass of a later `repeat`), as tf.data's `shuffle` by default.
-    pub fn shuffle(self, buffer_size: usize, seed: u64) -> Result<Self, DatasetError> {
-        self.shuffle_with(buffer_size, seed, true)
-    }
-
-    /// Shuffles; with `reshuffle_each_iteration: false` every iteration has the first one's
-    /// order. A new iterator over the data set starts again at the first iteration.
-    pub fn shuffle_with(
-        mut self,
-        buffer_size: usize,
-        seed: u64,
-        reshuffle_each_iteration: bool,
-    ) -> Result<Self, DatasetError> {
-        self.stages
-            .push(Stage::shuffle(buffer_size, seed, reshuffle_each_iteration)?);
-        Ok(self)
-    }
-
-    /// Goes over the stream so far `count` times.
-    pub fn repeat(mut self, count: u64) -> Self {
-        self.stages.push(Stage::Repeat(Some(count)));
-        self
-    }
-
-    /// Goes over the stream so far forever (an empty stream stays empty).
-    pub fn repeat_forever(mut self) -> Self {
-        self.stages.push(Stage::Repeat(None));
-        self
-    }
-
-    /// Drops the first `count` records of the stream so far.
-    pub fn skip(mut self, count: u64) -> Self {
-        self.stages.push(Stage::Skip(count));
-        self
-    }
-
-    /// Keeps at most `count` records of the stream so far.
-    pub fn take(mut self, count: u64) -> Self {
-        self.stages.push(Stage::Take(count));
-        self
-    }
+    element_stages!("records");
 
     /// Groups records into batches of `size`; the last, smaller one is dropped if
     /// `drop_remainder`. A `size` of zero is an error, as in tf.data.
@@ -634,47 +645,7 @@ impl Batched {
         Ok(self)
     }
 
-    /// Shuffles whole batches through a buffer of `buffer_size` batches, reshuffled on each
-    /// iteration of a later `repeat`.
-    pub fn shuffle(self, buffer_size: usize, seed: u64) -> Result<Self, DatasetError> {
-        self.shuffle_with(buffer_size, seed, true)
-    }
-
-    /// Shuffles whole batches; see [`Dataset::shuffle_with`].
-    pub fn shuffle_with(
-        mut self,
-        buffer_size: usize,
-        seed: u64,
-        reshuffle_each_iteration: bool,
-    ) -> Result<Self, DatasetError> {
-        self.stages
-            .push(Stage::shuffle(buffer_size, seed, reshuffle_each_iteration)?);
-        Ok(self)
-    }
-
-    /// Goes over the batches so far `count` times (the records below are read again).
-    pub fn repeat(mut self, count: u64) -> Self {
-        self.stages.push(Stage::Repeat(Some(count)));
-        self
-    }
-
-    /// Goes over the batches so far forever (an empty stream stays empty).
-    pub fn repeat_forever(mut self) -> Self {
-        self.stages.push(Stage::Repeat(None));
-        self
-    }
-
-    /// Drops the first `count` batches.
-    pub fn skip(mut self, count: u64) -> Self {
-        self.stages.push(Stage::Skip(count));
-        self
-    }
-
-    /// Keeps at most `count` batches.
-    pub fn take(mut self, count: u64) -> Self {
-        self.stages.push(Stage::Take(count));
-        self
-    }
+    element_stages!("batches");
 
     /// The records per batch.
     pub fn batch_size(&self) -> usize {

@@ -18,6 +18,8 @@ mod tensors;
 
 use pyo3::prelude::*;
 
+/// The Rust extension module: a thin layer over the ``tfrec`` library (the Python API is in
+/// ``tfrec``'s other modules). Private: its names and signatures may change between versions.
 #[pymodule]
 fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

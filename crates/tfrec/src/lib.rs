@@ -13,6 +13,9 @@
 //!   carried between them.
 //! - `tensor_proto` (feature `tensor-proto`): `tf.io.serialize_tensor` / `parse_tensor` (the
 //!   `TensorProto` bytes).
+//! - `columnar` (feature `arrow`, off by default): Examples and SequenceExamples to and from
+//!   Arrow record batches.
+//! - [`rng`]: the seeded generator of every shuffle. Always built.
 //!
 //! Every layer's error converts into [`Error`], whose text never repeats along its
 //! `source()` chain (see [`error`](mod@error)).
@@ -62,6 +65,7 @@ pub mod parse;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
 pub mod record;
+pub mod rng;
 #[cfg(feature = "state-saver")]
 pub mod state_saver;
 #[cfg(feature = "tensor-proto")]

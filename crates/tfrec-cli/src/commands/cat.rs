@@ -1,13 +1,13 @@
 //! `tfrec cat`: prints records as protobuf text format, protobuf JSON, friendly JSON lines, or
 //! raw.
 
-use crate::error::ExitCode;
 use std::io::{IsTerminal, Write};
 
 use clap::{Args as ClapArgs, ValueEnum};
 use tfrec::example::{ExampleView, RenderFormat, SequenceExampleView};
 use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::report::{print_skipped, render_to, stdout};

@@ -3,7 +3,6 @@
 //! (`tfrec::columnar`), batch by batch so memory stays bounded whatever the input size. The
 //! output is written under a temporary name, read back to check its row count, then renamed.
 
-use crate::error::ExitCode;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -26,6 +25,7 @@ use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
 
 use crate::error::data;
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::output::{refuse_overlaps, refuse_same_file, OutputArgs, PendingFile};
 use crate::progress::Progress;

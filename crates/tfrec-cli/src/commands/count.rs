@@ -1,11 +1,11 @@
 //! `tfrec count`: records per file and in total, every CRC checked.
 
-use crate::error::ExitCode;
 use std::io::Write;
 
 use clap::Args as ClapArgs;
 use serde_json::json;
 
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
 use crate::report::{print_skipped, problem_json, skipped_json, stdout};

@@ -2,7 +2,6 @@
 //! `height`, `width`, `depth` (from the image header, decoded by the `image` crate), `label`,
 //! and `image_raw` (the file's bytes, unchanged).
 
-use crate::error::ExitCode;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +9,7 @@ use clap::Args as ClapArgs;
 use image::{ImageDecoder, ImageReader};
 use tfrec::example::Example;
 
+use crate::error::ExitCode;
 use crate::output::OutputArgs;
 
 #[derive(ClapArgs)]

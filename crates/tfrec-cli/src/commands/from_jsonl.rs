@@ -1,6 +1,5 @@
 //! `tfrec from-jsonl`: writes records from friendly JSON lines (`{"age": [19], "name": ["goat"]}`).
 
-use crate::error::ExitCode;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
@@ -8,6 +7,7 @@ use clap::Args as ClapArgs;
 use serde_json::Value;
 use tfrec::example::{encode_friendly_json, FriendlyMessage, Kind, TypeHints};
 
+use crate::error::ExitCode;
 use crate::messages::KindChoice;
 use crate::output::OutputArgs;
 

@@ -1,11 +1,11 @@
 //! `tfrec from-text`: writes records from protobuf text format.
 
-use crate::error::ExitCode;
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, SequenceExample};
 
+use crate::error::ExitCode;
 use crate::messages::KindChoice;
 use crate::output::OutputArgs;
 

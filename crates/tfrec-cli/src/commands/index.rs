@@ -1,13 +1,13 @@
 //! `tfrec index`: writes FILE.idx (`offset length` per record) for random access, for each
 //! plain file the inputs name.
 
-use crate::error::ExitCode;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 use tfrec::record::{IndexError, RecordIndex};
 
+use crate::error::ExitCode;
 use crate::output::{refuse_same_file, PendingFile};
 use crate::report::stdout;
 

@@ -1,7 +1,6 @@
 //! `tfrec parse`: parses records with a feature spec, as `tf.io.parse_example` /
 //! `parse_sequence_example` do, and prints, saves or just times the tensors.
 
-use crate::error::ExitCode;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,6 +12,7 @@ use tfrec::example::{detect_message, MessageKind};
 use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
 use tfrec::pipeline::PipelineError;
 
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::npz::NpzStream;
 use crate::output::{parent_dir, refuse_same_file, PendingFile};

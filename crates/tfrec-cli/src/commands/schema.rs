@@ -1,11 +1,11 @@
 //! `tfrec schema`: which features the records hold, and the spec that parses them.
 
-use crate::error::ExitCode;
 use std::io::Write;
 
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, FeatureStats, Schema, SequenceExample};
 
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::progress::Progress;

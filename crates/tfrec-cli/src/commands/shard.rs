@@ -8,7 +8,6 @@
 //! `--overwrite` replaces. Shards are written under temporary names and renamed into place only
 //! when all of them are complete, so a failed run leaves the directory as it found it.
 
-use crate::error::ExitCode;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +16,9 @@ use clap::Args as ClapArgs;
 use serde_json::json;
 use tfrec::example::ExampleView;
 use tfrec::record::{Compression, CompressionChoice, RecordWriter, WriterOptions};
+use tfrec::rng::SplitMix64;
 
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::output::{finish_and_check, refuse_dir_holding_inputs, DirClaim, PendingFile};
 use crate::progress::Progress;
@@ -195,24 +196,6 @@ fn shard_by_feature(record: &[u8], key: &str, shards: u64) -> Result<(u64, bool)
     Ok((u64::from(hash) % shards, found))
 }
 
-/// SplitMix64: a tiny, fully specified generator, so a seed means the same order everywhere.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n` (> 0).
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-}
-
 /// A shuffle buffer bounded by records and bytes: once full, each new record pushes out a
 /// randomly chosen one.
 struct ShuffleBuffer {
@@ -338,7 +321,7 @@ fn write_shards(
         bytes: 0,
         max_records: usize::try_from(n).unwrap_or(usize::MAX),
         max_bytes: common.buffer_bytes,
-        rng: SplitMix64(common.seed),
+        rng: SplitMix64::new(common.seed),
     });
     while let Some(record) = reader.next_record()? {
         match buffer.as_mut() {

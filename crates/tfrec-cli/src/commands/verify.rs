@@ -1,12 +1,12 @@
 //! `tfrec verify`: every CRC of every record, every problem with its file and offset.
 
-use crate::error::ExitCode;
 use std::io::Write;
 
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};
 use tfrec::record::{OnCorruption, RecordError, RecordReader};
 
+use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
 use crate::report::{describe, problem_json, stdout};

@@ -3,6 +3,7 @@
 
 use super::RecordOrigin;
 use crate::record::RecordError;
+use crate::rng::SplitMix64;
 
 /// A stream of records, pulled one at a time on the reader thread.
 pub(crate) trait Stream: Send {
@@ -12,30 +13,6 @@ pub(crate) trait Stream: Send {
 
     /// Starts the stream over from its beginning: a new iteration, for `repeat`.
     fn restart(&mut self);
-}
-
-/// SplitMix64: a tiny, fully specified generator, so a seed means the same order in every
-/// version of tfrec (a general-purpose RNG crate may change its streams between versions).
-#[derive(Debug, Clone)]
-pub(crate) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0), without modulo bias.
-    pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
 }
 
 /// tf.data's `shard` on records: keeps records `index, index + n, …` of its input.
@@ -292,20 +269,5 @@ impl Stream for Take {
     fn restart(&mut self) {
         self.taken = 0;
         self.up.restart();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splitmix_is_fixed() {
-        // Reference values of SplitMix64 seeded with 1234567 (from its public definition).
-        let mut rng = SplitMix64::new(1234567);
-        assert_eq!(rng.next_u64(), 6457827717110365317);
-        assert_eq!(rng.next_u64(), 3203168211198807973);
-        let mut rng = SplitMix64::new(7);
-        assert!((0..1000).all(|_| rng.below(10) < 10));
     }
 }

@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 use super::error::StateSaverError;
 use super::input::{into_flat, Prepared, Schema};
 use crate::parse::{DenseTensor, Values};
+use crate::rng::SplitMix64;
 
 /// An example's immutable data, shared with the batches being assembled from it.
 #[derive(Debug)]
@@ -138,20 +139,6 @@ impl Pending {
     }
 }
 
-/// SplitMix64, for `make_keys_unique`.
-#[derive(Debug)]
-struct KeyRng(u64);
-
-impl KeyRng {
-    fn next_below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
-
 /// The examples in flight and their segments.
 #[derive(Debug, Default)]
 pub(crate) struct Barrier {
@@ -165,7 +152,8 @@ pub(crate) struct Barrier {
     ready: BinaryHeap<Reverse<u64>>,
     pending: Option<Pending>,
     batches: u64,
-    unique: Option<KeyRng>,
+    /// The generator of `make_keys_unique`'s suffixes.
+    unique: Option<SplitMix64>,
     /// The most examples ever in flight at once.
     pub max_in_flight: usize,
 }
@@ -173,7 +161,7 @@ pub(crate) struct Barrier {
 impl Barrier {
     pub fn new(make_keys_unique: Option<u64>) -> Barrier {
         Barrier {
-            unique: make_keys_unique.map(KeyRng),
+            unique: make_keys_unique.map(SplitMix64::new),
             ..Barrier::default()
         }
     }
@@ -194,7 +182,7 @@ impl Barrier {
         }
         if let Some(rng) = &mut self.unique {
             // As `batch_sequences_with_states`: a number below 10^8, unpadded, appended.
-            p.key = format!("{}{}", p.key, rng.next_below(100_000_000));
+            p.key = format!("{}{}", p.key, rng.next_u64() % 100_000_000);
         }
         // TensorFlow's barrier refuses a second value for a segment key that is still
         // incomplete. Segment keys embed the count, so only an earlier example with the same

@@ -6,7 +6,6 @@ import json
 import math
 import os
 import pathlib
-import shutil
 import subprocess
 
 import numpy as np
@@ -250,6 +249,19 @@ def test_dataset_to_arrow(data):
     with pytest.raises(tfrec.errors.ParseError) as info:
         tfrec.Dataset(str(path)).batch(8).parse(wrong).to_arrow().read_all()
     assert info.value.key == "name" and info.value.path == str(path)
+
+
+def test_dataset_to_arrow_checks_the_spec_when_made(data):
+    path, n = data
+    ds = tfrec.Dataset(str(path)).batch(4)
+    # A spec TensorFlow refuses fails when the stream is made, not at its first read.
+    bad = {"id": tfrec.io.FixedLenFeature([2], tfrec.int64, default_value=[1, 2, 3])}
+    with pytest.raises(ValueError):
+        ds.to_arrow(bad)
+    stream = ds.parse(SPEC).to_arrow()
+    assert list(stream.schema) == list(SPEC)
+    # Each read runs the pipeline afresh, with the same rows.
+    assert stream.read_all().equals(stream.read_all())
 
 
 def test_sequence_examples_inferred(tmp_path):

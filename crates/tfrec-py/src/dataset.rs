@@ -3,7 +3,7 @@
 //! threads, and every wait for the next batch releases the GIL.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -12,7 +12,7 @@ use serde_json::Value;
 use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
 use tfrec::pipeline::{Batched, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
 
-use tfrec::columnar::{BatchError, ColumnarError};
+use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
 
 use crate::arrow::{strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
@@ -238,9 +238,8 @@ impl Dataset {
         })
     }
 
-    /// The pipeline's batches as Arrow record batches, the columns made by the worker
-    /// threads: with the specs of `parse` (or `spec`, JSON, when the pipeline has no parse
-    /// stage), `batch_rows` rows a batch unless the pipeline batches.
+    /// The pipeline's output planned as Arrow columns: the specs read and checked now,
+    /// without starting a thread or opening a file; see [`ArrowPlan`].
     #[pyo3(signature = (spec=None, utf8=false, utf8_columns=None, batch_rows=65536))]
     fn to_arrow(
         &self,
@@ -248,7 +247,7 @@ impl Dataset {
         utf8: bool,
         utf8_columns: Option<Vec<String>>,
         batch_rows: usize,
-    ) -> PyResult<ArrowBatches> {
+    ) -> PyResult<ArrowPlan> {
         let text = match (&self.stage, spec) {
             (_, Some(text)) => text.to_owned(),
             (Stage::Examples(v) | Stage::Sequences(v), None) => v.to_string(),
@@ -258,16 +257,13 @@ impl Dataset {
                 ))
             }
         };
-        let columns = crate::arrow::column_specs(&text, &strings(utf8, utf8_columns))?;
-        let schema = columns.schema();
-        let iter = self
-            .batches(batch_rows.max(1))?
-            .map_batches(move |b| columns.to_batch(&b.records()).map_err(|error| columns_error(&b, error)))
-            .threads(self.threads)
-            .prefetch(self.prefetch)
-            .deterministic(self.deterministic)
-            .iter();
-        Ok(ArrowBatches::new(BatchSource::Pipeline { iter, schema }, text))
+        let columns = Arc::new(crate::arrow::column_specs(&text, &strings(utf8, utf8_columns))?);
+        Ok(ArrowPlan {
+            dataset: self.clone(),
+            columns,
+            spec: text,
+            batch_rows: batch_rows.max(1),
+        })
     }
 
     /// Runs the whole pipeline in Rust, making no Python objects, with the GIL released:
@@ -449,5 +445,45 @@ impl DatasetIterator {
             .lock()
             .map_err(|_| PyValueError::new_err("the iterator was poisoned by an earlier failure"))?;
         counters_dict(py, &guard.iter.counters())
+    }
+}
+
+/// A pipeline's output as Arrow columns, planned once: the specs were read and their columns
+/// built when `Dataset.to_arrow` was called, so a bad spec fails there, and the spec text
+/// crossed from Python once. Each [`ArrowPlan::batches`] runs the pipeline afresh, since an
+/// Arrow C stream is read once and a stream may be asked for again.
+#[pyclass(module = "tfrec._tfrec", frozen)]
+pub struct ArrowPlan {
+    dataset: Dataset,
+    columns: Arc<ColumnSpecs>,
+    spec: String,
+    batch_rows: usize,
+}
+
+#[pymethods]
+impl ArrowPlan {
+    /// The specs the columns follow, as JSON text.
+    #[getter]
+    fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    /// The pipeline started: its batches as Arrow record batches, the columns made by the
+    /// worker threads.
+    fn batches(&self) -> PyResult<ArrowBatches> {
+        let d = &self.dataset;
+        let columns = Arc::clone(&self.columns);
+        let schema = columns.schema();
+        let iter = d
+            .batches(self.batch_rows)?
+            .map_batches(move |b| columns.to_batch(&b.records()).map_err(|error| columns_error(&b, error)))
+            .threads(d.threads)
+            .prefetch(d.prefetch)
+            .deterministic(d.deterministic)
+            .iter();
+        Ok(ArrowBatches::new(
+            BatchSource::Pipeline { iter, schema },
+            self.spec.clone(),
+        ))
     }
 }

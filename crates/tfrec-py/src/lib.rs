@@ -49,6 +49,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arrow::arrow_check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_batches, m)?)?;
     m.add_class::<arrow::ArrowBatches>()?;
+    m.add_class::<dataset::ArrowPlan>()?;
     m.add_class::<arrow::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write, m)?)?;
     Ok(())

@@ -10,7 +10,7 @@ users, without TensorFlow. Built on the tfrec Rust library.
 {'age': array([19])}
 """
 
-from . import _tfrec, data, errors, io, state_saver, train
+from . import _dtypes, _tfrec, data, errors, io, state_saver, train
 from .data import AUTOTUNE, Dataset, RandomAccessDataset, TFRecordDataset, TFRecordOptions, TFRecordWriter
 from .state_saver import (
     OutOfRangeError,
@@ -43,13 +43,8 @@ class DType(str):
         return str(self)
 
 
-int64 = DType("int64")
-float32 = DType("float32")
-string = DType("string")
-int32 = DType("int32")
-# The rest of TensorFlow's dtypes, for serialize_tensor / parse_tensor (tfrec.float64, …).
-for _name in ("float16", "bfloat16", "float64", "int8", "int16", "uint8", "uint16", "uint32", "uint64",
-              "bool", "complex64", "complex128"):
+# TensorFlow's dtypes by name (tfrec.int64, tfrec.float64, …): the extension's one list.
+for _name in _dtypes.TENSOR_DTYPE_NAMES:
     globals()[_name] = DType(_name)
 half, double = globals()["float16"], globals()["float64"]
 del _name

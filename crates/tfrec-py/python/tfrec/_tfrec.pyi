@@ -37,6 +37,7 @@ __all__ = [
     "arrow_check_spec",
     "arrow_batches",
     "ArrowBatches",
+    "ArrowPlan",
     "ArrowBatch",
     "arrow_write",
 ]
@@ -92,6 +93,19 @@ class ArrowBatch:
         """The batch's schema as an `arrow_schema` capsule."""
 
 @final
+class ArrowPlan:
+    """A pipeline's output as Arrow columns, planned once: the specs were read and their columns
+    built when `Dataset.to_arrow` was called, so a bad spec fails there, and the spec text
+    crossed from Python once. Each [`ArrowPlan::batches`] runs the pipeline afresh, since an
+    Arrow C stream is read once and a stream may be asked for again."""
+    @property
+    def spec(self) -> str:
+        """The specs the columns follow, as JSON text."""
+    def batches(self) -> ArrowBatches:
+        """The pipeline started: its batches as Arrow record batches, the columns made by the
+        worker threads."""
+
+@final
 class ArrowBatches:
     """Arrow record batches read and parsed by Rust: a Python iterator of [`ArrowBatch`]es whose
     errors are `tfrec.errors` classes with their attributes, and an Arrow C stream
@@ -140,10 +154,9 @@ class Dataset:
     def threads(self, threads: int) -> Dataset: ...
     def to_arrow(
         self, spec: str | None = None, utf8: bool = False, utf8_columns: Sequence[str] | None = None, batch_rows: int = 65536
-    ) -> ArrowBatches:
-        """The pipeline's batches as Arrow record batches, the columns made by the worker
-        threads: with the specs of `parse` (or `spec`, JSON, when the pipeline has no parse
-        stage), `batch_rows` rows a batch unless the pipeline batches."""
+    ) -> ArrowPlan:
+        """The pipeline's output planned as Arrow columns: the specs read and checked now,
+        without starting a thread or opening a file; see [`ArrowPlan`]."""
     def _drain(self) -> tuple[int, int]:
         """Runs the whole pipeline in Rust, making no Python objects, with the GIL released:
         `(records read, batches)`. The benchmark's baseline for what iterating from Python

@@ -119,13 +119,13 @@ class ArrowStream:
         self._last = None
 
     @classmethod
-    def _of(cls, make, spec):
-        """A stream over the batches ``make()`` gives (a ``_tfrec.ArrowBatches``)."""
+    def _of(cls, plan):
+        """A stream over a pipeline's batches (a ``_tfrec.ArrowPlan``: each read starts the
+        pipeline afresh)."""
         stream = cls.__new__(cls)
         stream._paths = None
-        stream._spec = spec
-        stream._spec_text = json.dumps(spec)
-        stream._make = make
+        stream._spec_text = plan.spec
+        stream._make = plan.batches
         stream._last = None
         return stream
 
@@ -180,7 +180,7 @@ class ArrowStream:
         return f"ArrowStream({self._paths!r}, columns={list(self._columns_of())!r})"
 
     def _columns_of(self):
-        spec = self._spec
+        spec = self.schema
         if "context_features" in spec or "sequence_features" in spec:
             return [*spec.get("context_features", {}), *spec.get("sequence_features", {})]
         return list(spec)

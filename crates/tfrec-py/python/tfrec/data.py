@@ -483,10 +483,8 @@ class Dataset:
         from .arrow import ArrowStream, _spec_dict
 
         text = None if spec is None else json.dumps(_spec_dict(spec))
-        inner = self._rust_only("to_arrow")
-        # Checked now: a missing or bad spec fails here, not at the first batch.
-        spec_text = inner.to_arrow(text, utf8, None, batch_rows).spec
-        return ArrowStream._of(lambda: inner.to_arrow(text, utf8, None, batch_rows), json.loads(spec_text))
+        # Planned now, without starting the pipeline: a missing or bad spec fails here.
+        return ArrowStream._of(self._rust_only("to_arrow").to_arrow(text, utf8, None, batch_rows))
 
 
 def _rust_parsed(rust):

@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from . import _tfrec
+from ._dtypes import NUMPY_OF_TENSOR, bfloat16, dtype_name
 from .train import as_bytes
 
 __all__ = [
@@ -102,39 +103,6 @@ _PARTITION_KINDS = {
     "ValueRowIds": "value_row_ids",
     "UniformRowLength": "uniform_row_length",
 }
-
-_DTYPE_NAMES = {
-    "int64": "int64",
-    "float32": "float32",
-    "float": "float32",
-    "string": "string",
-    "bytes": "string",
-    "str": "string",
-    "object": "string",
-    "int32": "int32",
-}
-
-
-def dtype_name(dtype):
-    """The name of a dtype given as a string, a NumPy dtype or type, a Python type, or any
-    object with a ``.name`` (``tf.int64``)."""
-    if isinstance(dtype, str):
-        name = dtype
-    elif dtype is int:
-        name = "int64"
-    elif dtype is float:
-        name = "float32"
-    elif dtype in (bytes, str):
-        name = "string"
-    elif isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        d = np.dtype(dtype)
-        name = "string" if d.kind in "OSU" else d.name
-    elif hasattr(dtype, "name") and isinstance(dtype.name, str):
-        name = dtype.name
-    else:
-        raise TypeError(f"not a dtype: {dtype!r}")
-    return _DTYPE_NAMES.get(name, name)
-
 
 def _shape(shape, key):
     if shape is None:
@@ -422,34 +390,6 @@ def _single(serialized):
 
 # serialize_tensor / parse_tensor ------------------------------------------------------------
 
-_NUMPY_OF_TENSOR = {
-    "float16": np.float16,
-    "float32": np.float32,
-    "float64": np.float64,
-    "int8": np.int8,
-    "int16": np.int16,
-    "int32": np.int32,
-    "int64": np.int64,
-    "uint8": np.uint8,
-    "uint16": np.uint16,
-    "uint32": np.uint32,
-    "uint64": np.uint64,
-    "bool": np.bool_,
-    "complex64": np.complex64,
-    "complex128": np.complex128,
-}
-
-
-def _bfloat16():
-    """``ml_dtypes.bfloat16`` when installed (NumPy has no bfloat16), else ``None``."""
-    try:
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    except ImportError:
-        return None
-
-
 def _to_bfloat16_bits(arr):
     """bfloat16 bit patterns of float values, rounded to nearest even (NaN: TF's 0x7FC0)."""
     f32 = np.asarray(arr, dtype=np.float32).reshape(-1)
@@ -485,15 +425,14 @@ def serialize_tensor(tensor, name=None, dtype=None):
     if target == "bfloat16" and arr.dtype.name != "bfloat16":
         return _tfrec.serialize_tensor("bfloat16", shape, _to_bfloat16_bits(arr).astype("<u2").tobytes())
     if target is not None and target != arr.dtype.name:
-        target = {"float": "float32", "double": "float64", "half": "float16"}.get(target, target)
-        if target not in _NUMPY_OF_TENSOR:
+        if target not in NUMPY_OF_TENSOR:
             raise TypeError(f"serialize_tensor does not support dtype {dtype!r}")
-        arr = arr.astype(_NUMPY_OF_TENSOR[target])
+        arr = arr.astype(NUMPY_OF_TENSOR[target])
     if arr.dtype.name == "bfloat16":
         name_, raw = "bfloat16", np.ascontiguousarray(arr).view(np.uint16).astype("<u2").tobytes()
     else:
         name_ = arr.dtype.name
-        if name_ not in _NUMPY_OF_TENSOR:
+        if name_ not in NUMPY_OF_TENSOR:
             raise TypeError(f"serialize_tensor does not support dtype {arr.dtype}")
         raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
     return _tfrec.serialize_tensor(name_, shape, raw)
@@ -510,7 +449,6 @@ def parse_tensor(serialized, out_type, name=None):
     if isinstance(serialized, np.ndarray) and serialized.shape == ():
         serialized = serialized.item()
     out_name = dtype_name(out_type)
-    out_name = {"float": "float32", "double": "float64", "half": "float16"}.get(out_name, out_name)
     dtype, shape, values = _tfrec.parse_tensor(serialized, out_name)
     if dtype == "string":
         arr = np.empty(len(values), dtype=object)
@@ -518,11 +456,11 @@ def parse_tensor(serialized, out_type, name=None):
         return arr.reshape(shape)
     if dtype == "bfloat16":
         bits = np.frombuffer(values, dtype="<u2").astype(np.uint16)
-        bf16 = _bfloat16()
+        bf16 = bfloat16()
         if bf16 is not None:
             return bits.view(bf16).reshape(shape)
         return (bits.astype(np.uint32) << 16).view(np.float32).reshape(shape)
-    np_dtype = np.dtype(_NUMPY_OF_TENSOR[dtype]).newbyteorder("<")
+    np_dtype = np.dtype(NUMPY_OF_TENSOR[dtype]).newbyteorder("<")
     return np.frombuffer(values, dtype=np_dtype).astype(np_dtype.newbyteorder("="), copy=True).reshape(shape)
 
 

@@ -30,7 +30,7 @@ import json
 import os
 
 from . import _tfrec
-from .io import specs_to_json
+from ._specs import spec_dict
 
 __all__ = ["ArrowStream", "infer_spec", "read", "write"]
 
@@ -39,19 +39,6 @@ def _paths(paths):
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     return [os.fsdecode(p) for p in paths]
-
-
-def _spec_dict(spec):
-    """The JSON spec form of ``spec``: a dict of ``tfrec.io`` spec objects, a dict already in
-    the JSON form, or a sequence spec ``{"context_features": …, "sequence_features": …}``."""
-    if isinstance(spec, (str, bytes)):
-        return json.loads(spec)
-    spec = dict(spec)
-    if "context_features" in spec or "sequence_features" in spec:
-        return {part: _spec_dict(spec.get(part) or {}) for part in ("context_features", "sequence_features")}
-    if all(isinstance(v, dict) for v in spec.values()):
-        return spec
-    return specs_to_json(spec)
 
 
 def _project(spec, columns):
@@ -106,7 +93,7 @@ class ArrowStream:
             spec = json.loads(text)
             # Inferred: UTF-8 only for the string features whose sampled values were all UTF-8.
             self._utf8_columns = utf8_names
-        self._spec = _project(_spec_dict(spec), columns)
+        self._spec = _project(spec_dict(spec), columns)
         self._spec_text = json.dumps(self._spec)
         self._utf8 = bool(utf8)
         _tfrec.arrow_check_spec(self._spec_text, self._utf8, self._utf8_columns)

@@ -21,7 +21,7 @@ import itertools
 import json
 import random
 
-from . import _engine, _tfrec
+from . import _engine, _specs, _tfrec
 from . import io as _io
 from ._records import TFRecordOptions, TFRecordWriter, compression as _compression, paths as _paths
 from .random_access import RandomAccessDataset
@@ -220,7 +220,7 @@ class Dataset:
             specs = ({**(context_features or {})}, {**(sequence_features or {})})
             _io._sequence_parser(*specs)
             return self._with(("parse", "sequence", specs))
-        _io._parser(json.dumps(_io.specs_to_json(features)), False)
+        _io._parser(_specs.specs_json(features), False)
         return self._with(("parse", "example", {**(features or {})}))
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
@@ -395,13 +395,9 @@ class Dataset:
                 ds = ds.batch(stage[1], stage[2])
             elif name == "parse":
                 if stage[1] == "sequence":
-                    specs = {
-                        "context_features": _io.specs_to_json(stage[2][0]),
-                        "sequence_features": _io.specs_to_json(stage[2][1]),
-                    }
-                    ds = ds.parse(json.dumps(specs), True)
+                    ds = ds.parse(_specs.sequence_specs_json(*stage[2]), True)
                 else:
-                    ds = ds.parse(json.dumps(_io.specs_to_json(stage[2])), False)
+                    ds = ds.parse(_specs.specs_json(stage[2]), False)
         o = self._options
         return ds.threads(o["threads"]).prefetch(o["prefetch"]).deterministic(o["deterministic"])
 
@@ -480,9 +476,9 @@ class Dataset:
         specs of ``parse`` (or ``spec``, when the pipeline has no parse stage; see
         :func:`tfrec.arrow.read` for the column types) and are made by the worker threads; a
         batch holds the pipeline's ``batch`` size, or ``batch_rows`` rows when it has none."""
-        from .arrow import ArrowStream, _spec_dict
+        from .arrow import ArrowStream
 
-        text = None if spec is None else json.dumps(_spec_dict(spec))
+        text = None if spec is None else json.dumps(_specs.spec_dict(spec))
         # Planned now, without starting the pipeline: a missing or bad spec fails here.
         return ArrowStream._of(self._rust_only("to_arrow").to_arrow(text, utf8, None, batch_rows))
 

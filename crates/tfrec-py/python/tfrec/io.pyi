@@ -163,8 +163,8 @@ class RaggedFeature(_RaggedFeatureFields):
     ) -> Self: ...
 
 def dtype_name(dtype: _DTypeLike) -> str:
-    """The name of a dtype given as a string, a NumPy dtype or type, a Python type, or any
-    object with a ``.name`` (``tf.int64``)."""
+    """The TensorFlow name of a dtype given as a string, a NumPy dtype or type, a Python type,
+    or any object with a ``.name`` (``tf.int64``)."""
 
 def spec_to_json(key: str, spec: _FeatureSpec) -> dict[str, Any]:
     """One spec in the JSON spec form (the golden vectors' and the CLI's)."""

@@ -11,14 +11,11 @@ Compressed files cannot be read this way (record N would need everything before 
 decompressed): they are refused with an error saying so.
 """
 
-import json
 import operator
 import os
 
-from . import _tfrec
-
-# `tfrec.io` is imported when a spec is first used, not here: `tfrec.data` may import this
-# module, and `tfrec.io` imports `tfrec.data`.
+from . import _specs, _tfrec
+from . import io as _io
 
 __all__ = ["RandomAccessDataset"]
 
@@ -80,9 +77,7 @@ class RandomAccessDataset:
     def _spec_parser(self):
         """``(parser, wrap)``: the compiled spec and ``tfrec.io``'s wrapping of its outputs."""
         if self._parser is None:
-            from . import io
-
-            self._parser = (io._parser(json.dumps(io.specs_to_json(self._features)), False), io._wrap_dict)
+            self._parser = (_io._parser(_specs.specs_json(self._features), False), _io._wrap_dict)
         return self._parser
 
     def __getstate__(self):

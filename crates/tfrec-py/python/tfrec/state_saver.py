@@ -58,7 +58,6 @@ at a time, so a generator is never entered twice at once; waiting for a batch re
 ...     batch.save_state("h", h)
 """
 
-import json
 import numbers
 import queue
 import random
@@ -67,7 +66,10 @@ import threading
 import numpy as np
 
 from . import _tfrec
+from ._records import compression as _compression, paths as _paths
+from ._specs import sequence_specs_json
 from .errors import TfrecError
+from .io import SparseTensor
 
 __all__ = [
     "NextQueuedSequenceBatch",
@@ -113,17 +115,9 @@ class SequenceExampleFiles:
     """
 
     def __init__(self, filenames, sequence_features, context_features=None, compression_type=None):
-        from ._records import compression as _compression, paths as _paths
-        from .io import specs_to_json
-
         self.paths = _paths(filenames)
         self.compression_type = _compression(compression_type)
-        self.specs = json.dumps(
-            {
-                "context_features": specs_to_json(context_features),
-                "sequence_features": specs_to_json(sequence_features),
-            }
-        )
+        self.specs = sequence_specs_json(context_features, sequence_features)
 
 
 def _bytes_array(a):
@@ -301,8 +295,6 @@ class _Sparse:
         """Fills a batch's ``sequences`` and ``context`` with its sparse tensors, as TF's
         ``TakeManySparseFromTensorsMap`` concatenates them (entries in batch order, steps in
         order within each, the dense shape the largest of the entries')."""
-        from .io import SparseTensor
-
         sequences.pop(_SPARSE_LENGTH, None)
         numbers = context.pop(_SPARSE_ID, None)
         if numbers is None:

@@ -92,7 +92,7 @@ def stack(elements):
 def cardinality(count, stage):
     """The number of elements after ``stage`` given ``count`` before it (tf.data's rules)."""
     name = stage[0]
-    if name in ("map", "parse", "prefetch", "shuffle"):
+    if name in ("map", "parse", "shuffle"):
         return count
     if name in ("filter", "interleave"):
         return UNKNOWN

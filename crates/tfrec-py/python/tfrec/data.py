@@ -82,6 +82,10 @@ def _stage_text(stage):
     return f"{name}({', '.join(repr(a) for a in args)})"
 
 
+# What `threads`, `prefetch` and `deterministic` set, before they are called.
+_DEFAULT_OPTIONS = {"threads": 1, "prefetch": 2, "deterministic": True}
+
+
 class Dataset:
     """A pipeline over TFRecord files (paths, directories or glob patterns), or over in-memory
     elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
@@ -110,7 +114,7 @@ class Dataset:
         _tfrec.Dataset(list(files[:1]), *reader.values())
         self._source = ("files", files, reader)
         self._stages = ()
-        self._options = {"threads": 1, "prefetch": 2, "deterministic": True}
+        self._options = dict(_DEFAULT_OPTIONS)
 
     # -- sources ------------------------------------------------------------------------
 
@@ -123,7 +127,7 @@ class Dataset:
         ds = object.__new__(Dataset)
         ds._source = ("slices", tuple(tensor_slices(tensors)), {})
         ds._stages = ()
-        ds._options = {"threads": 1, "prefetch": 2, "deterministic": True}
+        ds._options = dict(_DEFAULT_OPTIONS)
         return ds
 
     @classmethod
@@ -136,7 +140,7 @@ class Dataset:
         ds = object.__new__(Dataset)
         ds._source = ("generator", (generator, tuple(args or ())), {})
         ds._stages = ()
-        ds._options = {"threads": 1, "prefetch": 2, "deterministic": True}
+        ds._options = dict(_DEFAULT_OPTIONS)
         return ds
 
     # -- stages -------------------------------------------------------------------------
@@ -405,8 +409,7 @@ class Dataset:
         """The elements of iteration ``epoch`` (of an enclosing Python ``repeat``)."""
         rust, python, _ = self._plan()
         if seeds is None:
-            draw = random.SystemRandom()
-            seeds = {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s[0] == "shuffle"}
+            seeds = self._draw_seeds()
         offset = len(rust)
 
         def upstream(k, epoch):
@@ -462,9 +465,13 @@ class Dataset:
         rust, python, _ = self._plan()
         if python or self._source[0] != "files":
             raise ValueError(f"{what}() needs a data set whose every stage runs in the Rust pipeline (no map after it)")
+        return self._rust_dataset(rust, 0, self._draw_seeds())
+
+    def _draw_seeds(self):
+        """A seed for each ``shuffle`` given none (by stage index), drawn for each iteration as
+        tf.data draws it."""
         draw = random.SystemRandom()
-        seeds = {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s[0] == "shuffle"}
-        return self._rust_dataset(rust, 0, seeds)
+        return {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s[0] == "shuffle"}
 
     def _drain(self):
         return self._rust_only("_drain")._drain()

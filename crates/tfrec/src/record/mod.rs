@@ -14,6 +14,7 @@ mod inflate;
 mod random_access;
 mod reader;
 mod scan;
+mod shuffle;
 mod writer;
 
 pub use compression::{Compression, CompressionChoice, UnknownCompression};
@@ -28,6 +29,7 @@ pub use reader::{
     FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
     DEFAULT_MAX_RECORD_LEN,
 };
+pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 
 /// Record files made in memory for the unit tests of the modules here.

@@ -519,4 +519,43 @@ mod tests {
             Err(ConcatError::Ranks { part: 1, .. })
         ));
     }
+
+    #[test]
+    fn a_part_at_a_time_joins_as_a_list_does() {
+        let parts = || vec![dense(vec![1, 2], &[2, 1]), dense(vec![3, 4, 5, 6], &[1, 4]), dense(vec![7], &[1, 1])];
+        let mut joiner = BatchJoiner::new();
+        assert!(joiner.is_empty());
+        for p in parts() {
+            joiner.push(p).unwrap();
+        }
+        assert_eq!(joiner.len(), 3);
+        assert_eq!(joiner.finish(), concat_batch(parts()));
+        assert_eq!(BatchJoiner::new().finish(), Err(ConcatError::NoTensors));
+        // A part that does not fit is refused and the parts before it stay joinable.
+        let mut joiner = BatchJoiner::new();
+        joiner.push(dense(vec![1], &[1])).unwrap();
+        assert!(matches!(
+            joiner.push(dense(vec![1], &[1, 1])),
+            Err(ConcatError::Ranks { part: 1, .. })
+        ));
+        assert_eq!(joiner.finish(), Ok(dense(vec![1], &[1])));
+    }
+
+    #[test]
+    fn a_later_part_of_another_kind_is_reported_before_an_earlier_dtype() {
+        let f = Tensor::Dense(DenseTensor::from_values(Values::Float32(vec![1.0]), &[1]).unwrap());
+        let ragged = Tensor::Ragged(
+            RaggedTensor::new(
+                DenseTensor::from_values(Values::Int64(vec![1]), &[1]).unwrap(),
+                vec![vec![0, 1]],
+                vec![None],
+                SplitsDType::Int64,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            concat_batch(vec![dense(vec![1], &[1]), f, ragged]),
+            Err(ConcatError::MixedKinds { part: 2 })
+        );
+    }
 }

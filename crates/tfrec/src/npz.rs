@@ -254,7 +254,9 @@ impl JoinStore for SpoolStore {
 
     fn append_dense(&mut self, to: &mut SpooledValues, values: Values) -> Result<(), JoinFailure> {
         match (to, &values) {
-            (SpooledValues::Numbers { spool, .. }, Values::Int64(v)) => write_le(&mut spool.writer(), v, i64::to_le_bytes)?,
+            (SpooledValues::Numbers { spool, .. }, Values::Int64(v)) => {
+                write_le(&mut spool.writer(), v, i64::to_le_bytes)?
+            }
             (SpooledValues::Numbers { spool, .. }, Values::Float32(v)) => {
                 write_le(&mut spool.writer(), v, f32::to_le_bytes)?
             }

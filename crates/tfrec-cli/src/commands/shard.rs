@@ -290,9 +290,13 @@ fn write_shards(
         written: 0,
     };
     let progress = Progress::for_reader(reader);
-    let mut shuffler = args
-        .shuffle
-        .map(|n| RecordShuffler::new(usize::try_from(n).unwrap_or(usize::MAX), common.buffer_bytes, common.seed));
+    let mut shuffler = args.shuffle.map(|n| {
+        RecordShuffler::new(
+            usize::try_from(n).unwrap_or(usize::MAX),
+            common.buffer_bytes,
+            common.seed,
+        )
+    });
     while let Some(record) = reader.next_record()? {
         match shuffler.as_mut() {
             None => out.write(record)?,

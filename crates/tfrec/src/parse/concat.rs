@@ -522,7 +522,13 @@ mod tests {
 
     #[test]
     fn a_part_at_a_time_joins_as_a_list_does() {
-        let parts = || vec![dense(vec![1, 2], &[2, 1]), dense(vec![3, 4, 5, 6], &[1, 4]), dense(vec![7], &[1, 1])];
+        let parts = || {
+            vec![
+                dense(vec![1, 2], &[2, 1]),
+                dense(vec![3, 4, 5, 6], &[1, 4]),
+                dense(vec![7], &[1, 1]),
+            ]
+        };
         let mut joiner = BatchJoiner::new();
         assert!(joiner.is_empty());
         for p in parts() {

@@ -1,5 +1,5 @@
 //! TFRecord files: the framing, compression, streaming readers and writers, many files as one
-//! stream, and a random-access index.
+//! stream, a random-access index, and a seeded shuffle through a bounded buffer.
 //!
 //! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
 //! [`MultiFileReader`] for paths, globs and directories, [`RecordIndex`] to read record N, and

@@ -144,11 +144,15 @@ mod tests {
 
     fn shuffled(records: &[Vec<u8>], max_records: usize, max_bytes: u64, seed: u64) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
+        let mut keep = |r: &[u8]| {
+            out.push(r.to_vec());
+            Ok::<_, ()>(())
+        };
         let mut s = RecordShuffler::new(max_records, max_bytes, seed);
         for r in records {
-            s.push(r, |r| Ok::<_, ()>(out.push(r.to_vec()))).unwrap();
+            s.push(r, &mut keep).unwrap();
         }
-        s.finish(|r| Ok::<_, ()>(out.push(r.to_vec()))).unwrap();
+        s.finish(&mut keep).unwrap();
         out
     }
 

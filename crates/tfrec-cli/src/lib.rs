@@ -16,7 +16,6 @@ mod commands;
 mod error;
 mod input;
 mod messages;
-mod npz;
 mod output;
 mod progress;
 mod report;

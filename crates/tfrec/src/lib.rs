@@ -15,6 +15,7 @@
 //!   `TensorProto` bytes).
 //! - `columnar` (feature `arrow`, off by default): Examples and SequenceExamples to and from
 //!   Arrow record batches.
+//! - `npz` (feature `npz`, off by default): parsed batches joined into a NumPy `.npz` file.
 //! - [`rng`]: the seeded generator of every shuffle. Always built.
 //!
 //! Every layer's error converts into [`Error`], whose text never repeats along its
@@ -60,6 +61,8 @@ pub mod columnar;
 pub mod error;
 #[cfg(feature = "example")]
 pub mod example;
+#[cfg(feature = "npz")]
+pub mod npz;
 #[cfg(feature = "parse")]
 pub mod parse;
 #[cfg(feature = "pipeline")]

@@ -9,12 +9,12 @@ use std::time::Instant;
 use clap::{Args as ClapArgs, ValueEnum};
 use serde_json::Value;
 use tfrec::example::{detect_message, MessageKind};
+use tfrec::npz::NpzWriter;
 use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
 use tfrec::pipeline::PipelineError;
 
 use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
-use crate::npz::NpzStream;
 use crate::output::{parent_dir, refuse_same_file, PendingFile};
 use crate::progress::Progress;
 use crate::report::{print_skipped_stats, render_to, stdout};
@@ -172,7 +172,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         (Format::Npz, Some(path)) => {
             refuse_same_file(path, &reads)?;
             let pending = PendingFile::create(path)?;
-            let stream = NpzStream::new(pending.file()?, parent_dir(path));
+            let stream = NpzWriter::new(pending.file()?, parent_dir(path));
             Some((pending, stream))
         }
         (Format::Npz, None) => return Err("--format npz needs -o FILE.npz".into()),
@@ -228,7 +228,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
             Format::Npz => {
                 if let Some((_, npz)) = &mut npz_file {
-                    npz.push(&parts)?;
+                    npz.push(parts)?;
                 }
             }
             Format::None => {}

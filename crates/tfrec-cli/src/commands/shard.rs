@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use clap::Args as ClapArgs;
 use serde_json::json;
 use tfrec::example::ExampleView;
-use tfrec::record::{Compression, CompressionChoice, RecordWriter, WriterOptions};
-use tfrec::rng::SplitMix64;
+use tfrec::record::{Compression, CompressionChoice, RecordShuffler, RecordWriter, WriterOptions};
 
 use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
@@ -196,31 +195,6 @@ fn shard_by_feature(record: &[u8], key: &str, shards: u64) -> Result<(u64, bool)
     Ok((u64::from(hash) % shards, found))
 }
 
-/// A shuffle buffer bounded by records and bytes: once full, each new record pushes out a
-/// randomly chosen one.
-struct ShuffleBuffer {
-    records: Vec<Vec<u8>>,
-    bytes: u64,
-    max_records: usize,
-    max_bytes: u64,
-    rng: SplitMix64,
-}
-
-impl ShuffleBuffer {
-    fn full(&self) -> bool {
-        !self.records.is_empty() && (self.records.len() >= self.max_records || self.bytes >= self.max_bytes)
-    }
-
-    fn take_random(&mut self) -> Option<Vec<u8>> {
-        if self.records.is_empty() {
-            return None;
-        }
-        let r = self.records.swap_remove(self.rng.below(self.records.len()));
-        self.bytes -= r.len() as u64;
-        Some(r)
-    }
-}
-
 /// The shards being written.
 struct Shards {
     writers: Vec<RecordWriter<fs::File>>,
@@ -316,31 +290,21 @@ fn write_shards(
         written: 0,
     };
     let progress = Progress::for_reader(reader);
-    let mut buffer = args.shuffle.map(|n| ShuffleBuffer {
-        records: Vec::new(),
-        bytes: 0,
-        max_records: usize::try_from(n).unwrap_or(usize::MAX),
-        max_bytes: common.buffer_bytes,
-        rng: SplitMix64::new(common.seed),
+    let mut shuffler = args.shuffle.map(|n| {
+        RecordShuffler::new(
+            usize::try_from(n).unwrap_or(usize::MAX),
+            common.buffer_bytes,
+            common.seed,
+        )
     });
     while let Some(record) = reader.next_record()? {
-        match buffer.as_mut() {
+        match shuffler.as_mut() {
             None => out.write(record)?,
-            Some(buffer) => {
-                while buffer.full() {
-                    if let Some(r) = buffer.take_random() {
-                        out.write(&r)?;
-                    }
-                }
-                buffer.bytes += record.len() as u64;
-                buffer.records.push(record.to_vec());
-            }
+            Some(shuffler) => shuffler.push(record, |r| out.write(r))?,
         }
     }
-    if let Some(buffer) = buffer.as_mut() {
-        while let Some(r) = buffer.take_random() {
-            out.write(&r)?;
-        }
+    if let Some(shuffler) = shuffler {
+        shuffler.finish(|r| out.write(r))?;
     }
     progress.finish();
     if let (Some(key), false, true) = (&args.by_feature, out.found_feature, out.written > 0) {

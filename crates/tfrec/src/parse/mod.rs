@@ -23,7 +23,9 @@ mod stdsort;
 mod tensor;
 mod values;
 
-pub use concat::{concat_batch, ConcatError};
+pub use concat::{concat_batch, BatchJoiner, ConcatError};
+#[cfg(feature = "npz")]
+pub(crate) use concat::{DenseJoin, JoinStore, Joined};
 pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
 pub use sequence::{ParsedSequences, SequenceParser};

@@ -3,7 +3,8 @@
 
 use super::RecordOrigin;
 use crate::record::RecordError;
-use crate::rng::SplitMix64;
+// The one shuffle buffer of the crate, also `tfrec shuffle`'s; the batch stream takes it from here.
+pub(crate) use crate::record::ShuffleBuffer;
 
 /// A stream of records, pulled one at a time on the reader thread.
 pub(crate) trait Stream: Send {
@@ -46,61 +47,6 @@ impl Stream for ShardRecords {
     fn restart(&mut self) {
         self.position = 0;
         self.up.restart();
-    }
-}
-
-/// tf.data's `shuffle` buffer, shared by the record and the batch streams: up to `capacity`
-/// items; each output is a random one of them, its place taken by the next input.
-pub(crate) struct ShuffleBuffer<T> {
-    items: Vec<T>,
-    capacity: usize,
-    seed: u64,
-    reshuffle_each_iteration: bool,
-    iteration: u64,
-    rng: SplitMix64,
-}
-
-impl<T> ShuffleBuffer<T> {
-    pub fn new(capacity: usize, seed: u64, reshuffle_each_iteration: bool) -> Self {
-        ShuffleBuffer {
-            items: Vec::new(),
-            capacity: capacity.max(1),
-            seed,
-            reshuffle_each_iteration,
-            iteration: 0,
-            rng: SplitMix64::new(seed),
-        }
-    }
-
-    /// Whether the buffer has room for another input.
-    pub fn has_room(&self) -> bool {
-        self.items.len() < self.capacity
-    }
-
-    pub fn push(&mut self, item: T) {
-        self.items.push(item);
-    }
-
-    /// A random item of the buffer, or `None` when it is empty.
-    pub fn take_random(&mut self) -> Option<T> {
-        if self.items.is_empty() {
-            return None;
-        }
-        let i = self.rng.below(self.items.len());
-        Some(self.items.swap_remove(i))
-    }
-
-    /// Starts the next iteration (of a later `repeat`), handing back the items left over.
-    pub fn restart(&mut self) -> std::vec::Drain<'_, T> {
-        self.iteration += 1;
-        // A new order each iteration, still fixed by the seed; or the first one again.
-        let seed = if self.reshuffle_each_iteration {
-            self.seed ^ self.iteration.wrapping_mul(0xD1B5_4A32_D192_ED03)
-        } else {
-            self.seed
-        };
-        self.rng = SplitMix64::new(seed);
-        self.items.drain(..)
     }
 }
 

@@ -1,5 +1,5 @@
 //! TFRecord files: the framing, compression, streaming readers and writers, many files as one
-//! stream, and a random-access index.
+//! stream, a random-access index, and a seeded shuffle through a bounded buffer.
 //!
 //! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
 //! [`MultiFileReader`] for paths, globs and directories, [`RecordIndex`] to read record N, and
@@ -14,6 +14,7 @@ mod inflate;
 mod random_access;
 mod reader;
 mod scan;
+mod shuffle;
 mod writer;
 
 pub use compression::{Compression, CompressionChoice, UnknownCompression};
@@ -21,11 +22,14 @@ pub use error::{Location, RecordError, RecordErrorKind};
 pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
+#[cfg(feature = "npz")]
+pub(crate) use random_access::read_exact_at;
 pub use random_access::{RecordFile, RecordFiles};
 pub use reader::{
     FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
     DEFAULT_MAX_RECORD_LEN,
 };
+pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 
 /// Record files made in memory for the unit tests of the modules here.

@@ -1,15 +1,16 @@
-//! Writing tensors as a NumPy `.npz` file (a zip of `.npy` arrays), so `numpy.load` reads the
-//! output of `tfrec parse` directly, without pickle.
+//! Writing tensors as a NumPy `.npz` file (a zip of `.npy` arrays), so `numpy.load` reads
+//! parsed batches directly, without pickle (`tfrec parse --format npz` writes with it).
 //!
 //! Batches are streamed: each batch's values are appended, little-endian, to an anonymous
 //! spool file as the batch comes (each array a list of chunks of it), and the batch is
-//! dropped; [`NpzStream::finish`] then copies every array's chunks into its zip member behind
+//! dropped; [`NpzWriter::finish`] then copies every array's chunks into its zip member behind
 //! its `.npy` header. An npz member needs
 //! its whole array (the header holds the final shape) and zip members cannot interleave, so
 //! the spools are what keeps memory bounded to about one batch, whatever the input's size.
-//! The joined arrays are those [`tfrec::parse::concat_batch`] gives: dense tensors padded to
-//! the widest batch (padding written during the copy), sparse indices offset by the rows
-//! before, ragged row splits and string offsets rebased.
+//! The batches are joined by the joiner behind [`crate::parse::concat_batch`] (same checks,
+//! same arrays: dense tensors padded to the widest batch, sparse indices offset by the rows
+//! before, ragged row splits rebased), with the values kept in the spool instead of memory;
+//! the padding is written during the copy.
 //!
 //! Bytes are stored losslessly (NumPy's fixed-width `S<n>` would drop trailing NUL bytes): a
 //! string array `A` becomes `A/bytes` (uint8, every value concatenated in row-major order),
@@ -19,11 +20,12 @@
 use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use tfrec::parse::{DType, DenseTensor, Tensor, TensorMap, Values};
+use crate::parse::{ConcatError, DType, DenseJoin, JoinStore, Joined, TensorMap, Values};
+use crate::record::read_exact_at;
+
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
@@ -76,6 +78,7 @@ fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
 /// The one temporary file every array spools into (one file, not one per array: a spec of
 /// thousands of features would otherwise run out of file descriptors). Anonymous: it goes
 /// away with the process.
+#[derive(Debug)]
 struct SpoolFile {
     file: File,
     /// Bytes written so far (writes only ever append).
@@ -83,6 +86,7 @@ struct SpoolFile {
 }
 
 /// One output array's values so far: its chunks of the spool file, in order.
+#[derive(Debug)]
 struct Spool {
     file: Rc<SpoolFile>,
     chunks: Vec<(u64, u64)>,
@@ -91,12 +95,12 @@ struct Spool {
 }
 
 impl Spool {
-    fn new(file: &Rc<SpoolFile>) -> io::Result<Spool> {
-        Ok(Spool {
+    fn new(file: &Rc<SpoolFile>) -> Spool {
+        Spool {
             file: Rc::clone(file),
             chunks: Vec::new(),
             len: 0,
-        })
+        }
     }
 
     /// A writer appending to the spool (and counting what it appends).
@@ -105,12 +109,12 @@ impl Spool {
     }
 
     /// Reads it back from the start.
-    fn rewind(&mut self) -> io::Result<SpoolReader<'_>> {
-        Ok(SpoolReader {
+    fn rewind(&self) -> SpoolReader<'_> {
+        SpoolReader {
             file: &self.file.file,
             chunks: &self.chunks,
             at: 0,
-        })
+        }
     }
 }
 
@@ -165,14 +169,30 @@ impl Read for SpoolReader<'_> {
                 continue;
             }
             let want = buf.len().min((len - self.at) as usize);
-            let n = self.file.read_at(&mut buf[..want], start + self.at)?;
-            if n == 0 && want > 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-            self.at += n as u64;
-            return Ok(n);
+            read_exact_at(self.file, &mut buf[..want], start + self.at)?;
+            self.at += want as u64;
+            return Ok(want);
         }
         Ok(0)
+    }
+}
+
+/// Why a batch could not be added: it does not join the batches before it, or the spool
+/// could not be written.
+enum JoinFailure {
+    Concat(ConcatError),
+    Io(io::Error),
+}
+
+impl From<ConcatError> for JoinFailure {
+    fn from(e: ConcatError) -> Self {
+        JoinFailure::Concat(e)
+    }
+}
+
+impl From<io::Error> for JoinFailure {
+    fn from(e: io::Error) -> Self {
+        JoinFailure::Io(e)
     }
 }
 
@@ -184,7 +204,8 @@ fn mismatch(name: &str, batch: usize, what: String) -> io::Error {
 }
 
 /// The values of one dense array as they come: numbers, or bytes with their end offsets.
-enum DenseValues {
+#[derive(Debug)]
+enum SpooledValues {
     Numbers {
         descr: &'static str,
         size: usize,
@@ -196,142 +217,127 @@ enum DenseValues {
     },
 }
 
-/// A dense array joined along its first dimension; when `pad` (a dense feature of rank 2 or
-/// more, as `concat_batch` joins it), each batch's second dimension is padded to the widest.
-struct DenseJoin {
-    dtype: DType,
-    /// The first batch's shape (the others must match its rank and dimensions from `from` on).
-    first: Vec<usize>,
-    from: usize,
-    pad: bool,
-    /// Rows and second dimension of every batch, in order.
-    parts: Vec<(usize, usize)>,
-    values: DenseValues,
-}
+/// The joiner's values in the spool file, little-endian, as the `.npy` members hold them.
+struct SpoolStore(Rc<SpoolFile>);
 
-impl DenseJoin {
-    fn new(t: &DenseTensor, from: usize, dir: &Rc<SpoolFile>) -> io::Result<DenseJoin> {
-        let values = match t.dtype() {
-            DType::Int64 => DenseValues::Numbers {
+impl JoinStore for SpoolStore {
+    type Dense = SpooledValues;
+    type Ints = Spool;
+    type Error = JoinFailure;
+
+    fn dense(&mut self, dtype: DType) -> Result<SpooledValues, JoinFailure> {
+        Ok(match dtype {
+            DType::Int64 => SpooledValues::Numbers {
                 descr: "<i8",
                 size: 8,
-                spool: Spool::new(dir)?,
+                spool: Spool::new(&self.0),
             },
-            DType::Float32 => DenseValues::Numbers {
+            DType::Float32 => SpooledValues::Numbers {
                 descr: "<f4",
                 size: 4,
-                spool: Spool::new(dir)?,
+                spool: Spool::new(&self.0),
             },
             DType::String => {
-                let mut ends = Spool::new(dir)?;
+                let mut ends = Spool::new(&self.0);
                 ends.writer().write_all(&0i64.to_le_bytes())?;
-                DenseValues::Bytes {
-                    bytes: Spool::new(dir)?,
+                SpooledValues::Bytes {
+                    bytes: Spool::new(&self.0),
                     ends,
                 }
             }
-        };
-        Ok(DenseJoin {
-            dtype: t.dtype(),
-            first: t.shape().to_vec(),
-            from,
-            pad: from == 2 && t.shape().len() >= 2,
-            parts: Vec::new(),
-            values,
         })
     }
 
-    fn push(&mut self, name: &str, batch: usize, t: &DenseTensor) -> io::Result<()> {
-        let shape = t.shape();
-        if t.dtype() != self.dtype {
-            return Err(mismatch(
-                name,
-                batch,
-                format!("{} values, not {}", t.dtype().tf_name(), self.dtype.tf_name()),
-            ));
-        }
-        if shape.is_empty()
-            || shape.len() != self.first.len()
-            || shape[self.from.min(shape.len())..] != self.first[self.from.min(shape.len())..]
-        {
-            return Err(mismatch(
-                name,
-                batch,
-                format!("shape {shape:?}, not like {:?}", self.first),
-            ));
-        }
-        self.parts.push((shape[0], shape.get(1).copied().unwrap_or(1)));
-        match (&mut self.values, t.values()) {
-            (DenseValues::Numbers { spool, .. }, Values::Int64(v)) => {
-                write_le(&mut spool.writer(), v, i64::to_le_bytes)
+    fn ints(&mut self) -> Result<Spool, JoinFailure> {
+        Ok(Spool::new(&self.0))
+    }
+
+    fn append_dense(&mut self, to: &mut SpooledValues, values: Values) -> Result<(), JoinFailure> {
+        match (to, &values) {
+            (SpooledValues::Numbers { spool, .. }, Values::Int64(v)) => {
+                write_le(&mut spool.writer(), v, i64::to_le_bytes)?
             }
-            (DenseValues::Numbers { spool, .. }, Values::Float32(v)) => {
-                write_le(&mut spool.writer(), v, f32::to_le_bytes)
+            (SpooledValues::Numbers { spool, .. }, Values::Float32(v)) => {
+                write_le(&mut spool.writer(), v, f32::to_le_bytes)?
             }
-            (DenseValues::Bytes { bytes, ends }, Values::String(a)) => {
+            (SpooledValues::Bytes { bytes, ends }, Values::String(a)) => {
                 let base = bytes.len as i64;
                 bytes.writer().write_all(a.data())?;
                 write_le_iter(
                     &mut ends.writer(),
                     a.offsets()[1..].iter().map(|&o| o as i64 + base),
                     i64::to_le_bytes,
-                )
+                )?
             }
-            _ => Err(mismatch(name, batch, "values of another dtype".into())),
-        }
-    }
-
-    /// The joined shape.
-    fn shape(&self) -> Vec<usize> {
-        let mut shape = self.first.clone();
-        if let Some(d) = shape.first_mut() {
-            *d = self.parts.iter().map(|p| p.0).sum();
-        }
-        if self.pad && shape.len() >= 2 {
-            shape[1] = self.parts.iter().map(|p| p.1).max().unwrap_or(0);
-        }
-        shape
-    }
-
-    /// Values per unit of the second dimension (the product of the dimensions after it).
-    fn inner(&self) -> usize {
-        self.first.get(2..).unwrap_or(&[]).iter().product()
-    }
-
-    /// Writes the array(s) named `name` into the zip.
-    fn write(&mut self, zip: &mut Zip, name: &str) -> io::Result<()> {
-        let shape = self.shape();
-        let width = if self.pad { shape[1] } else { 0 };
-        let inner = self.inner();
-        let parts = &self.parts;
-        match &mut self.values {
-            DenseValues::Numbers { descr, size, spool } => {
-                zip.start(name, &npy_header(descr, &shape))?;
-                copy_padded(spool, zip, parts, self.pad.then_some(width), inner * *size, Pad::Zeros)?;
-            }
-            DenseValues::Bytes { bytes, ends } => {
-                zip.start(&format!("{name}/bytes"), &npy_header("|u1", &[bytes.len as usize]))?;
-                copy_all(&mut bytes.rewind()?, zip)?;
-                let values: usize = shape.iter().product();
-                zip.start(&format!("{name}/offsets"), &npy_header("<i8", &[values + 1]))?;
-                // The leading 0, then each value's end; padding values are empty strings.
-                let mut reader = ends.rewind()?;
-                let mut zero = [0u8; 8];
-                reader.read_exact(&mut zero)?;
-                zip.write_all(&zero)?;
-                copy_padded_from(
-                    &mut reader,
-                    zip,
-                    parts,
-                    self.pad.then_some(width),
-                    inner * 8,
-                    Pad::RepeatLast(zero),
-                )?;
-                zip.start(&format!("{name}/shape"), &npy_header("<i8", &[shape.len()]))?;
-                write_le_iter(zip, shape.iter().map(|&d| d as i64), i64::to_le_bytes)?;
-            }
+            // The joiner checks every part's dtype against the first's before its values.
+            _ => return Err(io::Error::other("values of another dtype than the array's").into()),
         }
         Ok(())
+    }
+
+    fn append_ints(&mut self, to: &mut Spool, values: impl Iterator<Item = i64>) -> Result<(), JoinFailure> {
+        Ok(write_le_iter(&mut to.writer(), values, i64::to_le_bytes)?)
+    }
+}
+
+/// Writes the array(s) of a joined dense array named `name` into the zip.
+fn write_dense(j: &DenseJoin<SpoolStore>, zip: &mut Zip, name: &str) -> io::Result<()> {
+    let shape = j.shape();
+    let width = j.padded_width();
+    let inner = j.inner();
+    let parts = j.parts();
+    match j.values() {
+        SpooledValues::Numbers { descr, size, spool } => {
+            zip.start(name, &npy_header(descr, &shape))?;
+            copy_padded_from(&mut spool.rewind(), zip, parts, width, inner * *size, Pad::Zeros)?;
+        }
+        SpooledValues::Bytes { bytes, ends } => {
+            zip.start(&format!("{name}/bytes"), &npy_header("|u1", &[bytes.len as usize]))?;
+            copy_all(&mut bytes.rewind(), zip)?;
+            let values: usize = shape.iter().product();
+            zip.start(&format!("{name}/offsets"), &npy_header("<i8", &[values + 1]))?;
+            // The leading 0, then each value's end; padding values are empty strings.
+            let mut reader = ends.rewind();
+            let mut zero = [0u8; 8];
+            reader.read_exact(&mut zero)?;
+            zip.write_all(&zero)?;
+            copy_padded_from(&mut reader, zip, parts, width, inner * 8, Pad::RepeatLast(zero))?;
+            zip.start(&format!("{name}/shape"), &npy_header("<i8", &[shape.len()]))?;
+            write_le_iter(zip, shape.iter().map(|&d| d as i64), i64::to_le_bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the arrays of a joined tensor: `name` for a dense tensor (three for strings, see the
+/// module docs); `name/indices`, `name/values`, `name/dense_shape` for a sparse one;
+/// `name/flat_values` and `name/row_splits_<level>` for a ragged one.
+fn write_joined(joined: &Joined<SpoolStore>, zip: &mut Zip, name: &str) -> io::Result<()> {
+    match joined {
+        Joined::Dense(j) => write_dense(j, zip, name),
+        Joined::Sparse {
+            indices,
+            values,
+            dense_shape,
+        } => {
+            let rank = dense_shape.len();
+            let n = indices.len as usize / 8 / rank.max(1);
+            zip.start(&format!("{name}/indices"), &npy_header("<i8", &[n, rank]))?;
+            copy_all(&mut indices.rewind(), zip)?;
+            write_dense(values, zip, &format!("{name}/values"))?;
+            write_i64s(zip, &format!("{name}/dense_shape"), dense_shape)
+        }
+        Joined::Ragged { flat, splits, .. } => {
+            write_dense(flat, zip, &format!("{name}/flat_values"))?;
+            for (level, (spool, _)) in splits.iter().enumerate() {
+                zip.start(
+                    &format!("{name}/row_splits_{level}"),
+                    &npy_header("<i8", &[spool.len as usize / 8]),
+                )?;
+                copy_all(&mut spool.rewind(), zip)?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -340,18 +346,6 @@ impl DenseJoin {
 enum Pad {
     Zeros,
     RepeatLast([u8; 8]),
-}
-
-fn copy_padded(
-    spool: &mut Spool,
-    zip: &mut Zip,
-    parts: &[(usize, usize)],
-    width: Option<usize>,
-    unit: usize,
-    pad: Pad,
-) -> io::Result<()> {
-    let mut reader = spool.rewind()?;
-    copy_padded_from(&mut reader, zip, parts, width, unit, pad)
 }
 
 /// Copies the batches' rows from `reader`; with `width`, each row of `w` units (of `unit`
@@ -431,142 +425,6 @@ fn write_i64s(zip: &mut Zip, name: &str, values: &[i64]) -> io::Result<()> {
     write_le(zip, values, i64::to_le_bytes)
 }
 
-/// One tensor of the output, joined over the batches so far.
-enum Joined {
-    Dense(DenseJoin),
-    Sparse {
-        indices: Spool,
-        rank: usize,
-        values: DenseJoin,
-        dense_shape: Vec<i64>,
-    },
-    Ragged {
-        flat: DenseJoin,
-        /// Per level: the row splits so far (starting with 0) and the last split.
-        splits: Vec<(Spool, i64)>,
-    },
-}
-
-impl Joined {
-    fn new(t: &Tensor, dir: &Rc<SpoolFile>) -> io::Result<Joined> {
-        Ok(match t {
-            Tensor::Dense(d) => Joined::Dense(DenseJoin::new(d, 2, dir)?),
-            Tensor::Sparse(s) => Joined::Sparse {
-                indices: Spool::new(dir)?,
-                rank: s.dense_shape.len(),
-                values: DenseJoin::new(&s.values, 1, dir)?,
-                dense_shape: vec![0; s.dense_shape.len()],
-            },
-            Tensor::Ragged(r) => Joined::Ragged {
-                flat: DenseJoin::new(r.flat_values(), 1, dir)?,
-                splits: r
-                    .nested_row_splits()
-                    .iter()
-                    .map(|_| {
-                        let mut s = Spool::new(dir)?;
-                        s.writer().write_all(&0i64.to_le_bytes())?;
-                        Ok((s, 0))
-                    })
-                    .collect::<io::Result<_>>()?,
-            },
-        })
-    }
-
-    fn push(&mut self, name: &str, batch: usize, t: &Tensor) -> io::Result<()> {
-        match (self, t) {
-            (Joined::Dense(j), Tensor::Dense(d)) => j.push(name, batch, d),
-            (
-                Joined::Sparse {
-                    indices,
-                    rank,
-                    values,
-                    dense_shape,
-                },
-                Tensor::Sparse(s),
-            ) => {
-                if s.dense_shape.len() != *rank || s.indices.ncols() != *rank {
-                    return Err(mismatch(
-                        name,
-                        batch,
-                        format!("rank {}, not {rank}", s.dense_shape.len()),
-                    ));
-                }
-                values.push(name, batch, &s.values)?;
-                let offset = dense_shape[0];
-                write_le_iter(
-                    &mut indices.writer(),
-                    s.indices
-                        .indexed_iter()
-                        .map(|((_, c), &v)| if c == 0 { v + offset } else { v }),
-                    i64::to_le_bytes,
-                )?;
-                dense_shape[0] += s.dense_shape[0];
-                for (d, &e) in dense_shape.iter_mut().zip(&s.dense_shape).skip(1) {
-                    *d = (*d).max(e);
-                }
-                Ok(())
-            }
-            (Joined::Ragged { flat, splits }, Tensor::Ragged(r)) => {
-                if r.nested_row_splits().len() != splits.len() {
-                    return Err(mismatch(
-                        name,
-                        batch,
-                        format!("ragged rank {}, not {}", r.nested_row_splits().len(), splits.len()),
-                    ));
-                }
-                flat.push(name, batch, r.flat_values())?;
-                for ((spool, last), s) in splits.iter_mut().zip(r.nested_row_splits()) {
-                    let base = *last;
-                    write_le_iter(
-                        &mut spool.writer(),
-                        s.iter().skip(1).map(|x| x.wrapping_add(base)),
-                        i64::to_le_bytes,
-                    )?;
-                    *last = base.wrapping_add(s.last().copied().unwrap_or(0));
-                }
-                Ok(())
-            }
-            _ => Err(mismatch(
-                name,
-                batch,
-                "a tensor of another kind (dense, sparse, ragged)".into(),
-            )),
-        }
-    }
-
-    /// Writes the arrays of the tensor: `name` for a dense tensor (three for strings, see the
-    /// module docs); `name/indices`, `name/values`, `name/dense_shape` for a sparse one;
-    /// `name/flat_values` and `name/row_splits_<level>` for a ragged one.
-    fn write(&mut self, zip: &mut Zip, name: &str) -> io::Result<()> {
-        match self {
-            Joined::Dense(j) => j.write(zip, name),
-            Joined::Sparse {
-                indices,
-                rank,
-                values,
-                dense_shape,
-            } => {
-                let n = indices.len as usize / 8 / (*rank).max(1);
-                zip.start(&format!("{name}/indices"), &npy_header("<i8", &[n, *rank]))?;
-                copy_all(&mut indices.rewind()?, zip)?;
-                values.write(zip, &format!("{name}/values"))?;
-                write_i64s(zip, &format!("{name}/dense_shape"), dense_shape)
-            }
-            Joined::Ragged { flat, splits } => {
-                flat.write(zip, &format!("{name}/flat_values"))?;
-                for (level, (spool, _)) in splits.iter_mut().enumerate() {
-                    zip.start(
-                        &format!("{name}/row_splits_{level}"),
-                        &npy_header("<i8", &[spool.len as usize / 8]),
-                    )?;
-                    copy_all(&mut spool.rewind()?, zip)?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
 /// The zip being written: stored (uncompressed) members, zip64 when large.
 struct Zip(ZipWriter<BufWriter<File>>);
 
@@ -599,49 +457,54 @@ impl Write for Zip {
 
 /// Writes an `.npz` file of tensors given a batch at a time, each tensor joined over all the
 /// batches into one array per tensor part (see the module docs).
-pub struct NpzStream {
+pub struct NpzWriter {
     file: File,
     spool_dir: PathBuf,
     /// Made with the first batch.
-    spool: Option<Rc<SpoolFile>>,
+    store: Option<SpoolStore>,
     /// Every tensor as `prefix + name`, in the order of the first batch.
-    tensors: Vec<(String, Joined)>,
+    tensors: Vec<(String, Joined<SpoolStore>)>,
     batches: usize,
 }
 
-impl NpzStream {
-    /// Writes to `file` (see [`crate::output::PendingFile`]), spooling in `spool_dir` (the
-    /// output's directory: the spools are as large as the output).
-    pub fn new(file: File, spool_dir: &Path) -> NpzStream {
-        NpzStream {
+impl NpzWriter {
+    /// Writes to `file`, spooling in `spool_dir` (best the output's directory: the spool is as
+    /// large as the output).
+    pub fn new(file: File, spool_dir: &Path) -> NpzWriter {
+        NpzWriter {
             file,
             spool_dir: spool_dir.to_path_buf(),
-            spool: None,
+            store: None,
             tensors: Vec::new(),
             batches: 0,
         }
     }
 
-    /// Appends one batch: its tensor maps, each name prefixed.
-    pub fn push(&mut self, parts: &[(&str, TensorMap)]) -> io::Result<()> {
+    /// Appends one batch: its tensor maps, each name prefixed (`""`, or `"context/"` and the
+    /// like for the parts of a SequenceExample batch). Every batch must hold the first's
+    /// tensors, in the same order.
+    pub fn push<'a>(&mut self, parts: impl IntoIterator<Item = (&'a str, TensorMap)>) -> io::Result<()> {
         let batch = self.batches;
-        let spool = match &self.spool {
-            Some(s) => Rc::clone(s),
-            None => {
-                let file = Rc::new(SpoolFile {
-                    file: tempfile::tempfile_in(&self.spool_dir)?,
-                    end: Cell::new(0),
-                });
-                self.spool = Some(Rc::clone(&file));
-                file
-            }
+        let store = match &mut self.store {
+            Some(s) => s,
+            None => self.store.insert(SpoolStore(Rc::new(SpoolFile {
+                file: tempfile::tempfile_in(&self.spool_dir)?,
+                end: Cell::new(0),
+            }))),
         };
         let mut i = 0;
         for (prefix, tensors) in parts {
             for (name, tensor) in tensors {
+                let failed = |full: &str, e: JoinFailure| match e {
+                    JoinFailure::Io(e) => e,
+                    JoinFailure::Concat(e) => io::Error::other(format!("{full}: {e}")),
+                };
                 if batch == 0 {
-                    let joined = Joined::new(tensor, &spool)?;
-                    self.tensors.push((format!("{prefix}{name}"), joined));
+                    let full = format!("{prefix}{name}");
+                    let joined = Joined::new(store, batch, tensor).map_err(|e| failed(&full, e))?;
+                    self.tensors.push((full, joined));
+                    i += 1;
+                    continue;
                 }
                 let Some((full, joined)) = self.tensors.get_mut(i) else {
                     return Err(mismatch(
@@ -657,7 +520,7 @@ impl NpzStream {
                         format!("found in place of {full}"),
                     ));
                 }
-                joined.push(full, batch, tensor)?;
+                joined.push(store, batch, tensor).map_err(|e| failed(full, e))?;
                 i += 1;
             }
         }
@@ -672,10 +535,10 @@ impl NpzStream {
     }
 
     /// Writes every joined array into the zip, then syncs the file.
-    pub fn finish(mut self) -> io::Result<()> {
+    pub fn finish(self) -> io::Result<()> {
         let mut zip = Zip(ZipWriter::new(BufWriter::with_capacity(1 << 16, self.file)));
-        for (name, joined) in &mut self.tensors {
-            joined.write(&mut zip, name)?;
+        for (name, joined) in &self.tensors {
+            write_joined(joined, &mut zip, name)?;
         }
         let file = zip
             .0
@@ -691,8 +554,8 @@ impl NpzStream {
 mod tests {
     use std::collections::BTreeMap;
 
-    use tfrec::example::{Example, SequenceExample};
-    use tfrec::parse::{concat_batch, ExampleParser, SequenceParser, SpecFile};
+    use crate::example::{Example, SequenceExample};
+    use crate::parse::{concat_batch, ExampleParser, SequenceParser, SpecFile, Tensor};
 
     use super::*;
 
@@ -768,9 +631,9 @@ mod tests {
     fn check(batches: Vec<Vec<(&'static str, TensorMap)>>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.npz");
-        let mut npz = NpzStream::new(File::create(&path).unwrap(), dir.path());
+        let mut npz = NpzWriter::new(File::create(&path).unwrap(), dir.path());
         for b in &batches {
-            npz.push(b).unwrap();
+            npz.push(b.clone()).unwrap();
         }
         npz.finish().unwrap();
         let mut joined: BTreeMap<String, Vec<Tensor>> = BTreeMap::new();

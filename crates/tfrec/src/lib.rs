@@ -17,6 +17,10 @@
 //!   Arrow record batches.
 //! - [`rng`]: the seeded generator of every shuffle. Always built.
 //!
+//! Under the layers, three crate-private ground-floor modules that name no layer: `wire` (the
+//! protobuf wire format, for the messages and `TensorProto`), `json_text` (the JSON text
+//! conventions of every JSON written) and `pyfloat` (floats as Python's protobuf prints them).
+//!
 //! Every layer's error converts into [`Error`], whose text never repeats along its
 //! `source()` chain (see [`error`](mod@error)).
 //!
@@ -60,15 +64,21 @@ pub mod columnar;
 pub mod error;
 #[cfg(feature = "example")]
 pub mod example;
+#[cfg(feature = "example")]
+mod json_text;
 #[cfg(feature = "parse")]
 pub mod parse;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
+#[cfg(feature = "example")]
+mod pyfloat;
 pub mod record;
 pub mod rng;
 #[cfg(feature = "state-saver")]
 pub mod state_saver;
 #[cfg(feature = "tensor-proto")]
 pub mod tensor_proto;
+#[cfg(any(feature = "example", feature = "tensor-proto"))]
+mod wire;
 
 pub use error::{Error, Result};

@@ -9,7 +9,7 @@
 //! lists, map entries in the map's order with both key and value written.
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
-use super::wire::{put_tag, put_varint, varint_len, DecodeError, DecodeErrorKind, WireReader, WireType};
+use crate::wire::{put_tag, put_varint, varint_len, DecodeError, DecodeErrorKind, WireReader, WireType};
 
 impl Example {
     /// Decodes a serialized `tf.train.Example`.

@@ -21,9 +21,9 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess,
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::json_text::{float_from_special, from_base64};
 use super::model::{Example, Kind, SequenceExample};
-use super::wire::{put_varint, varint_len};
+use crate::json_text::{float_from_special, from_base64};
+use crate::wire::{put_varint, varint_len};
 
 /// The kind of each feature, by name, for reading the friendly JSON form back exactly.
 pub type TypeHints = HashMap<String, Kind>;

@@ -11,14 +11,14 @@
 use std::fmt;
 use std::ops::ControlFlow;
 
-use super::json_text::{base64, write_bytes, write_float, write_string, Items, Layout};
 use super::model::{Example, Kind, SequenceExample};
 use super::text::{close, escape_bytes, indent, open, render_key, write_text_float};
 use super::view::{
     feature_view_of, has_field, Entry, ExampleView, FeatureListView, FeatureView, Lists, MapEntries,
     SequenceExampleView, Value,
 };
-use super::wire::{DecodeError, DecodeErrorKind, WireReader};
+use crate::json_text::{base64, write_bytes, write_float, write_string, Items, Layout};
+use crate::wire::{DecodeError, DecodeErrorKind, WireReader};
 
 /// The forms a message renders in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 
 mod builder;
 mod codec;
-mod json;
 mod json_read;
+mod message;
 mod model;
 mod render;
 mod schema;
@@ -21,6 +21,7 @@ pub use builder::{
     SequenceExampleBuilder,
 };
 pub use json_read::{encode_friendly_json, FriendlyJsonError, FriendlyMessage, TypeHints};
+pub use message::Message;
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use render::RenderFormat;
 pub use schema::{FeatureStats, Schema};

@@ -7,4 +7,5 @@ mod parse;
 mod render;
 
 pub use parse::TextError;
+pub(super) use parse::{example_from_text, sequence_example_from_text};
 pub(super) use render::{close, escape_bytes, indent, open, render_key, write_text_float};

@@ -23,38 +23,27 @@ impl fmt::Display for TextError {
     }
 }
 
-impl Example {
-    /// Parses an Example from protobuf text format.
-    ///
-    /// ```
-    /// use tfrec::example::{Example, Feature};
-    /// let ex = Example::from_text(r#"features { feature { key: "v" value { int64_list { value: [3, 1, 4] } } } }"#)?;
-    /// assert_eq!(ex.get("v"), Some(&Feature::Int64(vec![3, 1, 4])));
-    /// # Ok::<(), tfrec::example::TextError>(())
-    /// ```
-    pub fn from_text(text: &str) -> Result<Example, TextError> {
-        let mut p = Parser::new(text);
-        let mut example = Example::default();
-        p.fields(None, |p, name| match name {
-            "features" => p.message(|p| parse_features(p, example.features_mut())),
-            _ => Err(p.unknown_field(name, "Example")),
-        })?;
-        Ok(example)
-    }
+/// Parses an Example from protobuf text format ([`Message::from_text`](crate::example::Message::from_text)).
+pub(in crate::example) fn example_from_text(text: &str) -> Result<Example, TextError> {
+    let mut p = Parser::new(text);
+    let mut example = Example::default();
+    p.fields(None, |p, name| match name {
+        "features" => p.message(|p| parse_features(p, example.features_mut())),
+        _ => Err(p.unknown_field(name, "Example")),
+    })?;
+    Ok(example)
 }
 
-impl SequenceExample {
-    /// Parses a SequenceExample from protobuf text format.
-    pub fn from_text(text: &str) -> Result<SequenceExample, TextError> {
-        let mut p = Parser::new(text);
-        let mut seq = SequenceExample::default();
-        p.fields(None, |p, name| match name {
-            "context" => p.message(|p| parse_features(p, seq.context_mut())),
-            "feature_lists" => p.message(|p| parse_feature_lists(p, seq.feature_lists_mut())),
-            _ => Err(p.unknown_field(name, "SequenceExample")),
-        })?;
-        Ok(seq)
-    }
+/// Parses a SequenceExample from protobuf text format.
+pub(in crate::example) fn sequence_example_from_text(text: &str) -> Result<SequenceExample, TextError> {
+    let mut p = Parser::new(text);
+    let mut seq = SequenceExample::default();
+    p.fields(None, |p, name| match name {
+        "context" => p.message(|p| parse_features(p, seq.context_mut())),
+        "feature_lists" => p.message(|p| parse_feature_lists(p, seq.feature_lists_mut())),
+        _ => Err(p.unknown_field(name, "SequenceExample")),
+    })?;
+    Ok(seq)
 }
 
 fn parse_features(p: &mut Parser<'_>, into: &mut Features) -> Result<(), TextError> {

@@ -3,8 +3,8 @@
 //! The crate is split by layer, each module owning one part of the format, each layer above
 //! the records behind a Cargo feature of the same name (all on by default):
 //! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes). Always built.
-//! - `example` (feature `example`): the `Example` / `SequenceExample` messages, their wire
-//!   format and renderings.
+//! - `example` (feature `example`): the `Example` / `SequenceExample` messages (what both do
+//!   is one `Message` trait), their decoding, views and renderings.
 //! - `parse` (feature `parse`): feature specs and the parse ops, into dense, sparse and
 //!   ragged tensors.
 //! - `pipeline` (feature `pipeline`): many files in, shuffled parsed batches out, on worker
@@ -12,7 +12,7 @@
 //! - `state_saver` (feature `state-saver`): sequences cut into segments, batched, with state
 //!   carried between them.
 //! - `tensor_proto` (feature `tensor-proto`): `tf.io.serialize_tensor` / `parse_tensor` (the
-//!   `TensorProto` bytes).
+//!   `TensorProto` bytes); it needs only the wire format, not `example`.
 //! - `columnar` (feature `arrow`, off by default): Examples and SequenceExamples to and from
 //!   Arrow record batches.
 //! - [`rng`]: the seeded generator of every shuffle. Always built.

@@ -9,7 +9,9 @@
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tfrec::example::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample, TypeHints};
+use tfrec::example::{
+    Example, Feature, FeatureList, FeatureLists, Features, Kind, Message, RenderFormat, SequenceExample, TypeHints,
+};
 
 use crate::convert::type_name;
 use crate::errors::decode_error;
@@ -189,71 +191,63 @@ pub fn decode_sequence_example<'py>(py: Python<'py>, serialized: &[u8]) -> PyRes
     PyTuple::new(py, [context, lists])
 }
 
-enum Message {
-    Example(Example),
-    Sequence(SequenceExample),
+/// Runs the generic `$run::<M>(args…)` for the message type Python names (`"Example"` or
+/// `"SequenceExample"`): the one place a name becomes a type.
+macro_rules! for_message {
+    ($message:expr, $run:ident($($arg:expr),*)) => {{
+        let message: &str = $message;
+        if message == Example::NAME {
+            $run::<Example>($($arg),*)
+        } else if message == SequenceExample::NAME {
+            $run::<SequenceExample>($($arg),*)
+        } else {
+            Err(PyValueError::new_err(format!("unknown message type {message:?}")))
+        }
+    }};
 }
 
-fn decode(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<Message> {
-    match message {
-        "Example" => Example::decode(serialized)
-            .map(Message::Example)
-            .map_err(|e| decode_error(py, "Example", &e)),
-        "SequenceExample" => SequenceExample::decode(serialized)
-            .map(Message::Sequence)
-            .map_err(|e| decode_error(py, "SequenceExample", &e)),
-        other => Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
-    }
+fn render<M: Message>(py: Python<'_>, serialized: &[u8], format: RenderFormat) -> PyResult<String> {
+    let message = M::decode(serialized).map_err(|e| decode_error(py, M::NAME, &e))?;
+    Ok(message.render_to_string(format))
+}
+
+fn from_text<M: Message>(py: Python<'_>, text: &str) -> PyResult<Vec<u8>> {
+    let message = M::from_text(text).map_err(|e| decode_error(py, M::NAME, &e))?;
+    Ok(message.encode())
+}
+
+fn from_friendly_json<M: Message>(py: Python<'_>, text: &str) -> PyResult<Vec<u8>> {
+    M::encode_friendly_json(text, &TypeHints::new()).map_err(|e| decode_error(py, M::NAME, &e))
 }
 
 /// Protobuf text format, exactly as `print(tf.train.Example)` shows it.
 #[pyfunction]
 pub fn message_to_text(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    Ok(match decode(py, serialized, message)? {
-        Message::Example(e) => e.to_text(),
-        Message::Sequence(s) => s.to_text(),
-    })
+    for_message!(message, render(py, serialized, RenderFormat::Text))
 }
 
 /// Protobuf's JSON mapping, as `json_format.MessageToJson` prints it.
 #[pyfunction]
 pub fn message_to_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    Ok(match decode(py, serialized, message)? {
-        Message::Example(e) => e.to_json(),
-        Message::Sequence(s) => s.to_json(),
-    })
+    for_message!(message, render(py, serialized, RenderFormat::Json))
 }
 
 /// The friendly one-line JSON form (`{"age": [19], "name": ["goat"]}`).
 #[pyfunction]
 pub fn message_to_friendly_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    Ok(match decode(py, serialized, message)? {
-        Message::Example(e) => e.to_friendly_json(),
-        Message::Sequence(s) => s.to_friendly_json(),
-    })
+    for_message!(message, render(py, serialized, RenderFormat::FriendlyJson))
 }
 
 /// Bytes of a message given in protobuf text format.
 #[pyfunction]
 pub fn message_from_text<'py>(py: Python<'py>, text: &str, message: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = match message {
-        "Example" => Example::from_text(text).map(|e| e.encode()),
-        "SequenceExample" => SequenceExample::from_text(text).map(|s| s.encode()),
-        other => return Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
-    }
-    .map_err(|e| decode_error(py, message, &e))?;
+    let bytes = for_message!(message, from_text(py, text))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
 /// Bytes of a message given in the friendly JSON form.
 #[pyfunction]
 pub fn message_from_friendly_json<'py>(py: Python<'py>, text: &str, message: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let hints = TypeHints::new();
-    let bytes = match message {
-        "Example" => Example::encode_friendly_json(text, &hints),
-        "SequenceExample" => SequenceExample::encode_friendly_json(text, &hints),
-        other => return Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
-    }
-    .map_err(|e| decode_error(py, message, &e))?;
+    let bytes = for_message!(message, from_friendly_json(py, text))?;
     Ok(PyBytes::new(py, &bytes))
 }

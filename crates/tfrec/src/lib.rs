@@ -3,8 +3,8 @@
 //! The crate is split by layer, each module owning one part of the format, each layer above
 //! the records behind a Cargo feature of the same name (all on by default):
 //! - [`record`]: TFRecord files (framing, CRCs, GZIP/ZLIB, many files, indexes). Always built.
-//! - `example` (feature `example`): the `Example` / `SequenceExample` messages, their wire
-//!   format and renderings.
+//! - `example` (feature `example`): the `Example` / `SequenceExample` messages (what both do
+//!   is one `Message` trait), their decoding, views and renderings.
 //! - `parse` (feature `parse`): feature specs and the parse ops, into dense, sparse and
 //!   ragged tensors.
 //! - `pipeline` (feature `pipeline`): many files in, shuffled parsed batches out, on worker
@@ -12,11 +12,15 @@
 //! - `state_saver` (feature `state-saver`): sequences cut into segments, batched, with state
 //!   carried between them.
 //! - `tensor_proto` (feature `tensor-proto`): `tf.io.serialize_tensor` / `parse_tensor` (the
-//!   `TensorProto` bytes).
+//!   `TensorProto` bytes); it needs only the wire format, not `example`.
 //! - `columnar` (feature `arrow`, off by default): Examples and SequenceExamples to and from
 //!   Arrow record batches.
 //! - `npz` (feature `npz`, off by default): parsed batches joined into a NumPy `.npz` file.
 //! - [`rng`]: the seeded generator of every shuffle. Always built.
+//!
+//! Under the layers, three crate-private ground-floor modules that name no layer: `wire` (the
+//! protobuf wire format, for the messages and `TensorProto`), `json_text` (the JSON text
+//! conventions of every JSON written) and `pyfloat` (floats as Python's protobuf prints them).
 //!
 //! Every layer's error converts into [`Error`], whose text never repeats along its
 //! `source()` chain (see [`error`](mod@error)).
@@ -61,17 +65,23 @@ pub mod columnar;
 pub mod error;
 #[cfg(feature = "example")]
 pub mod example;
+#[cfg(feature = "example")]
+mod json_text;
 #[cfg(feature = "npz")]
 pub mod npz;
 #[cfg(feature = "parse")]
 pub mod parse;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
+#[cfg(feature = "example")]
+mod pyfloat;
 pub mod record;
 pub mod rng;
 #[cfg(feature = "state-saver")]
 pub mod state_saver;
 #[cfg(feature = "tensor-proto")]
 pub mod tensor_proto;
+#[cfg(any(feature = "example", feature = "tensor-proto"))]
+mod wire;
 
 pub use error::{Error, Result};

@@ -18,7 +18,11 @@
 
 use std::fmt;
 
-use crate::example::wire::{put_tag, put_varint, DecodeError, WireReader, WireType};
+use crate::wire::{put_tag, put_varint, WireReader, WireType};
+
+/// The wire-format error of a malformed `TensorProto` (the same type as
+/// `tfrec::example::DecodeError`, here for builds without the `example` feature).
+pub use crate::wire::{DecodeError, DecodeErrorKind};
 
 /// The largest tensor (in bytes of its elements) that reading will build. A `*_val` proto of a
 /// few bytes may describe any number of elements (one value repeated), so unlike everything else

@@ -9,91 +9,73 @@
 //! lists, map entries in the map's order with both key and value written.
 
 use super::model::{Example, Feature, FeatureList, FeatureLists, Features, SequenceExample};
-use super::wire::{put_tag, put_varint, varint_len, DecodeError, DecodeErrorKind, WireReader, WireType};
+use crate::wire::{put_tag, put_varint, varint_len, DecodeError, DecodeErrorKind, WireReader, WireType};
 
-impl Example {
-    /// Decodes a serialized `tf.train.Example`.
-    pub fn decode(bytes: &[u8]) -> Result<Example, DecodeError> {
-        let mut r = WireReader::new(bytes);
-        let mut example = Example::default();
-        while !r.is_empty() {
-            match r.read_tag()? {
-                (1, WireType::Len) => {
-                    let (sub, base) = r.read_len()?;
-                    merge_features(example.features_mut(), WireReader::nested(sub, base))?;
-                }
-                (field, wt) => r.skip(field, wt)?,
+/// Decodes a serialized `tf.train.Example` ([`Message::decode`](super::Message::decode)).
+pub(super) fn decode_example(bytes: &[u8]) -> Result<Example, DecodeError> {
+    let mut r = WireReader::new(bytes);
+    let mut example = Example::default();
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (1, WireType::Len) => {
+                let (sub, base) = r.read_len()?;
+                merge_features(example.features_mut(), WireReader::nested(sub, base))?;
             }
-        }
-        Ok(example)
-    }
-
-    /// Encodes canonically.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.encoded_len());
-        self.encode_to(&mut out);
-        out
-    }
-
-    /// Appends the canonical encoding to `out`.
-    pub fn encode_to(&self, out: &mut Vec<u8>) {
-        if let Some(features) = &self.features {
-            put_message(out, 1, features_len(features), |out| put_features(out, features));
+            (field, wt) => r.skip(field, wt)?,
         }
     }
+    Ok(example)
+}
 
-    /// The size of the canonical encoding.
-    pub fn encoded_len(&self) -> usize {
-        self.features.as_ref().map_or(0, |f| field_len(features_len(f)))
+/// Appends the canonical encoding of `example` to `out`.
+pub(super) fn encode_example_to(example: &Example, out: &mut Vec<u8>) {
+    if let Some(features) = &example.features {
+        put_message(out, 1, features_len(features), |out| put_features(out, features));
     }
 }
 
-impl SequenceExample {
-    /// Decodes a serialized `tf.train.SequenceExample`.
-    pub fn decode(bytes: &[u8]) -> Result<SequenceExample, DecodeError> {
-        let mut r = WireReader::new(bytes);
-        let mut seq = SequenceExample::default();
-        while !r.is_empty() {
-            match r.read_tag()? {
-                (1, WireType::Len) => {
-                    let (sub, base) = r.read_len()?;
-                    merge_features(seq.context_mut(), WireReader::nested(sub, base))?;
-                }
-                (2, WireType::Len) => {
-                    let (sub, base) = r.read_len()?;
-                    merge_feature_lists(seq.feature_lists_mut(), WireReader::nested(sub, base))?;
-                }
-                (field, wt) => r.skip(field, wt)?,
+/// The size of the canonical encoding of `example`.
+pub(super) fn example_len(example: &Example) -> usize {
+    example.features.as_ref().map_or(0, |f| field_len(features_len(f)))
+}
+
+/// Decodes a serialized `tf.train.SequenceExample`.
+pub(super) fn decode_sequence_example(bytes: &[u8]) -> Result<SequenceExample, DecodeError> {
+    let mut r = WireReader::new(bytes);
+    let mut seq = SequenceExample::default();
+    while !r.is_empty() {
+        match r.read_tag()? {
+            (1, WireType::Len) => {
+                let (sub, base) = r.read_len()?;
+                merge_features(seq.context_mut(), WireReader::nested(sub, base))?;
             }
-        }
-        Ok(seq)
-    }
-
-    /// Encodes canonically.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.encoded_len());
-        self.encode_to(&mut out);
-        out
-    }
-
-    /// Appends the canonical encoding to `out`.
-    pub fn encode_to(&self, out: &mut Vec<u8>) {
-        if let Some(context) = &self.context {
-            put_message(out, 1, features_len(context), |out| put_features(out, context));
-        }
-        if let Some(lists) = &self.feature_lists {
-            put_message(out, 2, feature_lists_len(lists), |out| put_feature_lists(out, lists));
+            (2, WireType::Len) => {
+                let (sub, base) = r.read_len()?;
+                merge_feature_lists(seq.feature_lists_mut(), WireReader::nested(sub, base))?;
+            }
+            (field, wt) => r.skip(field, wt)?,
         }
     }
+    Ok(seq)
+}
 
-    /// The size of the canonical encoding.
-    pub fn encoded_len(&self) -> usize {
-        self.context.as_ref().map_or(0, |c| field_len(features_len(c)))
-            + self
-                .feature_lists
-                .as_ref()
-                .map_or(0, |l| field_len(feature_lists_len(l)))
+/// Appends the canonical encoding of `seq` to `out`.
+pub(super) fn encode_sequence_example_to(seq: &SequenceExample, out: &mut Vec<u8>) {
+    if let Some(context) = &seq.context {
+        put_message(out, 1, features_len(context), |out| put_features(out, context));
     }
+    if let Some(lists) = &seq.feature_lists {
+        put_message(out, 2, feature_lists_len(lists), |out| put_feature_lists(out, lists));
+    }
+}
+
+/// The size of the canonical encoding of `seq`.
+pub(super) fn sequence_example_len(seq: &SequenceExample) -> usize {
+    seq.context.as_ref().map_or(0, |c| field_len(features_len(c)))
+        + seq
+            .feature_lists
+            .as_ref()
+            .map_or(0, |l| field_len(feature_lists_len(l)))
 }
 
 fn utf8_key(bytes: &[u8], offset: usize) -> Result<String, DecodeError> {

@@ -21,9 +21,9 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess,
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::json_text::{float_from_special, from_base64};
-use super::model::{Example, Kind, SequenceExample};
-use super::wire::{put_varint, varint_len};
+use super::model::Kind;
+use crate::json_text::{float_from_special, from_base64};
+use crate::wire::{put_varint, varint_len};
 
 /// The kind of each feature, by name, for reading the friendly JSON form back exactly.
 pub type TypeHints = HashMap<String, Kind>;
@@ -78,34 +78,6 @@ pub fn encode_friendly_json(
         // The first key said SequenceExample and a later one said otherwise: the line is an
         // Example with a feature called `context` or `feature_lists`.
         None => read(text, hints, FriendlyMessage::Example)?.ok_or(FriendlyJsonError::NotAnObject),
-    }
-}
-
-impl Example {
-    /// Reads the friendly JSON form; `hints` gives the kind of features whose values do not
-    /// show it (empty lists, integers meant as floats, strings that look like NaN).
-    pub fn from_friendly_json(text: &str, hints: &TypeHints) -> Result<Example, FriendlyJsonError> {
-        let bytes = Example::encode_friendly_json(text, hints)?;
-        Ok(Example::decode(&bytes).expect("the encoding this module wrote decodes"))
-    }
-
-    /// [`Example::from_friendly_json`] straight into the canonical encoding, with no owned
-    /// message in between.
-    pub fn encode_friendly_json(text: &str, hints: &TypeHints) -> Result<Vec<u8>, FriendlyJsonError> {
-        encode_friendly_json(text, hints, FriendlyMessage::Example).map(|(bytes, _)| bytes)
-    }
-}
-
-impl SequenceExample {
-    /// Reads the friendly form; hints apply to context features and feature lists by name.
-    pub fn from_friendly_json(text: &str, hints: &TypeHints) -> Result<SequenceExample, FriendlyJsonError> {
-        let bytes = SequenceExample::encode_friendly_json(text, hints)?;
-        Ok(SequenceExample::decode(&bytes).expect("the encoding this module wrote decodes"))
-    }
-
-    /// [`SequenceExample::from_friendly_json`] straight into the canonical encoding.
-    pub fn encode_friendly_json(text: &str, hints: &TypeHints) -> Result<Vec<u8>, FriendlyJsonError> {
-        encode_friendly_json(text, hints, FriendlyMessage::SequenceExample).map(|(bytes, _)| bytes)
     }
 }
 
@@ -1140,6 +1112,7 @@ impl<'de> Handler<'de> for TopSeed<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::example::{Example, SequenceExample};
     use crate::example::{Feature, FeatureList};
 
     fn example(text: &str) -> Result<Example, String> {

@@ -4,26 +4,25 @@
 
 mod builder;
 mod codec;
-mod json;
 mod json_read;
-pub(crate) mod json_text;
+mod message;
 mod model;
-mod pyfloat;
 mod render;
 mod schema;
 #[cfg(test)]
 pub(crate) use schema::{one_sequence, three_examples};
 mod text;
 mod view;
-pub(crate) mod wire;
 
+pub use crate::pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};
+pub use crate::wire::{DecodeError, DecodeErrorKind};
 pub use builder::{
     BuildError, BytesValue, ExampleBuilder, FloatValue, Int64Value, IntoBytesList, IntoFloats, IntoInt64s,
     SequenceExampleBuilder,
 };
 pub use json_read::{encode_friendly_json, FriendlyJsonError, FriendlyMessage, TypeHints};
+pub use message::Message;
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
-pub use pyfloat::{python_repr, shortest_repr, write_python_repr, write_shortest_repr};
 pub use render::RenderFormat;
 pub use schema::{FeatureStats, Schema};
 pub use text::TextError;
@@ -32,4 +31,3 @@ pub use view::{
     ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,
     SequenceExampleView, Value,
 };
-pub use wire::{DecodeError, DecodeErrorKind};

@@ -11,14 +11,14 @@
 use std::fmt;
 use std::ops::ControlFlow;
 
-use super::json_text::{base64, write_bytes, write_float, write_string, Items, Layout};
-use super::model::{Example, Kind, SequenceExample};
+use super::model::Kind;
 use super::text::{close, escape_bytes, indent, open, render_key, write_text_float};
 use super::view::{
     feature_view_of, has_field, Entry, ExampleView, FeatureListView, FeatureView, Lists, MapEntries,
     SequenceExampleView, Value,
 };
-use super::wire::{DecodeError, DecodeErrorKind, WireReader};
+use crate::json_text::{base64, write_bytes, write_float, write_string, Items, Layout};
+use crate::wire::{DecodeError, DecodeErrorKind, WireReader};
 
 /// The forms a message renders in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,38 +148,6 @@ impl SequenceExampleView<'_> {
             }
         }
         Ok(r.cut)
-    }
-}
-
-impl Example {
-    /// Writes the message in `format` (its canonical encoding, rendered as a record is).
-    pub fn render<W: fmt::Write>(&self, out: &mut W, format: RenderFormat) -> fmt::Result {
-        ExampleView::new(&self.encode()).render(out, format, 0).map(drop)
-    }
-
-    /// The message in `format`, as a string.
-    pub fn render_to_string(&self, format: RenderFormat) -> String {
-        let mut out = String::new();
-        // Writing into a String cannot fail, and an owned message encodes validly.
-        let _ = self.render(&mut out, format);
-        out
-    }
-}
-
-impl SequenceExample {
-    /// Writes the message in `format` (its canonical encoding, rendered as a record is).
-    pub fn render<W: fmt::Write>(&self, out: &mut W, format: RenderFormat) -> fmt::Result {
-        SequenceExampleView::new(&self.encode())
-            .render(out, format, 0)
-            .map(drop)
-    }
-
-    /// The message in `format`, as a string.
-    pub fn render_to_string(&self, format: RenderFormat) -> String {
-        let mut out = String::new();
-        // Writing into a String cannot fail, and an owned message encodes validly.
-        let _ = self.render(&mut out, format);
-        out
     }
 }
 
@@ -494,36 +462,10 @@ impl Renderer {
     }
 }
 
-// ---- protobuf text format: the owned messages' entry points -----------------------------------
-
-impl Example {
-    /// The protobuf text format of this message, as `print(example)` shows it in Python.
-    pub fn to_text(&self) -> String {
-        self.render_to_string(RenderFormat::Text)
-    }
-
-    /// [`Example::to_text`] written piece by piece into `out`, so a huge message needs no
-    /// rendering of its own size in memory.
-    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        self.render(out, RenderFormat::Text)
-    }
-}
-
-impl SequenceExample {
-    /// The protobuf text format of this message, as `print(seq)` shows it in Python.
-    pub fn to_text(&self) -> String {
-        self.render_to_string(RenderFormat::Text)
-    }
-
-    /// [`SequenceExample::to_text`] written piece by piece into `out`.
-    pub fn write_text<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        self.render(out, RenderFormat::Text)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::example::{Example, SequenceExample};
 
     fn varint(out: &mut Vec<u8>, mut v: u64) {
         while v >= 0x80 {

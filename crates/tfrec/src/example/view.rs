@@ -25,7 +25,7 @@ use std::ops::ControlFlow;
 
 use super::codec::{merge_float_list, merge_int64_list};
 use super::model::{Feature, Kind};
-use super::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
+use crate::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
 
 /// The serialized body of a message and its absolute offset (for errors).
 type Part<'a> = (&'a [u8], usize);

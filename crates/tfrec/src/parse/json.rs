@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::example::json_text::{float_from_special, from_base64, ByteList, Json, Layout};
+use crate::json_text::{float_from_special, from_base64, ByteList, Json, Layout};
 
 use super::tensor::{DenseTensor, RaggedTensor, SparseTensor, Tensor};
 use super::values::{BytesArray, DType, Values};

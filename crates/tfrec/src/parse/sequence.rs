@@ -24,7 +24,7 @@ use super::spec::{
 };
 use super::tensor::{DenseTensor, SparseTensor, Tensor};
 use super::values::{DType, SplitsDType, Values};
-use crate::example::{FeatureView, RawFeature, SequenceExampleView};
+use crate::example::{FeatureListView, FeatureView, RawFeature, SequenceExampleView};
 
 /// The three outputs of `parse_sequence_example`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -53,6 +53,20 @@ enum ListRole {
     },
     /// A feature list read only as another one's partition.
     Partition,
+}
+
+impl ListRole {
+    fn is_dense(&self) -> bool {
+        matches!(self, ListRole::Dense { .. })
+    }
+
+    fn is_sparse(&self) -> bool {
+        matches!(self, ListRole::VarLen)
+    }
+
+    fn is_ragged(&self) -> bool {
+        matches!(self, ListRole::Ragged { .. } | ListRole::Partition)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -117,6 +131,25 @@ type ListColumn = (Column, Vec<usize>);
 
 /// A feature list found in one example: its rows, already checked for type.
 type Rows<'a> = Vec<FeatureView<'a>>;
+
+/// What extraction found, per example: the requested context features and feature lists
+/// (by slot), and the slots in the wire order of their keys' first occurrence — TensorFlow
+/// checks types in that order and reports the first mismatch.
+struct Found<'a> {
+    context: Vec<Vec<Option<RawFeature<'a>>>>,
+    lists: Vec<Vec<Option<FeatureListView<'a>>>>,
+    context_order: Vec<Vec<usize>>,
+    list_order: Vec<Vec<usize>>,
+}
+
+/// An error of example `example`, numbered unless the op parses a single SequenceExample.
+fn numbered(e: ParseError, example: usize, single: bool) -> ParseError {
+    if single {
+        e
+    } else {
+        e.example(example)
+    }
+}
 
 impl SequenceParser {
     /// Checks and compiles the specs as `parse_sequence_example` does.
@@ -440,19 +473,42 @@ impl SequenceParser {
         })
     }
 
+    /// The general path, in TensorFlow's order (its errors are the first TensorFlow meets):
+    /// extraction, context types, feature-list row types, context dense, then the feature
+    /// lists, then the context's VarLen and Ragged features.
     fn parse<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Result<ParsedSequences, ParseError> {
         if let Some(parsed) = self.parse_fast(records, single) {
             return Ok(parsed);
         }
+        let found = self.extract(records, single)?;
+        let context_views = self.context_types(&found, single)?;
+        let rows = self.row_types(&found, single)?;
+        let mut out = ParsedSequences::default();
+        for (name, spec) in &self.context_fixed {
+            let i = self.context_keys[name.as_bytes()].0;
+            let tensor = self.context_dense(name, spec, i, &context_views, single)?;
+            out.context.insert(name.clone(), Tensor::Dense(tensor));
+        }
+        // Context sparse and ragged come after the lists: their values were checked with the
+        // context's types above, and TensorFlow builds ragged tensors from partitions only
+        // once the op has parsed everything.
+        let columns = self.list_columns(&rows, single)?;
+        if let Some(parser) = &self.context_other {
+            out.context.extend(self.context_parse(parser, records, single)?);
+        }
+        self.assemble_lists(columns, records.len(), single, &mut out)?;
+        Ok(out)
+    }
+
+    /// Phase 1, extraction: every requested context feature and feature list of every example.
+    fn extract<'a, R: AsRef<[u8]>>(&self, records: &'a [R], single: bool) -> Result<Found<'a>, ParseError> {
         let batch = records.len();
-        let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
-        // 1. Extraction: every requested context feature and feature list of every example.
-        let mut context: Vec<Vec<Option<RawFeature<'_>>>> = Vec::with_capacity(batch);
-        let mut found_lists: Vec<Vec<Option<crate::example::FeatureListView<'_>>>> = Vec::with_capacity(batch);
-        // Per example, the context features and the list slots in the wire order of their keys'
-        // first occurrence: TensorFlow checks types in that order and reports the first.
-        let mut context_order: Vec<Vec<usize>> = Vec::with_capacity(batch);
-        let mut list_order: Vec<Vec<usize>> = Vec::with_capacity(batch);
+        let mut found = Found {
+            context: Vec::with_capacity(batch),
+            lists: Vec::with_capacity(batch),
+            context_order: Vec::with_capacity(batch),
+            list_order: Vec::with_capacity(batch),
+        };
         for (e, record) in records.iter().enumerate() {
             let view = SequenceExampleView::new(record.as_ref());
             let mut ctx = vec![None; self.context_key_names.len()];
@@ -461,7 +517,7 @@ impl SequenceParser {
             let mut entries = view.context();
             while let Some((key, raw)) = entries
                 .next_entry()
-                .map_err(|err| at(ParseError::new(ParseErrorKind::Malformed(err)), e).example(e))?
+                .map_err(|err| numbered(ParseError::new(ParseErrorKind::Malformed(err)), e, single).example(e))?
             {
                 if let Some(&(i, _)) = self.context_keys.get(key) {
                     if ctx[i].is_none() {
@@ -472,8 +528,8 @@ impl SequenceParser {
             }
             let mut lists = vec![None; self.lists.len()];
             for entry in view.feature_lists() {
-                let (key, list) =
-                    entry.map_err(|err| at(ParseError::new(ParseErrorKind::Malformed(err)), e).example(e))?;
+                let (key, list) = entry
+                    .map_err(|err| numbered(ParseError::new(ParseErrorKind::Malformed(err)), e, single).example(e))?;
                 if let Some(&i) = self.list_lookup.get(key) {
                     // Every slot of this key (a list may feed two outputs) sees it.
                     for (j, slot) in self.lists.iter().enumerate() {
@@ -486,29 +542,42 @@ impl SequenceParser {
                     }
                 }
             }
-            context.push(ctx);
-            found_lists.push(lists);
-            context_order.push(c_order);
-            list_order.push(l_order);
+            found.context.push(ctx);
+            found.lists.push(lists);
+            found.context_order.push(c_order);
+            found.list_order.push(l_order);
         }
-        // 2. Context types.
-        let mut context_views: Vec<Vec<Option<FeatureView<'_>>>> = Vec::with_capacity(batch);
-        for (e, ctx) in context.iter().enumerate() {
+        Ok(found)
+    }
+
+    /// Phase 2: the context features' types, per example in wire order.
+    fn context_types<'a>(
+        &self,
+        found: &Found<'a>,
+        single: bool,
+    ) -> Result<Vec<Vec<Option<FeatureView<'a>>>>, ParseError> {
+        let mut context_views = Vec::with_capacity(found.context.len());
+        for (e, ctx) in found.context.iter().enumerate() {
             let mut views = vec![None; ctx.len()];
-            for &i in &context_order[e] {
+            for &i in &found.context_order[e] {
                 let key = &self.context_key_names[i];
                 let Some(raw) = &ctx[i] else {
                     continue;
                 };
-                let view = raw
-                    .view()
-                    .map_err(|err| at(ParseError::new(ParseErrorKind::MalformedFeature(err)).key(key), e))?;
+                let view = raw.view().map_err(|err| {
+                    numbered(
+                        ParseError::new(ParseErrorKind::MalformedFeature(err)).key(key),
+                        e,
+                        single,
+                    )
+                })?;
                 let expected = self.context_keys[key.as_bytes()].1;
                 if let Some(kind) = view.kind() {
                     if DType::of_kind(kind) != expected {
-                        return Err(at(
+                        return Err(numbered(
                             ParseError::new(ParseErrorKind::ContextTypeMismatch { expected }).key(key),
                             e,
+                            single,
                         ));
                     }
                 }
@@ -516,11 +585,15 @@ impl SequenceParser {
             }
             context_views.push(views);
         }
-        // 3. Feature-list row types.
-        let mut rows: Vec<Vec<Option<Rows<'_>>>> = Vec::with_capacity(batch);
-        for (e, lists) in found_lists.iter().enumerate() {
+        Ok(context_views)
+    }
+
+    /// Phase 3: the feature lists' row types, per example in wire order.
+    fn row_types<'a>(&self, found: &Found<'a>, single: bool) -> Result<Vec<Vec<Option<Rows<'a>>>>, ParseError> {
+        let mut rows = Vec::with_capacity(found.lists.len());
+        for (e, lists) in found.lists.iter().enumerate() {
             let mut per_slot = vec![None; lists.len()];
-            for &i in &list_order[e] {
+            for &i in &found.list_order[e] {
                 let slot = &self.lists[i];
                 let Some(list) = &lists[i] else {
                     continue;
@@ -528,22 +601,24 @@ impl SequenceParser {
                 let mut views = Vec::new();
                 for (r, row) in list.rows().enumerate() {
                     let malformed = |err| {
-                        at(
+                        numbered(
                             ParseError::new(ParseErrorKind::MalformedFeature(err))
                                 .key(&slot.key)
                                 .row(r),
                             e,
+                            single,
                         )
                     };
                     let (bytes, offset) = row.map_err(malformed)?;
                     let view = FeatureView::from_feature_bytes(bytes, offset).map_err(malformed)?;
                     if let Some(kind) = view.kind() {
                         if DType::of_kind(kind) != slot.dtype {
-                            return Err(at(
+                            return Err(numbered(
                                 ParseError::new(ParseErrorKind::RowTypeMismatch { expected: slot.dtype })
                                     .key(&slot.key)
                                     .row(r),
                                 e,
+                                single,
                             ));
                         }
                     }
@@ -553,37 +628,25 @@ impl SequenceParser {
             }
             rows.push(per_slot);
         }
+        Ok(rows)
+    }
 
-        let mut out = ParsedSequences::default();
-        // 4. Context dense.
-        for (name, spec) in &self.context_fixed {
-            let i = self.context_keys[name.as_bytes()].0;
-            let tensor = self.context_dense(name, spec, i, &context_views, single)?;
-            out.context.insert(name.clone(), Tensor::Dense(tensor));
-        }
-        // 7, 8, 9. Feature lists: dense, then sparse, then ragged, each checked in turn.
-        // (5, 6, context sparse and ragged, run after them: their values were checked with
-        // the context's types above, and TensorFlow builds ragged tensors from partitions
-        // only once the op has parsed everything.)
+    /// The feature lists' columns in TensorFlow's order — dense, then sparse, then ragged (with
+    /// the lists read only as partitions) — each checked in turn, so the first error is its.
+    fn list_columns(
+        &self,
+        rows: &[Vec<Option<Rows<'_>>>],
+        single: bool,
+    ) -> Result<Vec<Option<ListColumn>>, ParseError> {
         let mut columns: Vec<Option<ListColumn>> = vec![None; self.lists.len()];
-        for phase in 0..3 {
+        for in_phase in [ListRole::is_dense, ListRole::is_sparse, ListRole::is_ragged] {
             for (i, slot) in self.lists.iter().enumerate() {
-                let in_phase = matches!(
-                    (&slot.role, phase),
-                    (ListRole::Dense { .. }, 0)
-                        | (ListRole::VarLen, 1)
-                        | (ListRole::Ragged { .. } | ListRole::Partition, 2)
-                );
-                if in_phase {
-                    columns[i] = Some(self.list_column(i, &rows, single)?);
+                if in_phase(&slot.role) {
+                    columns[i] = Some(self.list_column(i, rows, single)?);
                 }
             }
         }
-        if let Some(parser) = &self.context_other {
-            out.context.extend(self.context_parse(parser, records, single)?);
-        }
-        self.assemble_lists(columns, batch, single, &mut out)?;
-        Ok(out)
+        Ok(columns)
     }
 
     /// The context VarLen and Ragged features, by `parse_example`'s rules (the single-example
@@ -841,7 +904,7 @@ impl SequenceParser {
         single: bool,
     ) -> Result<DenseTensor, ParseError> {
         let stride: usize = spec.shape.iter().product();
-        let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
+        let at = |e: ParseError, example: usize| numbered(e, example, single);
         let mut counts = Vec::with_capacity(views.len());
         for (e, v) in views.iter().enumerate() {
             counts.push(match &v[i] {
@@ -910,7 +973,7 @@ impl SequenceParser {
     /// second vector counts rows per example. Checks a dense list's presence and row sizes.
     fn list_column(&self, i: usize, rows: &[Vec<Option<Rows<'_>>>], single: bool) -> Result<ListColumn, ParseError> {
         let slot = &self.lists[i];
-        let at = |e: ParseError, example: usize| if single { e } else { e.example(example) };
+        let at = |e: ParseError, example: usize| numbered(e, example, single);
         let mut column = Column::new(slot.dtype);
         let mut row_counts = Vec::with_capacity(rows.len());
         // A required list missing from an example is reported in the per-example pass below,

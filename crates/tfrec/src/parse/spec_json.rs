@@ -7,7 +7,7 @@ use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::example::json_text::{Json, Layout};
+use crate::json_text::{Json, Layout};
 
 use super::json::{first_value_json, values_from_json, values_json};
 use super::spec::{

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::data::RecordBatch;
+use super::stages::Stage;
 use super::stages::{RepeatCount, ShuffleBuffer, Stream};
-use super::{RecordBatch, Stage};
 use crate::record::RecordError;
 
 /// A stream of batches, pulled by the worker whose turn it is to read.

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::data::{Counters, RecordOrigin, MAX_PROBLEMS};
 use super::stages::Stream;
-use super::{Counters, RecordOrigin};
 use crate::record::{FileRecordReader, ReaderOptions, RecordError, RecordReader};
 
 /// Counts the on-disk (compressed) bytes read from a file, for a progress bar.
@@ -102,7 +102,7 @@ impl FileSource {
             let problems = open.reader.take_problems();
             if !problems.is_empty() {
                 if let Ok(mut kept) = c.problems.lock() {
-                    let room = super::MAX_PROBLEMS.saturating_sub(kept.len());
+                    let room = MAX_PROBLEMS.saturating_sub(kept.len());
                     kept.extend(problems.into_iter().take(room));
                 }
             }

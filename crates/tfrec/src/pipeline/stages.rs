@@ -1,10 +1,68 @@
 //! The record-level stages of a data set, each a [`Stream`] over the one before it, chained
-//! in the order of the builder calls: shard by record, shuffle, repeat, skip, take.
+//! in the order of the builder calls: shard by record, shuffle, repeat, skip, take; and
+//! [`Stage`], the description of one stage the builder records (at record or batch level).
 
-use super::RecordOrigin;
+use super::data::RecordOrigin;
+use super::error::DatasetError;
 use crate::record::RecordError;
 // The one shuffle buffer of the crate, also `tfrec shuffle`'s; the batch stream takes it from here.
 pub(crate) use crate::record::ShuffleBuffer;
+
+/// A stage over records (before `batch`) or over batches (after it), in the order of the calls.
+#[derive(Debug, Clone)]
+pub(super) enum Stage {
+    Shard {
+        num_shards: usize,
+        index: usize,
+    },
+    Shuffle {
+        buffer_size: usize,
+        seed: u64,
+        reshuffle_each_iteration: bool,
+    },
+    Repeat(Option<u64>),
+    Skip(u64),
+    Take(u64),
+}
+
+impl Stage {
+    pub(super) fn shard(num_shards: usize, index: usize) -> Result<Stage, DatasetError> {
+        if num_shards == 0 {
+            return Err(DatasetError::NoShards);
+        }
+        if index >= num_shards {
+            return Err(DatasetError::ShardIndex { index, num_shards });
+        }
+        Ok(Stage::Shard { num_shards, index })
+    }
+
+    pub(super) fn shuffle(
+        buffer_size: usize,
+        seed: u64,
+        reshuffle_each_iteration: bool,
+    ) -> Result<Stage, DatasetError> {
+        if buffer_size == 0 {
+            return Err(DatasetError::Zero {
+                argument: "buffer_size",
+            });
+        }
+        Ok(Stage::Shuffle {
+            buffer_size,
+            seed,
+            reshuffle_each_iteration,
+        })
+    }
+
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Stage::Shard { .. } => "shard",
+            Stage::Shuffle { .. } => "shuffle",
+            Stage::Repeat(_) => "repeat",
+            Stage::Skip(_) => "skip",
+            Stage::Take(_) => "take",
+        }
+    }
+}
 
 /// A stream of records, pulled one at a time on the reader thread.
 pub(crate) trait Stream: Send {

@@ -2,6 +2,8 @@
 //! JSON alike: the shortest `%g` precision (from 6 up) that reads back as the same f32, then
 //! Python's `repr` of that number (`19.0`, `0.9876`, `1.4013e-45`, `-0.0`, `1e+16`).
 //!
+//! A ground-floor module, public as `tfrec::example::{shortest_repr, python_repr, …}`.
+//!
 //! Written without allocating: it is most of the time of printing float features as JSON
 //! lines (`tfrec cat --format jsonl`), so digits are formatted into a stack buffer.
 

@@ -3,16 +3,17 @@
 //! `"Infinity"` and `"-Infinity"` as strings, string escaping, bytes as base64, and the three
 //! layouts (Python's `json.dumps` with and without `indent=2`, and a compact one).
 //!
-//! Each convention is written once here; the spec and tensor modules only say which tree to
-//! write, as a borrowed [`Json`] whose value lists stay the caller's own slices, and messages
-//! (render.rs) stream their members through [`Items`] as they read them from the record.
+//! A ground-floor module (only [`crate::pyfloat`] below it). Each convention is written once
+//! here; the spec and tensor modules only say which tree to write, as a borrowed [`Json`] whose
+//! value lists stay the caller's own slices, and messages (`example/render.rs`) stream their
+//! members through [`Items`] as they read them from the record.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use base64::Engine as _;
 
-use super::pyfloat::write_shortest_repr;
+use crate::pyfloat::write_shortest_repr;
 
 /// How a tree is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

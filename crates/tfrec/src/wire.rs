@@ -1,5 +1,7 @@
-//! The protobuf wire format, as far as `Example` and `SequenceExample` need it: varints, tags,
-//! length-delimited fields, skipping unknown fields, and the matching encoders.
+//! The protobuf wire format, as far as the crate's messages need it (`Example`,
+//! `SequenceExample`, `TensorProto`): varints, tags, length-delimited fields, skipping unknown
+//! fields, and the matching encoders. A ground-floor module: it names no other module of the
+//! crate, so each message layer builds on it without building on another.
 //!
 //! Every read is bounds-checked and every error carries the absolute byte offset where the
 //! input stopped making sense.
@@ -54,7 +56,8 @@ pub enum DecodeErrorKind {
     InvalidUtf8,
 }
 
-/// A malformed `Example` or `SequenceExample`, with the byte offset of the problem.
+/// A malformed message (`Example`, `SequenceExample`, `TensorProto`), with the byte offset of
+/// the problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct DecodeError {
     /// Offset from the start of the serialized message.
@@ -259,6 +262,8 @@ pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 }
 
 /// The encoded size of a varint.
+// Only the messages size their encodings ahead; `TensorProto` writing appends as it goes.
+#[cfg_attr(not(feature = "example"), allow(dead_code))]
 #[inline]
 pub fn varint_len(value: u64) -> usize {
     // 1 byte per started group of 7 bits; 0 takes one byte.

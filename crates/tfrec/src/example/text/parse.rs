@@ -1,91 +1,10 @@
-//! Protobuf text format for `Example` and `SequenceExample`: rendered exactly as the protobuf
-//! Python library prints it (fields in number order, map keys sorted, two-space indent, bytes
-//! C-escaped with octal, floats as [`shortest_repr`]), and parsed back, including the `[a, b]`
-//! list shorthand, `<...>` message brackets, comments and adjacent string concatenation.
+//! Protobuf text format read back into `Example` and `SequenceExample`: the `[a, b]` list
+//! shorthand, `<...>` message brackets, comments and adjacent string concatenation included,
+//! with line and column in every error.
 
 use std::fmt;
 
-use super::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
-use super::pyfloat::write_shortest_repr;
-
-// ---- rendering helpers (render.rs writes the form) ---------------------------------------
-
-pub(super) fn indent<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
-    for _ in 0..level {
-        out.write_str("  ")?;
-    }
-    Ok(())
-}
-
-pub(super) fn open<W: fmt::Write>(out: &mut W, level: usize, name: &str) -> fmt::Result {
-    indent(out, level)?;
-    out.write_str(name)?;
-    out.write_str(" {\n")
-}
-
-pub(super) fn close<W: fmt::Write>(out: &mut W, level: usize) -> fmt::Result {
-    indent(out, level)?;
-    out.write_str("}\n")
-}
-
-/// A map entry's key, as Python's `text_format.MessageToString` prints it: a `string` field, so
-/// non-ASCII characters print as themselves (UTF-8, `as_utf8=True`) and only ASCII specials are
-/// escaped; the empty key is the field's default and is not printed at all.
-pub(super) fn render_key<W: fmt::Write>(out: &mut W, level: usize, key: &str) -> fmt::Result {
-    if key.is_empty() {
-        return Ok(());
-    }
-    indent(out, level)?;
-    out.write_str("key: \"")?;
-    for c in key.chars() {
-        if c.is_ascii() {
-            escape_bytes(out, &[c as u8])?;
-        } else {
-            out.write_char(c)?;
-        }
-    }
-    out.write_str("\"\n")
-}
-
-/// A float as text format writes it: `nan`, `inf`, `-inf`, else [`shortest_repr`](super::shortest_repr).
-pub(super) fn write_text_float<W: fmt::Write>(out: &mut W, v: f32) -> fmt::Result {
-    if v.is_nan() {
-        out.write_str("nan")
-    } else if v.is_infinite() {
-        out.write_str(if v > 0.0 { "inf" } else { "-inf" })
-    } else {
-        write_shortest_repr(out, v)
-    }
-}
-
-/// C-style escaping as protobuf's `CEscape`: printable ASCII as is, `\n \r \t \" \' \\`, and
-/// every other byte as three octal digits.
-pub(super) fn escape_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8]) -> fmt::Result {
-    // Runs of plain printable bytes go out in one write.
-    let mut plain = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape = match b {
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            b'"' => "\\\"",
-            b'\'' => "\\'",
-            b'\\' => "\\\\",
-            0x20..=0x7e => continue,
-            _ => "",
-        };
-        out.write_str(std::str::from_utf8(&bytes[plain..i]).unwrap_or(""))?;
-        plain = i + 1;
-        if escape.is_empty() {
-            write!(out, "\\{b:03o}")?;
-        } else {
-            out.write_str(escape)?;
-        }
-    }
-    out.write_str(std::str::from_utf8(&bytes[plain..]).unwrap_or(""))
-}
-
-// ---- parsing --------------------------------------------------------------------------------
+use crate::example::model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 
 /// Text that is not a valid `Example` / `SequenceExample` in text format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,38 +23,27 @@ impl fmt::Display for TextError {
     }
 }
 
-impl Example {
-    /// Parses an Example from protobuf text format.
-    ///
-    /// ```
-    /// use tfrec::example::{Example, Feature};
-    /// let ex = Example::from_text(r#"features { feature { key: "v" value { int64_list { value: [3, 1, 4] } } } }"#)?;
-    /// assert_eq!(ex.get("v"), Some(&Feature::Int64(vec![3, 1, 4])));
-    /// # Ok::<(), tfrec::example::TextError>(())
-    /// ```
-    pub fn from_text(text: &str) -> Result<Example, TextError> {
-        let mut p = Parser::new(text);
-        let mut example = Example::default();
-        p.fields(None, |p, name| match name {
-            "features" => p.message(|p| parse_features(p, example.features_mut())),
-            _ => Err(p.unknown_field(name, "Example")),
-        })?;
-        Ok(example)
-    }
+/// Parses an Example from protobuf text format ([`Message::from_text`](crate::example::Message::from_text)).
+pub(in crate::example) fn example_from_text(text: &str) -> Result<Example, TextError> {
+    let mut p = Parser::new(text);
+    let mut example = Example::default();
+    p.fields(None, |p, name| match name {
+        "features" => p.message(|p| parse_features(p, example.features_mut())),
+        _ => Err(p.unknown_field(name, "Example")),
+    })?;
+    Ok(example)
 }
 
-impl SequenceExample {
-    /// Parses a SequenceExample from protobuf text format.
-    pub fn from_text(text: &str) -> Result<SequenceExample, TextError> {
-        let mut p = Parser::new(text);
-        let mut seq = SequenceExample::default();
-        p.fields(None, |p, name| match name {
-            "context" => p.message(|p| parse_features(p, seq.context_mut())),
-            "feature_lists" => p.message(|p| parse_feature_lists(p, seq.feature_lists_mut())),
-            _ => Err(p.unknown_field(name, "SequenceExample")),
-        })?;
-        Ok(seq)
-    }
+/// Parses a SequenceExample from protobuf text format.
+pub(in crate::example) fn sequence_example_from_text(text: &str) -> Result<SequenceExample, TextError> {
+    let mut p = Parser::new(text);
+    let mut seq = SequenceExample::default();
+    p.fields(None, |p, name| match name {
+        "context" => p.message(|p| parse_features(p, seq.context_mut())),
+        "feature_lists" => p.message(|p| parse_feature_lists(p, seq.feature_lists_mut())),
+        _ => Err(p.unknown_field(name, "SequenceExample")),
+    })?;
+    Ok(seq)
 }
 
 fn parse_features(p: &mut Parser<'_>, into: &mut Features) -> Result<(), TextError> {
@@ -624,19 +532,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn map_keys_print_as_utf8_and_the_empty_key_is_omitted() {
-        let mut ex = Example::default();
-        ex.features_mut().insert("größe", Feature::Int64(vec![1]));
-        ex.features_mut().insert("", Feature::Int64(vec![2]));
-        ex.features_mut().insert("a\"b", Feature::Int64(vec![3]));
-        let text = ex.to_text();
-        assert!(text.contains("key: \"größe\"\n"), "{text}");
-        assert!(text.contains("key: \"a\\\"b\"\n"), "{text}");
-        assert!(!text.contains("key: \"\""), "{text}");
-        assert_eq!(Example::from_text(&text).unwrap(), ex.clone());
-    }
-
-    #[test]
     fn shorthand_comments_and_brackets() {
         let text = r#"
             # a comment
@@ -669,18 +564,5 @@ mod tests {
             .message
             .contains("featurez"));
         assert!(Example::from_text("features { feature {").is_err());
-    }
-
-    #[test]
-    fn renders_like_protobuf() {
-        let ex = Example::builder()
-            .bytes("s", vec![vec![0u8, 255, b'"', b'\\']])
-            .build()
-            .unwrap();
-        assert_eq!(
-            ex.to_text(),
-            "features {\n  feature {\n    key: \"s\"\n    value {\n      bytes_list {\n        value: \"\\000\\377\\\"\\\\\"\n      }\n    }\n  }\n}\n"
-        );
-        assert_eq!(Example::from_text(&ex.to_text()).unwrap(), ex);
     }
 }

@@ -100,7 +100,12 @@ fn files() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     let sequences = (0..8)
         .map(|i| {
             let mut lists = vec![
-                ("tokens", (0..i).map(|t| Feature::Bytes(vec![b"w".to_vec(); t as usize % 3])).collect()),
+                (
+                    "tokens",
+                    (0..i)
+                        .map(|t| Feature::Bytes(vec![b"w".to_vec(); t as usize % 3]))
+                        .collect(),
+                ),
                 ("always", vec![ints([i]); 2]),
             ];
             if i % 3 != 0 {
@@ -143,7 +148,10 @@ fn schema_convert_and_the_library_infer_one_spec() {
         let out = tfrec_in(d, &["convert", &file, "-o", &parquet, "--save-spec", &saved]);
         expect_code(&out, 0, &format!("convert {file}"));
         let convert_warnings = text(&out.stderr);
-        let converted = json_of(&std::fs::read_to_string(d.join(&saved)).expect("saved spec"), "saved spec");
+        let converted = json_of(
+            &std::fs::read_to_string(d.join(&saved)).expect("saved spec"),
+            "saved spec",
+        );
 
         let library = json_of(
             &tfrec::columnar::infer_specs(&records).expect("infer").to_json_string(),
@@ -172,9 +180,15 @@ fn the_rules_where_the_two_inferences_disagreed() {
     write(&d.join("empty.tfrecord"), records("empty"));
     write(&d.join("mixed.tfrecord"), records("mixed"));
 
-    let empty = json_of(&expect_code(&tfrec_in(d, &["schema", "--json", "empty.tfrecord"]), 0, "schema"), "spec");
+    let empty = json_of(
+        &expect_code(&tfrec_in(d, &["schema", "--json", "empty.tfrecord"]), 0, "schema"),
+        "spec",
+    );
     // No values anywhere: a list, not a FixedLenFeature of shape [0].
-    assert_eq!(empty["never_values"], json!({"type": "VarLenFeature", "dtype": "int64"}));
+    assert_eq!(
+        empty["never_values"],
+        json!({"type": "VarLenFeature", "dtype": "int64"})
+    );
     assert_eq!(empty["empty_message_once"]["type"], "VarLenFeature");
     assert!(empty.get("only_empty_messages").is_none(), "{empty}");
 

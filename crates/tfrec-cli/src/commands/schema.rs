@@ -59,20 +59,23 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let observe = |record: &[u8], place: &str, inferrer: &mut SpecInferrer| -> Result<(), Box<dyn std::error::Error>> {
         let index = inferrer.schema().records;
         inferrer.observe(record).map_err(|e| {
-            let kind = if inferrer.is_sequence() { "SequenceExample" } else { "Example" };
+            let kind = if inferrer.is_sequence() {
+                "SequenceExample"
+            } else {
+                "Example"
+            };
             crate::error::data(format!(
                 "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
             ))
         })
     };
-    let decide =
-        |first: &mut Vec<(Vec<u8>, String)>| -> Result<SpecInferrer, Box<dyn std::error::Error>> {
-            let mut inferrer = SpecInferrer::new(args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice())));
-            for (r, place) in first.drain(..) {
-                observe(&r, &place, &mut inferrer)?;
-            }
-            Ok(inferrer)
-        };
+    let decide = |first: &mut Vec<(Vec<u8>, String)>| -> Result<SpecInferrer, Box<dyn std::error::Error>> {
+        let mut inferrer = SpecInferrer::new(args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice())));
+        for (r, place) in first.drain(..) {
+            observe(&r, &place, &mut inferrer)?;
+        }
+        Ok(inferrer)
+    };
     while seen < limit {
         let Some(record) = reader.next_located()? else { break };
         seen += 1;

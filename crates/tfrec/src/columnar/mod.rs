@@ -41,9 +41,9 @@ mod storage;
 use crate::example::DecodeError;
 use crate::parse::{ParseError, SpecError};
 
+pub use crate::parse::InferredSpecs;
 pub use examples::ExampleColumns;
 pub use from_arrow::{batch_to_examples, batch_to_records};
-pub use crate::parse::InferredSpecs;
 pub use infer::infer_specs;
 pub use order::spec_order;
 pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs};

@@ -31,11 +31,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::spec::{FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, SequenceSpecs, SpecFile};
-use super::spec::VarLenFeature;
+use super::spec::{
+    FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, SequenceSpecs, SpecFile, VarLenFeature,
+};
 use super::values::DType;
-use crate::example::{detect_message, DecodeError, Example, Feature, FeatureStats, MessageKind, Schema};
-use crate::example::{Features, SequenceExample};
+use crate::example::{
+    detect_message, DecodeError, Example, Feature, FeatureStats, Features, MessageKind, Schema, SequenceExample,
+};
 
 /// Specs inferred from records, with the string features whose values were all UTF-8.
 #[derive(Debug, Clone, PartialEq)]
@@ -353,9 +355,7 @@ mod tests {
             ]),
         ];
         let inferred = infer_specs(&records).unwrap();
-        let fixed = |shape: serde_json::Value, dtype: &str| {
-            json!({"type": "FixedLenFeature", "shape": shape, "dtype": dtype, "default_value": null})
-        };
+        let fixed = |shape: serde_json::Value, dtype: &str| json!({"type": "FixedLenFeature", "shape": shape, "dtype": dtype, "default_value": null});
         let var = |dtype: &str| json!({"type": "VarLenFeature", "dtype": dtype});
         assert_eq!(
             spec_json(&inferred),
@@ -386,7 +386,11 @@ mod tests {
             spec_json(&inferred),
             json!({"keep": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": null}})
         );
-        assert!(inferred.skipped["a"].contains("int64_list, float_list"), "{:?}", inferred.skipped);
+        assert!(
+            inferred.skipped["a"].contains("int64_list, float_list"),
+            "{:?}",
+            inferred.skipped
+        );
         assert!(inferred.skipped["nothing"].contains("no sampled record"));
     }
 
@@ -444,7 +448,10 @@ mod tests {
         assert_eq!(inferred.utf8, BTreeSet::from(["note".to_owned(), "tok".to_owned()]));
         // Present in every record: no missing allowed.
         let always = infer_specs(&[seq(&[], &[("s", vec![ints(2)])]), seq(&[], &[("s", vec![])])]).unwrap();
-        assert_eq!(spec_json(&always)["sequence_features"]["s"]["allow_missing"], json!(false));
+        assert_eq!(
+            spec_json(&always)["sequence_features"]["s"]["allow_missing"],
+            json!(false)
+        );
     }
 
     #[test]

@@ -64,8 +64,9 @@ pub(crate) fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringCo
     }
 }
 
-/// Infers Example specs from the first `rows` records of `paths`: `(spec JSON, names of the
-/// string features found UTF-8)`.
+/// Infers Example specs from the first `rows` records of `paths` (the library's one inference,
+/// as `tfrec schema --json` and `tfrec convert`): `(spec JSON, names of the string features
+/// found UTF-8, (name, why) of the features left out)`.
 #[pyfunction]
 #[pyo3(signature = (paths, rows=1000, compression=None))]
 pub fn arrow_infer_spec(
@@ -73,15 +74,22 @@ pub fn arrow_infer_spec(
     paths: Vec<String>,
     rows: usize,
     compression: Option<&str>,
-) -> PyResult<(String, Vec<String>)> {
+) -> PyResult<InferredSpec> {
     let files = files(py, paths)?;
     let options = options(compression)?;
     let sample = py
         .detach(|| sample_records(&files, options, rows))
         .map_err(|e| record_error(py, &e))?;
     let inferred = py.detach(|| infer_specs(&sample)).map_err(columnar_error)?;
-    Ok((inferred.to_json_string(), inferred.utf8.into_iter().collect()))
+    Ok((
+        inferred.to_json_string(),
+        inferred.utf8.iter().cloned().collect(),
+        inferred.skipped.into_iter().collect(),
+    ))
 }
+
+/// What `arrow_infer_spec` returns to Python.
+type InferredSpec = (String, Vec<String>, Vec<(String, String)>);
 
 /// The Arrow schema a spec gives, as a C stream of no batches (so Python can read the schema
 /// with pyarrow without reading data); raises on a spec with no columnar form.

@@ -492,6 +492,11 @@ fn golden_examples_round_trip_through_parquet_and_ipc() {
                 continue;
             }
         };
+        if !inferred.skipped.is_empty() {
+            // Left out of the spec (a kind that varies), so not in the columns either.
+            skip("a feature the inferred spec leaves out");
+            continue;
+        }
         let SpecFile::Example(specs) = &inferred.spec else {
             skip("records that read as SequenceExamples");
             continue;

@@ -1,9 +1,11 @@
-//! `tfrec schema`: which features the records hold, and the spec that parses them.
+//! `tfrec schema`: which features the records hold, and the spec that parses them (the
+//! library's one inference, `tfrec::parse::SpecInferrer`, as `convert` and Python use).
 
 use std::io::Write;
 
 use clap::Args as ClapArgs;
-use tfrec::example::{Example, FeatureStats, Schema, SequenceExample};
+use tfrec::example::FeatureStats;
+use tfrec::parse::SpecInferrer;
 
 use crate::error::ExitCode;
 use crate::input::{InputArgs, SkipArgs};
@@ -52,59 +54,60 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Records held to decide the message kind (when not forced), with their places.
     let mut first: Vec<(Vec<u8>, String)> = Vec::new();
     let mut held = 0;
-    let mut sequence = args.message.forced();
-    let mut schema = Schema::default();
+    let mut inferrer = args.message.forced().map(SpecInferrer::new);
     let mut seen = 0u64;
-    let observe =
-        |record: &[u8], place: &str, sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
-            let index = schema.records;
-            let bad = |e: tfrec::example::DecodeError| {
-                let kind = if sequence { "SequenceExample" } else { "Example" };
-                crate::error::data(format!(
-                    "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
-                ))
-            };
-            if sequence {
-                schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
+    let observe = |record: &[u8], place: &str, inferrer: &mut SpecInferrer| -> Result<(), Box<dyn std::error::Error>> {
+        let index = inferrer.schema().records;
+        inferrer.observe(record).map_err(|e| {
+            let kind = if inferrer.is_sequence() {
+                "SequenceExample"
             } else {
-                schema.observe_example(&Example::decode(record).map_err(bad)?);
-            }
-            Ok(())
-        };
-    let decide =
-        |first: &mut Vec<(Vec<u8>, String)>, schema: &mut Schema| -> Result<bool, Box<dyn std::error::Error>> {
-            let s = args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
-            for (r, place) in first.drain(..) {
-                observe(&r, &place, s, schema)?;
-            }
-            Ok(s)
-        };
+                "Example"
+            };
+            crate::error::data(format!(
+                "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
+            ))
+        })
+    };
+    let decide = |first: &mut Vec<(Vec<u8>, String)>| -> Result<SpecInferrer, Box<dyn std::error::Error>> {
+        let mut inferrer = SpecInferrer::new(args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice())));
+        for (r, place) in first.drain(..) {
+            observe(&r, &place, &mut inferrer)?;
+        }
+        Ok(inferrer)
+    };
     while seen < limit {
         let Some(record) = reader.next_located()? else { break };
         seen += 1;
-        match sequence {
-            Some(s) => observe(record.data, &record.to_string(), s, &mut schema)?,
+        match &mut inferrer {
+            Some(inferrer) => observe(record.data, &record.to_string(), inferrer)?,
             None => {
                 held += record.data.len();
                 first.push((record.data.to_vec(), record.to_string()));
                 if first.len() == DETECT_RECORDS || held >= DETECT_BYTES {
-                    sequence = Some(decide(&mut first, &mut schema)?);
+                    inferrer = Some(decide(&mut first)?);
                 }
             }
         }
     }
-    if sequence.is_none() {
-        decide(&mut first, &mut schema)?;
-    }
+    let inferrer = match inferrer {
+        Some(inferrer) => inferrer,
+        None => decide(&mut first)?,
+    };
     progress.finish();
     print_skipped(&reader);
     let mut out = stdout();
     if args.json {
-        let spec: serde_json::Value = serde_json::from_str(&schema.to_spec().to_json_string())?;
+        let inferred = inferrer.finish();
+        for (name, why) in &inferred.skipped {
+            say!("warning: feature '{name}' left out: {why}");
+        }
+        let spec: serde_json::Value = serde_json::from_str(&inferred.to_json_string())?;
         writeln!(out, "{spec:#}")?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
+    let schema = inferrer.schema();
     let records = schema.records;
     let heading = if schema.feature_lists.is_empty() {
         "feature"

@@ -321,9 +321,12 @@ def arrow_batches(
 def arrow_check_spec(spec: str, utf8: bool = False, utf8_columns: Sequence[str] | None = None) -> None:
     """The Arrow schema a spec gives, as a C stream of no batches (so Python can read the schema
     with pyarrow without reading data); raises on a spec with no columnar form."""
-def arrow_infer_spec(paths: Sequence[str], rows: int = 1000, compression: str | None = None) -> tuple[str, list[str]]:
-    """Infers Example specs from the first `rows` records of `paths`: `(spec JSON, names of the
-    string features found UTF-8)`."""
+def arrow_infer_spec(
+    paths: Sequence[str], rows: int = 1000, compression: str | None = None
+) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """Infers Example specs from the first `rows` records of `paths` (the library's one inference,
+    as `tfrec schema --json` and `tfrec convert`): `(spec JSON, names of the string features
+    found UTF-8, (name, why) of the features left out)`."""
 def arrow_write(stream: object, path: str | bytes | os.PathLike[str], compression: str | None = None) -> int:
     """Writes the batches of an `arrow_array_stream` capsule (from `__arrow_c_stream__`) to
     `path` as Examples; returns the number of records written."""

@@ -28,6 +28,7 @@ fails as ``tf.io.parse_example`` does).
 
 import json
 import os
+import warnings
 
 from . import _tfrec
 from ._specs import spec_dict
@@ -61,13 +62,24 @@ def _project(spec, columns):
 
 def infer_spec(paths, rows=1000, *, compression=None):
     """A spec (JSON form: ``{name: {"type": …}}``) inferred from the first ``rows`` records of
-    ``paths``: a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every sampled
-    record has the feature with the same number of values, else a ``VarLenFeature``. For
-    SequenceExamples, ``{"context_features": …, "sequence_features": …}``, a feature list being
-    a ``FixedLenSequenceFeature`` when all its sampled steps have one number of values, else a
-    ``VarLenFeature``."""
-    text, _ = _tfrec.arrow_infer_spec(_paths(paths), rows, compression)
-    return json.loads(text)
+    ``paths``, by the rules ``tfrec schema --json`` and ``tfrec convert`` follow (the same spec
+    for the same records): a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every
+    sampled record has the feature with the same number n ≥ 1 of values, else a
+    ``VarLenFeature``. For SequenceExamples, ``{"context_features": …, "sequence_features": …}``,
+    a feature list being a ``FixedLenSequenceFeature`` when all its sampled steps have one number
+    n ≥ 1 of values (``allow_missing`` when a record lacks it), else a ``VarLenFeature``. A
+    feature with no kind set, or whose kind varies between records, is left out with a
+    ``UserWarning`` saying why."""
+    return _infer(_paths(paths), rows, compression)[0]
+
+
+def _infer(paths, rows, compression):
+    """The inferred spec dict and the string features found UTF-8; warns of the features left
+    out (the ``stacklevel`` names the caller of the public function)."""
+    text, utf8_names, skipped = _tfrec.arrow_infer_spec(paths, rows, compression)
+    for name, why in skipped:
+        warnings.warn(f"tfrec: feature {name!r} left out of the inferred spec: {why}", stacklevel=3)
+    return json.loads(text), utf8_names
 
 
 class ArrowStream:
@@ -89,8 +101,7 @@ class ArrowStream:
         self._paths = _paths(paths)
         self._utf8_columns = None
         if spec is None:
-            text, utf8_names = _tfrec.arrow_infer_spec(self._paths, infer_rows, compression)
-            spec = json.loads(text)
+            spec, utf8_names = _infer(self._paths, infer_rows, compression)
             # Inferred: UTF-8 only for the string features whose sampled values were all UTF-8.
             self._utf8_columns = utf8_names
         self._spec = _project(spec_dict(spec), columns)

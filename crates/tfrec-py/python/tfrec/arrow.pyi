@@ -48,11 +48,14 @@ _OnCorruption: TypeAlias = Literal["raise", "skip", "skip_file"]
 
 def infer_spec(paths: _Paths, rows: int = 1000, *, compression: str | None = None) -> dict[str, Any]:
     """A spec (JSON form: ``{name: {"type": …}}``) inferred from the first ``rows`` records of
-    ``paths``: a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every sampled
-    record has the feature with the same number of values, else a ``VarLenFeature``. For
-    SequenceExamples, ``{"context_features": …, "sequence_features": …}``, a feature list being
-    a ``FixedLenSequenceFeature`` when all its sampled steps have one number of values, else a
-    ``VarLenFeature``."""
+    ``paths``, by the rules ``tfrec schema --json`` and ``tfrec convert`` follow (the same spec
+    for the same records): a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every
+    sampled record has the feature with the same number n ≥ 1 of values, else a
+    ``VarLenFeature``. For SequenceExamples, ``{"context_features": …, "sequence_features": …}``,
+    a feature list being a ``FixedLenSequenceFeature`` when all its sampled steps have one number
+    n ≥ 1 of values (``allow_missing`` when a record lacks it), else a ``VarLenFeature``. A
+    feature with no kind set, or whose kind varies between records, is left out with a
+    ``UserWarning`` saying why."""
 
 class ArrowStream:
     """TFRecord files read as Arrow record batches. Each use (an iteration, ``read_all``,

@@ -26,6 +26,9 @@ pub struct FeatureStats {
 
 impl FeatureStats {
     fn observe_values(&mut self, feature: &Feature) {
+        // Every observation sets a kind or counts a missing one; `present` is no guide, as a
+        // feature list's steps are all observed before its record is counted.
+        let first = self.kinds.is_empty() && self.no_kind == 0;
         match feature.kind() {
             None => self.no_kind += 1,
             Some(kind) => {
@@ -35,10 +38,7 @@ impl FeatureStats {
             }
         }
         let n = feature.len();
-        if self.present == 0 && self.max_values == 0 && self.min_values == 0 {
-            self.min_values = n;
-        }
-        self.min_values = self.min_values.min(n);
+        self.min_values = if first { n } else { self.min_values.min(n) };
         self.max_values = self.max_values.max(n);
     }
 

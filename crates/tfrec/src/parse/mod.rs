@@ -4,9 +4,9 @@
 //!
 //! Layers, each using only those above it in this list: `values` (dtypes and value storage),
 //! `spec` (feature specs), `tensor` (tensors on the values), `columns` (parse-time builders on
-//! the values), `json` and `spec_json` (JSON forms), `error`, `assemble` (tensors from
-//! columns), `ragged` (partitions), `fast`, `example` and `sequence` (the parsers), `concat`
-//! (joining batches).
+//! the values), `json` and `spec_json` (JSON forms), `infer` (specs inferred from records),
+//! `error`, `assemble` (tensors from columns), `ragged` (partitions), `fast`, `example` and
+//! `sequence` (the parsers), `concat` (joining batches).
 
 mod assemble;
 mod columns;
@@ -14,6 +14,7 @@ mod concat;
 mod error;
 mod example;
 pub(crate) mod fast;
+mod infer;
 mod json;
 mod ragged;
 mod sequence;
@@ -28,6 +29,7 @@ pub use concat::{concat_batch, BatchJoiner, ConcatError};
 pub(crate) use concat::{DenseJoin, JoinStore, Joined};
 pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
+pub use infer::{infer_specs, InferError, InferredSpecs, SpecInferrer};
 pub use sequence::{ParsedSequences, SequenceParser};
 pub use spec::{
     FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs,

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use super::values::{DType, SplitsDType, Values};
-use crate::example::{FeatureStats, Schema};
 
 /// One partition of a [`RaggedFeature`], from the outermost in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -415,98 +414,4 @@ pub(crate) fn checked_elements(shape: &[usize], name: &str) -> Result<usize, Spe
             feature: name.to_owned(),
             shape: known_shape_string(shape),
         })
-}
-
-impl Schema {
-    /// The specs that parse these records: name → spec for Examples, or context and sequence
-    /// specs when feature lists were seen. A feature present in every record with the same
-    /// number of values everywhere becomes a `FixedLenFeature` (shape `[]` for one value);
-    /// anything else a `VarLenFeature`. A feature list whose steps all hold n values becomes a
-    /// `FixedLenSequenceFeature` (with `allow_missing` when some records lack it). Features
-    /// whose kind varies are left out.
-    pub fn to_spec(&self) -> SpecFile {
-        let shape = |stats: &FeatureStats| -> Vec<usize> {
-            if stats.max_values == 1 {
-                vec![]
-            } else {
-                vec![stats.max_values]
-            }
-        };
-        let mut context = FeatureSpecs::new();
-        for (name, stats) in &self.features {
-            let Some(kind) = stats.kind() else { continue };
-            let dtype = DType::of_kind(kind);
-            let fixed = stats.present == self.records && stats.no_kind == 0 && stats.min_values == stats.max_values;
-            let spec = if fixed {
-                FeatureSpec::FixedLen(FixedLenFeature {
-                    shape: shape(stats),
-                    dtype,
-                    default_value: None,
-                })
-            } else {
-                FeatureSpec::VarLen(VarLenFeature { dtype })
-            };
-            context.insert(name.clone(), spec);
-        }
-        if self.feature_lists.is_empty() {
-            return SpecFile::Example(context);
-        }
-        let mut sequence = FeatureSpecs::new();
-        for (name, stats) in &self.feature_lists {
-            let Some(kind) = stats.kind() else { continue };
-            let dtype = DType::of_kind(kind);
-            let spec = if stats.no_kind == 0 && stats.min_values == stats.max_values {
-                FeatureSpec::FixedLenSequence(FixedLenSequenceFeature {
-                    shape: shape(stats),
-                    dtype,
-                    allow_missing: stats.present < self.records,
-                    default_value: None,
-                })
-            } else {
-                FeatureSpec::VarLen(VarLenFeature { dtype })
-            };
-            sequence.insert(name.clone(), spec);
-        }
-        SpecFile::Sequence(SequenceSpecs {
-            context_features: context,
-            sequence_features: sequence,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_spec_tells_fixed_from_varlen() {
-        let schema = crate::example::three_examples();
-        let SpecFile::Example(spec) = schema.to_spec() else {
-            panic!("Example specs expected")
-        };
-        let fixed = |name: &str| match &spec[name] {
-            FeatureSpec::FixedLen(f) => Some(f.shape.clone()),
-            _ => None,
-        };
-        assert_eq!(fixed("id"), Some(vec![]));
-        assert_eq!(fixed("pair"), Some(vec![2]));
-        assert_eq!(spec["tags"], FeatureSpec::VarLen(VarLenFeature { dtype: DType::Int64 }));
-    }
-
-    #[test]
-    fn schema_spec_of_sequences() {
-        let schema = crate::example::one_sequence();
-        let SpecFile::Sequence(spec) = schema.to_spec() else {
-            panic!("sequence specs expected")
-        };
-        assert!(matches!(spec.context_features["age"], FeatureSpec::FixedLen(_)));
-        assert!(matches!(
-            spec.sequence_features["ratings"],
-            FeatureSpec::FixedLenSequence(_)
-        ));
-        assert_eq!(
-            spec.sequence_features["actors"],
-            FeatureSpec::VarLen(VarLenFeature { dtype: DType::String })
-        );
-    }
 }

@@ -71,4 +71,4 @@ pub mod state_saver;
 #[cfg(feature = "tensor-proto")]
 pub mod tensor_proto;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorCategory, Result};

@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, FeatureStats, Schema, SequenceExample};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::progress::Progress;
@@ -45,7 +45,7 @@ fn range(min: usize, max: usize) -> String {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut reader = args.input.open(args.skip)?;
     let progress = Progress::for_reader(&reader);
     let limit = args.limit.unwrap_or(u64::MAX);
@@ -55,30 +55,28 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut sequence = args.message.forced();
     let mut schema = Schema::default();
     let mut seen = 0u64;
-    let observe =
-        |record: &[u8], place: &str, sequence: bool, schema: &mut Schema| -> Result<(), Box<dyn std::error::Error>> {
-            let index = schema.records;
-            let bad = |e: tfrec::example::DecodeError| {
-                let kind = if sequence { "SequenceExample" } else { "Example" };
-                crate::error::data(format!(
-                    "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
-                ))
-            };
-            if sequence {
-                schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
-            } else {
-                schema.observe_example(&Example::decode(record).map_err(bad)?);
-            }
-            Ok(())
+    let observe = |record: &[u8], place: &str, sequence: bool, schema: &mut Schema| -> Result<(), CliError> {
+        let index = schema.records;
+        let bad = |e: tfrec::example::DecodeError| {
+            let kind = if sequence { "SequenceExample" } else { "Example" };
+            crate::error::data(format!(
+                "{place}: record {index} is not a valid {kind}: {e} (--kind to choose)"
+            ))
         };
-    let decide =
-        |first: &mut Vec<(Vec<u8>, String)>, schema: &mut Schema| -> Result<bool, Box<dyn std::error::Error>> {
-            let s = args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
-            for (r, place) in first.drain(..) {
-                observe(&r, &place, s, schema)?;
-            }
-            Ok(s)
-        };
+        if sequence {
+            schema.observe_sequence(&SequenceExample::decode(record).map_err(bad)?);
+        } else {
+            schema.observe_example(&Example::decode(record).map_err(bad)?);
+        }
+        Ok(())
+    };
+    let decide = |first: &mut Vec<(Vec<u8>, String)>, schema: &mut Schema| -> Result<bool, CliError> {
+        let s = args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice()));
+        for (r, place) in first.drain(..) {
+            observe(&r, &place, s, schema)?;
+        }
+        Ok(s)
+    };
     while seen < limit {
         let Some(record) = reader.next_located()? else { break };
         seen += 1;

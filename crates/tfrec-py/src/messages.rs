@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use tfrec::example::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample, TypeHints};
 
 use crate::convert::type_name;
-use crate::errors::decode_error;
+use crate::errors::PyTfrecError;
 
 type PlainFeatures<'py> = Vec<(String, Option<String>, Bound<'py, PyAny>)>;
 
@@ -131,7 +131,7 @@ pub fn encode_example<'py>(py: Python<'py>, features: Option<PlainFeatures<'py>>
 /// The plain form of an `Example`'s features (`None` when absent).
 #[pyfunction]
 pub fn decode_example<'py>(py: Python<'py>, serialized: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    let example = Example::decode(serialized).map_err(|e| decode_error(py, "Example", &e))?;
+    let example = Example::decode(serialized).map_err(|e| PyTfrecError::decoding("Example", e))?;
     features_to_py(py, example.features.as_ref())
 }
 
@@ -169,7 +169,7 @@ pub fn encode_sequence_example<'py>(
 /// `(context, feature_lists)` of a `SequenceExample` in the plain form (`None` when absent).
 #[pyfunction]
 pub fn decode_sequence_example<'py>(py: Python<'py>, serialized: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-    let seq = SequenceExample::decode(serialized).map_err(|e| decode_error(py, "SequenceExample", &e))?;
+    let seq = SequenceExample::decode(serialized).map_err(|e| PyTfrecError::decoding("SequenceExample", e))?;
     let context = features_to_py(py, seq.context.as_ref())?;
     let lists = match &seq.feature_lists {
         None => py.None().into_bound(py),
@@ -194,22 +194,22 @@ enum Message {
     Sequence(SequenceExample),
 }
 
-fn decode(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<Message> {
+fn decode(serialized: &[u8], message: &str) -> PyResult<Message> {
     match message {
         "Example" => Example::decode(serialized)
             .map(Message::Example)
-            .map_err(|e| decode_error(py, "Example", &e)),
+            .map_err(|e| PyTfrecError::decoding("Example", e).into()),
         "SequenceExample" => SequenceExample::decode(serialized)
             .map(Message::Sequence)
-            .map_err(|e| decode_error(py, "SequenceExample", &e)),
+            .map_err(|e| PyTfrecError::decoding("SequenceExample", e).into()),
         other => Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
     }
 }
 
 /// Protobuf text format, exactly as `print(tf.train.Example)` shows it.
 #[pyfunction]
-pub fn message_to_text(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    Ok(match decode(py, serialized, message)? {
+pub fn message_to_text(serialized: &[u8], message: &str) -> PyResult<String> {
+    Ok(match decode(serialized, message)? {
         Message::Example(e) => e.to_text(),
         Message::Sequence(s) => s.to_text(),
     })
@@ -217,8 +217,8 @@ pub fn message_to_text(py: Python<'_>, serialized: &[u8], message: &str) -> PyRe
 
 /// Protobuf's JSON mapping, as `json_format.MessageToJson` prints it.
 #[pyfunction]
-pub fn message_to_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    Ok(match decode(py, serialized, message)? {
+pub fn message_to_json(serialized: &[u8], message: &str) -> PyResult<String> {
+    Ok(match decode(serialized, message)? {
         Message::Example(e) => e.to_json(),
         Message::Sequence(s) => s.to_json(),
     })
@@ -226,8 +226,8 @@ pub fn message_to_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyRe
 
 /// The friendly one-line JSON form (`{"age": [19], "name": ["goat"]}`).
 #[pyfunction]
-pub fn message_to_friendly_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    Ok(match decode(py, serialized, message)? {
+pub fn message_to_friendly_json(serialized: &[u8], message: &str) -> PyResult<String> {
+    Ok(match decode(serialized, message)? {
         Message::Example(e) => e.to_friendly_json(),
         Message::Sequence(s) => s.to_friendly_json(),
     })
@@ -241,7 +241,7 @@ pub fn message_from_text<'py>(py: Python<'py>, text: &str, message: &str) -> PyR
         "SequenceExample" => SequenceExample::from_text(text).map(|s| s.encode()),
         other => return Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
     }
-    .map_err(|e| decode_error(py, message, &e))?;
+    .map_err(|e| PyTfrecError::decoding(message, e))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -254,6 +254,6 @@ pub fn message_from_friendly_json<'py>(py: Python<'py>, text: &str, message: &st
         "SequenceExample" => SequenceExample::encode_friendly_json(text, &hints),
         other => return Err(PyValueError::new_err(format!("unknown message type {other:?}"))),
     }
-    .map_err(|e| decode_error(py, message, &e))?;
+    .map_err(|e| PyTfrecError::decoding(message, e))?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -51,10 +51,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 path.display()
             )
             .into(),
-            IndexError::Record(e) => CliError::from(e),
-            // Reading or writing failed: an I/O error, not a problem of the data.
-            io @ IndexError::Io { .. } => io.to_string().into(),
-            other => crate::error::data(other.to_string()),
+            // Damage is data, a failed read or write I/O (the library's categories).
+            other => CliError::from(other),
         })?;
         let pending = PendingFile::create(output)?;
         let mut w = BufWriter::new(pending.file()?);

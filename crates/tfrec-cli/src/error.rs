@@ -1,13 +1,16 @@
 //! The exit-code convention of every command: 0 success, 1 the data has problems (damage found,
 //! a record that does not parse or convert), 2 a usage or I/O error. A closed standard output
 //! (`tfrec count … | head -1`) is a normal way to stop and ends with 0, quietly.
+//!
+//! Commands fail with a [`CliError`]; [`CliError::exit_code`] is the one place that turns it
+//! into a status, and a library error's status follows its [`tfrec::ErrorCategory`].
 
-use std::error::Error;
 use std::fmt;
 use std::io;
 
-use tfrec::parse::ParseErrorKind;
-use tfrec::record::{RecordError, RecordErrorKind};
+use tfrec::pipeline::PipelineError;
+use tfrec::record::{IndexError, RecordError};
+use tfrec::ErrorCategory;
 
 /// Exit status when the data has problems.
 pub const EXIT_DATA: u8 = 1;
@@ -29,61 +32,163 @@ impl From<u8> for ExitCode {
     }
 }
 
-/// A problem in the data rather than in how the command was called: exits with 1.
+/// Why a command failed.
 #[derive(Debug)]
-pub struct DataError(pub String);
-
-impl fmt::Display for DataError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+pub enum CliError {
+    /// A problem in the data, in the command's own words: exits with 1.
+    Data(String),
+    /// A usage or I/O problem in the command's own words: exits with 2.
+    Usage(String),
+    /// An error of the library: its category decides the status (boxed: it is large).
+    Library(Box<tfrec::Error>),
+    /// The command's own reading or writing failed (standard output, an output file): 2, or
+    /// a quiet 0 for a closed pipe.
+    Io(io::Error),
+    /// An error of another library (Arrow, Parquet, JSON, images): 2, or a quiet 0 when a
+    /// closed pipe is in its `source()` chain (Arrow's writers wrap the I/O error).
+    Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
-impl Error for DataError {}
-
-/// A data problem, boxed for `?`.
-pub fn data(message: impl Into<String>) -> Box<dyn Error> {
-    Box::new(DataError(message.into()))
+/// A data problem (exit status 1), for `Err(data(…))?` and `.map_err(|e| data(…))`.
+pub fn data(message: impl Into<String>) -> CliError {
+    CliError::Data(message.into())
 }
 
-/// What a failed command exits with, or `None` when it only lost its reader (a closed pipe).
-pub fn exit_code(error: &(dyn Error + 'static)) -> Option<u8> {
-    let mut cause: Option<&(dyn Error + 'static)> = Some(error);
-    while let Some(e) = cause {
-        // tfrec's errors carry their I/O error as data, not as `source()` (their text already
-        // includes it), so a failed write to a closed pipe is looked for there too.
-        let io = e
-            .downcast_ref::<io::Error>()
-            .or_else(|| e.downcast_ref::<tfrec::record::WriteError>().map(|w| &w.source));
-        if io.is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe) {
+impl CliError {
+    /// What the command exits with, or `None` when it only lost its reader (a closed pipe).
+    pub fn exit_code(&self) -> Option<u8> {
+        if self.is_closed_pipe() {
             return None;
         }
-        cause = e.source();
+        Some(match self {
+            CliError::Data(_) => EXIT_DATA,
+            CliError::Usage(_) | CliError::Io(_) | CliError::Other(_) => EXIT_USAGE,
+            CliError::Library(e) => match e.category() {
+                ErrorCategory::Data => EXIT_DATA,
+                _ => EXIT_USAGE,
+            },
+        })
     }
-    Some(if is_data_problem(error) { EXIT_DATA } else { EXIT_USAGE })
+
+    /// A write to a closed pipe: the library's errors hold their I/O error as data, not as
+    /// `source()` (their text already includes it), so it is looked for there.
+    fn is_closed_pipe(&self) -> bool {
+        let broken = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
+        match self {
+            CliError::Io(e) => broken(e),
+            CliError::Library(e) => match &**e {
+                tfrec::Error::Io(e) => broken(e),
+                tfrec::Error::Write(w) => broken(&w.source),
+                _ => false,
+            },
+            CliError::Other(e) => {
+                let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
+                while let Some(e) = cause {
+                    if e.downcast_ref::<io::Error>().is_some_and(broken) {
+                        return true;
+                    }
+                    cause = e.source();
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The damaged or unreadable record the error is about, however it reached the command,
+    /// for [`crate::report::describe`]'s wording.
+    fn record(&self) -> Option<&RecordError> {
+        let CliError::Library(e) = self else { return None };
+        match &**e {
+            tfrec::Error::Record(e)
+            | tfrec::Error::Pipeline(PipelineError::Record(e))
+            | tfrec::Error::Index(IndexError::Record(e))
+            | tfrec::Error::Batch(tfrec::columnar::BatchError::Record(e)) => Some(e),
+            _ => None,
+        }
+    }
 }
 
-fn is_data_problem(error: &(dyn Error + 'static)) -> bool {
-    if error.is::<DataError>()
-        || error.is::<tfrec::example::DecodeError>()
-        || error.is::<tfrec::example::FriendlyJsonError>()
-        || error.is::<tfrec::example::TextError>()
-    {
-        return true;
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = self.record() {
+            return f.write_str(&crate::report::describe(e));
+        }
+        match self {
+            CliError::Data(m) | CliError::Usage(m) => f.write_str(m),
+            CliError::Library(e) => write!(f, "{e}"),
+            CliError::Io(e) => write!(f, "{e}"),
+            CliError::Other(e) => write!(f, "{e}"),
+        }
     }
-    if let Some(e) = error.downcast_ref::<RecordError>() {
-        return !matches!(e.kind, RecordErrorKind::Open(_) | RecordErrorKind::Io(_));
-    }
-    if let Some(e) = error.downcast_ref::<tfrec::parse::ParseError>() {
-        return !matches!(e.kind, ParseErrorKind::Spec(_));
-    }
-    false
 }
+
+impl std::error::Error for CliError {}
+
+/// A message of the command's own, like a bad combination of flags: a usage error.
+impl From<String> for CliError {
+    fn from(message: String) -> Self {
+        CliError::Usage(message)
+    }
+}
+
+impl From<&str> for CliError {
+    fn from(message: &str) -> Self {
+        CliError::Usage(message.to_owned())
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
+
+macro_rules! library_errors {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                CliError::Library(Box::new(e.into()))
+            }
+        }
+    )*};
+}
+
+library_errors!(
+    tfrec::Error,
+    RecordError,
+    IndexError,
+    PipelineError,
+    tfrec::record::WriteError,
+    tfrec::pipeline::DatasetError,
+    tfrec::columnar::BatchError,
+    tfrec::columnar::ColumnarError,
+    tfrec::example::DecodeError,
+    tfrec::example::BuildError,
+);
+
+macro_rules! other_errors {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                CliError::Other(Box::new(e))
+            }
+        }
+    )*};
+}
+
+other_errors!(
+    arrow_schema::ArrowError,
+    parquet::errors::ParquetError,
+    serde_json::Error,
+    image::ImageError,
+);
 
 /// Reports a record error that ended a command after its output, and the status to exit with.
-pub fn report_record_failure(error: &RecordError) -> ExitCode {
-    say!("tfrec: {}", crate::report::describe(error));
-    ExitCode::from(exit_code(error).unwrap_or(EXIT_USAGE))
+pub fn report_record_failure(error: RecordError) -> ExitCode {
+    let error = CliError::from(error);
+    say!("tfrec: {error}");
+    ExitCode::from(error.exit_code().unwrap_or(EXIT_USAGE))
 }
 
 #[cfg(test)]
@@ -102,14 +207,31 @@ mod tests {
 
     #[test]
     fn broken_pipe_is_quiet_and_data_is_one() {
-        let pipe: Box<dyn Error> = Box::new(io::Error::from(io::ErrorKind::BrokenPipe));
-        assert_eq!(exit_code(pipe.as_ref()), None);
-        assert_eq!(exit_code(data("bad").as_ref()), Some(EXIT_DATA));
+        assert_eq!(
+            CliError::from(io::Error::from(io::ErrorKind::BrokenPipe)).exit_code(),
+            None
+        );
+        assert_eq!(data("bad").exit_code(), Some(EXIT_DATA));
         let mut writer = tfrec::record::RecordWriter::new(ClosedPipe);
         let write = writer.write_record(b"x").err().or_else(|| writer.finish().err());
-        let write: Box<dyn Error> = Box::new(write.expect("the pipe is closed"));
-        assert_eq!(exit_code(write.as_ref()), None);
-        let usage: Box<dyn Error> = "no such flag".into();
-        assert_eq!(exit_code(usage.as_ref()), Some(EXIT_USAGE));
+        let write = CliError::from(write.expect("the pipe is closed"));
+        assert_eq!(write.exit_code(), None);
+        assert_eq!(CliError::from("no such flag").exit_code(), Some(EXIT_USAGE));
+        assert_eq!(
+            CliError::from(io::Error::other("disk full")).exit_code(),
+            Some(EXIT_USAGE)
+        );
+    }
+
+    #[test]
+    fn library_errors_exit_by_category() {
+        let decode = tfrec::example::Example::decode(b"\x0a\x05ab").err().map(CliError::from);
+        assert_eq!(decode.and_then(|e| e.exit_code()), Some(EXIT_DATA));
+        let open = tfrec::record::expand_inputs(["no/such/dir/*.tfrecord"])
+            .err()
+            .map(CliError::from);
+        assert_eq!(open.and_then(|e| e.exit_code()), Some(EXIT_USAGE));
+        let shards = tfrec::pipeline::DatasetError::NoShards;
+        assert_eq!(CliError::from(shards).exit_code(), Some(EXIT_USAGE));
     }
 }

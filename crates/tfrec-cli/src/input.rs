@@ -6,6 +6,8 @@ use clap::Args;
 use tfrec::pipeline::Dataset;
 use tfrec::record::{CompressionChoice, MultiFileReader, OnCorruption, ReaderOptions, TornTail};
 
+use crate::error::CliError;
+
 /// How to read the input files.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
@@ -53,7 +55,7 @@ impl InputArgs {
     }
 
     /// The files the inputs name, in order.
-    pub fn files(&self) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    pub fn files(&self) -> Result<Vec<PathBuf>, CliError> {
         let files = if self.allow_empty {
             tfrec::record::expand_inputs_allow_empty(&self.inputs)?
         } else {
@@ -70,7 +72,7 @@ impl InputArgs {
 
     /// The files the inputs name, each opened (and closed) first so that a file that cannot be
     /// read fails before anything is written.
-    fn checked_files(&self) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    fn checked_files(&self) -> Result<Vec<PathBuf>, CliError> {
         let files = self.files()?;
         for f in &files {
             std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
@@ -79,13 +81,13 @@ impl InputArgs {
     }
 
     /// A reader over the inputs (their files checked first, see `checked_files`).
-    pub fn open(&self, skip: SkipArgs) -> Result<MultiFileReader, Box<dyn std::error::Error>> {
+    pub fn open(&self, skip: SkipArgs) -> Result<MultiFileReader, CliError> {
         Ok(MultiFileReader::new(self.checked_files()?, self.reader_options(skip)))
     }
 
     /// The inputs as the library's pipeline data set, with the same files, checks and reader
     /// options as [`InputArgs::open`].
-    pub fn dataset(&self, skip: SkipArgs) -> Result<Dataset, Box<dyn std::error::Error>> {
+    pub fn dataset(&self, skip: SkipArgs) -> Result<Dataset, CliError> {
         Ok(Dataset::from_files(self.checked_files()?).reader_options(self.reader_options(skip)))
     }
 }

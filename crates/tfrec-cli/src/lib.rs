@@ -101,13 +101,10 @@ where
     };
     match result {
         Ok(code) => code.0,
-        Err(error) => match error::exit_code(error.as_ref()) {
+        Err(error) => match error.exit_code() {
             None => 0,
             Some(code) => {
-                match error.downcast_ref::<tfrec::record::RecordError>() {
-                    Some(e) => say!("tfrec: {}", report::describe(e)),
-                    None => say!("tfrec: {error}"),
-                }
+                say!("tfrec: {error}");
                 code
             }
         },

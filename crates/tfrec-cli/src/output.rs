@@ -14,6 +14,8 @@ use clap::Args;
 use tempfile::NamedTempFile;
 use tfrec::record::{Compression, CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
 
+use crate::error::CliError;
+
 /// The file an output path names, or would name once created: its canonical path, and its
 /// device and inode when it exists.
 struct Identity {
@@ -49,7 +51,7 @@ pub fn parent_dir(path: &Path) -> &Path {
 
 /// Refuses (a usage error) when `output` is one of `inputs`: the same path after resolving
 /// links, or the same file by device and inode (a hard link).
-pub fn refuse_same_file(output: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn refuse_same_file(output: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
     let out = identity(output).map_err(|e| format!("{}: {e}", output.display()))?;
     for input in inputs {
         let Ok(meta) = fs::metadata(input) else { continue };
@@ -70,7 +72,7 @@ pub fn refuse_same_file(output: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn
 /// Refuses (a usage error) any overlap among the files a command touches: every path it writes
 /// against every path it reads (record inputs, spec files, …) and against every other path it
 /// writes. Called before anything is written.
-pub fn refuse_overlaps(reads: &[PathBuf], writes: &[&Path]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn refuse_overlaps(reads: &[PathBuf], writes: &[&Path]) -> Result<(), CliError> {
     for (i, write) in writes.iter().enumerate() {
         refuse_same_file(write, reads)?;
         let this = identity(write).map_err(|e| format!("{}: {e}", write.display()))?;
@@ -92,7 +94,7 @@ pub fn refuse_overlaps(reads: &[PathBuf], writes: &[&Path]) -> Result<(), Box<dy
 
 /// Refuses (a usage error) when the output directory `dir` holds one of `inputs` (at any depth)
 /// or is one of them.
-pub fn refuse_dir_holding_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn refuse_dir_holding_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
     let Ok(dir_canonical) = fs::canonicalize(dir) else {
         return Ok(()); // Not there yet, so it holds nothing.
     };
@@ -125,7 +127,7 @@ impl DirClaim {
     pub const FILE_NAME: &'static str = ".tfrec-lock";
 
     /// Claims `dir` (which must exist), or says that another run holds it.
-    pub fn take(dir: &Path) -> Result<DirClaim, Box<dyn std::error::Error>> {
+    pub fn take(dir: &Path) -> Result<DirClaim, CliError> {
         let path = dir.join(Self::FILE_NAME);
         let named = |e: io::Error| format!("{}: {e}", path.display());
         loop {
@@ -242,7 +244,7 @@ impl OutputArgs {
 
     /// Checks that the output is none of `inputs` (every file the command reads), then starts
     /// writing it.
-    pub fn create(&self, inputs: &[PathBuf]) -> Result<PendingRecords, Box<dyn std::error::Error>> {
+    pub fn create(&self, inputs: &[PathBuf]) -> Result<PendingRecords, CliError> {
         refuse_same_file(&self.output, inputs)?;
         let file = PendingFile::create(&self.output)?;
         let compression = self.resolved_compression();
@@ -262,7 +264,7 @@ impl OutputArgs {
 impl PendingRecords {
     /// Finishes the file, reads it back (the command succeeds only if every record written is
     /// there with valid CRCs), then renames it into place.
-    pub fn finish_verified(self) -> Result<u64, Box<dyn std::error::Error>> {
+    pub fn finish_verified(self) -> Result<u64, CliError> {
         let written = finish_and_check(self.writer, self.file.temp_path(), self.compression)
             .map_err(|e| format!("{}: {e}", self.file.path().display()))?;
         self.file.commit()?;
@@ -271,11 +273,7 @@ impl PendingRecords {
 }
 
 /// Finishes `writer`, then reads `path` back and checks the count and every CRC.
-pub fn finish_and_check(
-    writer: RecordWriter<File>,
-    path: &Path,
-    compression: Compression,
-) -> Result<u64, Box<dyn std::error::Error>> {
+pub fn finish_and_check(writer: RecordWriter<File>, path: &Path, compression: Compression) -> Result<u64, CliError> {
     let written = writer.records_written();
     writer.finish()?.sync_all()?;
     let mut reader = RecordReader::open(path, ReaderOptions::default().compression(compression))?;

@@ -15,14 +15,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 use serde_json::Value;
 use tfrec::columnar::{
-    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchReader, ColumnSpecs, ColumnarError,
-    StringColumns,
+    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchReader, ColumnSpecs, StringColumns,
 };
 use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
-use tfrec::record::{expand_inputs, CompressionChoice, IndexError, ReaderOptions, RecordWriter, WriterOptions};
+use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, RecordWriter, WriterOptions};
 
-use crate::errors::{invalid_argument, obj, parse_error, pipeline_error, record_error, spec_error, write_error};
+use crate::errors::PyTfrecError;
 use crate::records::{compression_choice, reader_options};
 use crate::stats::counters_dict;
 
@@ -30,15 +29,8 @@ const STREAM_CAPSULE: &std::ffi::CStr = c"arrow_array_stream";
 const SCHEMA_CAPSULE: &std::ffi::CStr = c"arrow_schema";
 const ARRAY_CAPSULE: &std::ffi::CStr = c"arrow_array";
 
-pub(crate) fn columnar_error(e: ColumnarError) -> PyErr {
-    match e {
-        ColumnarError::Spec(s) => spec_error(&s),
-        other => PyValueError::new_err(other.to_string()),
-    }
-}
-
-fn files(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<PathBuf>> {
-    expand_inputs(paths).map_err(|e| record_error(py, &e))
+fn files(paths: Vec<String>) -> PyResult<Vec<PathBuf>> {
+    expand_inputs(paths).map_err(|e| PyTfrecError::from(e).into())
 }
 
 fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
@@ -47,13 +39,13 @@ fn options(compression: Option<&str>) -> PyResult<ReaderOptions> {
 
 pub(crate) fn spec_file(text: &str) -> PyResult<SpecFile> {
     serde_json::from_str::<Value>(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
-    SpecFile::from_json_str(text).map_err(|e| spec_error(&e))
+    SpecFile::from_json_str(text).map_err(|e| PyTfrecError::from(e).into())
 }
 
 /// The columns of a JSON spec, in the order its text names the features (a Python dict's
 /// order survives `json.dumps`, so the columns come out as the user wrote the spec).
 pub(crate) fn column_specs(text: &str, strings: &StringColumns) -> PyResult<ColumnSpecs> {
-    ColumnSpecs::with_order(&spec_file(text)?, &spec_order(text), strings).map_err(columnar_error)
+    ColumnSpecs::with_order(&spec_file(text)?, &spec_order(text), strings).map_err(|e| PyTfrecError::from(e).into())
 }
 
 pub(crate) fn strings(utf8: bool, utf8_columns: Option<Vec<String>>) -> StringColumns {
@@ -75,12 +67,12 @@ pub fn arrow_infer_spec(
     rows: usize,
     compression: Option<&str>,
 ) -> PyResult<InferredSpec> {
-    let files = files(py, paths)?;
+    let files = files(paths)?;
     let options = options(compression)?;
     let sample = py
         .detach(|| sample_records(&files, options, rows))
-        .map_err(|e| record_error(py, &e))?;
-    let inferred = py.detach(|| infer_specs(&sample)).map_err(columnar_error)?;
+        .map_err(PyTfrecError::from)?;
+    let inferred = py.detach(|| infer_specs(&sample)).map_err(PyTfrecError::from)?;
     Ok((
         inferred.to_json_string(),
         inferred.utf8.iter().cloned().collect(),
@@ -163,56 +155,12 @@ impl RecordBatchReader for StreamReader {
     }
 }
 
-/// The typed Python exception for a source's error: `DataLossError` / `NotFoundError` with
-/// path and offset for damaged or missing files, `ParseError` with key and example for records
-/// that do not fit the spec, `InvalidArgumentError` with column, path and offset for values
-/// with no column form.
-fn source_error(py: Python<'_>, e: SourceError) -> PyErr {
-    match e {
-        SourceError::Batch(e) => batch_error(py, e),
-        SourceError::Pipeline(PipelineError::Map { error, .. }) if error.is::<BatchError>() => {
-            match error.downcast::<BatchError>() {
-                Ok(e) => batch_error(py, *e),
-                Err(other) => PyValueError::new_err(other.to_string()),
-            }
+impl From<SourceError> for PyTfrecError {
+    fn from(e: SourceError) -> Self {
+        match e {
+            SourceError::Batch(e) => e.into(),
+            SourceError::Pipeline(e) => e.into(),
         }
-        SourceError::Pipeline(e) => pipeline_error(py, &e),
-    }
-}
-
-fn batch_error(py: Python<'_>, e: BatchError) -> PyErr {
-    match e {
-        // Damage met while indexing a byte range is damage like any other.
-        BatchError::Record(r) | BatchError::Index(IndexError::Record(r)) => record_error(py, &r),
-        BatchError::Columns { at, error, .. } => {
-            let message = format!("{at}: {error}");
-            let (path, offset) = match at.rsplit_once('@') {
-                Some((path, offset)) => (Some(path.to_owned()), offset.parse::<u64>().ok()),
-                None => (None, None),
-            };
-            match *error {
-                ColumnarError::Spec(s) => spec_error(&s),
-                ColumnarError::Parse(p) => {
-                    let err = parse_error(py, &p);
-                    let value = err.value(py);
-                    let _ = value.setattr("path", path);
-                    let _ = value.setattr("record_offset", offset);
-                    let _ = value.setattr("message", &message);
-                    let _ = value.setattr("args", (message,));
-                    err
-                }
-                other => invalid_argument(
-                    py,
-                    message,
-                    &[
-                        ("column", obj(py, other.column().map(str::to_owned))),
-                        ("path", obj(py, path)),
-                        ("record_offset", obj(py, offset)),
-                    ],
-                ),
-            }
-        }
-        other => PyValueError::new_err(other.to_string()),
     }
 }
 
@@ -314,7 +262,7 @@ impl ArrowBatches {
         // Both sources end after their first error; the source stays for `stats()`.
         match py.detach(|| source.next_batch()) {
             Ok(batch) => Ok(batch.map(|batch| ArrowBatch { batch })),
-            Err(e) => Err(source_error(py, e)),
+            Err(e) => Err(PyTfrecError::from(e).into()),
         }
     }
 
@@ -383,7 +331,7 @@ pub fn arrow_batches(
     on_corruption: &str,
 ) -> PyResult<ArrowBatches> {
     let columns = column_specs(spec, &strings(utf8, utf8_columns))?;
-    let files = files(py, paths)?;
+    let files = files(paths)?;
     let options = reader_options(compression, on_corruption, "raise", true, None)?;
     let reader = match byte_range {
         None => BatchReader::new(files, options, columns, batch_rows),
@@ -395,7 +343,7 @@ pub fn arrow_batches(
                 )));
             };
             py.detach(|| BatchReader::byte_range(path, start, end, options, columns, batch_rows))
-                .map_err(|e| batch_error(py, e))?
+                .map_err(PyTfrecError::from)?
         }
     }
     .limit(limit);
@@ -443,7 +391,7 @@ pub fn arrow_write(
         Ok(n)
     });
     result.map_err(|f| match f {
-        Failure::Write(e) => write_error(py, &e),
+        Failure::Write(e) => PyTfrecError::from(e).into(),
         Failure::Other(m) => PyValueError::new_err(m),
     })
 }

@@ -16,7 +16,7 @@ use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
 
 use crate::arrow::{strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
-use crate::errors::{pipeline_error, record_error, spec_error};
+use crate::errors::PyTfrecError;
 use crate::records::reader_options;
 use crate::stats::counters_dict;
 
@@ -76,11 +76,10 @@ impl Dataset {
                 "`{stage}` after `parse` is not a stage of the Rust pipeline"
             )));
         }
-        let value_error = |e: DatasetError| PyValueError::new_err(e.to_string());
         let mut d = self.clone();
         match &self.batched {
-            Some(batched) => d.batched = Some(on_batches(batched.clone()).map_err(value_error)?),
-            None => d.pipeline = on_records(self.pipeline.clone()).map_err(value_error)?,
+            Some(batched) => d.batched = Some(on_batches(batched.clone()).map_err(PyTfrecError::from)?),
+            None => d.pipeline = on_records(self.pipeline.clone()).map_err(PyTfrecError::from)?,
         }
         Ok(d)
     }
@@ -101,7 +100,6 @@ impl Dataset {
     #[new]
     #[pyo3(signature = (paths, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=true))]
     fn new(
-        py: Python<'_>,
         paths: Vec<String>,
         compression_type: Option<&str>,
         on_corruption: &str,
@@ -110,7 +108,7 @@ impl Dataset {
     ) -> PyResult<Self> {
         let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, None)?;
         let pipeline = Pipeline::from_inputs(&paths)
-            .map_err(|e| record_error(py, &e))?
+            .map_err(PyTfrecError::from)?
             .reader_options(options);
         Ok(Dataset {
             pipeline,
@@ -187,7 +185,7 @@ impl Dataset {
             .pipeline
             .clone()
             .batch(batch_size, drop_remainder)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(PyTfrecError::from)?;
         Ok(self.with(|d| d.batched = Some(batched)))
     }
 
@@ -198,12 +196,12 @@ impl Dataset {
         let value: Value =
             serde_json::from_str(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
         let stage = if sequence {
-            let s = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
-            tfrec::parse::SequenceParser::new(&s).map_err(|e| spec_error(&e))?;
+            let s = SequenceSpecs::from_json_str(specs).map_err(PyTfrecError::from)?;
+            tfrec::parse::SequenceParser::new(&s).map_err(PyTfrecError::from)?;
             Stage::Sequences(value)
         } else {
-            let s = specs_from_json_str(specs).map_err(|e| spec_error(&e))?;
-            ExampleParser::new(&s).map_err(|e| spec_error(&e))?;
+            let s = specs_from_json_str(specs).map_err(PyTfrecError::from)?;
+            ExampleParser::new(&s).map_err(PyTfrecError::from)?;
             Stage::Examples(value)
         };
         Ok(self.with(|d| d.stage = stage))
@@ -279,7 +277,7 @@ impl Dataset {
             }
             Ok::<_, PipelineError>(batches)
         });
-        let batches = result.map_err(|e| pipeline_error(py, &e))?;
+        let batches = result.map_err(PyTfrecError::from)?;
         let records = iter.counters().records.load(std::sync::atomic::Ordering::Relaxed);
         Ok((records, batches))
     }
@@ -294,7 +292,7 @@ impl Dataset {
                 .pipeline
                 .clone()
                 .chunks(size)
-                .map_err(|e| PyValueError::new_err(e.to_string())),
+                .map_err(|e| PyTfrecError::from(e).into()),
         }
     }
 
@@ -310,8 +308,8 @@ impl Dataset {
         let pipeline = match &self.stage {
             Stage::Raw => batched.map_batches(|b| Ok(Output::Records(b))),
             Stage::Examples(v) => {
-                let parser = ExampleParser::new(&specs_from_json_str(&v.to_string()).map_err(|e| spec_error(&e))?)
-                    .map_err(|e| spec_error(&e))?;
+                let parser = ExampleParser::new(&specs_from_json_str(&v.to_string()).map_err(PyTfrecError::from)?)
+                    .map_err(PyTfrecError::from)?;
                 batched.map_batches(move |b| {
                     let records = b.records();
                     let parsed = if unbatched {
@@ -323,8 +321,8 @@ impl Dataset {
                 })
             }
             Stage::Sequences(v) => {
-                let specs = SequenceSpecs::from_json_str(&v.to_string()).map_err(|e| spec_error(&e))?;
-                let parser = tfrec::parse::SequenceParser::new(&specs).map_err(|e| spec_error(&e))?;
+                let specs = SequenceSpecs::from_json_str(&v.to_string()).map_err(PyTfrecError::from)?;
+                let parser = tfrec::parse::SequenceParser::new(&specs).map_err(PyTfrecError::from)?;
                 batched.map_batches(move |b| {
                     let records = b.records();
                     let parsed = if unbatched {
@@ -413,7 +411,7 @@ impl DatasetIterator {
                 }
                 Some(Err(e)) => {
                     state.done = true;
-                    return Err(pipeline_error(py, &e));
+                    return Err(PyTfrecError::from(e).into());
                 }
                 Some(Ok(output)) => output,
             };

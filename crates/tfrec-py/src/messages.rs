@@ -14,7 +14,7 @@ use tfrec::example::{
 };
 
 use crate::convert::type_name;
-use crate::errors::decode_error;
+use crate::errors::PyTfrecError;
 
 type PlainFeatures<'py> = Vec<(String, Option<String>, Bound<'py, PyAny>)>;
 
@@ -133,7 +133,7 @@ pub fn encode_example<'py>(py: Python<'py>, features: Option<PlainFeatures<'py>>
 /// The plain form of an `Example`'s features (`None` when absent).
 #[pyfunction]
 pub fn decode_example<'py>(py: Python<'py>, serialized: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    let example = Example::decode(serialized).map_err(|e| decode_error(py, "Example", &e))?;
+    let example = Example::decode(serialized).map_err(|e| PyTfrecError::decoding("Example", e))?;
     features_to_py(py, example.features.as_ref())
 }
 
@@ -171,7 +171,7 @@ pub fn encode_sequence_example<'py>(
 /// `(context, feature_lists)` of a `SequenceExample` in the plain form (`None` when absent).
 #[pyfunction]
 pub fn decode_sequence_example<'py>(py: Python<'py>, serialized: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-    let seq = SequenceExample::decode(serialized).map_err(|e| decode_error(py, "SequenceExample", &e))?;
+    let seq = SequenceExample::decode(serialized).map_err(|e| PyTfrecError::decoding("SequenceExample", e))?;
     let context = features_to_py(py, seq.context.as_ref())?;
     let lists = match &seq.feature_lists {
         None => py.None().into_bound(py),
@@ -206,48 +206,48 @@ macro_rules! for_message {
     }};
 }
 
-fn render<M: Message>(py: Python<'_>, serialized: &[u8], format: RenderFormat) -> PyResult<String> {
-    let message = M::decode(serialized).map_err(|e| decode_error(py, M::NAME, &e))?;
+fn render<M: Message>(serialized: &[u8], format: RenderFormat) -> PyResult<String> {
+    let message = M::decode(serialized).map_err(|e| PyTfrecError::decoding(M::NAME, e))?;
     Ok(message.render_to_string(format))
 }
 
-fn from_text<M: Message>(py: Python<'_>, text: &str) -> PyResult<Vec<u8>> {
-    let message = M::from_text(text).map_err(|e| decode_error(py, M::NAME, &e))?;
+fn from_text<M: Message>(text: &str) -> PyResult<Vec<u8>> {
+    let message = M::from_text(text).map_err(|e| PyTfrecError::decoding(M::NAME, e))?;
     Ok(message.encode())
 }
 
-fn from_friendly_json<M: Message>(py: Python<'_>, text: &str) -> PyResult<Vec<u8>> {
-    M::encode_friendly_json(text, &TypeHints::new()).map_err(|e| decode_error(py, M::NAME, &e))
+fn from_friendly_json<M: Message>(text: &str) -> PyResult<Vec<u8>> {
+    M::encode_friendly_json(text, &TypeHints::new()).map_err(|e| PyTfrecError::decoding(M::NAME, e).into())
 }
 
 /// Protobuf text format, exactly as `print(tf.train.Example)` shows it.
 #[pyfunction]
-pub fn message_to_text(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    for_message!(message, render(py, serialized, RenderFormat::Text))
+pub fn message_to_text(serialized: &[u8], message: &str) -> PyResult<String> {
+    for_message!(message, render(serialized, RenderFormat::Text))
 }
 
 /// Protobuf's JSON mapping, as `json_format.MessageToJson` prints it.
 #[pyfunction]
-pub fn message_to_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    for_message!(message, render(py, serialized, RenderFormat::Json))
+pub fn message_to_json(serialized: &[u8], message: &str) -> PyResult<String> {
+    for_message!(message, render(serialized, RenderFormat::Json))
 }
 
 /// The friendly one-line JSON form (`{"age": [19], "name": ["goat"]}`).
 #[pyfunction]
-pub fn message_to_friendly_json(py: Python<'_>, serialized: &[u8], message: &str) -> PyResult<String> {
-    for_message!(message, render(py, serialized, RenderFormat::FriendlyJson))
+pub fn message_to_friendly_json(serialized: &[u8], message: &str) -> PyResult<String> {
+    for_message!(message, render(serialized, RenderFormat::FriendlyJson))
 }
 
 /// Bytes of a message given in protobuf text format.
 #[pyfunction]
 pub fn message_from_text<'py>(py: Python<'py>, text: &str, message: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = for_message!(message, from_text(py, text))?;
+    let bytes = for_message!(message, from_text(text))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
 /// Bytes of a message given in the friendly JSON form.
 #[pyfunction]
 pub fn message_from_friendly_json<'py>(py: Python<'py>, text: &str, message: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = for_message!(message, from_friendly_json(py, text))?;
+    let bytes = for_message!(message, from_friendly_json(text))?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceParser, SequenceSpecs};
 
 use crate::convert::{serialized_batch, tensors_to_dict};
-use crate::errors::{parse_error, spec_error};
+use crate::errors::PyTfrecError;
 
 /// Records per parallel work unit when `num_threads > 1`.
 const PARALLEL_MINIBATCH: usize = 256;
@@ -48,11 +48,11 @@ impl Parser {
     fn new(specs: &str, sequence: bool) -> PyResult<Self> {
         spec_json(specs)?;
         let kind = if sequence {
-            let specs = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
-            Kind::Sequence(SequenceParser::new(&specs).map_err(|e| spec_error(&e))?)
+            let specs = SequenceSpecs::from_json_str(specs).map_err(PyTfrecError::from)?;
+            Kind::Sequence(SequenceParser::new(&specs).map_err(PyTfrecError::from)?)
         } else {
-            let specs = specs_from_json_str(specs).map_err(|e| spec_error(&e))?;
-            Kind::Example(ExampleParser::new(&specs).map_err(|e| spec_error(&e))?)
+            let specs = specs_from_json_str(specs).map_err(PyTfrecError::from)?;
+            Kind::Example(ExampleParser::new(&specs).map_err(PyTfrecError::from)?)
         };
         Ok(Parser { kind })
     }
@@ -72,7 +72,7 @@ impl Parser {
         let objects = serialized_batch(serialized)?;
         let records = record_slices(&objects);
         let result = py.detach(|| run_example(parser, &records, single, num_threads));
-        let tensors = result.map_err(|e| parse_error(py, &e))?;
+        let tensors = result.map_err(PyTfrecError::from)?;
         tensors_to_dict(py, tensors)
     }
 
@@ -99,7 +99,7 @@ impl Parser {
                 parser.parse_batch(&records)
             }
         });
-        let parsed = result.map_err(|e| parse_error(py, &e))?;
+        let parsed = result.map_err(PyTfrecError::from)?;
         sequences_to_py(py, parsed)
     }
 }

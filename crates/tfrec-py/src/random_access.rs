@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use tfrec::record::{expand_inputs, RecordFile, RecordFiles as Files};
 
-use crate::errors::{index_error, record_error};
+use crate::errors::PyTfrecError;
 
 /// Framed bytes read per release of the GIL in `get_many`, at most (a single larger record
 /// excepted): about what stays in a core's L2 cache.
@@ -86,7 +86,7 @@ impl RecordFiles {
     #[new]
     #[pyo3(signature = (paths, index_paths=None))]
     fn new(py: Python<'_>, paths: Vec<String>, index_paths: Option<Vec<Option<String>>>) -> PyResult<Self> {
-        let files = expand_inputs(&paths).map_err(|e| record_error(py, &e))?;
+        let files = expand_inputs(&paths).map_err(PyTfrecError::from)?;
         let index_paths = match index_paths {
             None => vec![None; files.len()],
             Some(given) if given.len() == files.len() => given,
@@ -108,7 +108,7 @@ impl RecordFiles {
                 })
                 .collect::<Result<Vec<_>, _>>()
         });
-        let files = opened.map_err(|e| index_error(py, &e))?;
+        let files = opened.map_err(PyTfrecError::from)?;
         Ok(RecordFiles {
             inner: Files::new(files),
         })
@@ -123,7 +123,7 @@ impl RecordFiles {
         let at = self.position(i)?;
         SCRATCH.with_borrow_mut(|(scratch, _)| {
             let read = py.detach(|| self.inner.read_record(at, scratch));
-            let data = read.map_err(|e| index_error(py, &e))?;
+            let data = read.map_err(PyTfrecError::from)?;
             let bytes = PyBytes::new(py, scratch.get(data).unwrap_or_default());
             if scratch.len() > KEEP_SCRATCH {
                 *scratch = Vec::new();
@@ -142,7 +142,7 @@ impl RecordFiles {
         SCRATCH.with_borrow_mut(|(scratch, spans)| {
             for chunk in self.chunks(&at) {
                 let read = py.detach(|| self.inner.read_many(chunk, scratch, spans));
-                read.map_err(|e| index_error(py, &e))?;
+                read.map_err(PyTfrecError::from)?;
                 for span in spans.iter() {
                     list.append(PyBytes::new(py, scratch.get(span.clone()).unwrap_or_default()))?;
                 }

@@ -12,16 +12,14 @@ use tfrec::record::{
     TornTail, WriterOptions,
 };
 
-use crate::errors::{record_error, write_error};
+use crate::errors::PyTfrecError;
 
 /// TF's `compression_type`: `None`/`""`/`"NONE"`, `"GZIP"`, `"ZLIB"`, or `"AUTO"` (extension,
 /// then sniffing).
 pub fn compression_choice(name: Option<&str>, default: CompressionChoice) -> PyResult<CompressionChoice> {
     match name {
         None => Ok(default),
-        Some(n) => n
-            .parse()
-            .map_err(|e: tfrec::record::UnknownCompression| PyValueError::new_err(e.to_string())),
+        Some(n) => n.parse().map_err(|e| PyTfrecError::from(e).into()),
     }
 }
 
@@ -73,37 +71,35 @@ pub struct RecordWriter {
 impl RecordWriter {
     #[new]
     #[pyo3(signature = (path, compression=None, level=None))]
-    fn new(py: Python<'_>, path: String, compression: Option<&str>, level: Option<u32>) -> PyResult<Self> {
+    fn new(path: String, compression: Option<&str>, level: Option<u32>) -> PyResult<Self> {
         let compression: Compression = match compression {
             None => Compression::None,
-            Some(n) => n
-                .parse()
-                .map_err(|e: tfrec::record::UnknownCompression| PyValueError::new_err(e.to_string()))?,
+            Some(n) => n.parse().map_err(PyTfrecError::from)?,
         };
         let mut options = WriterOptions::default().compression(compression);
         if let Some(level) = level {
             options = options.level(level);
         }
-        let writer = Writer::create(&path, options).map_err(|e| write_error(py, &e))?;
+        let writer = Writer::create(&path, options).map_err(PyTfrecError::from)?;
         Ok(RecordWriter {
             writer: Some(writer),
             path,
         })
     }
 
-    fn write(&mut self, py: Python<'_>, record: &[u8]) -> PyResult<()> {
+    fn write(&mut self, record: &[u8]) -> PyResult<()> {
         let writer = self.open_writer()?;
-        writer.write_record(record).map_err(|e| write_error(py, &e))
+        writer.write_record(record).map_err(|e| PyTfrecError::from(e).into())
     }
 
-    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
+    fn flush(&mut self) -> PyResult<()> {
         let writer = self.open_writer()?;
-        writer.flush().map_err(|e| write_error(py, &e))
+        writer.flush().map_err(|e| PyTfrecError::from(e).into())
     }
 
-    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+    fn close(&mut self) -> PyResult<()> {
         if let Some(writer) = self.writer.take() {
-            writer.finish().map_err(|e| write_error(py, &e))?;
+            writer.finish().map_err(PyTfrecError::from)?;
         }
         Ok(())
     }
@@ -148,7 +144,6 @@ impl RecordIterator {
     #[new]
     #[pyo3(signature = (paths, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=true, buffer_size=None))]
     fn new(
-        py: Python<'_>,
         paths: Vec<String>,
         compression_type: Option<&str>,
         on_corruption: &str,
@@ -157,7 +152,7 @@ impl RecordIterator {
         buffer_size: Option<usize>,
     ) -> PyResult<Self> {
         let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, buffer_size)?;
-        let reader = MultiFileReader::open(&paths, options).map_err(|e| record_error(py, &e))?;
+        let reader = MultiFileReader::open(&paths, options).map_err(PyTfrecError::from)?;
         Ok(RecordIterator {
             reader: Mutex::new(reader),
             pending: None,
@@ -172,7 +167,7 @@ impl RecordIterator {
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         if let Some(e) = self.pending.take() {
             self.failed = true;
-            return Err(record_error(py, &e));
+            return Err(PyTfrecError::from(e).into());
         }
         if self.failed {
             return Ok(None);
@@ -183,7 +178,7 @@ impl RecordIterator {
             Ok(None) => Ok(None),
             Err(e) => {
                 self.failed = true;
-                Err(record_error(py, &e))
+                Err(PyTfrecError::from(e).into())
             }
         }
     }
@@ -193,7 +188,7 @@ impl RecordIterator {
         let out = PyList::empty(py);
         if let Some(e) = self.pending.take() {
             self.failed = true;
-            return Err(record_error(py, &e));
+            return Err(PyTfrecError::from(e).into());
         }
         if self.failed {
             return Ok(out);
@@ -217,7 +212,7 @@ impl RecordIterator {
             // Records before the damage are returned first; the error comes on the next call.
             if out.is_empty() {
                 self.failed = true;
-                return Err(record_error(py, &e));
+                return Err(PyTfrecError::from(e).into());
             }
             self.pending = Some(e);
         }
@@ -252,7 +247,7 @@ fn poisoned<T>(_: PoisonError<T>) -> PyErr {
 /// them (`record::expand_inputs`): a data set expands its inputs once, so every process it is
 /// pickled to reads the same list.
 #[pyfunction]
-pub fn expand_inputs(py: Python<'_>, inputs: Vec<String>) -> PyResult<Vec<String>> {
-    let files = tfrec::record::expand_inputs(&inputs).map_err(|e| record_error(py, &e))?;
+pub fn expand_inputs(inputs: Vec<String>) -> PyResult<Vec<String>> {
+    let files = tfrec::record::expand_inputs(&inputs).map_err(PyTfrecError::from)?;
     Ok(files.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
 }

@@ -15,73 +15,11 @@ use pyo3::types::{PyBytes, PyDict, PyIterator, PyTuple};
 use serde_json::Value;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset as Pipeline;
-use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverError, StateSaverOptions};
+use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverOptions};
 
 use crate::convert::{dense_to_py, type_name};
-use crate::errors::{obj, parse_error, pipeline_error, raise_from, record_error, spec_error};
+use crate::errors::{obj, state_dtype_error, PyTfrecError};
 use crate::records::reader_options;
-
-/// The Python module whose exception classes the saver raises.
-const MODULE: &str = "tfrec.state_saver";
-
-/// The error's variant as a short name (the exception's `kind`).
-fn kind(e: &StateSaverError) -> &'static str {
-    e.kind_name()
-}
-
-/// A state saver error as a Python exception: bad options are `ValueError`s (as in TF), file
-/// and parse failures the package's usual classes, the rest `StateSaverError` (or its
-/// `OutOfRangeError` at the end of the input) with the key, state and keys as attributes.
-pub fn saver_error(py: Python<'_>, e: &StateSaverError) -> PyErr {
-    use StateSaverError::*;
-    match e {
-        _ if e.is_option_error() => return PyValueError::new_err(e.to_string()),
-        Pipeline(p) => return pipeline_error(py, p),
-        Parse { index, error } => {
-            let err = parse_error(py, error);
-            let _ = err.value(py).setattr("record_index", index);
-            return err;
-        }
-        _ => {}
-    }
-    let mut attrs = vec![("kind", obj(py, kind(e)))];
-    match e {
-        NoSequences { key }
-        | NoStates { key }
-        | LengthTooLong { key, .. }
-        | LengthOverflow { key, .. }
-        | KeyInFlight { key } => attrs.push(("key", obj(py, key.clone()))),
-        BadName { key, name }
-        | NotASequence { key, name }
-        | EmptySequence { key, name }
-        | NotMultiple { key, name, .. }
-        | Mismatch { key, name, .. } => {
-            attrs.push(("key", obj(py, key.clone())));
-            attrs.push(("name", obj(py, name.clone())));
-        }
-        UnequalLengths { key, .. } => attrs.push(("key", obj(py, key.clone()))),
-        Input { index, .. } | MissingKey { index, .. } => attrs.push(("example_index", obj(py, *index))),
-        UnsavedStates { states, keys } => {
-            attrs.push(("states", obj(py, states.clone())));
-            attrs.push(("keys", obj(py, keys.clone())));
-        }
-        SavedTwice { state, keys }
-        | StaleBatch { state, keys }
-        | StateShape { state, keys, .. }
-        | StateDType { state, keys, .. } => {
-            attrs.push(("state", obj(py, state.clone())));
-            attrs.push(("keys", obj(py, keys.clone())));
-        }
-        UnknownState { state } => attrs.push(("state", obj(py, state.clone()))),
-        _ => {}
-    }
-    let class = if matches!(e, InsufficientElements { .. }) {
-        "OutOfRangeError"
-    } else {
-        "StateSaverError"
-    };
-    raise_from(py, MODULE, class, e.to_string(), &attrs)
-}
 
 /// A NumPy array of int64, float32 or `bytes` objects as a tensor; otherwise the dtype's name.
 fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
@@ -246,7 +184,6 @@ impl StateSaver {
     #[pyo3(signature = (inputs, num_unroll, batch_size, initial_states, num_threads, capacity,
                         allow_small_batch, pad, make_keys_unique_seed))]
     fn from_iterator(
-        py: Python<'_>,
         inputs: &Bound<'_, PyAny>,
         num_unroll: usize,
         batch_size: usize,
@@ -270,7 +207,7 @@ impl StateSaver {
         let iter = PyInputs {
             iter: inputs.try_iter()?.unbind(),
         };
-        let saver = o.build_fallible(iter).map_err(|e| saver_error(py, &e))?;
+        let saver = o.build_fallible(iter).map_err(PyTfrecError::from)?;
         Ok(StateSaver { saver: Some(saver) })
     }
 
@@ -283,7 +220,6 @@ impl StateSaver {
                         num_threads, capacity, allow_small_batch, pad, make_keys_unique_seed,
                         length_feature=None))]
     fn from_files(
-        py: Python<'_>,
         paths: Vec<String>,
         compression_type: Option<&str>,
         specs: &str,
@@ -312,15 +248,13 @@ impl StateSaver {
             o = o.length_feature(feature);
         }
         serde_json::from_str::<Value>(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
-        let specs = SequenceSpecs::from_json_str(specs).map_err(|e| spec_error(&e))?;
+        let specs = SequenceSpecs::from_json_str(specs).map_err(PyTfrecError::from)?;
         let reader = reader_options(compression_type, "raise", "raise", true, None)?;
         let dataset = Pipeline::from_inputs(&paths)
-            .map_err(|e| record_error(py, &e))?
+            .map_err(PyTfrecError::from)?
             .reader_options(reader);
         let key = key_feature.map_or(KeySource::Index, KeySource::Feature);
-        let saver = o
-            .build_from_dataset(dataset, &specs, key)
-            .map_err(|e| saver_error(py, &e))?;
+        let saver = o.build_from_dataset(dataset, &specs, key).map_err(PyTfrecError::from)?;
         Ok(StateSaver { saver: Some(saver) })
     }
 
@@ -336,7 +270,7 @@ impl StateSaver {
         match py.detach(|| saver.next_batch()) {
             Ok(Some(batch)) => SaverBatch::new(py, batch).map(Some),
             Ok(None) => Ok(None),
-            Err(e) => Err(saver_error(py, &e)),
+            Err(e) => Err(PyTfrecError::from(e).into()),
         }
     }
 
@@ -431,7 +365,7 @@ impl SaverBatch {
 
     /// State `name` as the batch's segments start from it, `[batch, ...]` (a fresh array).
     fn state<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let t = self.batch.state(name).map_err(|e| saver_error(py, &e))?;
+        let t = self.batch.state(name).map_err(PyTfrecError::from)?;
         Ok(dense_to_py(py, t.clone()))
     }
 
@@ -441,16 +375,14 @@ impl SaverBatch {
             Ok(t) => t,
             Err(found) => {
                 // A dtype the library cannot hold: report it as the library reports a wrong one.
-                let expected = self.batch.state(name).map_err(|e| saver_error(py, &e))?;
+                let expected = self.batch.state(name).map_err(PyTfrecError::from)?;
                 let expected = expected.dtype().tf_name();
                 let e = format!(
                     "state {name:?} has dtype {expected}, but saw {found} (keys: {:?})",
                     self.batch.key
                 );
-                return Err(raise_from(
+                return Err(state_dtype_error(
                     py,
-                    MODULE,
-                    "StateSaverError",
                     e,
                     &[
                         ("kind", obj(py, "state_dtype")),
@@ -461,6 +393,6 @@ impl SaverBatch {
             }
         };
         py.detach(|| self.batch.save_state(name, tensor))
-            .map_err(|e| saver_error(py, &e))
+            .map_err(|e| PyTfrecError::from(e).into())
     }
 }

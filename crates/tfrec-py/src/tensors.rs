@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use tfrec::tensor_proto::{self, TensorDType, TensorData, TensorValue};
 
-use crate::errors::tensor_error;
+use crate::errors::PyTfrecError;
 
 fn dtype(name: &str) -> PyResult<TensorDType> {
     TensorDType::from_name(name).ok_or_else(|| {
@@ -46,10 +46,10 @@ pub fn serialize_tensor<'py>(
         let raw = values
             .cast::<PyBytes>()
             .map_err(|_| PyTypeError::new_err("numeric values must come as a bytes buffer"))?;
-        TensorData::from_le_bytes(d, raw.as_bytes()).map_err(|e| tensor_error(py, &e))?
+        TensorData::from_le_bytes(d, raw.as_bytes()).map_err(PyTfrecError::from)?
     };
-    let tensor = TensorValue::new(shape, data).map_err(|e| tensor_error(py, &e))?;
-    let bytes = tensor_proto::serialize_tensor(&tensor).map_err(|e| tensor_error(py, &e))?;
+    let tensor = TensorValue::new(shape, data).map_err(PyTfrecError::from)?;
+    let bytes = tensor_proto::serialize_tensor(&tensor).map_err(PyTfrecError::from)?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -60,7 +60,7 @@ pub fn parse_tensor<'py>(py: Python<'py>, serialized: &[u8], out_type: &str) -> 
     let d = dtype(out_type)?;
     let tensor = py
         .detach(|| tensor_proto::parse_tensor(serialized, d))
-        .map_err(|e| tensor_error(py, &e))?;
+        .map_err(PyTfrecError::from)?;
     let values = match &tensor.data {
         TensorData::String(strings) => PyList::new(py, strings.iter().map(|s| PyBytes::new(py, s)))?.into_any(),
         other => PyBytes::new(py, &other.to_le_bytes()).into_any(),

@@ -84,4 +84,4 @@ pub mod tensor_proto;
 #[cfg(any(feature = "example", feature = "tensor-proto"))]
 mod wire;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorCategory, Result};

@@ -167,13 +167,7 @@ fn parse_layer_errors_print_each_text_once() {
     check(spec.clone());
     check(ParseError::from(spec));
     let decode = Example::decode(b"\x0a\x05ab").expect_err("cut short");
-    let malformed = ParseError {
-        kind: ParseErrorKind::Malformed(decode),
-        key: None,
-        example: Some(3),
-        row: None,
-        single: false,
-    };
+    let malformed = ParseError::new(ParseErrorKind::Malformed(decode)).example(3);
     check(malformed.clone());
     check(PipelineError::Parse {
         batch: 2,

@@ -7,7 +7,7 @@ use clap::{Args as ClapArgs, ValueEnum};
 use tfrec::example::{ExampleView, RenderFormat, SequenceExampleView};
 use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::report::{print_skipped, render_to, stdout};
@@ -64,13 +64,7 @@ struct Printer {
 }
 
 impl Printer {
-    fn print(
-        &mut self,
-        out: &mut impl Write,
-        record: &[u8],
-        index: u64,
-        place: &str,
-    ) -> Result<(), Box<dyn std::error::Error>> {
+    fn print(&mut self, out: &mut impl Write, record: &[u8], index: u64, place: &str) -> Result<(), CliError> {
         let decode_error = |e: tfrec::example::DecodeError| {
             let kind = if self.sequence { "SequenceExample" } else { "Example" };
             crate::error::data(format!(
@@ -128,7 +122,7 @@ fn place(r: &LocatedRecord<'_>) -> String {
     r.to_string()
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut reader: MultiFileReader = args.input.open(args.skip_corrupt)?;
     let format = if args.raw { Format::Raw } else { args.format };
     let limit = args.limit.unwrap_or(u64::MAX);
@@ -176,7 +170,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     printer: &mut Printer,
                     record: &[u8],
                     place: &str|
-     -> Result<bool, Box<dyn std::error::Error>> {
+     -> Result<bool, CliError> {
         let i = index;
         index += 1;
         if i < args.skip {
@@ -219,7 +213,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     print_skipped(&reader);
     match pending_error {
         // Only an error before the records asked for matters.
-        Some(e) if more => Ok(crate::error::report_record_failure(&e)),
+        Some(e) if more => Ok(crate::error::report_record_failure(e)),
         _ => Ok(ExitCode::SUCCESS),
     }
 }

@@ -24,8 +24,7 @@ use tfrec::columnar::{
 use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
 
-use crate::error::data;
-use crate::error::ExitCode;
+use crate::error::{data, CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::output::{refuse_overlaps, refuse_same_file, OutputArgs, PendingFile};
 use crate::progress::Progress;
@@ -106,8 +105,6 @@ pub struct Args {
     utf8: bool,
 }
 
-type BoxError = Box<dyn std::error::Error>;
-
 /// Columns encoded at a time into a Parquet row group (see [`ParquetColumns`]).
 const PARQUET_COLUMNS_AT_ONCE: usize = 1024;
 
@@ -129,7 +126,7 @@ struct ParquetColumns {
 }
 
 impl ParquetColumns {
-    fn try_new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Self, BoxError> {
+    fn try_new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Self, CliError> {
         let (file, _) = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))?.into_serialized_writer()?;
         Ok(ParquetColumns {
             file,
@@ -139,7 +136,7 @@ impl ParquetColumns {
         })
     }
 
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), BoxError> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), CliError> {
         let mut row_group = self.file.next_row_group()?;
         let fields = self.schema.fields();
         for start in (0..fields.len()).step_by(PARQUET_COLUMNS_AT_ONCE) {
@@ -169,7 +166,7 @@ impl ParquetColumns {
         Ok(())
     }
 
-    fn close(self) -> Result<(), BoxError> {
+    fn close(self) -> Result<(), CliError> {
         self.file.close()?;
         Ok(())
     }
@@ -177,14 +174,14 @@ impl ParquetColumns {
 
 /// Batches from the inputs, with a progress bar when the input is TFRecord.
 struct Input {
-    batches: Box<dyn Iterator<Item = Result<RecordBatch, BoxError>>>,
+    batches: Box<dyn Iterator<Item = Result<RecordBatch, CliError>>>,
     schema: SchemaRef,
     _progress: Option<Progress>,
 }
 
 /// The spec, its string columns, and the column order (the spec file's key order; name order
 /// for an inferred spec).
-fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns, Vec<String>), BoxError> {
+fn spec_of(args: &Args, files: &[PathBuf]) -> Result<(SpecFile, StringColumns, Vec<String>), CliError> {
     if let Some(path) = &args.spec {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let spec = SpecFile::from_json_str(&text).map_err(|e| match e {
@@ -214,7 +211,7 @@ fn spec_json(spec: &SpecFile) -> Value {
     serde_json::from_str(&spec.to_json_string()).unwrap_or(Value::Null)
 }
 
-fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
+fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, CliError> {
     for f in &files {
         File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
     }
@@ -235,7 +232,7 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
     let batches = std::iter::from_fn(move || match reader.next_batch() {
         Ok(Some(b)) => Some(Ok(b)),
         Ok(None) => None,
-        Err(tfrec::columnar::BatchError::Record(e)) => Some(Err(Box::new(e) as BoxError)),
+        Err(tfrec::columnar::BatchError::Record(e)) => Some(Err(CliError::from(e))),
         Err(e) => Some(Err(data(e.to_string()))),
     });
     Ok(Input {
@@ -246,8 +243,8 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, BoxError> {
 }
 
 /// Batches of columnar files, one after the other; every file must have the first one's schema.
-fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Result<Input, BoxError> {
-    let open = move |path: &Path| -> Result<Box<dyn RecordBatchReader>, BoxError> {
+fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Result<Input, CliError> {
+    let open = move |path: &Path| -> Result<Box<dyn RecordBatchReader>, CliError> {
         let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
         let named = |e: &dyn std::fmt::Display| data(format!("{}: {e}", path.display()));
         Ok(match format {
@@ -308,7 +305,7 @@ enum Sink {
     Csv(arrow_csv::Writer<BufWriter<File>>, PendingFile, SchemaRef),
 }
 
-fn check_csv_columns(schema: &SchemaRef) -> Result<(), BoxError> {
+fn check_csv_columns(schema: &SchemaRef) -> Result<(), CliError> {
     for f in schema.fields() {
         if matches!(
             f.data_type(),
@@ -326,7 +323,7 @@ fn check_csv_columns(schema: &SchemaRef) -> Result<(), BoxError> {
 }
 
 impl Sink {
-    fn create(format: Format, args: &Args, inputs: &[PathBuf], schema: &SchemaRef) -> Result<Sink, BoxError> {
+    fn create(format: Format, args: &Args, inputs: &[PathBuf], schema: &SchemaRef) -> Result<Sink, CliError> {
         let path = &args.output;
         if format == Format::Tfrecord {
             let output = OutputArgs {
@@ -362,7 +359,7 @@ impl Sink {
         })
     }
 
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), BoxError> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), CliError> {
         match self {
             Sink::Records(out) => {
                 for record in batch_to_records(batch).map_err(|e| data(e.to_string()))? {
@@ -378,8 +375,8 @@ impl Sink {
     }
 
     /// Finishes the file, reads it back to check its row count, and renames it into place.
-    fn finish(self, rows: u64) -> Result<(), BoxError> {
-        let check = |read: u64, pending: &PendingFile| -> Result<(), BoxError> {
+    fn finish(self, rows: u64) -> Result<(), CliError> {
+        let check = |read: u64, pending: &PendingFile| -> Result<(), CliError> {
             if read != rows {
                 return Err(format!("{}: wrote {rows} rows but read back {read}", pending.path().display()).into());
             }
@@ -438,7 +435,7 @@ impl Sink {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let files = args.input.files()?;
     let from = args
         .from

@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
 use crate::report::{print_skipped, problem_json, skipped_json, stdout};
@@ -25,7 +25,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let options = args.input.reader_options(args.skip).verify_data_crc(!args.lengths_only);
     let mut reader = tfrec::record::MultiFileReader::new(args.input.files()?, options);
     let mut counts = vec![0u64; reader.files().len()];
@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     out.flush()?;
     print_skipped(&reader);
     match failure {
-        Some(error) => Ok(crate::error::report_record_failure(&error)),
+        Some(error) => Ok(crate::error::report_record_failure(error)),
         None => Ok(ExitCode::SUCCESS),
     }
 }

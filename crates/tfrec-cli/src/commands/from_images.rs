@@ -9,7 +9,7 @@ use clap::Args as ClapArgs;
 use image::{ImageDecoder, ImageReader};
 use tfrec::example::Example;
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::output::OutputArgs;
 
 #[derive(ClapArgs)]
@@ -41,7 +41,7 @@ fn images_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Height, width and channels, from the header only.
-fn shape(path: &Path) -> Result<(u32, u32, u8), Box<dyn std::error::Error>> {
+fn shape(path: &Path) -> Result<(u32, u32, u8), CliError> {
     let file = std::fs::File::open(path)?;
     let decoder = ImageReader::new(BufReader::new(file))
         .with_guessed_format()?
@@ -50,7 +50,7 @@ fn shape(path: &Path) -> Result<(u32, u32, u8), Box<dyn std::error::Error>> {
     Ok((height, width, decoder.color_type().channel_count()))
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut classes: Vec<PathBuf> = std::fs::read_dir(&args.dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())

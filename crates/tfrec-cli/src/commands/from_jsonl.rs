@@ -7,7 +7,7 @@ use clap::Args as ClapArgs;
 use serde_json::Value;
 use tfrec::example::{encode_friendly_json, FriendlyMessage, Kind, TypeHints};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::messages::KindChoice;
 use crate::output::OutputArgs;
 
@@ -39,7 +39,7 @@ fn kind_named(name: &str) -> Option<Kind> {
     }
 }
 
-fn hints(args: &Args) -> Result<TypeHints, Box<dyn std::error::Error>> {
+fn hints(args: &Args) -> Result<TypeHints, CliError> {
     let mut hints = TypeHints::new();
     if let Some(path) = &args.spec {
         let spec: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
@@ -72,7 +72,7 @@ fn hints(args: &Args) -> Result<TypeHints, Box<dyn std::error::Error>> {
     Ok(hints)
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let hints = hints(&args)?;
     let reads: Vec<PathBuf> = args.inputs.iter().chain(&args.spec).cloned().collect();
     let mut output = args.output.create(&reads)?;

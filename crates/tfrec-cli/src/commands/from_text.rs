@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use tfrec::example::{Example, SequenceExample};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::messages::KindChoice;
 use crate::output::OutputArgs;
 
@@ -50,7 +50,7 @@ fn looks_like_sequence(text: &str) -> bool {
     first_field.starts_with("context") || first_field.starts_with("feature_lists")
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut output = args.output.create(&args.inputs)?;
     let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {

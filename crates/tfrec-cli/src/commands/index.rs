@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use tfrec::record::{IndexError, RecordIndex};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::output::{refuse_same_file, PendingFile};
 use crate::report::stdout;
 
@@ -24,7 +24,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let files = tfrec::record::expand_inputs(&args.inputs)?;
     if args.output.is_some() && files.len() != 1 {
         return Err(format!("-o names one index, but the inputs are {} files", files.len()).into());
@@ -51,10 +51,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 path.display()
             )
             .into(),
-            IndexError::Record(e) => Box::new(e) as Box<dyn std::error::Error>,
-            // Reading or writing failed: an I/O error, not a problem of the data.
-            io @ IndexError::Io { .. } => io.to_string().into(),
-            other => crate::error::data(other.to_string()),
+            // Damage is data, a failed read or write I/O (the library's categories).
+            other => CliError::from(other),
         })?;
         let pending = PendingFile::create(output)?;
         let mut w = BufWriter::new(pending.file()?);

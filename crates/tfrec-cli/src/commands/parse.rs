@@ -11,9 +11,8 @@ use serde_json::Value;
 use tfrec::example::{detect_message, MessageKind};
 use tfrec::npz::NpzWriter;
 use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFile, TensorMap};
-use tfrec::pipeline::PipelineError;
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::output::{parent_dir, refuse_same_file, PendingFile};
 use crate::progress::Progress;
@@ -141,17 +140,7 @@ struct Parsed {
     bytes: u64,
 }
 
-/// A pipeline failure as the command reports it: record damage keeps its own type (for the
-/// exit code and wording), a parse failure is a data problem naming the record's file and place.
-fn command_error(error: PipelineError) -> Box<dyn std::error::Error> {
-    match error {
-        PipelineError::Record(e) => Box::new(e),
-        e @ PipelineError::Parse { .. } => crate::error::data(e.to_string()),
-        other => other.to_string().into(),
-    }
-}
-
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let spec_text = std::fs::read_to_string(&args.spec).map_err(|e| format!("{}: {e}", args.spec.display()))?;
     let spec_error = |e: &dyn std::fmt::Display| format!("{}: {e}", args.spec.display());
     let spec = SpecFile::from_json_str(&spec_text).map_err(|e| match e {
@@ -219,7 +208,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             parts,
             records: n,
             bytes: b,
-        } = batch.map_err(command_error)?;
+        } = batch?;
         match args.format {
             // Written as it is rendered: a batch's line can be many times its tensors.
             Format::Json => {

@@ -7,7 +7,7 @@ use clap::Args as ClapArgs;
 use tfrec::example::FeatureStats;
 use tfrec::parse::SpecInferrer;
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::progress::Progress;
@@ -47,7 +47,7 @@ fn range(min: usize, max: usize) -> String {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut reader = args.input.open(args.skip)?;
     let progress = Progress::for_reader(&reader);
     let limit = args.limit.unwrap_or(u64::MAX);
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut held = 0;
     let mut inferrer = args.message.forced().map(SpecInferrer::new);
     let mut seen = 0u64;
-    let observe = |record: &[u8], place: &str, inferrer: &mut SpecInferrer| -> Result<(), Box<dyn std::error::Error>> {
+    let observe = |record: &[u8], place: &str, inferrer: &mut SpecInferrer| -> Result<(), CliError> {
         let index = inferrer.schema().records;
         inferrer.observe(record).map_err(|e| {
             let kind = if inferrer.is_sequence() {
@@ -69,7 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             ))
         })
     };
-    let decide = |first: &mut Vec<(Vec<u8>, String)>| -> Result<SpecInferrer, Box<dyn std::error::Error>> {
+    let decide = |first: &mut Vec<(Vec<u8>, String)>| -> Result<SpecInferrer, CliError> {
         let mut inferrer = SpecInferrer::new(args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice())));
         for (r, place) in first.drain(..) {
             observe(&r, &place, &mut inferrer)?;

@@ -17,7 +17,7 @@ use serde_json::json;
 use tfrec::example::ExampleView;
 use tfrec::record::{Compression, CompressionChoice, RecordShuffler, RecordWriter, WriterOptions};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::output::{finish_and_check, refuse_dir_holding_inputs, DirClaim, PendingFile};
 use crate::progress::Progress;
@@ -94,7 +94,7 @@ pub struct ShuffleArgs {
     common: CommonArgs,
 }
 
-pub fn run_shuffle(args: ShuffleArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run_shuffle(args: ShuffleArgs) -> Result<ExitCode, CliError> {
     run(ShardArgs {
         input: args.input,
         skip: args.skip,
@@ -136,7 +136,7 @@ fn is_our_shard(name: &str, prefix: &str) -> bool {
 }
 
 /// The shards of an earlier run in `dir`; an error if it holds anything else.
-fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathBuf>, CliError> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Ok(Vec::new()); // Not there yet.
     };
@@ -205,7 +205,7 @@ struct Shards {
 }
 
 impl Shards {
-    fn write(&mut self, record: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+    fn write(&mut self, record: &[u8]) -> Result<(), CliError> {
         let n = self.writers.len() as u64;
         let shard = match &self.by_feature {
             Some(key) => {
@@ -222,7 +222,7 @@ impl Shards {
     }
 }
 
-pub fn run(args: ShardArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: ShardArgs) -> Result<ExitCode, CliError> {
     let shards = args.shards;
     let common = &args.common;
     // Everything that can be refused is checked before anything is created or written.
@@ -268,7 +268,7 @@ fn write_shards(
     reader: &mut tfrec::record::MultiFileReader,
     shards: u64,
     earlier: &[PathBuf],
-) -> Result<(Vec<PathBuf>, Vec<u64>), Box<dyn std::error::Error>> {
+) -> Result<(Vec<PathBuf>, Vec<u64>), CliError> {
     let common = &args.common;
     let compression = common.output_compression;
     let paths: Vec<PathBuf> = (0..shards)

@@ -6,7 +6,7 @@ use clap::Args as ClapArgs;
 use serde_json::{json, Value};
 use tfrec::record::{OnCorruption, RecordError, RecordReader};
 
-use crate::error::ExitCode;
+use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
 use crate::report::{describe, problem_json, stdout};
@@ -49,7 +49,7 @@ fn region_text(region: &[RecordError]) -> String {
 }
 
 /// Reads every file to the end, resynchronising past damage so that every problem is seen.
-pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let files = args.input.files()?;
     let options = args
         .input
@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 torn_tail_bytes = reader.stats().torn_tail_bytes;
                 let mut last = reader.take_problems();
                 if let Some(e) = end {
-                    unreadable |= crate::error::exit_code(&e) == Some(crate::error::EXIT_USAGE);
+                    unreadable |= e.category() != tfrec::ErrorCategory::Data;
                     last.push(e);
                 }
                 if !last.is_empty() {

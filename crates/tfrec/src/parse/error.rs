@@ -350,7 +350,13 @@ fn kind_word(dtype: DType) -> &'static str {
 }
 
 /// An error of `parse_example` / `parse_sequence_example`, with where it happened.
+///
+/// Built by the parse ops; [`ParseError::new`] and its `key` / `example` / `row` steps build
+/// one elsewhere (a test, a wrapper's own parse). Whether it came from a single-example op
+/// (which words some messages differently) is set by those ops only, and read with
+/// [`ParseError::is_single_example`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ParseError {
     /// What is wrong.
     pub kind: ParseErrorKind,
@@ -361,11 +367,22 @@ pub struct ParseError {
     /// The row of a feature list.
     pub row: Option<usize>,
     /// From a single-example op: messages then omit the example index, as TensorFlow's do.
-    pub single: bool,
+    /// Not public: the wording it selects must match the op that failed.
+    pub(crate) single: bool,
 }
 
 impl ParseError {
-    pub(crate) fn new(kind: ParseErrorKind) -> Self {
+    /// An error of `kind` with no key, example or row, as a batch op words it.
+    ///
+    /// ```
+    /// use tfrec::parse::{ParseError, ParseErrorKind};
+    ///
+    /// let e = ParseError::new(ParseErrorKind::ListRequired { key: "frames".into() }).example(3);
+    /// assert_eq!(e.example, Some(3));
+    /// assert!(!e.is_single_example());
+    /// assert!(e.to_string().ends_with("(example 3)"));
+    /// ```
+    pub fn new(kind: ParseErrorKind) -> Self {
         ParseError {
             kind,
             key: None,
@@ -375,19 +392,28 @@ impl ParseError {
         }
     }
 
-    pub(crate) fn key(mut self, key: &str) -> Self {
+    /// The same error, naming the feature (or feature list) `key`.
+    pub fn key(mut self, key: &str) -> Self {
         self.key = Some(key.to_owned());
         self
     }
 
-    pub(crate) fn example(mut self, example: usize) -> Self {
+    /// The same error, naming the example's index in the batch.
+    pub fn example(mut self, example: usize) -> Self {
         self.example = Some(example);
         self
     }
 
-    pub(crate) fn row(mut self, row: usize) -> Self {
+    /// The same error, naming the row of a feature list.
+    pub fn row(mut self, row: usize) -> Self {
         self.row = Some(row);
         self
+    }
+
+    /// Whether a single-example op (`parse_single_example`, `parse_single_sequence_example`)
+    /// failed: its messages omit the example index, as TensorFlow's do.
+    pub fn is_single_example(&self) -> bool {
+        self.single
     }
 }
 

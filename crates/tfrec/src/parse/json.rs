@@ -184,7 +184,7 @@ impl Tensor {
     ///
     /// let t = Tensor::Dense(DenseTensor::from_values(Values::Float32(vec![0.1, f32::NAN]), &[2])?);
     /// assert_eq!(t.to_json_string(), r#"{"kind":"dense","dtype":"float32","shape":[2],"values":[0.1,"NaN"]}"#);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok::<(), tfrec::Error>(())
     /// ```
     pub fn to_json_string(&self) -> String {
         self.json().to_text(TENSOR_LAYOUT)

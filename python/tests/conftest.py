@@ -1,14 +1,26 @@
-"""Shared fixtures: where the golden vectors are, and the conformance summaries printed at the
-end of the run (``python parse cases: N run, N passed`` …)."""
+"""Shared fixtures: where the golden vectors are, the CLI binary the tests compare with, and
+the conformance summaries printed at the end of the run (``python parse cases: N run, N
+passed`` …)."""
 
 import json
 import os
 import pathlib
+import shutil
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SUMMARIES = []
+
+
+def tfrec_binary():
+    """The `tfrec` command of this checkout's build (debug, else release), else the one on
+    PATH (an installed wheel's), else None."""
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    for candidate in (target / "debug" / "tfrec", target / "release" / "tfrec"):
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("tfrec")
 
 
 def golden_dir():

@@ -14,6 +14,8 @@ import pytest
 import tfrec
 import tfrec.arrow
 
+from conftest import tfrec_binary
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
@@ -139,11 +141,6 @@ def test_write_types_and_errors(tmp_path):
         tfrec.arrow.write([1, 2], tmp_path / "bad2.tfrecord")
 
 
-def tfrec_binary():
-    for candidate in (REPO / "target" / "debug" / "tfrec", REPO / "target" / "release" / "tfrec"):
-        if candidate.exists():
-            return str(candidate)
-    return shutil.which("tfrec")
 
 
 def test_pyarrow_reads_our_parquet(data, tmp_path):

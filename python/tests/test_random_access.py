@@ -20,6 +20,8 @@ import pytest
 
 import tfrec
 
+from conftest import tfrec_binary
+
 SEED = 20261125
 SPEC = {
     "id": tfrec.io.FixedLenFeature([], tfrec.int64),
@@ -68,13 +70,6 @@ def dali_index(path, index_path):
     pathlib.Path(index_path).write_text("".join(lines))
 
 
-def tfrec_binary():
-    repo = pathlib.Path(__file__).resolve().parents[2]
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or repo / "target")
-    for candidate in (target / "debug" / "tfrec", target / "release" / "tfrec"):
-        if candidate.exists():
-            return str(candidate)
-    return shutil.which("tfrec")
 
 
 @pytest.mark.parametrize("index", ["none", "built", "tfrec-index", "dali"])

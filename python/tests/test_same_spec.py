@@ -4,9 +4,6 @@ spec ``tfrec convert --save-spec`` writes are the same dict for the same generat
 SequenceExamples); the features left out are a ``UserWarning`` in Python."""
 
 import json
-import os
-import pathlib
-import shutil
 import subprocess
 import warnings
 
@@ -16,14 +13,7 @@ import tfrec
 import tfrec.arrow
 from tfrec.train import Feature, Int64List
 
-
-def tfrec_binary():
-    repo = pathlib.Path(__file__).resolve().parents[2]
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or repo / "target")
-    for candidate in (target / "debug" / "tfrec", target / "release" / "tfrec"):
-        if candidate.exists():
-            return str(candidate)
-    return shutil.which("tfrec")
+from conftest import tfrec_binary
 
 
 @pytest.fixture(scope="module")

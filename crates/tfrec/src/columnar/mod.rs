@@ -160,16 +160,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::example::{Example, Feature};
+    use crate::example::test_support::encoded_example as example;
+    use crate::example::Feature;
     use crate::parse::specs_from_json_str;
-
-    fn example(features: &[(&str, Feature)]) -> Vec<u8> {
-        let mut e = Example::default();
-        for (k, f) in features {
-            e.features_mut().insert(*k, f.clone());
-        }
-        e.encode()
-    }
 
     fn columns(spec: serde_json::Value, strings: StringColumns) -> ExampleColumns {
         ExampleColumns::new(&specs_from_json_str(&spec.to_string()).unwrap(), &strings).unwrap()

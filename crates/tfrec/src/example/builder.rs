@@ -227,7 +227,7 @@ impl FeatureSink {
 /// assert_eq!(example.get("scores"), Some(&Feature::Float(vec![0.5, 1.5])));
 /// let bytes = example.encode();
 /// assert_eq!(Example::decode(&bytes)?, example);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), tfrec::Error>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct ExampleBuilder {

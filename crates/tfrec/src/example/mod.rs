@@ -31,3 +31,18 @@ pub use view::{
     ExampleView, FeatureEntries, FeatureListEntries, FeatureListView, FeatureRows, FeatureView, RawFeature,
     SequenceExampleView, Value,
 };
+
+/// Messages for the tests of the layers above.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{Example, Feature};
+
+    /// An `Example` of these features, encoded.
+    pub(crate) fn encoded_example(features: &[(&str, Feature)]) -> Vec<u8> {
+        let mut e = Example::default();
+        for (k, f) in features {
+            e.features_mut().insert(*k, f.clone());
+        }
+        e.encode()
+    }
+}

@@ -47,9 +47,10 @@ impl ExampleView<'_> {
     /// let view = ExampleView::new(&record);
     /// view.validate()?;
     /// let mut out = String::new();
-    /// let cut = view.render(&mut out, RenderFormat::FriendlyJson, 16)?;
+    /// // Writing to a `String` cannot fail, and the message was validated.
+    /// let cut = view.render(&mut out, RenderFormat::FriendlyJson, 16).expect("validated");
     /// assert_eq!((out.as_str(), cut), (r#"{"ids": [3, 1]}"#, true));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok::<(), tfrec::Error>(())
     /// ```
     pub fn render<W: fmt::Write>(
         &self,

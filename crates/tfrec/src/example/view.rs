@@ -17,7 +17,7 @@
 //! let mut values = Vec::new();
 //! score.extend_floats(&mut values)?;
 //! assert_eq!(values, [0.5, 1.5]);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # Ok::<(), tfrec::Error>(())
 //! ```
 
 use std::convert::Infallible;
@@ -533,7 +533,7 @@ pub(super) fn feature_view_of<'a>(value: &Lists<'a>) -> Result<FeatureView<'a>, 
 /// ids.extend_int64s(&mut values)?;
 /// assert_eq!(values, [3, 1, 4]);
 /// assert!(view.get("missing")?.is_none());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), tfrec::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ExampleView<'a> {

@@ -102,7 +102,7 @@ enum Output {
 /// let tensors = parser.parse_batch(&records)?;
 /// assert_eq!(tensors["age"].as_dense().unwrap().shape(), &[3]);
 /// assert_eq!(tensors["tags"].as_sparse().unwrap().dense_shape, vec![3, 2]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), tfrec::Error>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct ExampleParser {

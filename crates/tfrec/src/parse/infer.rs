@@ -268,15 +268,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::example::test_support::encoded_example as example;
     use crate::example::FeatureList;
-
-    fn example(features: &[(&str, Feature)]) -> Vec<u8> {
-        let mut e = Example::default();
-        for (k, f) in features {
-            e.features_mut().insert(*k, f.clone());
-        }
-        e.encode()
-    }
 
     fn seq(context: &[(&str, Feature)], lists: &[(&str, Vec<Feature>)]) -> Vec<u8> {
         let mut s = SequenceExample::default();

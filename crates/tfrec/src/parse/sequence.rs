@@ -110,7 +110,7 @@ struct ListSlot {
 /// assert_eq!(clicks.shape(), &[2, 2]);
 /// assert_eq!(clicks.as_i64(), Some(&[0, 0, 0, 1][..]));
 /// assert_eq!(parsed.lengths["clicks"].as_dense().unwrap().as_i64(), Some(&[1, 2][..]));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), tfrec::Error>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct SequenceParser {

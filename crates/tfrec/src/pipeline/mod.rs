@@ -33,7 +33,7 @@
 //!     records += tensors["age"].as_dense().map_or(0, |t| t.shape()[0]);
 //! }
 //! assert_eq!(records, 384); // 200 records of the shard, twice, in whole batches of 64
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # Ok::<(), tfrec::Error>(())
 //! ```
 //!
 //! Stages apply in the order of the calls, as in tf.data: `.take(5).shuffle(100, s)` shuffles

@@ -72,7 +72,7 @@ struct Replay {
 ///     seen.push(record.to_vec());
 /// }
 /// assert_eq!(seen, [b"first".to_vec(), b"second".to_vec()]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), tfrec::Error>(())
 /// ```
 ///
 /// Damage is skipped, losing nothing that is intact, under [`OnCorruption::Resync`]:
@@ -91,7 +91,7 @@ struct Replay {
 /// let reader = RecordReader::from_stream(file.as_slice(), options)?;
 /// let records: Vec<Vec<u8>> = reader.records().collect::<Result<_, _>>()?;
 /// assert_eq!(records, [b"one".to_vec(), b"three".to_vec()]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), tfrec::Error>(())
 /// ```
 pub struct RecordReader<R> {
     src: R,

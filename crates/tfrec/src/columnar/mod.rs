@@ -290,19 +290,7 @@ mod tests {
 
     #[test]
     fn inference_of_sequence_examples() {
-        use crate::example::{FeatureList, SequenceExample};
-        let seq = |context: &[(&str, Feature)], lists: &[(&str, Vec<Feature>)]| {
-            let mut s = SequenceExample::default();
-            for (k, f) in context {
-                s.context_mut().insert(*k, f.clone());
-            }
-            for (k, steps) in lists {
-                s.feature_lists_mut()
-                    .feature_list
-                    .insert((*k).to_owned(), FeatureList { feature: steps.clone() });
-            }
-            s.encode()
-        };
+        use crate::example::test_support::encoded_sequence_example as seq;
         let records = vec![
             seq(
                 &[("id", Feature::Int64(vec![1]))],

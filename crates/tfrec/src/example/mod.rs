@@ -35,7 +35,7 @@ pub use view::{
 /// Messages for the tests of the layers above.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use super::{Example, Feature};
+    use super::{Example, Feature, FeatureList, SequenceExample};
 
     /// An `Example` of these features, encoded.
     pub(crate) fn encoded_example(features: &[(&str, Feature)]) -> Vec<u8> {
@@ -44,5 +44,19 @@ pub(crate) mod test_support {
             e.features_mut().insert(*k, f.clone());
         }
         e.encode()
+    }
+
+    /// A `SequenceExample` of these context features and feature lists, encoded.
+    pub(crate) fn encoded_sequence_example(context: &[(&str, Feature)], lists: &[(&str, Vec<Feature>)]) -> Vec<u8> {
+        let mut s = SequenceExample::default();
+        for (k, f) in context {
+            s.context_mut().insert(*k, f.clone());
+        }
+        for (k, steps) in lists {
+            s.feature_lists_mut()
+                .feature_list
+                .insert((*k).to_owned(), FeatureList { feature: steps.clone() });
+        }
+        s.encode()
     }
 }

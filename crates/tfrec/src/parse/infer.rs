@@ -268,21 +268,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::example::test_support::encoded_example as example;
-    use crate::example::FeatureList;
-
-    fn seq(context: &[(&str, Feature)], lists: &[(&str, Vec<Feature>)]) -> Vec<u8> {
-        let mut s = SequenceExample::default();
-        for (k, f) in context {
-            s.context_mut().insert(*k, f.clone());
-        }
-        for (k, steps) in lists {
-            s.feature_lists_mut()
-                .feature_list
-                .insert((*k).to_owned(), FeatureList { feature: steps.clone() });
-        }
-        s.encode()
-    }
+    use crate::example::test_support::{encoded_example as example, encoded_sequence_example as seq};
 
     fn spec_json(inferred: &InferredSpecs) -> serde_json::Value {
         serde_json::from_str(&inferred.to_json_string()).unwrap()

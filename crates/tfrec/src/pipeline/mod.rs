@@ -63,4 +63,6 @@ mod workers;
 pub use data::{Counters, RecordBatch, RecordOrigin};
 pub use dataset::{Batched, Dataset, DatasetRecords, Pipeline, ShardBy};
 pub use error::{DatasetError, PipelineError};
+#[cfg(feature = "state-saver")]
+pub(crate) use workers::panic_message;
 pub use workers::PipelineIter;

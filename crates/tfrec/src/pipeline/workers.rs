@@ -93,14 +93,6 @@ impl SharedReader {
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned())
-}
-
 impl<T: Send + 'static> PipelineIter<T> {
     fn start(p: Pipeline<T>) -> Self {
         let counters = Arc::new(Counters::default());
@@ -242,4 +234,13 @@ impl<T> Drop for PipelineIter<T> {
     fn drop(&mut self) {
         self.shut_down();
     }
+}
+
+/// The text of a caught panic (a worker thread's: the pipeline's or the state saver's), for the error that reports it.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
 }

@@ -14,6 +14,7 @@ use super::error::StateSaverError;
 use super::input::{prepare, Prepared, Rules, SequenceInput};
 use super::records::RecordInput;
 use crate::parse::DenseTensor;
+use crate::pipeline::panic_message;
 
 /// What the input iterator yields: an example, or a record still to parse.
 pub(crate) enum RawItem {
@@ -177,14 +178,6 @@ pub(crate) enum Read {
     Ended,
     /// Another thread is pulling from the input.
     Busy,
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
 /// Pulls the next input, prepares it and buffers it. With `wait = false`, gives up at once if

@@ -100,8 +100,6 @@ impl<T> ShuffleBuffer<T> {
 #[derive(Debug)]
 pub struct RecordShuffler {
     buffer: ShuffleBuffer<Vec<u8>>,
-    /// The buffer of the last record handed out, reused for the next one in.
-    spare: Vec<u8>,
 }
 
 impl RecordShuffler {
@@ -109,7 +107,6 @@ impl RecordShuffler {
     pub fn new(max_records: usize, max_bytes: u64, seed: u64) -> Self {
         RecordShuffler {
             buffer: ShuffleBuffer::new(max_records, seed, false).bounded_by_weight(max_bytes, |r| r.len() as u64),
-            spare: Vec::new(),
         }
     }
 
@@ -120,12 +117,10 @@ impl RecordShuffler {
                 break;
             };
             out(&r)?;
-            self.spare = r;
         }
-        let mut slot = std::mem::take(&mut self.spare);
-        slot.clear();
-        slot.extend_from_slice(record);
-        self.buffer.push(slot);
+        // A fresh allocation of the record's size: reusing the buffer of a record handed out
+        // (of another size) costs a reallocation that copies its old bytes, measured dearer.
+        self.buffer.push(record.to_vec());
         Ok(())
     }
 

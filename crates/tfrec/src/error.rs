@@ -7,7 +7,7 @@
 //! `Display` includes the text of what it wraps (file, offset and record, then the cause), and
 //! its `source()` is `None` — so a chained printer (anyhow's `{:#}`, or a loop over
 //! `source()`) never prints the same text twice. The wrapped error is still there as data: in
-//! the variant's field ([`RecordErrorKind::Io`](crate::record::RecordErrorKind::Io),
+//! the variant's field ([`RecordErrorKind::Io`],
 //! [`WriteError::source`](crate::record::WriteError::source), …), to match on.
 //!
 //! [`Error`] itself adds no text: each variant is transparent, showing (and chaining) exactly

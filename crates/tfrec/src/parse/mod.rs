@@ -14,7 +14,7 @@ mod concat;
 mod error;
 mod example;
 pub(crate) mod fast;
-mod infer;
+pub mod infer;
 mod json;
 mod ragged;
 mod sequence;

@@ -26,10 +26,16 @@ pub struct FeatureStats {
 
 impl FeatureStats {
     fn observe_values(&mut self, feature: &Feature) {
+        self.observe_count(feature.kind(), feature.len());
+    }
+
+    /// Notes one value set (a feature of a record, or a step of a feature list) of `kind` with
+    /// `n` values; the caller counts [`present`](Self::present).
+    pub(crate) fn observe_count(&mut self, kind: Option<Kind>, n: usize) {
         // Every observation sets a kind or counts a missing one; `present` is no guide, as a
         // feature list's steps are all observed before its record is counted.
         let first = self.kinds.is_empty() && self.no_kind == 0;
-        match feature.kind() {
+        match kind {
             None => self.no_kind += 1,
             Some(kind) => {
                 if !self.kinds.contains(&kind) {
@@ -37,9 +43,16 @@ impl FeatureStats {
                 }
             }
         }
-        let n = feature.len();
         self.min_values = if first { n } else { self.min_values.min(n) };
         self.max_values = self.max_values.max(n);
+    }
+
+    /// Notes a feature list's number of steps in one record, before the record is counted
+    /// [`present`](Self::present).
+    pub(crate) fn observe_steps(&mut self, steps: usize) {
+        let first = self.present == 0;
+        self.min_steps = if first { steps } else { self.min_steps.min(steps) };
+        self.max_steps = self.max_steps.max(steps);
     }
 
     /// The one kind seen, if the data agrees on it.
@@ -77,13 +90,10 @@ impl Schema {
         }
         for (name, list) in seq.feature_lists.iter().flat_map(|l| l.iter()) {
             let stats = self.feature_lists.entry(name.to_owned()).or_default();
-            let first = stats.present == 0;
-            let steps = list.feature.len();
-            stats.min_steps = if first { steps } else { stats.min_steps.min(steps) };
-            stats.max_steps = stats.max_steps.max(steps);
             for step in &list.feature {
                 stats.observe_values(step);
             }
+            stats.observe_steps(list.feature.len());
             stats.present += 1;
         }
     }

@@ -35,8 +35,11 @@ use super::spec::{
     FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, SequenceSpecs, SpecFile, VarLenFeature,
 };
 use super::values::DType;
+use indexmap::IndexMap;
+
 use crate::example::{
-    detect_message, DecodeError, Example, Feature, FeatureStats, Features, MessageKind, Schema, SequenceExample,
+    detect_message, DecodeError, ExampleView, FeatureEntries, FeatureListEntries, FeatureStats, FeatureView, Kind,
+    MessageKind, Schema, SequenceExampleView,
 };
 
 /// Specs inferred from records, with the string features whose values were all UTF-8.
@@ -84,7 +87,20 @@ pub enum InferError {
 pub struct SpecInferrer {
     sequence: bool,
     schema: Schema,
-    not_utf8: BTreeSet<String>,
+    /// Beside `schema.features` and `schema.feature_lists`, entry for entry: what the records
+    /// observed showed of each beyond its stats.
+    feature_marks: Vec<Marks>,
+    list_marks: Vec<Marks>,
+}
+
+/// What [`Schema`]'s stats do not keep of one feature (or feature list).
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    /// Some value was not UTF-8.
+    not_utf8: bool,
+    /// The last record (by `Schema::records`) that had the key, to spot a key repeated
+    /// within one record.
+    last_record: u64,
 }
 
 impl SpecInferrer {
@@ -98,23 +114,44 @@ impl SpecInferrer {
 
     /// Adds one serialized record; an error leaves the inferrer as it was.
     pub fn observe(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        // Checked whole before anything is noted (the errors are `decode`'s); after that, the
+        // walk cannot fail.
         if self.sequence {
-            let seq = SequenceExample::decode(record)?;
-            if let Some(context) = &seq.context {
-                self.note_strings(context);
-            }
-            for (name, list) in seq.feature_lists.iter().flat_map(|l| l.iter()) {
-                for step in &list.feature {
-                    self.note_string(name, step);
-                }
-            }
-            self.schema.observe_sequence(&seq);
+            SequenceExampleView::new(record).validate()?;
         } else {
-            let example = Example::decode(record)?;
-            self.note_strings(example.features());
-            self.schema.observe_example(&example);
+            ExampleView::new(record).validate()?;
         }
-        Ok(())
+        self.observe_valid(record)
+    }
+
+    /// Adds one record that has passed its kind's `validate`, walking it in place: no
+    /// decoded copy, nothing allocated per value (inference reads up to thousands of records
+    /// before `convert` parses any).
+    fn observe_valid(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        self.schema.records += 1;
+        let record_number = self.schema.records;
+        if self.sequence {
+            let view = SequenceExampleView::new(record);
+            observe_features(
+                &mut self.schema.features,
+                &mut self.feature_marks,
+                view.context(),
+                record_number,
+            )?;
+            observe_lists(
+                &mut self.schema.feature_lists,
+                &mut self.list_marks,
+                view.feature_lists(),
+                record_number,
+            )
+        } else {
+            observe_features(
+                &mut self.schema.features,
+                &mut self.feature_marks,
+                ExampleView::new(record).entries(),
+                record_number,
+            )
+        }
     }
 
     /// Whether the records are read as SequenceExamples.
@@ -130,10 +167,14 @@ impl SpecInferrer {
     /// The specs of the records observed.
     pub fn finish(self) -> InferredSpecs {
         let (spec, skipped) = self.schema.infer(self.sequence);
+        // A context feature and a feature list of one name share the verdict.
+        let not_utf8: BTreeSet<&str> = marked_not_utf8(&self.schema.features, &self.feature_marks)
+            .chain(marked_not_utf8(&self.schema.feature_lists, &self.list_marks))
+            .collect();
         let mut utf8 = BTreeSet::new();
         let mut strings = |specs: &FeatureSpecs| {
             for (name, spec) in specs {
-                if spec.dtype() == DType::String && !self.not_utf8.contains(name) {
+                if spec.dtype() == DType::String && !not_utf8.contains(name.as_str()) {
                     utf8.insert(name.clone());
                 }
             }
@@ -152,20 +193,116 @@ impl SpecInferrer {
             records: usize::try_from(self.schema.records).unwrap_or(usize::MAX),
         }
     }
+}
 
-    fn note_strings(&mut self, features: &Features) {
-        for (name, feature) in features.iter() {
-            self.note_string(name, feature);
-        }
-    }
+fn marked_not_utf8<'a>(
+    stats: &'a IndexMap<String, FeatureStats>,
+    marks: &'a [Marks],
+) -> impl Iterator<Item = &'a str> + 'a {
+    stats
+        .keys()
+        .zip(marks)
+        .filter(|(_, m)| m.not_utf8)
+        .map(|(name, _)| name.as_str())
+}
 
-    fn note_string(&mut self, name: &str, feature: &Feature) {
-        if let Feature::Bytes(values) = feature {
-            if !self.not_utf8.contains(name) && values.iter().any(|v| std::str::from_utf8(v).is_err()) {
-                self.not_utf8.insert(name.to_owned());
-            }
-        }
+/// The stats entry (and its marks) of `key`, made on first sight; whether the key was already
+/// in this record.
+fn entry_of(
+    stats: &mut IndexMap<String, FeatureStats>,
+    marks: &mut Vec<Marks>,
+    key: &[u8],
+    record_number: u64,
+) -> (usize, bool) {
+    // Validated keys are UTF-8, so this borrows.
+    let name = String::from_utf8_lossy(key);
+    let index = match stats.get_index_of(name.as_ref()) {
+        Some(index) => index,
+        None => stats.insert_full(name.into_owned(), FeatureStats::default()).0,
+    };
+    if marks.len() < stats.len() {
+        marks.resize(stats.len(), Marks::default());
     }
+    let repeated = marks[index].last_record == record_number;
+    marks[index].last_record = record_number;
+    (index, repeated)
+}
+
+/// Whether entry `at` of `entries` is the last of its key in the record: a repeated key counts
+/// once, with its last value (as the parsers read it).
+fn counts<T>(entries: &[(usize, T)], at: usize, any_repeated: bool) -> bool {
+    !any_repeated || !entries[at + 1..].iter().any(|(later, _)| *later == entries[at].0)
+}
+
+/// The number of values in `view`, noting a bytes value that is not UTF-8.
+fn count_values(view: &FeatureView<'_>, marks: &mut Marks) -> Result<usize, DecodeError> {
+    if view.kind() == Some(Kind::Bytes) && !marks.not_utf8 {
+        let mut utf8 = true;
+        let n = view.for_each_bytes(|b| utf8 &= std::str::from_utf8(b).is_ok())?;
+        marks.not_utf8 = !utf8;
+        return Ok(n);
+    }
+    view.count()
+}
+
+fn observe_features(
+    stats: &mut IndexMap<String, FeatureStats>,
+    marks: &mut Vec<Marks>,
+    mut entries: FeatureEntries<'_>,
+    record_number: u64,
+) -> Result<(), DecodeError> {
+    let mut found = Vec::with_capacity(stats.len());
+    let mut any_repeated = false;
+    while let Some((key, raw)) = entries.next_entry()? {
+        let (index, repeated) = entry_of(stats, marks, key, record_number);
+        any_repeated |= repeated;
+        found.push((index, raw));
+    }
+    for at in 0..found.len() {
+        if !counts(&found, at, any_repeated) {
+            continue;
+        }
+        let (index, raw) = &found[at];
+        let view = raw.view()?;
+        let n = count_values(&view, &mut marks[*index])?;
+        let s = &mut stats[*index];
+        s.observe_count(view.kind(), n);
+        s.present += 1;
+    }
+    Ok(())
+}
+
+fn observe_lists(
+    stats: &mut IndexMap<String, FeatureStats>,
+    marks: &mut Vec<Marks>,
+    entries: FeatureListEntries<'_>,
+    record_number: u64,
+) -> Result<(), DecodeError> {
+    let mut found = Vec::with_capacity(stats.len());
+    let mut any_repeated = false;
+    for entry in entries {
+        let (key, list) = entry?;
+        let (index, repeated) = entry_of(stats, marks, key, record_number);
+        any_repeated |= repeated;
+        found.push((index, list));
+    }
+    for at in 0..found.len() {
+        if !counts(&found, at, any_repeated) {
+            continue;
+        }
+        let (index, list) = &found[at];
+        let (s, m) = (&mut stats[*index], &mut marks[*index]);
+        let mut steps = 0;
+        for step in list.rows() {
+            let (bytes, base) = step?;
+            let view = FeatureView::from_feature_bytes(bytes, base)?;
+            s.observe_count(view.kind(), count_values(&view, m)?);
+            steps += 1;
+        }
+        s.observe_steps(steps);
+        s.present += 1;
+    }
+    Ok(())
 }
 
 /// Infers specs from `records` (serialized Examples, or SequenceExamples when any has feature
@@ -181,10 +318,21 @@ pub fn infer_specs<R: AsRef<[u8]>>(records: &[R]) -> Result<InferredSpecs, Infer
         }
     }
     let mut inferrer = SpecInferrer::new(sequence);
-    for (record, bytes) in records.iter().enumerate() {
-        inferrer
-            .observe(bytes.as_ref())
-            .map_err(|error| InferError::Decode { record, error })?;
+    for (record, (bytes, kind)) in records.iter().zip(&kinds).enumerate() {
+        // `detect_message` validated the record as each kind, so only the invalid ones are
+        // checked again, for their error.
+        let valid = match kind {
+            MessageKind::Either => true,
+            MessageKind::SequenceExample => sequence,
+            MessageKind::Example => !sequence,
+            MessageKind::Neither => false,
+        };
+        let observed = if valid {
+            inferrer.observe_valid(bytes.as_ref())
+        } else {
+            inferrer.observe(bytes.as_ref())
+        };
+        observed.map_err(|error| InferError::Decode { record, error })?;
     }
     Ok(inferrer.finish())
 }
@@ -269,6 +417,7 @@ mod tests {
 
     use super::*;
     use crate::example::test_support::{encoded_example as example, encoded_sequence_example as seq};
+    use crate::example::Feature;
 
     fn spec_json(inferred: &InferredSpecs) -> serde_json::Value {
         serde_json::from_str(&inferred.to_json_string()).unwrap()
@@ -381,6 +530,42 @@ mod tests {
         record.extend_from_slice(&again);
         let inferred = infer_specs(&[record.clone(), record]).unwrap();
         assert_eq!(spec_json(&inferred)["v"]["shape"], json!([]));
+    }
+
+    #[test]
+    fn a_repeated_list_counts_once_with_its_last_steps() {
+        // Two entries `s` in one FeatureLists map: two-value steps, then one-value steps.
+        let mut record = seq(&[], &[("s", vec![ints(2), ints(2)])]);
+        record.extend_from_slice(&seq(&[], &[("s", vec![ints(1)])]));
+        let inferred = infer_specs(&[record.clone(), record]).unwrap();
+        let list = &inferred.spec.to_json_string();
+        assert!(list.contains(r#""shape":[]"#), "{list}");
+    }
+
+    #[test]
+    fn one_record_at_a_time_as_the_whole_sample() {
+        let records = vec![
+            seq(
+                &[("id", ints(1)), ("raw", Feature::Bytes(vec![vec![0xff]]))],
+                &[
+                    ("tok", vec![Feature::Bytes(vec![b"a".to_vec()])]),
+                    ("raw", vec![ints(1)]),
+                ],
+            ),
+            seq(&[("id", ints(2))], &[("tok", vec![Feature::Bytes(vec![vec![0xfe]])])]),
+        ];
+        let mut inferrer = SpecInferrer::new(true);
+        for record in &records {
+            inferrer.observe(record).unwrap();
+        }
+        // A bad record changes nothing.
+        assert!(inferrer.observe(&[0x0a, 0x05, 0x0a]).is_err());
+        let one_by_one = inferrer.finish();
+        let whole = infer_specs(&records).unwrap();
+        assert_eq!(one_by_one, whole);
+        assert_eq!(whole.records, 2);
+        // `raw` is a context feature that is not UTF-8 and a list of the same name: one verdict.
+        assert!(whole.utf8.is_empty(), "{:?}", whole.utf8);
     }
 
     #[test]

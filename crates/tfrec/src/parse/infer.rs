@@ -245,19 +245,32 @@ fn count_values(view: &FeatureView<'_>, marks: &mut Marks) -> Result<usize, Deco
     view.count()
 }
 
+/// One record's map entries with the stats entry of each key, and whether a key repeated.
+fn resolve_entries<'a, T>(
+    stats: &mut IndexMap<String, FeatureStats>,
+    marks: &mut Vec<Marks>,
+    entries: impl Iterator<Item = Result<(&'a [u8], T), DecodeError>>,
+    record_number: u64,
+) -> Result<(Vec<(usize, T)>, bool), DecodeError> {
+    let mut found = Vec::with_capacity(stats.len());
+    let mut any_repeated = false;
+    for entry in entries {
+        let (key, value) = entry?;
+        let (index, repeated) = entry_of(stats, marks, key, record_number);
+        any_repeated |= repeated;
+        found.push((index, value));
+    }
+    Ok((found, any_repeated))
+}
+
 fn observe_features(
     stats: &mut IndexMap<String, FeatureStats>,
     marks: &mut Vec<Marks>,
     mut entries: FeatureEntries<'_>,
     record_number: u64,
 ) -> Result<(), DecodeError> {
-    let mut found = Vec::with_capacity(stats.len());
-    let mut any_repeated = false;
-    while let Some((key, raw)) = entries.next_entry()? {
-        let (index, repeated) = entry_of(stats, marks, key, record_number);
-        any_repeated |= repeated;
-        found.push((index, raw));
-    }
+    let entries = std::iter::from_fn(|| entries.next_entry().transpose());
+    let (found, any_repeated) = resolve_entries(stats, marks, entries, record_number)?;
     for at in 0..found.len() {
         if !counts(&found, at, any_repeated) {
             continue;
@@ -278,14 +291,7 @@ fn observe_lists(
     entries: FeatureListEntries<'_>,
     record_number: u64,
 ) -> Result<(), DecodeError> {
-    let mut found = Vec::with_capacity(stats.len());
-    let mut any_repeated = false;
-    for entry in entries {
-        let (key, list) = entry?;
-        let (index, repeated) = entry_of(stats, marks, key, record_number);
-        any_repeated |= repeated;
-        found.push((index, list));
-    }
+    let (found, any_repeated) = resolve_entries(stats, marks, entries, record_number)?;
     for at in 0..found.len() {
         if !counts(&found, at, any_repeated) {
             continue;

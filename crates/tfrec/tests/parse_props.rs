@@ -56,6 +56,14 @@ fn spec_for(dtype: &'static str) -> impl Strategy<Value = serde_json::Value> {
     ]
 }
 
+/// A SequenceExample context spec for one key of dtype `dtype`: FixedLen (the sequence op's
+/// own rules) or VarLen (parse_example's).
+fn context_spec_for(dtype: &'static str) -> impl Strategy<Value = serde_json::Value> {
+    spec_for(dtype).prop_filter("a context feature", |s| {
+        matches!(s["type"].as_str(), Some("FixedLenFeature" | "VarLenFeature"))
+    })
+}
+
 fn specs() -> impl Strategy<Value = FeatureSpecs> {
     (spec_for("int64"), spec_for("float32"), spec_for("string"))
         .prop_map(|(a, b, c)| specs_from_json_str(&json!({"a": a, "b": b, "c": c}).to_string()).expect("valid spec"))
@@ -238,12 +246,20 @@ fn get_len_delimited<'a>(buf: &'a [u8], pos: &mut usize) -> &'a [u8] {
     out
 }
 
-/// The same Example with every map entry written value first (`12 <value> 0a <key>`): valid
-/// protobuf that TensorFlow reads the same, and that only the careful path takes.
+/// The same Example (or SequenceExample context) with every map entry written value first
+/// (`12 <value> 0a <key>`): valid protobuf that TensorFlow reads the same, and that only the
+/// careful path takes. A SequenceExample's feature lists are copied as they are.
 fn value_first(canonical: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < canonical.len() {
+        if canonical[pos] == 0x12 {
+            let start = pos;
+            pos += 1;
+            get_len_delimited(canonical, &mut pos);
+            out.extend_from_slice(&canonical[start..pos]);
+            continue;
+        }
         assert_eq!(canonical[pos], 0x0a, "an Example holds only features");
         pos += 1;
         let features = get_len_delimited(canonical, &mut pos);
@@ -356,6 +372,35 @@ proptest! {
         prop_assert_eq!(result_json(parser.parse_batch(&records)), result_json(parser.parse_batch(&careful)));
         for (fast, slow) in records.iter().zip(&careful) {
             prop_assert_eq!(result_json(parser.parse_single(fast)), result_json(parser.parse_single(slow)));
+        }
+    }
+
+    #[test]
+    fn sequence_context_fast_and_careful_paths_agree(
+        contexts in prop::collection::vec(example(), 1..6),
+        steps in prop::collection::vec(prop::collection::vec(-5i64..5, 1..2), 0..4),
+        a in context_spec_for("int64"),
+        b in context_spec_for("float32"),
+        c in context_spec_for("string"),
+        minibatch in 1usize..4,
+    ) {
+        // The context is an Example's features; the feature lists follow as field 2.
+        let lists = SequenceExample::builder().int64_list("s", steps).build().expect("ok").encode();
+        let records: Vec<Vec<u8>> = contexts.iter().map(|c| [c.as_slice(), &lists].concat()).collect();
+        let careful: Vec<Vec<u8>> = records.iter().map(|r| value_first(r)).collect();
+        let specs = SequenceSpecs::from_json_str(&json!({
+            "context_features": {"a": a, "b": b, "c": c},
+            "sequence_features": {"s": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true}},
+        }).to_string()).expect("spec");
+        let parser = SequenceParser::new(&specs).expect("compiles");
+        let outcome = |r: Result<tfrec::parse::ParsedSequences, tfrec::parse::ParseError>| {
+            r.map(|p| (json_of(&p.context), json_of(&p.feature_lists), json_of(&p.lengths))).map_err(|e| e.to_string())
+        };
+        let slow = outcome(parser.parse_batch(&careful));
+        prop_assert_eq!(outcome(parser.parse_batch(&records)), slow.clone());
+        prop_assert_eq!(outcome(parser.parse_batch_parallel(&records, minibatch)), slow);
+        for (fast, slow) in records.iter().zip(&careful) {
+            prop_assert_eq!(outcome(parser.parse_single(fast)), outcome(parser.parse_single(slow)));
         }
     }
 

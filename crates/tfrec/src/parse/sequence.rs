@@ -122,7 +122,7 @@ pub struct SequenceParser {
     context_key_names: Vec<String>,
     lists: Vec<ListSlot>,
     list_lookup: FxHashMap<Box<[u8]>, usize>,
-    /// The hot path applies: no context FixedLen features and no list feeding two outputs.
+    /// The hot path applies: no list feeding two outputs.
     fast_ok: bool,
 }
 
@@ -373,7 +373,7 @@ impl SequenceParser {
                 .map(|s| &s.key)
                 .collect::<std::collections::BTreeSet<_>>()
                 .len();
-        let fast_ok = context_fixed.is_empty() && !shared;
+        let fast_ok = !shared;
         Ok(SequenceParser {
             fast_ok,
             context_fixed,
@@ -434,6 +434,10 @@ impl SequenceParser {
                 Ok(context) => out.context = context,
                 Err(_) => return self.parse_batch(records),
             }
+        }
+        match self.fast_context_fixed(records) {
+            Some(fixed) => out.context.extend(fixed),
+            None => return self.parse_batch(records),
         }
         match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), false, &mut out) {
             Ok(()) => Ok(out),
@@ -781,6 +785,7 @@ impl SequenceParser {
         if let Some(parser) = &self.context_other {
             out.context = self.context_parse(parser, records, single).ok()?;
         }
+        out.context.extend(self.fast_context_fixed(records)?);
         let mut columns: Vec<Option<ListColumn>> = columns.into_iter().map(Some).collect();
         for (i, (slot, lists)) in self.lists.iter().zip(&in_place).enumerate() {
             let (Some(lists), ListRole::Dense { shape, stride, .. }) = (lists, &slot.role) else {
@@ -794,6 +799,60 @@ impl SequenceParser {
         }
         self.assemble_lists(columns, records.len(), single, &mut out).ok()?;
         Some(out)
+    }
+
+    /// The context FixedLen features of `records` in the canonical encoding, when each example
+    /// has exactly its shape's values or lacks it and there is a default — the cases where
+    /// [`context_dense`](Self::context_dense) succeeds; `None` for anything else, which the
+    /// careful path then reports.
+    fn fast_context_fixed<R: AsRef<[u8]>>(&self, records: &[R]) -> Option<Vec<(String, Tensor)>> {
+        if self.context_fixed.is_empty() {
+            return Some(Vec::new());
+        }
+        // With no example, only a default sets the largest count the op checks.
+        if records.is_empty() {
+            return None;
+        }
+        let mut columns: Vec<Values> = self
+            .context_fixed
+            .iter()
+            .map(|(_, spec)| Column::new(spec.dtype).values)
+            .collect();
+        let mut found: Vec<Option<&[u8]>> = vec![None; self.context_fixed.len()];
+        for record in records {
+            found.iter_mut().for_each(|f| *f = None);
+            let walked = fast::walk_entries(record.as_ref(), 0x0a, |key, value| {
+                if let Some(i) = self.context_fixed.iter().position(|(name, _)| name.as_bytes() == key) {
+                    found[i] = Some(value);
+                }
+            });
+            if !walked {
+                return None;
+            }
+            for (((_, spec), values), feature) in self.context_fixed.iter().zip(&mut columns).zip(&found) {
+                let stride: usize = spec.shape.iter().product();
+                let taken = match (feature, &spec.default_value) {
+                    (Some(feature), _) => match fast::take_feature(feature, values) {
+                        fast::Taken::Values(n) => n == stride,
+                        fast::Taken::KindUnset => stride == 0,
+                        fast::Taken::GiveUp => false,
+                    },
+                    (None, Some(default)) if !default.is_empty() => values.extend_from(default),
+                    (None, _) => false,
+                };
+                if !taken {
+                    return None;
+                }
+            }
+        }
+        self.context_fixed
+            .iter()
+            .zip(columns)
+            .map(|((name, spec), values)| {
+                let tensor = dense_fixed(values, records.len(), &spec.shape).ok()?;
+                Some((name.clone(), Tensor::Dense(tensor)))
+            })
+            .collect()
     }
 
     /// The feature lists of `records` in the canonical encoding, as columns; `None` when

@@ -297,3 +297,69 @@ fn columns_follow_the_spec_files_order() {
     let top: Vec<&str> = schema.root_schema().get_fields().iter().map(|f| f.name()).collect();
     assert_eq!(top, ["name", "pair", "id"]);
 }
+
+/// With two threads a batch is read and parsed while the one before it is written: the same
+/// file, byte for byte, as one thread writes; and a record that fails in a late batch is the
+/// same error, with nothing left behind.
+#[test]
+fn threads_write_the_same_file_and_the_same_error() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    write_examples(
+        &d.join("in.tfrecord"),
+        &(0..500).map(example).collect::<Vec<_>>(),
+        false,
+    );
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out = format!("t{threads}.parquet");
+        ok(
+            d,
+            &[
+                "convert",
+                "in.tfrecord",
+                "-o",
+                &out,
+                "--batch-rows",
+                "64",
+                "--threads",
+                threads,
+            ],
+        );
+        outputs.push(std::fs::read(d.join(&out)).expect("output"));
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(read_examples(&d.join("in.tfrecord")).len(), 500);
+
+    // Record 400 of 500 has a float `id` where the spec says int64.
+    let mut examples: Vec<Example> = (0..500).map(example).collect();
+    examples[400].features_mut().insert("id", Feature::Float(vec![1.5]));
+    write_examples(&d.join("late.tfrecord"), &examples, false);
+    std::fs::write(
+        d.join("ids.json"),
+        r#"{"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}"#,
+    )
+    .expect("spec");
+    let mut errors = Vec::new();
+    for threads in ["1", "2"] {
+        let out = format!("late{threads}.parquet");
+        let args = [
+            "convert",
+            "late.tfrecord",
+            "-o",
+            &out,
+            "--spec",
+            "ids.json",
+            "--batch-rows",
+            "64",
+            "--threads",
+            threads,
+        ];
+        let (code, stderr) = fails(d, &args);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(!d.join(&out).exists());
+        errors.push(stderr.replace(&out, "OUT"));
+    }
+    assert_eq!(errors[0], errors[1]);
+    assert!(errors[0].contains("late.tfrecord@"), "{}", errors[0]);
+}

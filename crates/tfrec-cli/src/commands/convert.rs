@@ -19,7 +19,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use serde_json::Value;
 use tfrec::columnar::{
-    batch_to_records, infer_specs, sample_records, spec_order, BatchReader, ColumnSpecs, StringColumns,
+    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchReader, ColumnSpecs, StringColumns,
 };
 use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
@@ -96,6 +96,10 @@ pub struct Args {
     /// Save the spec used (given or inferred) as a spec file.
     #[arg(long, value_name = "PATH")]
     save_spec: Option<PathBuf>,
+    /// Threads, 1 to 256 (default: one per core). With two or more, one writes the output
+    /// while the others read and parse the next batches; output stays in input order.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: Option<u64>,
     /// Rows per record batch (and per Parquet row group write).
     #[arg(long, default_value_t = 65536, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     batch_rows: usize,
@@ -228,18 +232,52 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, CliError> {
     let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows);
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
-    let mut reader = reader;
-    let batches = std::iter::from_fn(move || match reader.next_batch() {
-        Ok(Some(b)) => Some(Ok(b)),
-        Ok(None) => None,
-        Err(tfrec::columnar::BatchError::Record(e)) => Some(Err(CliError::from(e))),
-        Err(e) => Some(Err(data(e.to_string()))),
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n as usize,
+    );
+    let batches = parsed_batches(reader, threads)?.map(|batch| match batch {
+        Ok(b) => Ok(b),
+        Err(BatchError::Record(e)) => Err(CliError::from(e)),
+        Err(e) => Err(data(e.to_string())),
     });
     Ok(Input {
         batches: Box::new(batches),
         schema,
         _progress: progress,
     })
+}
+
+/// The reader's batches, each parsed on `threads` threads: with one, here as they are asked
+/// for; with more, a thread reads and parses ahead while the caller writes, two batches at
+/// most waiting between them (the parse threads are idle while the writer works alone, so
+/// they are not counted against it).
+fn parsed_batches(
+    mut reader: BatchReader,
+    threads: usize,
+) -> Result<Box<dyn Iterator<Item = Result<RecordBatch, BatchError>>>, CliError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| format!("cannot start the parse threads: {e}"))?;
+    let mut next = move || pool.install(|| reader.next_batch()).transpose();
+    if threads < 2 {
+        return Ok(Box::new(std::iter::from_fn(next)));
+    }
+    let (sender, receiver) = std::sync::mpsc::sync_channel(2);
+    std::thread::Builder::new()
+        .name("tfrec-convert-read".into())
+        .spawn(move || {
+            // Ends after the last batch or an error, or when the writer stops listening.
+            while let Some(batch) = next() {
+                let failed = batch.is_err();
+                if sender.send(batch).is_err() || failed {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the reading thread: {e}"))?;
+    Ok(Box::new(receiver.into_iter()))
 }
 
 /// Batches of columnar files, one after the other; every file must have the first one's schema.

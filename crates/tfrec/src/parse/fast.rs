@@ -28,7 +28,7 @@ impl<'r, V: Copy> KeyOrder<'r, V> {
     #[inline(always)]
     pub(crate) fn get(&mut self, entry: usize, key: &'r [u8], lookup: impl FnOnce(&[u8]) -> V) -> V {
         match self.keys.get_mut(entry) {
-            Some((k, v)) if *k == key => *v,
+            Some((k, v)) if same_key(k, key) => *v,
             Some(p) => {
                 *p = (key, lookup(key));
                 p.1
@@ -42,14 +42,36 @@ impl<'r, V: Copy> KeyOrder<'r, V> {
     }
 }
 
+/// `a == b` for keys: feature names are short, and comparing them in a few word loads beats
+/// a call to `memcmp` for each feature of each record.
+#[inline(always)]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // Two loads from each end, overlapping when the key is shorter than both together.
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or([0; 4]));
+    match n {
+        0 => true,
+        // The first, middle and last bytes are all of them.
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        9..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Reads a varint at `*pos`; `None` if truncated or longer than 10 bytes.
 #[inline(always)]
 pub(crate) fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let b = *buf.get(*pos)?;
-    *pos += 1;
     if b < 0x80 {
+        *pos += 1;
         return Some(u64::from(b));
     }
+    *pos += 1;
     let mut value = u64::from(b & 0x7f);
     for shift in (7..70).step_by(7) {
         let b = *buf.get(*pos)?;
@@ -313,4 +335,62 @@ pub(crate) fn walk_entries<'a>(message: &'a [u8], map_tag: u8, mut each: impl Fn
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    }
+
+    #[test]
+    fn keys_compare_as_slices_do() {
+        let keys: Vec<Vec<u8>> = (0usize..24)
+            .flat_map(|n| {
+                let base: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+                // The key itself, and one byte changed at each end and in the middle.
+                let mut variants = vec![base.clone()];
+                for at in [0, n / 2, n.saturating_sub(1)] {
+                    if n > 0 {
+                        let mut v = base.clone();
+                        v[at] ^= 1;
+                        variants.push(v);
+                    }
+                }
+                variants
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(same_key(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn varints_read_at_the_end_of_a_buffer_and_before_more_bytes() {
+        for v in [0, 1, 127, 128, 300, 1 << 40, (1 << 62) + 5, u64::MAX] {
+            let bytes = encode(v);
+            // At the very end of the buffer, and with bytes after it.
+            for tail in [0usize, 12] {
+                let mut buf = bytes.clone();
+                buf.resize(bytes.len() + tail, 0x55);
+                let mut pos = 0;
+                assert_eq!(varint(&buf, &mut pos), Some(v), "{v} with {tail} bytes after");
+                assert_eq!(pos, bytes.len());
+            }
+        }
+        // Cut short; eleven bytes long, at the end and with more after.
+        assert_eq!(varint(&[0x80, 0x80], &mut 0), None);
+        assert_eq!(varint(&[0xff; 11], &mut 0), None);
+        assert_eq!(varint(&[0xff; 23], &mut 0), None);
+    }
 }

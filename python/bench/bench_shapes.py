@@ -42,10 +42,12 @@ from bench_tf import BATCH, drain, tf_parser
 
 def pin(core):
     """Runs this process, and every process it starts, on ``core`` alone (``None``: as is);
-    returns the cores it may use. Done before TensorFlow is imported, so its threads inherit
+    returns the cores it may use. Linux pins a thread at a time, so every thread there is now
+    (NumPy's pool, say) is pinned; done before TensorFlow is imported, so its threads inherit
     the same single core."""
     if core is not None:
-        os.sched_setaffinity(0, {core})
+        for tid in os.listdir("/proc/self/task"):
+            os.sched_setaffinity(int(tid), {core})
     return sorted(os.sched_getaffinity(0))
 
 

@@ -74,6 +74,41 @@ def choice(words):
     return lambda rng: [words[int(rng.integers(0, len(words)))]]
 
 
+# Step drawers, for feature lists: ``draw(rng, steps)`` returns one array a step, drawn
+# together (a record holds up to hundreds of steps; one draw a step would dominate writing).
+def dense_steps(width, hi=None):
+    """``width`` int64 values below ``hi`` a step, or floats in [0, 1) when ``hi`` is None."""
+
+    def draw(rng, steps):
+        if hi is None:
+            return list(rng.random((steps, width), dtype=np.float32))
+        return list(rng.integers(0, hi, (steps, width), dtype=np.int64))
+
+    return draw
+
+
+def ragged_steps(max_values, hi=None):
+    """0 to ``max_values`` values a step, int64 below ``hi`` or floats when ``hi`` is None."""
+
+    def draw(rng, steps):
+        lengths = rng.integers(0, max_values + 1, steps)
+        flat = dense_steps(int(lengths.sum()), hi)(rng, 1)[0]
+        return np.split(flat, np.cumsum(lengths)[:-1]) if steps else []
+
+    return draw
+
+
+def token_steps(len_lo=1, len_hi=8):
+    """One lower-case ASCII token of ``len_lo``-``len_hi`` bytes a step."""
+
+    def draw(rng, steps):
+        ends = np.cumsum(rng.integers(len_lo, len_hi + 1, steps))
+        text = rng.integers(97, 123, int(ends[-1]) if steps else 0, dtype=np.uint8).tobytes()
+        return [[text[a:b]] for a, b in zip(np.concatenate([[0], ends[:-1]]), ends)]
+
+    return draw
+
+
 def example_shape(name, kind, about, records, columns, gzip=False):
     """An Example shape from ``columns``: ``(feature, spec, draw, presence)``; a feature is
     written with probability ``presence`` (1: always)."""
@@ -87,8 +122,8 @@ def example_shape(name, kind, about, records, columns, gzip=False):
 
 def sequence_shape(name, about, records, max_steps, lists, gzip=False):
     """A SequenceExample shape: the context ``id`` (int64) and ``lang`` (string) as FixedLen
-    features, and ``lists``: ``(name, spec, draw)``, each drawn once a step for 0 to
-    ``max_steps`` steps (the same count for every list of a record)."""
+    features, and ``lists``: ``(name, spec, step drawer)``, 0 to ``max_steps`` steps (the
+    same count for every list of a record)."""
     spec = {
         "context_features": {"id": fixed("int64"), "lang": fixed("string")},
         "sequence_features": {n: s for n, s, _ in lists},
@@ -99,7 +134,7 @@ def sequence_shape(name, about, records, max_steps, lists, gzip=False):
         steps = int(rng.integers(0, max_steps + 1))
         return tfrec.SequenceExample.from_dict({
             "context": {"id": [int(rng.integers(0, 1 << 30))], "lang": draw_lang(rng)},
-            "feature_lists": {n: [draw(rng) for _ in range(steps)] for n, _, draw in lists},
+            "feature_lists": {n: draw(rng, steps) for n, _, draw in lists},
         })
 
     return Shape(name, "sequence", about, records, spec, make, gzip)
@@ -145,22 +180,22 @@ SHAPES = [
                   _wide_columns(128, 1, 1)),
     example_shape("wide_sparse", "wide", "120 features, 30% missing", 60_000, _sparse_columns()),
     sequence_shape("seq_issue", "0-100 steps of 8 floats + 1 int64", 40_000, 100, [
-        ("x", steps_of("float32", [8]), floats(8, 8)),
-        ("y", steps_of("int64"), ints(100)),
+        ("x", steps_of("float32", [8]), dense_steps(8)),
+        ("y", steps_of("int64"), dense_steps(1, 100)),
     ], gzip=True),
     sequence_shape("seq_long_rows", "0-20 steps of 64 floats + 1 int64", 40_000, 20, [
-        ("x", steps_of("float32", [64]), floats(64, 64)),
-        ("y", steps_of("int64"), ints(100)),
+        ("x", steps_of("float32", [64]), dense_steps(64)),
+        ("y", steps_of("int64"), dense_steps(1, 100)),
     ], gzip=True),
     sequence_shape("seq_many_steps", "0-500 steps of 1 int64", 60_000, 500, [
-        ("y", steps_of("int64"), ints(1000)),
+        ("y", steps_of("int64"), dense_steps(1, 1000)),
     ]),
     sequence_shape("seq_varlen", "0-100 ragged steps of 0-5 int64 and 0-5 floats", 60_000, 100, [
-        ("a", varlen("int64"), ints(1 << 20, 0, 5)),
-        ("b", varlen("float32"), floats(0, 5)),
+        ("a", varlen("int64"), ragged_steps(5, 1 << 20)),
+        ("b", varlen("float32"), ragged_steps(5)),
     ]),
     sequence_shape("seq_bytes", "0-100 steps of a 1-8 byte token", 100_000, 100, [
-        ("tok", steps_of("string"), tokens(1, 1, 1, 8)),
+        ("tok", steps_of("string"), token_steps()),
     ]),
 ]
 BY_NAME = {s.name: s for s in SHAPES}

@@ -160,7 +160,8 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="input sizes; 1.0 is about 50-150 MB a shape")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--core", type=int, default=0, help="the one core both sides run on (-1: do not pin)")
-    ap.add_argument("--shapes", nargs="+", choices=list(_shapes.BY_NAME), help="only these shapes (default: all)")
+    ap.add_argument("--shapes", nargs="+", choices=list(_shapes.BY_NAME), metavar="SHAPE",
+                    help=f"only these shapes (default: all of {', '.join(_shapes.BY_NAME)})")
     ap.add_argument("--dir", help="write the inputs here and keep them (default: a temporary directory)")
     ap.add_argument("--json", help="also write the figures here")
     a = ap.parse_args()

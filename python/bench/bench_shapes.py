@@ -29,6 +29,7 @@ time). Needs tensorflow-cpu (2.21 for the issue's figures) and the tfrec Python 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -96,15 +97,24 @@ def configurations(tf, options, tfrec_bin, inputs):
 
 
 def timed(fn):
-    t = time.perf_counter()
+    """``(wall seconds, CPU seconds)`` of ``fn``: CPU time of this process and of the
+    processes it waited for (the tfrec commands), user and system. On a shared machine the
+    wall time also holds the waits for the core; the CPU time does not."""
+
+    def cpu():
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    t, c = time.perf_counter(), cpu()
     fn()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, cpu() - c
 
 
 def measure(pairs, rounds, log):
     """Each pair's TensorFlow and tfrec times, ``rounds`` of them after one warm-up run of
     everything; a round runs every configuration once, in turn, so that drift on a shared
-    machine falls on both sides alike. Returns the rows, each with its times and medians."""
+    machine falls on both sides alike. Returns the rows, each with every round's wall and CPU
+    seconds, and the ratios of the medians."""
     for _, tf_fn, tfrec_fn in pairs:
         tf_fn()
         tfrec_fn()
@@ -116,10 +126,12 @@ def measure(pairs, rounds, log):
             tfrec_times.append(timed(tfrec_fn))
     rows = []
     for (row, _, _), (tf_times, tfrec_times) in zip(pairs, times):
-        tf_s, tfrec_s = statistics.median(tf_times), statistics.median(tfrec_times)
-        rows.append(dict(row, tf_seconds=tf_times, tfrec_seconds=tfrec_times,
+        (tf_s, tf_cpu), (tfrec_s, tfrec_cpu) = (
+            [statistics.median(column) for column in zip(*t)] for t in (tf_times, tfrec_times))
+        rows.append(dict(row, tf_seconds=[w for w, _ in tf_times], tfrec_seconds=[w for w, _ in tfrec_times],
+                         tf_cpu_seconds=[c for _, c in tf_times], tfrec_cpu_seconds=[c for _, c in tfrec_times],
                          tf_records_per_s=row["records"] / tf_s, tfrec_records_per_s=row["records"] / tfrec_s,
-                         ratio=tf_s / tfrec_s))
+                         ratio=tf_s / tfrec_s, cpu_ratio=tf_cpu / max(tfrec_cpu, 1e-6)))
     return rows
 
 
@@ -140,13 +152,14 @@ def rate(x):
 
 def table(rows, lows):
     """The Markdown report: every shape's row, grouped by kind, then the minimum per kind."""
-    lines = ["| kind | shape | records | MB | TensorFlow rec/s | tfrec rec/s | × TF |",
-             "|---|---|--:|--:|--:|--:|--:|"]
+    lines = ["| kind | shape | records | MB | TensorFlow rec/s | tfrec rec/s | × TF | × TF, CPU time |",
+             "|---|---|--:|--:|--:|--:|--:|--:|"]
     for kind in _shapes.KINDS + ["gzip"]:
         for row in (r for r in rows if r["kind"] == kind):
             mb = row.get("gz_bytes", row["bytes"]) / 1e6
             lines.append(f"| {kind} | {row['shape']} ({row['about']}) | {row['records']:,} | {mb:.1f} | "
-                         f"{rate(row['tf_records_per_s'])} | {rate(row['tfrec_records_per_s'])} | {row['ratio']:.2f}× |")
+                         f"{rate(row['tf_records_per_s'])} | {rate(row['tfrec_records_per_s'])} | {row['ratio']:.2f}× | "
+                         f"{row['cpu_ratio']:.2f}× |")
     lines += ["", "| kind | minimum × TF | on shape |", "|---|--:|---|"]
     lines += [f"| {kind} | **{lows[kind]['ratio']:.2f}×** | {lows[kind]['shape']} |"
               for kind in _shapes.KINDS + ["gzip"] if kind in lows]
@@ -188,7 +201,8 @@ def main():
           f"batch {BATCH}, tfrec: {a.tfrec}\n")
     print(table(rows, lows))
     print("\nparse: TFRecordDataset.batch(1024).map(parse) against `tfrec parse --format none --threads 1`;"
-          " gzip: TFRecordDataset(GZIP).batch(1024) against `tfrec count` (MB: the .gz file's)")
+          " gzip: TFRecordDataset(GZIP).batch(1024) against `tfrec count` (MB: the .gz file's)."
+          " × TF: wall time, the figure the minimum is of; CPU time (user + system) beside it.")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"seed": a.seed, "scale": a.scale, "rounds": a.rounds, "cores": cores, "batch": BATCH,

@@ -26,89 +26,26 @@ import tempfile
 
 import numpy as np
 
-import tfrec
+import _shapes
 
 
-def narrow_examples(rng, n):
-    """The tutorial's shape: four scalar features."""
-    for _ in range(n):
-        yield tfrec.Example.from_dict({
-            "feature0": [int(rng.integers(0, 2))],
-            "feature1": [int(rng.integers(0, 5))],
-            "feature2": [rng.choice([b"cat", b"dog", b"chicken", b"horse", b"goat"]).item()],
-            "feature3": [float(rng.standard_normal())],
-        })
-
-
-def wide_examples(rng, n):
-    """48 features: int64 scalars up to 2^40, floats, int64 lists of 0-20 values (some
-    missing), short strings."""
-    for _ in range(n):
-        d = {f"i{k}": [int(rng.integers(0, 1 << 40))] for k in range(30)}
-        d.update({f"f{k}": [float(rng.random())] for k in range(10)})
-        for k in range(5):
-            if rng.random() < 0.9:
-                d[f"l{k}"] = [int(v) for v in rng.integers(0, 1000, int(rng.integers(0, 21)))]
-        d.update({f"s{k}": [bytes(rng.integers(97, 123, int(rng.integers(1, 12))).astype(np.uint8))] for k in range(3)})
-        yield tfrec.Example.from_dict(d)
-
-
-def sequences(rng, n, max_steps, width):
-    """SequenceExamples: two context features, a dense float list of ``width`` values and an
-    int64 per step, 0 to ``max_steps`` steps."""
-    for _ in range(n):
-        steps = int(rng.integers(0, max_steps + 1))
-        yield tfrec.SequenceExample.from_dict({
-            "context": {"id": [int(rng.integers(0, 1 << 30))], "lang": [b"en"]},
-            "feature_lists": {
-                "x": [[float(v) for v in rng.random(width)] for _ in range(steps)],
-                "y": [[int(rng.integers(0, 100))] for _ in range(steps)],
-            },
-        })
-
-
-def spec_of(name):
-    fixed = lambda dtype, shape=(): {"type": "FixedLenFeature", "shape": list(shape), "dtype": dtype}  # noqa: E731
-    if name == "narrow":
-        return {"feature0": fixed("int64"), "feature1": fixed("int64"), "feature2": fixed("string"),
-                "feature3": fixed("float32")}
-    if name == "wide":
-        spec = {f"i{k}": fixed("int64") for k in range(30)}
-        spec.update({f"f{k}": fixed("float32") for k in range(10)})
-        spec.update({f"l{k}": {"type": "VarLenFeature", "dtype": "int64"} for k in range(5)})
-        spec.update({f"s{k}": fixed("string") for k in range(3)})
-        return spec
-    width = 8 if name == "seq_short_rows" else 64
-    return {
-        "context_features": {"id": fixed("int64"), "lang": fixed("string")},
-        "sequence_features": {
-            "x": {"type": "FixedLenSequenceFeature", "shape": [width], "dtype": "float32", "allow_missing": True},
-            "y": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": True},
-        },
-    }
+# This benchmark's file names (its commands name them) and the shared shapes they hold, with
+# their record counts at scale 1: small enough for valgrind.
+SETS = {
+    "narrow": ("narrow_tutorial", 40000),
+    "wide": ("wide_issue", 6000),
+    "seq_short_rows": ("seq_issue", 3000),
+    "seq_long_rows": ("seq_long_rows", 600),
+}
 
 
 def write_inputs(directory, seed, scale):
+    """Writes each of ``SETS`` from one generator seeded ``seed`` (with the GZIP copies of
+    the shapes that have one: ``count wide GZIP`` reads wide's); returns the names."""
     rng = np.random.default_rng(seed)
-    sets = {
-        "narrow": narrow_examples(rng, int(40000 * scale)),
-        "wide": wide_examples(rng, int(6000 * scale)),
-        "seq_short_rows": sequences(rng, int(3000 * scale), 100, 8),
-        "seq_long_rows": sequences(rng, int(600 * scale), 20, 64),
-    }
-    import json
-
-    for name, messages in sets.items():
-        path = os.path.join(directory, f"{name}.tfrecord")
-        with tfrec.TFRecordWriter(path) as w:
-            for m in messages:
-                w.write(m.SerializeToString())
-        with open(os.path.join(directory, f"{name}.spec.json"), "w") as f:
-            json.dump(spec_of(name), f)
-    with tfrec.TFRecordWriter(os.path.join(directory, "wide.tfrecord.gz"), "GZIP") as w:
-        for record in tfrec.TFRecordDataset(os.path.join(directory, "wide.tfrecord")):
-            w.write(record)
-    return list(sets)
+    for name, (shape, records) in SETS.items():
+        _shapes.write_shape(directory, _shapes.BY_NAME[shape], rng, max(1, int(records * scale)), name=name)
+    return list(SETS)
 
 
 def commands(d, names):

@@ -18,6 +18,11 @@ Run it pinned to one core for per-core figures:
   taskset -c 0 python python/bench/bench_tf.py --data /tmp/tfrec-bench --tfrec target/release/tfrec
 
 Needs tensorflow-cpu (2.21 was used for the figures in the notes).
+
+Superseded by ``bench_shapes.py`` (issue 28), which writes each kind of data in several shapes
+from a seed and reports the minimum ratio per kind instead of one file's; this script stays
+for the `table` benchmark's files (CI runs it), and lends ``bench_shapes.py`` its TensorFlow
+parser (``tf_parser``) and ``drain``.
 """
 
 import argparse

@@ -12,7 +12,7 @@ use crate::error::CliError;
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Input files, directories (read recursively) or glob patterns (quote globs to keep the
-    /// shell off them).
+    /// shell off them); each may be an object store URL (s3://, gs://, az://, http(s)://).
     #[arg(required = true, value_name = "FILES")]
     pub inputs: Vec<String>,
     /// Compression of the inputs: auto (from the extension, else the first bytes), none, gzip, zlib.
@@ -74,7 +74,8 @@ impl InputArgs {
     /// read fails before anything is written.
     fn checked_files(&self) -> Result<Vec<PathBuf>, CliError> {
         let files = self.files()?;
-        for f in &files {
+        // An object was found by a request already; it is opened when read.
+        for f in files.iter().filter(|f| !tfrec::record::remote::is_url_path(f)) {
             std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
         }
         Ok(files)

@@ -3,7 +3,8 @@
 //!
 //! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
 //! [`MultiFileReader`] for paths, globs and directories, [`RecordIndex`] to read record N, and
-//! [`RecordFile`] / [`RecordFiles`] for random access (`pread`) to one file or many.
+//! [`RecordFile`] / [`RecordFiles`] for random access (`pread`) to one file or many. With the
+//! `remote` feature every path may be an object store URL ([`remote`]).
 
 mod compression;
 mod error;
@@ -13,6 +14,7 @@ mod index;
 mod inflate;
 mod random_access;
 mod reader;
+pub mod remote;
 mod scan;
 mod shuffle;
 mod writer;

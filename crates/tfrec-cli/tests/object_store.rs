@@ -1,0 +1,340 @@
+//! The commands over object store URLs, against real servers started on the loopback address:
+//! `moto_server` (S3), `gcp-storage-emulator` (GCS) and Azurite (Azure), found next to
+//! `$TFREC_TEST_PYTHON` or on `PATH`. Every read must give what the local copy of the same files
+//! gives, byte for byte; writes appear only whole. A server that is missing fails the test in CI
+//! (`CI` set) and skips it, saying so, elsewhere.
+
+mod common;
+
+use std::io::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use common::{binary, repo, text};
+
+const BUCKET: &str = "tfrec-test";
+
+/// The golden files the reads are checked on: plain, GZIP (one large enough for many blocks)
+/// and ZLIB.
+const FILES: [&str; 5] = [
+    "plain.tfrecord",
+    "notebook.tfrecord",
+    "gzip.tfrecord.gz",
+    "zlib.tfrecord.zz",
+    "big.tfrecord.gz",
+];
+
+fn golden_records() -> PathBuf {
+    match std::env::var_os("TFREC_GOLDEN_DIR") {
+        Some(d) => PathBuf::from(d).join("records"),
+        None => repo().join("testdata/golden/records"),
+    }
+}
+
+/// `name` next to `$TFREC_TEST_PYTHON`, else on `PATH`; `None` (after saying why) when absent
+/// outside CI, a failure in CI.
+fn find_tool(name: &str) -> Option<PathBuf> {
+    let beside_python = std::env::var_os("TFREC_TEST_PYTHON")
+        .map(PathBuf::from)
+        .and_then(|p| p.parent().map(|d| d.join(name)));
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join(name));
+    let found = beside_python.into_iter().chain(on_path).find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is not installed next to $TFREC_TEST_PYTHON nor on PATH (python/requirements-test.txt installs it)"
+        );
+        eprintln!("SKIPPED: {name} is not installed next to $TFREC_TEST_PYTHON nor on PATH");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A server process, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(program: &Path, args: &[&str], port: u16) -> Server {
+        let child = Command::new(program)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", program.display()));
+        let server = Server { child, port };
+        // Up once it accepts connections; it has a minute.
+        for _ in 0..600 {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{} did not listen on port {port}", program.display());
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A moto S3 server with a bucket, and the Python (with boto3) that came with it.
+struct S3 {
+    server: Server,
+    python: PathBuf,
+}
+
+impl S3 {
+    fn start() -> Option<S3> {
+        let moto = find_tool("moto_server")?;
+        let python = moto.with_file_name("python");
+        let port = free_port();
+        let server = Server::start(&moto, &["-H", "127.0.0.1", "-p", &port.to_string()], port);
+        let s3 = S3 { server, python };
+        s3.boto("s3.create_bucket(Bucket=BUCKET)", &[]);
+        Some(s3)
+    }
+
+    /// The environment a client of this server runs with.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ACCESS_KEY_ID", "testing".into()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_ENDPOINT_URL", self.server.endpoint()),
+            ("AWS_ALLOW_HTTP", "true".into()),
+        ]
+    }
+
+    /// Runs Python `code` with `s3` a boto3 client of the server, `BUCKET` and `ARGS` set.
+    fn boto(&self, code: &str, args: &[&str]) -> String {
+        let script = format!(
+            "import sys, boto3\nBUCKET = {BUCKET:?}\nARGS = sys.argv[1:]\n\
+             s3 = boto3.client('s3', endpoint_url={:?}, aws_access_key_id='testing', \
+             aws_secret_access_key='testing', region_name='us-east-1')\n{code}\n",
+            self.server.endpoint()
+        );
+        let out = Command::new(&self.python)
+            .args(["-c", &script])
+            .args(args)
+            .output()
+            .expect("run python");
+        assert!(out.status.success(), "boto3: {}", text(&out.stderr));
+        text(&out.stdout)
+    }
+
+    /// Uploads the local file `path` as `key`.
+    fn upload(&self, path: &Path, key: &str) {
+        self.boto("s3.upload_file(ARGS[0], BUCKET, ARGS[1])", &[common::s(path), key]);
+    }
+
+    /// The keys in the bucket, sorted.
+    fn keys(&self) -> Vec<String> {
+        let listed = self.boto(
+            "for o in s3.list_objects_v2(Bucket=BUCKET).get('Contents', []): print(o['Key'])",
+            &[],
+        );
+        let mut keys: Vec<String> = listed.lines().map(str::to_owned).collect();
+        keys.sort();
+        keys
+    }
+
+    /// Whether a multipart upload is still open in the bucket.
+    fn open_uploads(&self) -> usize {
+        let n = self.boto(
+            "print(len(s3.list_multipart_uploads(Bucket=BUCKET).get('Uploads', [])))",
+            &[],
+        );
+        n.trim().parse().expect("a count")
+    }
+}
+
+/// Runs `tfrec args` in `dir` with `env`.
+fn tfrec_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
+    let mut command = Command::new(binary());
+    command.args(args).current_dir(dir);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("run tfrec")
+}
+
+/// The golden files copied under `dir/data/` (a hidden file and a non-record file too, which
+/// a directory's expansion must leave out).
+fn local_copies(dir: &Path) -> Vec<PathBuf> {
+    let data = dir.join("data");
+    std::fs::create_dir_all(data.join("sub")).expect("mkdir");
+    let mut copied = Vec::new();
+    for (i, name) in FILES.iter().enumerate() {
+        // One level down too, so that a prefix is walked at any depth.
+        let to = if i % 2 == 0 {
+            data.join(name)
+        } else {
+            data.join("sub").join(name)
+        };
+        std::fs::copy(golden_records().join(name), &to).expect("copy");
+        copied.push(to);
+    }
+    std::fs::write(data.join("notes.json"), b"{}").expect("write");
+    std::fs::write(data.join(".hidden.tfrecord"), b"").expect("write");
+    copied.push(data.join("notes.json"));
+    copied.push(data.join(".hidden.tfrecord"));
+    copied
+}
+
+/// Runs the same command over local paths and over the URLs of the same files: the outputs must
+/// be the same, byte for byte, once the URL prefix is taken off the remote one's paths.
+#[track_caller]
+fn same_output(dir: &Path, env: &[(&str, String)], url_prefix: &str, command: &[&str], inputs: &[&str]) {
+    let mut local: Vec<&str> = command.to_vec();
+    local.extend(inputs);
+    let urls: Vec<String> = inputs.iter().map(|i| format!("{url_prefix}{i}")).collect();
+    let mut remote: Vec<&str> = command.to_vec();
+    remote.extend(urls.iter().map(String::as_str));
+    let here = tfrec_env(dir, env, &local);
+    let there = tfrec_env(dir, env, &remote);
+    assert!(here.status.success(), "tfrec {local:?}: {}", text(&here.stderr));
+    assert_eq!(
+        there.status.code(),
+        here.status.code(),
+        "tfrec {remote:?}: {}",
+        text(&there.stderr)
+    );
+    let there_out = text(&there.stdout).replace(url_prefix, "");
+    assert!(
+        there_out == text(&here.stdout),
+        "tfrec {remote:?} differs from the local read:\n{there_out}\nlocal:\n{}",
+        text(&here.stdout)
+    );
+    assert!(!there_out.is_empty(), "tfrec {remote:?} printed nothing");
+}
+
+/// Every reader command over single objects, a glob and a prefix, as over the local copies.
+fn reads_match_local(dir: &Path, env: &[(&str, String)], url_prefix: &str) {
+    let single = [
+        "data/plain.tfrecord",
+        "data/sub/notebook.tfrecord",
+        "data/gzip.tfrecord.gz",
+    ];
+    for command in [&["count"][..], &["verify"], &["cat"], &["cat", "--format", "json"]] {
+        same_output(dir, env, url_prefix, command, &single);
+    }
+    same_output(
+        dir,
+        env,
+        url_prefix,
+        &["cat", "--format", "raw"],
+        &["data/big.tfrecord.gz"],
+    );
+    same_output(dir, env, url_prefix, &["count"], &["data/*.tfrecord*"]);
+    same_output(dir, env, url_prefix, &["count"], &["data/sub/*.t?record.[gz]*"]);
+    same_output(dir, env, url_prefix, &["count"], &["data/"]);
+    same_output(dir, env, url_prefix, &["count", "--json"], &["data"]);
+    same_output(dir, env, url_prefix, &["schema"], &["data/sub/notebook.tfrecord"]);
+}
+
+/// The errors a URL that names nothing gives: the same words as for a local path.
+fn missing_inputs_are_errors(dir: &Path, env: &[(&str, String)], url_prefix: &str) {
+    for input in ["data/nothing.tfrecord", "data/nothing-*.tfrecord"] {
+        let url = format!("{url_prefix}{input}");
+        let here = tfrec_env(dir, env, &["count", input]);
+        let there = tfrec_env(dir, env, &["count", &url]);
+        assert_eq!(there.status.code(), here.status.code(), "{}", text(&there.stderr));
+        assert_eq!(text(&there.stderr).replace(url_prefix, ""), text(&here.stderr));
+    }
+}
+
+#[test]
+fn s3_reads_are_the_local_reads() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    for path in local_copies(dir.path()) {
+        let key = path.strip_prefix(dir.path()).expect("under dir");
+        s3.upload(&path, common::s(key));
+    }
+    let mut env = s3.env();
+    // Small blocks, so that the large file is read in many ranged GETs.
+    env.push(("TFREC_REMOTE_BLOCK_SIZE", "65536".into()));
+    let prefix = format!("s3://{BUCKET}/");
+    reads_match_local(dir.path(), &env, &prefix);
+    missing_inputs_are_errors(dir.path(), &env, &prefix);
+}
+
+#[test]
+fn s3_shards_are_written_whole_and_read_back() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = golden_records().join("notebook.tfrecord");
+    let out = tfrec_env(
+        dir.path(),
+        &s3.env(),
+        &[
+            "shard",
+            common::s(&input),
+            "-o",
+            &format!("s3://{BUCKET}/shards"),
+            "--shards",
+            "3",
+        ],
+    );
+    assert!(out.status.success(), "shard: {}", text(&out.stderr));
+    assert_eq!(
+        s3.keys(),
+        [
+            "shards/part-00000-of-00003.tfrecord",
+            "shards/part-00001-of-00003.tfrecord",
+            "shards/part-00002-of-00003.tfrecord"
+        ]
+    );
+    assert_eq!(s3.open_uploads(), 0);
+    let here = tfrec_env(dir.path(), &s3.env(), &["count", common::s(&input)]);
+    let there = tfrec_env(dir.path(), &s3.env(), &["count", &format!("s3://{BUCKET}/shards/")]);
+    assert!(there.status.success(), "count: {}", text(&there.stderr));
+    let total = |out: &Output| text(&out.stdout).lines().last().map(str::to_owned);
+    assert_eq!(total(&there), total(&here));
+}
+
+#[test]
+fn s3_writer_dropped_mid_upload_leaves_no_object() {
+    use tfrec::record::remote::RemoteWriter;
+    let Some(s3) = S3::start() else { return };
+    // The only test that talks to a server from this process: the environment is read when a
+    // bucket's store is first built.
+    for (k, v) in s3.env() {
+        std::env::set_var(k, v);
+    }
+    let url = format!("s3://{BUCKET}/partial.tfrecord");
+    let chunk = vec![7u8; 1 << 20];
+    {
+        let mut writer = RemoteWriter::create(&url).expect("create");
+        // Past the first parts, which are uploaded while the rest is written.
+        for _ in 0..20 {
+            writer.write_all(&chunk).expect("write");
+        }
+    }
+    assert_eq!(s3.keys(), Vec::<String>::new(), "a dropped writer left an object");
+    let mut writer = RemoteWriter::create(&url).expect("create");
+    writer.write_all(&chunk).expect("write");
+    assert_eq!(s3.keys(), Vec::<String>::new(), "an object before finish");
+    writer.finish().expect("finish");
+    assert_eq!(s3.keys(), ["partial.tfrecord"]);
+}

@@ -48,7 +48,10 @@ fn find_tool(name: &str) -> Option<PathBuf> {
             std::env::var_os("CI").is_none(),
             "{name} is not installed next to $TFREC_TEST_PYTHON nor on PATH (python/requirements-test.txt installs it)"
         );
-        eprintln!("SKIPPED: {name} is not installed next to $TFREC_TEST_PYTHON nor on PATH");
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: {name} is not installed next to $TFREC_TEST_PYTHON nor on PATH"
+        );
     }
     found
 }

@@ -362,7 +362,7 @@ impl RemoteReader {
                 handle.abort();
             }
         }
-        if !self.pending.front().is_some_and(|(r, _)| r.start <= pos) {
+        if self.pending.front().is_none_or(|(r, _)| r.start > pos) {
             self.drop_pending();
             self.next_fetch = pos;
         }

@@ -286,6 +286,74 @@ fn s3_reads_are_the_local_reads() {
     missing_inputs_are_errors(dir.path(), &env, &prefix);
 }
 
+/// Azure's Shared Key signing of a Blob service request, with the emulator's documented account
+/// and key (Azurite's well-known development credentials): the test makes its container and
+/// uploads its blobs with the Python standard library alone.
+const AZURE_PUT: &str = r#"
+import base64, email.utils, hashlib, hmac, sys, urllib.request
+ACCOUNT = "devstoreaccount1"
+KEY = base64.b64decode("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+def put(endpoint, path, query="", body=b"", extra=None):
+    headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
+    headers.update(extra or {})
+    headers["Content-Type"] = "application/octet-stream"
+    signed = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()) if k.startswith("x-ms-"))
+    params = sorted(p.split("=", 1) for p in query.split("&") if p)
+    resource = f"/{ACCOUNT}/{ACCOUNT}{path}" + "".join(f"\n{k}:{v}" for k, v in params)
+    length = str(len(body)) if body else ""
+    fields = ["PUT", "", "", length, "", headers["Content-Type"]] + [""] * 6
+    to_sign = "\n".join(fields) + "\n" + signed + resource
+    signature = base64.b64encode(hmac.new(KEY, to_sign.encode(), hashlib.sha256).digest()).decode()
+    headers["Authorization"] = f"SharedKey {ACCOUNT}:{signature}"
+    url = f"{endpoint}/{ACCOUNT}{path}" + (f"?{query}" if query else "")
+    urllib.request.urlopen(urllib.request.Request(url, data=body, method="PUT", headers=headers)).read()
+endpoint, container = sys.argv[1], sys.argv[2]
+put(endpoint, f"/{container}", "restype=container")
+for local, name in zip(sys.argv[3::2], sys.argv[4::2]):
+    put(endpoint, f"/{container}/{name}", body=open(local, "rb").read(), extra={"x-ms-blob-type": "BlockBlob"})
+"#;
+
+#[test]
+fn azure_reads_are_the_local_reads() {
+    let Some(azurite) = find_tool("azurite-blob") else {
+        return;
+    };
+    let port = free_port();
+    let store = tempfile::tempdir().expect("temp dir");
+    let port_arg = port.to_string();
+    let args = [
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        &port_arg,
+        "--location",
+        common::s(store.path()),
+        "--disableTelemetry",
+        "--skipApiVersionCheck",
+    ];
+    let server = Server::start(&azurite, &args, port);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut upload: Vec<String> = vec![server.endpoint(), "ctr".into()];
+    for path in local_copies(dir.path()) {
+        let key = path.strip_prefix(dir.path()).expect("under dir");
+        upload.extend([common::s(&path).to_owned(), common::s(key).to_owned()]);
+    }
+    let python = std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into());
+    let out = Command::new(python)
+        .args(["-c", AZURE_PUT])
+        .args(&upload)
+        .output()
+        .expect("run python");
+    assert!(out.status.success(), "uploading to Azurite: {}", text(&out.stderr));
+    let env = vec![
+        ("AZURE_STORAGE_USE_EMULATOR", "true".to_owned()),
+        ("AZURITE_BLOB_STORAGE_URL", server.endpoint()),
+        ("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned()),
+    ];
+    reads_match_local(dir.path(), &env, "az://ctr/");
+    missing_inputs_are_errors(dir.path(), &env, "az://ctr/");
+}
+
 #[test]
 fn s3_shards_are_written_whole_and_read_back() {
     let Some(s3) = S3::start() else { return };

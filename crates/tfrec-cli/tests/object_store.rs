@@ -354,6 +354,58 @@ fn azure_reads_are_the_local_reads() {
     missing_inputs_are_errors(dir.path(), &env, "az://ctr/");
 }
 
+/// A static file server that answers ranged GETs (Python's `http.server` ignores `Range`).
+const RANGE_SERVER: &str = r#"
+import functools, http.server, io, os, re, sys
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self.send_error(404)
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+        wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        if wanted:
+            start = int(wanted[1])
+            end = min(int(wanted[2]) if wanted[2] else len(data) - 1, len(data) - 1)
+            body = data[start:end + 1]
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+        else:
+            body = data
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        return io.BytesIO(body)
+    def log_message(self, *args):
+        pass
+handler = functools.partial(Handler, directory=sys.argv[2])
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+"#;
+
+#[test]
+fn http_reads_are_the_local_reads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    local_copies(dir.path());
+    let port = free_port();
+    let python = PathBuf::from(std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into()));
+    let server = Server::start(
+        &python,
+        &["-c", RANGE_SERVER, &port.to_string(), common::s(dir.path())],
+        port,
+    );
+    let env = vec![("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned())];
+    let prefix = format!("{}/", server.endpoint());
+    // HTTP has no listing: single files only.
+    let single = ["data/plain.tfrecord", "data/sub/notebook.tfrecord", "data/gzip.tfrecord.gz"];
+    for command in [&["count"][..], &["verify"], &["cat", "--format", "raw"]] {
+        same_output(dir.path(), &env, &prefix, command, &single);
+    }
+    same_output(dir.path(), &env, &prefix, &["cat", "--format", "raw"], &["data/big.tfrecord.gz"]);
+}
+
 #[test]
 fn s3_shards_are_written_whole_and_read_back() {
     let Some(s3) = S3::start() else { return };
@@ -412,4 +464,25 @@ fn s3_writer_dropped_mid_upload_leaves_no_object() {
     assert_eq!(s3.keys(), Vec::<String>::new(), "an object before finish");
     writer.finish().expect("finish");
     assert_eq!(s3.keys(), ["partial.tfrecord"]);
+
+    // Random access over ranged reads: the index is built in memory, nothing is written beside
+    // the object; an index object beside it is used.
+    let local = golden_records().join("notebook.tfrecord");
+    s3.upload(&local, "ra/notebook.tfrecord");
+    let url = format!("s3://{BUCKET}/ra/notebook.tfrecord");
+    let here = tfrec::record::RecordFile::with_index(&local, tfrec::record::RecordIndex::build(&local).expect("index"))
+        .expect("open local");
+    let there = tfrec::record::RecordFile::open(&url).expect("open the object");
+    assert_eq!(there.len(), here.len());
+    assert_eq!(there.index_file(), None);
+    for i in [0, here.len() / 2, here.len() - 1] {
+        assert_eq!(there.get(i).expect("get"), here.get(i).expect("get"), "record {i}");
+    }
+    assert_eq!(s3.keys(), ["partial.tfrecord", "ra/notebook.tfrecord"]);
+    let index = tempfile::NamedTempFile::new().expect("temp file");
+    here.index().save(index.path()).expect("save");
+    s3.upload(index.path(), "ra/notebook.tfrecord.idx");
+    let there = tfrec::record::RecordFile::open(&url).expect("open with its index");
+    assert_eq!(there.index_file().and_then(Path::to_str), Some(format!("{url}.idx").as_str()));
+    assert_eq!(there.get(3).expect("get"), here.get(3).expect("get"));
 }

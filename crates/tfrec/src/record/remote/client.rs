@@ -132,8 +132,10 @@ pub(super) fn store_for(url: &Url) -> io::Result<(Arc<dyn ObjectStore>, ObjectPa
             .with_url(url.as_str())
             .build()
             .map(|s| Arc::new(s) as _),
+        // An `http://` URL is plain HTTP by the user's own choice.
         ObjectStoreScheme::Http => object_store::http::HttpBuilder::new()
             .with_url(key.as_str())
+            .with_client_options(object_store::ClientOptions::new().with_allow_http(url.scheme() == "http"))
             .build()
             .map(|s| Arc::new(s) as _),
         other => return Err(invalid(&format!("{other:?} URLs are not read through an object store"))),

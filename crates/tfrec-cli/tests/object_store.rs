@@ -399,11 +399,21 @@ fn http_reads_are_the_local_reads() {
     let env = vec![("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned())];
     let prefix = format!("{}/", server.endpoint());
     // HTTP has no listing: single files only.
-    let single = ["data/plain.tfrecord", "data/sub/notebook.tfrecord", "data/gzip.tfrecord.gz"];
+    let single = [
+        "data/plain.tfrecord",
+        "data/sub/notebook.tfrecord",
+        "data/gzip.tfrecord.gz",
+    ];
     for command in [&["count"][..], &["verify"], &["cat", "--format", "raw"]] {
         same_output(dir.path(), &env, &prefix, command, &single);
     }
-    same_output(dir.path(), &env, &prefix, &["cat", "--format", "raw"], &["data/big.tfrecord.gz"]);
+    same_output(
+        dir.path(),
+        &env,
+        &prefix,
+        &["cat", "--format", "raw"],
+        &["data/big.tfrecord.gz"],
+    );
 }
 
 #[test]
@@ -483,6 +493,167 @@ fn s3_writer_dropped_mid_upload_leaves_no_object() {
     here.index().save(index.path()).expect("save");
     s3.upload(index.path(), "ra/notebook.tfrecord.idx");
     let there = tfrec::record::RecordFile::open(&url).expect("open with its index");
-    assert_eq!(there.index_file().and_then(Path::to_str), Some(format!("{url}.idx").as_str()));
+    assert_eq!(
+        there.index_file().and_then(Path::to_str),
+        Some(format!("{url}.idx").as_str())
+    );
     assert_eq!(there.get(3).expect("get"), here.get(3).expect("get"));
+}
+
+/// A TCP proxy in front of a server that misbehaves on a fixed schedule over its connections:
+/// some get a 503, some are cut after a number of response bytes, the rest pass. From
+/// `fail_from` on, every connection gets a 503.
+struct FaultProxy {
+    port: u16,
+    faults: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    connections: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    fail_from: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl FaultProxy {
+    fn start(upstream: u16) -> FaultProxy {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let faults = Arc::new(AtomicU64::new(0));
+        let connections = Arc::new(AtomicU64::new(0));
+        let fail_from = Arc::new(AtomicU64::new(u64::MAX));
+        let (f, c, ff) = (Arc::clone(&faults), Arc::clone(&connections), Arc::clone(&fail_from));
+        // The accept loop lives as long as the test process; its listener goes with it.
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let n = c.fetch_add(1, Ordering::SeqCst);
+                let fail_all = n >= ff.load(Ordering::SeqCst);
+                let (f, fault) = (Arc::clone(&f), if fail_all { Some(0) } else { Self::fault(n) });
+                std::thread::spawn(move || {
+                    if fault.is_some() {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = Self::serve(client, upstream, fault);
+                });
+            }
+        });
+        FaultProxy {
+            port,
+            faults,
+            connections,
+            fail_from,
+        }
+    }
+
+    /// Connection `n`'s fault: `Some(0)` a 503, `Some(k)` cut after `k` response bytes.
+    fn fault(n: u64) -> Option<u64> {
+        match n % 7 {
+            3 => Some(0),
+            5 => Some(n.wrapping_mul(7919) % 50_000 + 1),
+            _ => None,
+        }
+    }
+
+    fn serve(mut client: TcpStream, upstream: u16, fault: Option<u64>) -> std::io::Result<()> {
+        use std::io::Read as _;
+        if fault == Some(0) {
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = client.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buf[..n]);
+            }
+            client.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+            return client.shutdown(std::net::Shutdown::Both);
+        }
+        let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
+        let (mut to_server, mut from_client) = (server.try_clone()?, client.try_clone()?);
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut from_client, &mut to_server);
+            let _ = to_server.shutdown(std::net::Shutdown::Write);
+        });
+        let mut left = fault.unwrap_or(u64::MAX);
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = server.read(&mut buf)?;
+            if n == 0 {
+                return client.shutdown(std::net::Shutdown::Write);
+            }
+            let take = n.min(usize::try_from(left).unwrap_or(usize::MAX));
+            client.write_all(&buf[..take])?;
+            left -= take as u64;
+            if left == 0 {
+                // A connection dropped mid-response.
+                let _ = server.shutdown(std::net::Shutdown::Both);
+                return client.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+#[test]
+fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().expect("temp dir");
+    local_copies(dir.path());
+    let port = free_port();
+    let python = PathBuf::from(std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into()));
+    let _server = Server::start(
+        &python,
+        &["-c", RANGE_SERVER, &port.to_string(), common::s(dir.path())],
+        port,
+    );
+    let proxy = FaultProxy::start(port);
+    let prefix = format!("http://127.0.0.1:{}/", proxy.port);
+    let env = vec![
+        ("TFREC_REMOTE_BLOCK_SIZE", "16384".to_owned()),
+        ("TFREC_REMOTE_BACKOFF_MS", "1".to_owned()),
+        ("TFREC_REMOTE_RETRIES", "8".to_owned()),
+    ];
+    let files = [
+        "data/big.tfrecord.gz",
+        "data/plain.tfrecord",
+        "data/sub/notebook.tfrecord",
+    ];
+    let mut whole = 0;
+    for run in 0..24 {
+        let input = files[run % files.len()];
+        let here = tfrec_env(dir.path(), &env, &["cat", "--format", "raw", input]);
+        let url = format!("{prefix}{input}");
+        let there = tfrec_env(dir.path(), &env, &["cat", "--format", "raw", &url]);
+        if there.status.success() {
+            assert!(
+                text(&there.stdout).replace(&prefix, "") == text(&here.stdout),
+                "run {run}: {url} read other records than the local copy"
+            );
+            whole += 1;
+        } else {
+            let error = text(&there.stderr);
+            assert!(
+                error.contains(&url) && error.contains("byte offset"),
+                "run {run}: {error}"
+            );
+        }
+    }
+    assert!(proxy.faults.load(Ordering::SeqCst) > 20, "the proxy hardly misbehaved");
+    assert!(whole > 0, "no read came through the faults");
+
+    // Every connection failing after the listing's and the open's HEADs and the first block,
+    // with one retry: the read fails, naming the URL, the byte offset of the range and the
+    // record being read.
+    proxy
+        .fail_from
+        .store(proxy.connections.load(Ordering::SeqCst) + 3, Ordering::SeqCst);
+    let env = vec![
+        ("TFREC_REMOTE_BLOCK_SIZE", "16384".to_owned()),
+        ("TFREC_REMOTE_BLOCKS", "1".to_owned()),
+        ("TFREC_REMOTE_BACKOFF_MS", "1".to_owned()),
+        ("TFREC_REMOTE_RETRIES", "1".to_owned()),
+    ];
+    let url = format!("{prefix}data/big.tfrecord.gz");
+    let there = tfrec_env(dir.path(), &env, &["count", &url]);
+    let error = text(&there.stderr);
+    assert!(!there.status.success(), "{error}");
+    assert!(error.contains(&url) && error.contains("byte offset"), "{error}");
+    assert!(error.contains("record 0 at"), "{error}");
 }

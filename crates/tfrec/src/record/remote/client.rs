@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, ObjectStoreScheme};
+use object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use url::Url;
@@ -119,23 +119,39 @@ pub(super) fn store_for(url: &Url) -> io::Result<(Arc<dyn ObjectStore>, ObjectPa
     if let Some(store) = stores.lock().ok().and_then(|s| s.get(&key).cloned()) {
         return Ok((store, path));
     }
+    // The client's own retries (5xx, resets, timeouts, with jitter) come first and are kept
+    // short: a range that still fails is retried whole by `retrying_io`, which also covers a
+    // body cut short, and whose last error names the URL and offset.
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(2),
+            base: 2.0,
+        },
+        max_retries: 3,
+        retry_timeout: Duration::from_secs(60),
+    };
     let built: object_store::Result<Arc<dyn ObjectStore>> = match scheme {
         ObjectStoreScheme::AmazonS3 => object_store::aws::AmazonS3Builder::from_env()
             .with_url(url.as_str())
+            .with_retry(retry)
             .build()
             .map(|s| Arc::new(s) as _),
         ObjectStoreScheme::GoogleCloudStorage => object_store::gcp::GoogleCloudStorageBuilder::from_env()
             .with_url(url.as_str())
+            .with_retry(retry)
             .build()
             .map(|s| Arc::new(s) as _),
         ObjectStoreScheme::MicrosoftAzure => object_store::azure::MicrosoftAzureBuilder::from_env()
             .with_url(url.as_str())
+            .with_retry(retry)
             .build()
             .map(|s| Arc::new(s) as _),
         // An `http://` URL is plain HTTP by the user's own choice.
         ObjectStoreScheme::Http => object_store::http::HttpBuilder::new()
             .with_url(key.as_str())
             .with_client_options(object_store::ClientOptions::new().with_allow_http(url.scheme() == "http"))
+            .with_retry(retry)
             .build()
             .map(|s| Arc::new(s) as _),
         other => return Err(invalid(&format!("{other:?} URLs are not read through an object store"))),

@@ -36,6 +36,15 @@ pub struct SkipArgs {
     pub skip_corrupt: bool,
 }
 
+/// Opens (and closes) each local file of `files`, so that one that cannot be read fails before
+/// anything is written. An object was found by a request already; it is opened when read.
+pub fn check_openable(files: &[PathBuf]) -> Result<(), CliError> {
+    for f in files.iter().filter(|f| !tfrec::record::remote::is_url_path(f)) {
+        std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
+    }
+    Ok(())
+}
+
 impl InputArgs {
     /// Reader options; data CRCs are always checked.
     pub fn reader_options(&self, skip: SkipArgs) -> ReaderOptions {
@@ -74,10 +83,7 @@ impl InputArgs {
     /// read fails before anything is written.
     fn checked_files(&self) -> Result<Vec<PathBuf>, CliError> {
         let files = self.files()?;
-        // An object was found by a request already; it is opened when read.
-        for f in files.iter().filter(|f| !tfrec::record::remote::is_url_path(f)) {
-            std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
-        }
+        check_openable(&files)?;
         Ok(files)
     }
 

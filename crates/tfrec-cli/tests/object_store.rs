@@ -657,3 +657,58 @@ fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
     assert!(error.contains(&url) && error.contains("byte offset"), "{error}");
     assert!(error.contains("record 0 at"), "{error}");
 }
+
+#[test]
+fn s3_outputs_are_the_local_outputs() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = golden_records().join("notebook.tfrecord");
+    s3.upload(&input, "in/notebook.tfrecord");
+    let url = format!("s3://{BUCKET}/in/notebook.tfrecord");
+    let env = s3.env();
+    let run = |args: &[&str]| {
+        let out = tfrec_env(dir.path(), &env, args);
+        assert!(out.status.success(), "tfrec {args:?}: {}", text(&out.stderr));
+    };
+    let local = common::s(&input);
+    run(&["convert", local, "-o", "local.parquet", "--save-spec", "spec.json"]);
+    run(&["convert", &url, "-o", &format!("s3://{BUCKET}/out/notebook.parquet")]);
+    run(&[
+        "parse",
+        "--spec",
+        "spec.json",
+        "--format",
+        "npz",
+        "-o",
+        "local.npz",
+        local,
+    ]);
+    let npz = format!("s3://{BUCKET}/out/notebook.npz");
+    run(&["parse", "--spec", "spec.json", "--format", "npz", "-o", &npz, &url]);
+    run(&["index", local, "-o", "local.idx"]);
+    // Asked for, an index is written beside the object.
+    run(&["index", &url]);
+    assert_eq!(
+        s3.keys(),
+        [
+            "in/notebook.tfrecord",
+            "in/notebook.tfrecord.idx",
+            "out/notebook.npz",
+            "out/notebook.parquet"
+        ]
+    );
+    for (key, local) in [
+        ("out/notebook.parquet", "local.parquet"),
+        ("out/notebook.npz", "local.npz"),
+        ("in/notebook.tfrecord.idx", "local.idx"),
+    ] {
+        let fetched = dir.path().join("fetched");
+        s3.boto(
+            "s3.download_file(BUCKET, ARGS[0], ARGS[1])",
+            &[key, common::s(&fetched)],
+        );
+        let same = std::fs::read(&fetched).expect("read") == std::fs::read(dir.path().join(local)).expect("read");
+        assert!(same, "{key} is not what the local run wrote");
+    }
+    assert_eq!(s3.open_uploads(), 0);
+}

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use super::compression::Compression;
 use super::error::RecordError;
-use super::format::{Header, HEADER_LEN};
+use super::format::HEADER_LEN;
+use super::names::{is_hidden_name, looks_like_records_by_name, sniff_is_record};
 use super::reader::{FileRecordReader, ReadStats, ReaderOptions, RecordReader};
 use super::remote;
 
@@ -124,11 +125,6 @@ fn walk_dir(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) -> Result<(), Re
     Ok(())
 }
 
-/// Whether a file or directory is left out of a directory's expansion for its name.
-pub(crate) fn is_hidden_name(name: &str) -> bool {
-    name.starts_with('.')
-}
-
 /// Whether a file in a directory should be read as records (see [`expand_inputs`]).
 fn looks_like_records(path: &Path) -> bool {
     looks_like_records_by_name(path).unwrap_or_else(|| {
@@ -136,23 +132,6 @@ fn looks_like_records(path: &Path) -> bool {
         let read = fs::File::open(path).and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut prefix));
         read.is_ok() && sniff_is_record(&prefix)
     })
-}
-
-/// Whether a file's name says it holds records (`Some(true)`: a record extension, or none),
-/// `None` when its first bytes must decide.
-pub(crate) fn looks_like_records_by_name(path: impl AsRef<Path>) -> Option<bool> {
-    const RECORD_EXTENSIONS: [&str; 8] = ["tfrecord", "tfrecords", "tfrec", "gz", "gzip", "zz", "zlib", "record"];
-    match path.as_ref().extension().and_then(|e| e.to_str()) {
-        None => Some(true),
-        Some(ext) if RECORD_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => Some(true),
-        Some(_) => None,
-    }
-}
-
-/// A valid plain header, or a gzip or zlib stream start.
-pub(crate) fn sniff_is_record(prefix: &[u8]) -> bool {
-    let valid_header = <[u8; HEADER_LEN]>::try_from(prefix).is_ok_and(|h| Header::decode(&h).is_valid());
-    valid_header || Compression::sniff(prefix) != Compression::None
 }
 
 /// Counts the bytes read from a file, before decompression, for progress reporting.

@@ -12,6 +12,7 @@ mod files;
 pub mod format;
 mod index;
 mod inflate;
+mod names;
 mod random_access;
 mod reader;
 pub mod remote;
@@ -24,13 +25,13 @@ pub use error::{Location, RecordError, RecordErrorKind};
 pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
-#[cfg(feature = "npz")]
-pub(crate) use random_access::read_exact_at;
 pub use random_access::{RecordFile, RecordFiles};
 pub use reader::{
     FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
     DEFAULT_MAX_RECORD_LEN,
 };
+#[cfg(feature = "npz")]
+pub(crate) use remote::read_exact_at;
 pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 

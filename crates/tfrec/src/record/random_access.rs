@@ -4,7 +4,6 @@
 //!
 //! Reads take `&self` (no seek position is shared), so threads can share one `RecordFile`.
 
-use std::fs::File;
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -312,37 +311,6 @@ fn read_many_with<'f>(
         spans.push(slot.start + data.start..slot.start + data.end);
     }
     Ok(())
-}
-
-#[cfg(unix)]
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    // `seek_read` moves the file's cursor too, which nothing here relies on.
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-#[cfg(not(any(unix, windows)))]
-pub(crate) fn read_exact_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "positional reads are not available on this platform",
-    ))
 }
 
 /// Many plain TFRecord files as one sequence of records, numbered file after file.

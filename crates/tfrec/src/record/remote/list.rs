@@ -14,8 +14,8 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use url::Url;
 
 use super::super::error::RecordError;
-use super::super::files::{is_hidden_name, looks_like_records_by_name, sniff_is_record};
 use super::super::format::HEADER_LEN;
+use super::super::names::{is_hidden_name, looks_like_records_by_name, sniff_is_record};
 use super::client::{block_on, display_url, parse_url, store_for};
 use super::{RemoteObject, RemoteOptions};
 

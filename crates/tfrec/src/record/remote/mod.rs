@@ -172,7 +172,7 @@ impl Positional {
     /// Fills `buf` from `offset`.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {
-            Positional::File(f) => super::random_access::read_exact_at(f, buf, offset),
+            Positional::File(f) => read_exact_at(f, buf, offset),
             #[cfg(feature = "remote")]
             Positional::Remote(o) => o.read_exact_at(buf, offset),
         }
@@ -182,6 +182,38 @@ impl Positional {
     pub(crate) fn is_remote(&self) -> bool {
         !matches!(self, Positional::File(_))
     }
+}
+
+/// Fills `buf` from `offset` of `file` (`pread`), without moving a shared position.
+#[cfg(unix)]
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    // `seek_read` moves the file's cursor too, which nothing here relies on.
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn read_exact_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "positional reads are not available on this platform",
+    ))
 }
 
 #[cfg(test)]

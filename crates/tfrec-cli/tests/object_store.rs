@@ -338,8 +338,7 @@ fn azure_reads_are_the_local_reads() {
         let key = path.strip_prefix(dir.path()).expect("under dir");
         upload.extend([common::s(&path).to_owned(), common::s(key).to_owned()]);
     }
-    let python = std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into());
-    let out = Command::new(python)
+    let out = Command::new(python())
         .args(["-c", AZURE_PUT])
         .args(&upload)
         .output()
@@ -385,17 +384,23 @@ handler = functools.partial(Handler, directory=sys.argv[2])
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
 "#;
 
+/// The Python the helper scripts run with (standard library only).
+fn python() -> PathBuf {
+    PathBuf::from(std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into()))
+}
+
+/// [`RANGE_SERVER`] serving `dir`.
+fn range_server(dir: &Path) -> Server {
+    let port = free_port();
+    let args = ["-c", RANGE_SERVER, &port.to_string(), common::s(dir)];
+    Server::start(&python(), &args, port)
+}
+
 #[test]
 fn http_reads_are_the_local_reads() {
     let dir = tempfile::tempdir().expect("temp dir");
     local_copies(dir.path());
-    let port = free_port();
-    let python = PathBuf::from(std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into()));
-    let server = Server::start(
-        &python,
-        &["-c", RANGE_SERVER, &port.to_string(), common::s(dir.path())],
-        port,
-    );
+    let server = range_server(dir.path());
     let env = vec![("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned())];
     let prefix = format!("{}/", server.endpoint());
     // HTTP has no listing: single files only.
@@ -596,14 +601,8 @@ fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
     use std::sync::atomic::Ordering;
     let dir = tempfile::tempdir().expect("temp dir");
     local_copies(dir.path());
-    let port = free_port();
-    let python = PathBuf::from(std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into()));
-    let _server = Server::start(
-        &python,
-        &["-c", RANGE_SERVER, &port.to_string(), common::s(dir.path())],
-        port,
-    );
-    let proxy = FaultProxy::start(port);
+    let server = range_server(dir.path());
+    let proxy = FaultProxy::start(server.port);
     let prefix = format!("http://127.0.0.1:{}/", proxy.port);
     let env = vec![
         ("TFREC_REMOTE_BLOCK_SIZE", "16384".to_owned()),

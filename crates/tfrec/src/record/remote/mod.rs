@@ -1,9 +1,9 @@
 //! Where a path is opened: a local file, or an object in a store named by a URL (`s3://`,
 //! `gs://`, `az://`, `abfs://`, `http(s)://`; `file://` is a local path). Owns telling the two
-//! apart, the sequential [`Source`] and positional [`Positional`] readers every opener uses, and
-//! (with the `remote` feature) the object store client: [`RemoteReader`] (ranged GETs with
-//! read-ahead and retries), [`RemoteWriter`] (multipart upload, visible only once finished) and
-//! the listings that globs and prefixes expand over. Without the feature a URL is refused with
+//! apart, the sequential and positional readers every opener uses, and (with the `remote`
+//! feature) the object store client: `RemoteReader` (ranged GETs with read-ahead and retries),
+//! `RemoteWriter` (multipart upload, visible only once finished) and the listings that globs and
+//! prefixes expand over. Without the feature a URL is refused with
 //! an error that says so, instead of reading as a missing file.
 
 use std::fs::File;
@@ -60,7 +60,7 @@ pub fn ensure_supported(url: &str) -> io::Result<()> {
     }
 }
 
-/// Uploads the local file `local` as the object `url` names, atomically (see [`RemoteWriter`]
+/// Uploads the local file `local` as the object `url` names, atomically (see `RemoteWriter`
 /// when the feature is on).
 pub fn upload_file(local: &Path, url: &str) -> io::Result<()> {
     ensure_supported(url)?;

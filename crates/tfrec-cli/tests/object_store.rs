@@ -503,6 +503,9 @@ fn s3_writer_dropped_mid_upload_leaves_no_object() {
         Some(format!("{url}.idx").as_str())
     );
     assert_eq!(there.get(3).expect("get"), here.get(3).expect("get"));
+    let mut seeking = tfrec::record::IndexedReader::open(&url, here.index().clone()).expect("open seeking");
+    assert_eq!(seeking.get(7).expect("get"), here.get(7).expect("get"));
+    assert_eq!(seeking.get(2).expect("get"), here.get(2).expect("get"));
 }
 
 /// A TCP proxy in front of a server that misbehaves on a fixed schedule over its connections:

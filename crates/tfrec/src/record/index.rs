@@ -270,7 +270,7 @@ fn temp_path(path: &Path) -> PathBuf {
 
 /// Reads record N of a plain file by seeking to it.
 pub struct IndexedReader {
-    reader: RecordReader<File>,
+    reader: RecordReader<Source>,
     index: RecordIndex,
 }
 
@@ -282,7 +282,7 @@ impl IndexedReader {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::open(path).map_err(io_err)?;
+        let file = Source::open(path).map_err(io_err)?;
         // Random access only reads records the index names, so a small window suffices.
         let options = ReaderOptions::default()
             .compression(CompressionChoice::Exactly(Compression::None))

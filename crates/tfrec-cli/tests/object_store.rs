@@ -9,11 +9,10 @@ mod common;
 use std::io::Write as _;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::{binary, repo, text};
-
-const BUCKET: &str = "tfrec-test";
+use common::servers::{find_tool, free_port, golden_records, Server, BUCKET, S3};
+use common::{binary, text};
 
 /// The golden files the reads are checked on: plain, GZIP (one large enough for many blocks)
 /// and ZLIB.
@@ -24,152 +23,6 @@ const FILES: [&str; 5] = [
     "zlib.tfrecord.zz",
     "big.tfrecord.gz",
 ];
-
-fn golden_records() -> PathBuf {
-    match std::env::var_os("TFREC_GOLDEN_DIR") {
-        Some(d) => PathBuf::from(d).join("records"),
-        None => repo().join("testdata/golden/records"),
-    }
-}
-
-/// `name` next to `$TFREC_TEST_PYTHON`, else on `PATH`; `None` (after saying why) when absent
-/// outside CI, a failure in CI.
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let beside_python = std::env::var_os("TFREC_TEST_PYTHON")
-        .map(PathBuf::from)
-        .and_then(|p| p.parent().map(|d| d.join(name)));
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join(name));
-    let found = beside_python.into_iter().chain(on_path).find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is not installed next to $TFREC_TEST_PYTHON nor on PATH (python/requirements-test.txt installs it)"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: {name} is not installed next to $TFREC_TEST_PYTHON nor on PATH"
-        );
-    }
-    found
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// A server process, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(program: &Path, args: &[&str], port: u16) -> Server {
-        let child = Command::new(program)
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", program.display()));
-        let server = Server { child, port };
-        // Up once it accepts connections; it has a minute.
-        for _ in 0..600 {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return server;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        panic!("{} did not listen on port {port}", program.display());
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A moto S3 server with a bucket, and the Python (with boto3) that came with it.
-struct S3 {
-    server: Server,
-    python: PathBuf,
-}
-
-impl S3 {
-    fn start() -> Option<S3> {
-        let moto = find_tool("moto_server")?;
-        let python = moto.with_file_name("python");
-        let port = free_port();
-        let server = Server::start(&moto, &["-H", "127.0.0.1", "-p", &port.to_string()], port);
-        let s3 = S3 { server, python };
-        s3.boto("s3.create_bucket(Bucket=BUCKET)", &[]);
-        Some(s3)
-    }
-
-    /// The environment a client of this server runs with.
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("AWS_ACCESS_KEY_ID", "testing".into()),
-            ("AWS_SECRET_ACCESS_KEY", "testing".into()),
-            ("AWS_REGION", "us-east-1".into()),
-            ("AWS_ENDPOINT_URL", self.server.endpoint()),
-            ("AWS_ALLOW_HTTP", "true".into()),
-        ]
-    }
-
-    /// Runs Python `code` with `s3` a boto3 client of the server, `BUCKET` and `ARGS` set.
-    fn boto(&self, code: &str, args: &[&str]) -> String {
-        let script = format!(
-            "import sys, boto3\nBUCKET = {BUCKET:?}\nARGS = sys.argv[1:]\n\
-             s3 = boto3.client('s3', endpoint_url={:?}, aws_access_key_id='testing', \
-             aws_secret_access_key='testing', region_name='us-east-1')\n{code}\n",
-            self.server.endpoint()
-        );
-        let out = Command::new(&self.python)
-            .args(["-c", &script])
-            .args(args)
-            .output()
-            .expect("run python");
-        assert!(out.status.success(), "boto3: {}", text(&out.stderr));
-        text(&out.stdout)
-    }
-
-    /// Uploads the local file `path` as `key`.
-    fn upload(&self, path: &Path, key: &str) {
-        self.boto("s3.upload_file(ARGS[0], BUCKET, ARGS[1])", &[common::s(path), key]);
-    }
-
-    /// The keys in the bucket, sorted.
-    fn keys(&self) -> Vec<String> {
-        let listed = self.boto(
-            "for o in s3.list_objects_v2(Bucket=BUCKET).get('Contents', []): print(o['Key'])",
-            &[],
-        );
-        let mut keys: Vec<String> = listed.lines().map(str::to_owned).collect();
-        keys.sort();
-        keys
-    }
-
-    /// Whether a multipart upload is still open in the bucket.
-    fn open_uploads(&self) -> usize {
-        let n = self.boto(
-            "print(len(s3.list_multipart_uploads(Bucket=BUCKET).get('Uploads', [])))",
-            &[],
-        );
-        n.trim().parse().expect("a count")
-    }
-}
 
 /// Runs `tfrec args` in `dir` with `env`.
 fn tfrec_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
@@ -454,60 +307,6 @@ fn s3_shards_are_written_whole_and_read_back() {
     let total = |out: &Output| text(&out.stdout).lines().last().map(str::to_owned);
     assert_eq!(total(&there), total(&here));
 }
-
-#[test]
-fn s3_writer_dropped_mid_upload_leaves_no_object() {
-    use tfrec::record::remote::RemoteWriter;
-    let Some(s3) = S3::start() else { return };
-    // The only test that talks to a server from this process: the environment is read when a
-    // bucket's store is first built.
-    for (k, v) in s3.env() {
-        std::env::set_var(k, v);
-    }
-    let url = format!("s3://{BUCKET}/partial.tfrecord");
-    let chunk = vec![7u8; 1 << 20];
-    {
-        let mut writer = RemoteWriter::create(&url).expect("create");
-        // Past the first parts, which are uploaded while the rest is written.
-        for _ in 0..20 {
-            writer.write_all(&chunk).expect("write");
-        }
-    }
-    assert_eq!(s3.keys(), Vec::<String>::new(), "a dropped writer left an object");
-    let mut writer = RemoteWriter::create(&url).expect("create");
-    writer.write_all(&chunk).expect("write");
-    assert_eq!(s3.keys(), Vec::<String>::new(), "an object before finish");
-    writer.finish().expect("finish");
-    assert_eq!(s3.keys(), ["partial.tfrecord"]);
-
-    // Random access over ranged reads: the index is built in memory, nothing is written beside
-    // the object; an index object beside it is used.
-    let local = golden_records().join("notebook.tfrecord");
-    s3.upload(&local, "ra/notebook.tfrecord");
-    let url = format!("s3://{BUCKET}/ra/notebook.tfrecord");
-    let here = tfrec::record::RecordFile::with_index(&local, tfrec::record::RecordIndex::build(&local).expect("index"))
-        .expect("open local");
-    let there = tfrec::record::RecordFile::open(&url).expect("open the object");
-    assert_eq!(there.len(), here.len());
-    assert_eq!(there.index_file(), None);
-    for i in [0, here.len() / 2, here.len() - 1] {
-        assert_eq!(there.get(i).expect("get"), here.get(i).expect("get"), "record {i}");
-    }
-    assert_eq!(s3.keys(), ["partial.tfrecord", "ra/notebook.tfrecord"]);
-    let index = tempfile::NamedTempFile::new().expect("temp file");
-    here.index().save(index.path()).expect("save");
-    s3.upload(index.path(), "ra/notebook.tfrecord.idx");
-    let there = tfrec::record::RecordFile::open(&url).expect("open with its index");
-    assert_eq!(
-        there.index_file().and_then(Path::to_str),
-        Some(format!("{url}.idx").as_str())
-    );
-    assert_eq!(there.get(3).expect("get"), here.get(3).expect("get"));
-    let mut seeking = tfrec::record::IndexedReader::open(&url, here.index().clone()).expect("open seeking");
-    assert_eq!(seeking.get(7).expect("get"), here.get(7).expect("get"));
-    assert_eq!(seeking.get(2).expect("get"), here.get(2).expect("get"));
-}
-
 /// A TCP proxy in front of a server that misbehaves on a fixed schedule over its connections:
 /// some get a 503, some are cut after a number of response bytes, the rest pass. From
 /// `fail_from` on, every connection gets a 503.

@@ -1,8 +1,9 @@
 //! The commands over object store URLs, against real servers started on the loopback address:
-//! `moto_server` (S3), `gcp-storage-emulator` (GCS) and Azurite (Azure), found next to
-//! `$TFREC_TEST_PYTHON` or on `PATH`. Every read must give what the local copy of the same files
-//! gives, byte for byte; writes appear only whole. A server that is missing fails the test in CI
-//! (`CI` set) and skips it, saying so, elsewhere.
+//! `moto_server` (S3) and Azurite (Azure), found next to `$TFREC_TEST_PYTHON` or on `PATH`, and a
+//! range-capable static HTTP server (behind a faulty proxy too). Every read must give what the
+//! local copy of the same files gives, byte for byte; writes appear only whole. A server that is
+//! missing fails the test in CI (`CI` set) and skips it, saying so, elsewhere. GCS has no test:
+//! `gcp-storage-emulator` answers only the JSON API, and the client reads through the XML one.
 
 mod common;
 

@@ -12,7 +12,7 @@ use crate::error::CliError;
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Input files, directories (read recursively) or glob patterns (quote globs to keep the
-    /// shell off them).
+    /// shell off them); each may be an object store URL (s3://, gs://, az://, http(s)://).
     #[arg(required = true, value_name = "FILES")]
     pub inputs: Vec<String>,
     /// Compression of the inputs: auto (from the extension, else the first bytes), none, gzip, zlib.
@@ -34,6 +34,15 @@ pub struct SkipArgs {
     /// what was skipped is reported on stderr and in --json.
     #[arg(long)]
     pub skip_corrupt: bool,
+}
+
+/// Opens (and closes) each local file of `files`, so that one that cannot be read fails before
+/// anything is written. An object was found by a request already; it is opened when read.
+pub fn check_openable(files: &[PathBuf]) -> Result<(), CliError> {
+    for f in files.iter().filter(|f| !tfrec::record::remote::is_url_path(f)) {
+        std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
+    }
+    Ok(())
 }
 
 impl InputArgs {
@@ -74,9 +83,7 @@ impl InputArgs {
     /// read fails before anything is written.
     fn checked_files(&self) -> Result<Vec<PathBuf>, CliError> {
         let files = self.files()?;
-        for f in &files {
-            std::fs::File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
-        }
+        check_openable(&files)?;
         Ok(files)
     }
 

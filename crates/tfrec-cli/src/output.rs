@@ -3,7 +3,9 @@
 //! name in its target directory, renamed into place only when the command succeeds. On any
 //! failure the temporary file is removed, so nothing partial is ever left to read as whole.
 //! A command that writes a whole directory (`shard`, `shuffle`) claims it for the run, so two
-//! runs never mix their files.
+//! runs never mix their files. An output named by an object store URL is written to a local
+//! temporary file the same way and uploaded at the commit (the object appears only whole);
+//! a bucket has no directories to claim.
 
 use std::fs::{self, File};
 use std::io;
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tempfile::NamedTempFile;
+use tfrec::record::remote::{ensure_supported, is_url_path, upload_file};
 use tfrec::record::{Compression, CompressionChoice, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
 
 use crate::error::CliError;
@@ -24,6 +27,12 @@ struct Identity {
 }
 
 fn identity(path: &Path) -> io::Result<Identity> {
+    if is_url_path(path) {
+        return Ok(Identity {
+            canonical: path.to_path_buf(),
+            inode: None,
+        });
+    }
     if let Ok(meta) = fs::metadata(path) {
         return Ok(Identity {
             canonical: fs::canonicalize(path)?,
@@ -54,10 +63,14 @@ pub fn parent_dir(path: &Path) -> &Path {
 pub fn refuse_same_file(output: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
     let out = identity(output).map_err(|e| format!("{}: {e}", output.display()))?;
     for input in inputs {
-        let Ok(meta) = fs::metadata(input) else { continue };
-        let same_inode = out.inode == Some((meta.dev(), meta.ino()));
-        let same_path = fs::canonicalize(input).is_ok_and(|c| c == out.canonical);
-        if same_inode || same_path {
+        let same = if is_url_path(input) || is_url_path(output) {
+            input.as_path() == out.canonical
+        } else {
+            let Ok(meta) = fs::metadata(input) else { continue };
+            let same_inode = out.inode == Some((meta.dev(), meta.ino()));
+            same_inode || fs::canonicalize(input).is_ok_and(|c| c == out.canonical)
+        };
+        if same {
             return Err(format!(
                 "the output {} is the input {}: refusing to overwrite an input",
                 output.display(),
@@ -95,11 +108,20 @@ pub fn refuse_overlaps(reads: &[PathBuf], writes: &[&Path]) -> Result<(), CliErr
 /// Refuses (a usage error) when the output directory `dir` holds one of `inputs` (at any depth)
 /// or is one of them.
 pub fn refuse_dir_holding_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
-    let Ok(dir_canonical) = fs::canonicalize(dir) else {
+    let dir_canonical = if is_url_path(dir) {
+        dir.to_path_buf()
+    } else if let Ok(c) = fs::canonicalize(dir) {
+        c
+    } else {
         return Ok(()); // Not there yet, so it holds nothing.
     };
     for input in inputs {
-        if let Ok(c) = fs::canonicalize(input) {
+        let canonical = if is_url_path(input) {
+            Ok(input.clone())
+        } else {
+            fs::canonicalize(input)
+        };
+        if let Ok(c) = canonical {
             if c.starts_with(&dir_canonical) {
                 return Err(format!(
                     "the output directory {} holds the input {}: refusing to write among the inputs",
@@ -176,15 +198,23 @@ pub struct PendingFile {
 }
 
 impl PendingFile {
-    /// Starts writing what will become `path` (whose directory must exist).
+    /// Starts writing what will become `path` (whose directory must exist; for a URL, in the
+    /// system's temporary directory).
     pub fn create(path: &Path) -> io::Result<PendingFile> {
+        let dir = match path.to_str().filter(|_| is_url_path(path)) {
+            Some(url) => {
+                ensure_supported(url)?;
+                std::env::temp_dir()
+            }
+            None => parent_dir(path).to_path_buf(),
+        };
         // Created as a new file would be (0666 less the umask), not private as temp files are.
         let temp = tempfile::Builder::new()
             .prefix(".tfrec-")
             .suffix(".partial")
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(parent_dir(path))
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", parent_dir(path).display())))?;
+            .tempfile_in(&dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
         Ok(PendingFile {
             temp,
             path: path.to_path_buf(),
@@ -206,8 +236,11 @@ impl PendingFile {
         &self.path
     }
 
-    /// Renames the file into place.
+    /// Renames the file into place (uploads it, for a URL; the temporary file is removed).
     pub fn commit(self) -> io::Result<()> {
+        if let Some(url) = self.path.to_str().filter(|_| is_url_path(&self.path)) {
+            return upload_file(self.temp.path(), url);
+        }
         let path = self.path;
         self.temp
             .persist(&path)

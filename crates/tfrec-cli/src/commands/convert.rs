@@ -216,9 +216,7 @@ fn spec_json(spec: &SpecFile) -> Value {
 }
 
 fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, CliError> {
-    for f in &files {
-        File::open(f).map_err(|e| format!("{}: cannot open: {e}", f.display()))?;
-    }
+    crate::input::check_openable(&files)?;
     let (spec, strings, order) = spec_of(args, &files)?;
     if args.print_spec {
         say!("{:#}", spec_json(&spec));

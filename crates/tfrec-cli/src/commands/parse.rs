@@ -161,7 +161,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         (Format::Npz, Some(path)) => {
             refuse_same_file(path, &reads)?;
             let pending = PendingFile::create(path)?;
-            let stream = NpzWriter::new(pending.file()?, parent_dir(path));
+            // Spooled beside the temporary file: the output's own directory, or for a URL the
+            // local one the file is written in before its upload.
+            let stream = NpzWriter::new(pending.file()?, parent_dir(pending.temp_path()));
             Some((pending, stream))
         }
         (Format::Npz, None) => return Err("--format npz needs -o FILE.npz".into()),

@@ -228,17 +228,13 @@ pub fn run(args: ShardArgs) -> Result<ExitCode, CliError> {
     // Everything that can be refused is checked before anything is created or written.
     let mut reader = args.input.open(args.skip)?;
     refuse_dir_holding_inputs(&args.output, reader.files())?;
-    let created_dir = !args.output.exists();
-    fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
-    // What the directory holds is looked at only under the claim: checked before it, a second
-    // run could find it empty, then write beside (or over) the first one's shards.
-    let result = DirClaim::take(&args.output).and_then(|_claim| {
-        let earlier = earlier_shards(&args.output, &args.prefix, common.overwrite)?;
-        write_shards(&args, &mut reader, shards, &earlier)
-    });
-    if result.is_err() && created_dir {
-        let _ = fs::remove_dir(&args.output); // Only if still empty.
-    }
+    let result = if tfrec::record::remote::is_url_path(&args.output) {
+        // A prefix in a bucket: nothing to create or claim, and each shard is uploaded whole
+        // over any object of its name.
+        write_shards(&args, &mut reader, shards, &[])
+    } else {
+        write_local(&args, &mut reader, shards)
+    };
     let (paths, counts) = result?;
 
     let mut out = stdout();
@@ -260,6 +256,26 @@ pub fn run(args: ShardArgs) -> Result<ExitCode, CliError> {
     out.flush()?;
     print_skipped(&reader);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the shards into a local directory, created if missing and claimed for the run.
+fn write_local(
+    args: &ShardArgs,
+    reader: &mut tfrec::record::MultiFileReader,
+    shards: u64,
+) -> Result<(Vec<PathBuf>, Vec<u64>), CliError> {
+    let created_dir = !args.output.exists();
+    fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
+    // What the directory holds is looked at only under the claim: checked before it, a second
+    // run could find it empty, then write beside (or over) the first one's shards.
+    let result = DirClaim::take(&args.output).and_then(|_claim| {
+        let earlier = earlier_shards(&args.output, &args.prefix, args.common.overwrite)?;
+        write_shards(args, reader, shards, &earlier)
+    });
+    if result.is_err() && created_dir {
+        let _ = fs::remove_dir(&args.output); // Only if still empty.
+    }
+    result
 }
 
 /// Writes, checks and renames the shards into place; returns their paths and record counts.

@@ -1,7 +1,6 @@
 //! The files of a data set read as one record stream: the files left after sharding by file,
 //! interleaved as tf.data's `interleave` does, each record with where it came from.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -12,12 +11,12 @@ use super::stages::Stream;
 use crate::record::{FileRecordReader, ReaderOptions, RecordError, RecordReader};
 
 /// Counts the on-disk (compressed) bytes read from a file, for a progress bar.
-struct DiskCount {
-    file: File,
+struct DiskCount<R> {
+    file: R,
     counters: Arc<Counters>,
 }
 
-impl Read for DiskCount {
+impl<R: Read> Read for DiskCount<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.file.read(buf)?;
         self.counters.disk_bytes.fetch_add(n as u64, Ordering::Relaxed);

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use super::compression::Compression;
 use super::error::RecordError;
-use super::format::{Header, HEADER_LEN};
+use super::format::HEADER_LEN;
+use super::names::{is_hidden_name, looks_like_records_by_name, sniff_is_record};
 use super::reader::{FileRecordReader, ReadStats, ReaderOptions, RecordReader};
+use super::remote;
 
 /// Expands inputs into a list of files: a file stays itself; a directory gives the record files
 /// in it and in its subdirectories, at any depth (as TFX's `Split-train/…` layout needs), sorted
@@ -47,7 +49,12 @@ where
     let mut files = Vec::new();
     for input in inputs {
         let input = input.as_ref();
-        let as_path = Path::new(input);
+        if remote::is_url(input) {
+            files.extend(remote::expand_url(input, allow_empty)?);
+            continue;
+        }
+        let local = remote::file_url_path(input);
+        let as_path = local.as_deref().unwrap_or(Path::new(input));
         if as_path.is_dir() {
             let mut found = Vec::new();
             walk_dir(as_path, &mut found, 0)?;
@@ -68,7 +75,8 @@ where
             let not_found = |msg: String| {
                 RecordError::open_failed(io::Error::new(io::ErrorKind::NotFound, msg), Some(as_path.into()))
             };
-            let paths = glob::glob(input).map_err(|e| not_found(format!("bad glob pattern: {e}")))?;
+            let pattern = as_path.to_str().unwrap_or(input);
+            let paths = glob::glob(pattern).map_err(|e| not_found(format!("bad glob pattern: {e}")))?;
             let mut found = Vec::new();
             for path in paths {
                 let path = path.map_err(|e| RecordError::open_failed(e.into(), Some(as_path.into())))?;
@@ -105,8 +113,7 @@ fn walk_dir(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) -> Result<(), Re
     let entries = fs::read_dir(dir).map_err(|e| RecordError::open_failed(e, Some(dir.into())))?;
     for entry in entries {
         let path = entry.map_err(|e| RecordError::open_failed(e, Some(dir.into())))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') {
+        if is_hidden_name(path.file_name().and_then(|n| n.to_str()).unwrap_or("")) {
             continue;
         }
         if path.is_dir() {
@@ -120,22 +127,11 @@ fn walk_dir(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) -> Result<(), Re
 
 /// Whether a file in a directory should be read as records (see [`expand_inputs`]).
 fn looks_like_records(path: &Path) -> bool {
-    const RECORD_EXTENSIONS: [&str; 8] = ["tfrecord", "tfrecords", "tfrec", "gz", "gzip", "zz", "zlib", "record"];
-    match path.extension().and_then(|e| e.to_str()) {
-        None => true,
-        Some(ext) if RECORD_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => true,
-        Some(_) => {
-            let mut prefix = Vec::with_capacity(HEADER_LEN);
-            let read = fs::File::open(path).and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut prefix));
-            read.is_ok() && sniff_is_record(&prefix)
-        }
-    }
-}
-
-/// A valid plain header, or a gzip or zlib stream start.
-fn sniff_is_record(prefix: &[u8]) -> bool {
-    let valid_header = <[u8; HEADER_LEN]>::try_from(prefix).is_ok_and(|h| Header::decode(&h).is_valid());
-    valid_header || Compression::sniff(prefix) != Compression::None
+    looks_like_records_by_name(path).unwrap_or_else(|| {
+        let mut prefix = Vec::with_capacity(HEADER_LEN);
+        let read = fs::File::open(path).and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut prefix));
+        read.is_ok() && sniff_is_record(&prefix)
+    })
 }
 
 /// Counts the bytes read from a file, before decompression, for progress reporting.

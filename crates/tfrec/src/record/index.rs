@@ -13,6 +13,7 @@ use super::compression::{Compression, CompressionChoice};
 use super::error::RecordError;
 use super::format::FRAMING_LEN;
 use super::reader::{ReaderOptions, RecordReader};
+use super::remote::Source;
 
 /// How a [`IndexError::Stale`] names its index.
 fn index_name(index_file: Option<&Path>) -> String {
@@ -175,7 +176,7 @@ impl RecordIndex {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::open(path).map_err(io_err)?;
+        let file = Source::open(path).map_err(io_err)?;
         let mut entries = Vec::new();
         for (i, line) in BufReader::new(file).lines().enumerate() {
             let line = line.map_err(io_err)?;
@@ -269,7 +270,7 @@ fn temp_path(path: &Path) -> PathBuf {
 
 /// Reads record N of a plain file by seeking to it.
 pub struct IndexedReader {
-    reader: RecordReader<File>,
+    reader: RecordReader<Source>,
     index: RecordIndex,
 }
 
@@ -281,7 +282,7 @@ impl IndexedReader {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::open(path).map_err(io_err)?;
+        let file = Source::open(path).map_err(io_err)?;
         // Random access only reads records the index names, so a small window suffices.
         let options = ReaderOptions::default()
             .compression(CompressionChoice::Exactly(Compression::None))

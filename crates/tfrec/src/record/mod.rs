@@ -3,7 +3,8 @@
 //!
 //! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
 //! [`MultiFileReader`] for paths, globs and directories, [`RecordIndex`] to read record N, and
-//! [`RecordFile`] / [`RecordFiles`] for random access (`pread`) to one file or many.
+//! [`RecordFile`] / [`RecordFiles`] for random access (`pread`) to one file or many. With the
+//! `remote` feature every path may be an object store URL ([`remote`]).
 
 mod compression;
 mod error;
@@ -11,8 +12,10 @@ mod files;
 pub mod format;
 mod index;
 mod inflate;
+mod names;
 mod random_access;
 mod reader;
+pub mod remote;
 mod scan;
 mod shuffle;
 mod writer;
@@ -22,13 +25,13 @@ pub use error::{Location, RecordError, RecordErrorKind};
 pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
-#[cfg(feature = "npz")]
-pub(crate) use random_access::read_exact_at;
 pub use random_access::{RecordFile, RecordFiles};
 pub use reader::{
     FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
     DEFAULT_MAX_RECORD_LEN,
 };
+#[cfg(feature = "npz")]
+pub(crate) use remote::read_exact_at;
 pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 

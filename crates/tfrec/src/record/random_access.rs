@@ -4,7 +4,6 @@
 //!
 //! Reads take `&self` (no seek position is shared), so threads can share one `RecordFile`.
 
-use std::fs::File;
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -15,6 +14,7 @@ use super::error::{Location, RecordError, RecordErrorKind};
 use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use super::index::{IndexEntry, IndexError, RecordIndex};
 use super::reader::file_compression;
+use super::remote::{Positional, Source};
 
 /// A plain TFRecord file opened for random access.
 ///
@@ -41,7 +41,7 @@ use super::reader::file_compression;
 /// ```
 #[derive(Debug)]
 pub struct RecordFile {
-    file: File,
+    file: Positional,
     path: Arc<Path>,
     index: RecordIndex,
     /// Where the index was loaded from or saved to; `None` when it lives only in memory.
@@ -68,8 +68,9 @@ impl RecordFile {
             Ok(index) => (index, Some(index_path)),
             Err(IndexError::Io { error, .. }) if error.kind() == io::ErrorKind::NotFound => {
                 let index = RecordIndex::build(path)?;
-                // A read-only directory only costs the next process a scan.
-                let saved = index.save(&index_path).is_ok();
+                // A read-only directory only costs the next process a scan. Nothing is
+                // written into a bucket unasked: an object's index stays in memory.
+                let saved = !file.is_remote() && index.save(&index_path).is_ok();
                 (index, saved.then_some(index_path))
             }
             Err(e) => return Err(e),
@@ -86,15 +87,14 @@ impl RecordFile {
     /// Checks every entry against the file's size now, so that an index of another file or
     /// of an older, longer version is refused before any read.
     fn from_parts(
-        file: File,
+        file: Positional,
         path: &Path,
         index: RecordIndex,
         index_file: Option<PathBuf>,
     ) -> Result<Self, IndexError> {
         let file_len = file
-            .metadata()
-            .map_err(|e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf()))))?
-            .len();
+            .len()
+            .map_err(|e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf()))))?;
         let file = RecordFile {
             file,
             path: Arc::from(path),
@@ -208,7 +208,8 @@ impl RecordFile {
     /// Reads record `i` (at `entry`) into `frame`, exactly its framed length, and checks the
     /// length against its CRC and the index, then the data's CRC. Returns the data's range.
     fn read_checked(&self, i: usize, entry: IndexEntry, frame: &mut [u8]) -> Result<Range<usize>, IndexError> {
-        read_exact_at(&self.file, frame, entry.offset)
+        self.file
+            .read_exact_at(frame, entry.offset)
             .map_err(|e| self.damage(RecordErrorKind::Io(e), i, entry.offset))?;
         let end = frame.len() - FOOTER_LEN;
         let (header_bytes, rest) = frame.split_at(HEADER_LEN);
@@ -271,11 +272,11 @@ impl RecordFile {
 }
 
 /// Opens a file for random access, refusing a compressed one.
-fn open_plain(path: &Path) -> Result<File, IndexError> {
+fn open_plain(path: &Path) -> Result<Positional, IndexError> {
     let open_failed = |e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf())));
-    let mut file = File::open(path).map_err(open_failed)?;
+    let mut file = Source::open(path).map_err(open_failed)?;
     match file_compression(path, &mut file, CompressionChoice::Auto).map_err(open_failed)? {
-        Compression::None => Ok(file),
+        Compression::None => Ok(Positional::from_source(file)),
         compression => Err(IndexError::NeedsUncompressed {
             path: path.to_path_buf(),
             compression,
@@ -310,37 +311,6 @@ fn read_many_with<'f>(
         spans.push(slot.start + data.start..slot.start + data.end);
     }
     Ok(())
-}
-
-#[cfg(unix)]
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    // `seek_read` moves the file's cursor too, which nothing here relies on.
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-#[cfg(not(any(unix, windows)))]
-fn read_exact_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "positional reads are not available on this platform",
-    ))
 }
 
 /// Many plain TFRecord files as one sequence of records, numbered file after file.

@@ -1,13 +1,13 @@
 //! Opening: the compression chosen (by name, extension or sniffing), files opened with their
 //! size known, and seeking in a plain seekable stream.
 
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::super::compression::DETECT_PREFIX;
 use super::super::compression::{decoder, peek_prefix, Compression, CompressionChoice};
 use super::super::error::{RecordError, RecordErrorKind};
+use super::super::remote::Source;
 use super::{ReaderOptions, RecordReader};
 
 /// A reader over a file, whatever its compression.
@@ -34,7 +34,8 @@ impl<'a> RecordReader<Box<dyn Read + Send + 'a>> {
 }
 
 impl RecordReader<Box<dyn Read + Send>> {
-    /// Opens a file. With [`CompressionChoice::Auto`] a compressed extension decides (`.gz`
+    /// Opens a file, or with the `remote` feature an object a URL names (`s3://`, `gs://`,
+    /// `az://`, `http(s)://`, see [`crate::record::remote`]). With [`CompressionChoice::Auto`] a compressed extension decides (`.gz`
     /// GZIP, `.zz` ZLIB, see [`Compression::from_extension`]); any other file, `.tfrecord` ones
     /// included, is detected from its first bytes ([`Compression::detect`]), so a GZIP file
     /// named `.tfrecord` is read as GZIP ([`RecordReader::compression`] says which was chosen). For a plain
@@ -48,13 +49,13 @@ impl RecordReader<Box<dyn Read + Send>> {
     pub(crate) fn open_with(
         path: &Path,
         options: ReaderOptions,
-        wrap: impl FnOnce(File) -> Box<dyn Read + Send>,
+        wrap: impl FnOnce(Source) -> Box<dyn Read + Send>,
     ) -> Result<Self, RecordError> {
         let io_err = |e| RecordError::open_failed(e, Some(path.to_path_buf()));
-        let mut file = File::open(path).map_err(io_err)?;
+        let mut file = Source::open(path).map_err(io_err)?;
         let compression = file_compression(path, &mut file, options.compression).map_err(io_err)?;
         let stream_len = match compression {
-            Compression::None => Some(file.metadata().map_err(io_err)?.len()),
+            Compression::None => Some(file.len().map_err(io_err)?),
             _ => None,
         };
         let mut reader = RecordReader::decompressing(wrap(file), compression, options).with_path(path);
@@ -66,7 +67,11 @@ impl RecordReader<Box<dyn Read + Send>> {
 /// The compression `choice` gives for the file at `path` (opened as `file`, left at its start).
 /// With [`CompressionChoice::Auto`] a compressed extension decides; any other name, the first
 /// bytes ([`Compression::detect`]).
-pub(crate) fn file_compression(path: &Path, file: &mut File, choice: CompressionChoice) -> io::Result<Compression> {
+pub(crate) fn file_compression<F: Read + Seek>(
+    path: &Path,
+    file: &mut F,
+    choice: CompressionChoice,
+) -> io::Result<Compression> {
     Ok(match choice {
         CompressionChoice::Exactly(c) => c,
         CompressionChoice::Auto => match Compression::from_extension(path) {

@@ -1,0 +1,516 @@
+//! The commands over object store URLs, against real servers started on the loopback address:
+//! `moto_server` (S3) and Azurite (Azure), found next to `$TFREC_TEST_PYTHON` or on `PATH`, and a
+//! range-capable static HTTP server (behind a faulty proxy too). Every read must give what the
+//! local copy of the same files gives, byte for byte; writes appear only whole. A server that is
+//! missing fails the test in CI (`CI` set) and skips it, saying so, elsewhere. GCS has no test:
+//! `gcp-storage-emulator` answers only the JSON API, and the client reads through the XML one.
+
+mod common;
+
+use std::io::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::servers::{find_tool, free_port, golden_records, Server, BUCKET, S3};
+use common::{binary, text};
+
+/// The golden files the reads are checked on: plain, GZIP (one large enough for many blocks)
+/// and ZLIB.
+const FILES: [&str; 5] = [
+    "plain.tfrecord",
+    "notebook.tfrecord",
+    "gzip.tfrecord.gz",
+    "zlib.tfrecord.zz",
+    "big.tfrecord.gz",
+];
+
+/// Runs `tfrec args` in `dir` with `env`.
+fn tfrec_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
+    let mut command = Command::new(binary());
+    command.args(args).current_dir(dir);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("run tfrec")
+}
+
+/// The golden files copied under `dir/data/` (a hidden file and a non-record file too, which
+/// a directory's expansion must leave out).
+fn local_copies(dir: &Path) -> Vec<PathBuf> {
+    let data = dir.join("data");
+    std::fs::create_dir_all(data.join("sub")).expect("mkdir");
+    let mut copied = Vec::new();
+    for (i, name) in FILES.iter().enumerate() {
+        // One level down too, so that a prefix is walked at any depth.
+        let to = if i % 2 == 0 {
+            data.join(name)
+        } else {
+            data.join("sub").join(name)
+        };
+        std::fs::copy(golden_records().join(name), &to).expect("copy");
+        copied.push(to);
+    }
+    std::fs::write(data.join("notes.json"), b"{}").expect("write");
+    std::fs::write(data.join(".hidden.tfrecord"), b"").expect("write");
+    copied.push(data.join("notes.json"));
+    copied.push(data.join(".hidden.tfrecord"));
+    copied
+}
+
+/// Runs the same command over local paths and over the URLs of the same files: the outputs must
+/// be the same, byte for byte, once the URL prefix is taken off the remote one's paths.
+#[track_caller]
+fn same_output(dir: &Path, env: &[(&str, String)], url_prefix: &str, command: &[&str], inputs: &[&str]) {
+    let mut local: Vec<&str> = command.to_vec();
+    local.extend(inputs);
+    let urls: Vec<String> = inputs.iter().map(|i| format!("{url_prefix}{i}")).collect();
+    let mut remote: Vec<&str> = command.to_vec();
+    remote.extend(urls.iter().map(String::as_str));
+    let here = tfrec_env(dir, env, &local);
+    let there = tfrec_env(dir, env, &remote);
+    assert!(here.status.success(), "tfrec {local:?}: {}", text(&here.stderr));
+    assert_eq!(
+        there.status.code(),
+        here.status.code(),
+        "tfrec {remote:?}: {}",
+        text(&there.stderr)
+    );
+    let there_out = text(&there.stdout).replace(url_prefix, "");
+    assert!(
+        there_out == text(&here.stdout),
+        "tfrec {remote:?} differs from the local read:\n{there_out}\nlocal:\n{}",
+        text(&here.stdout)
+    );
+    assert!(!there_out.is_empty(), "tfrec {remote:?} printed nothing");
+}
+
+/// Every reader command over single objects, a glob and a prefix, as over the local copies.
+fn reads_match_local(dir: &Path, env: &[(&str, String)], url_prefix: &str) {
+    let single = [
+        "data/plain.tfrecord",
+        "data/sub/notebook.tfrecord",
+        "data/gzip.tfrecord.gz",
+    ];
+    for command in [&["count"][..], &["verify"], &["cat", "--format", "raw"]] {
+        same_output(dir, env, url_prefix, command, &single);
+    }
+    // Only the notebook holds Examples.
+    for command in [&["cat"][..], &["cat", "--format", "json"]] {
+        same_output(dir, env, url_prefix, command, &["data/sub/notebook.tfrecord"]);
+    }
+    same_output(
+        dir,
+        env,
+        url_prefix,
+        &["cat", "--format", "raw"],
+        &["data/big.tfrecord.gz"],
+    );
+    same_output(dir, env, url_prefix, &["count"], &["data/*.tfrecord*"]);
+    same_output(dir, env, url_prefix, &["count"], &["data/sub/*.t?record.[gz]*"]);
+    same_output(dir, env, url_prefix, &["count"], &["data/"]);
+    same_output(dir, env, url_prefix, &["count", "--json"], &["data"]);
+    same_output(dir, env, url_prefix, &["schema"], &["data/sub/notebook.tfrecord"]);
+}
+
+/// The errors a URL that names nothing gives: the same words as for a local path.
+fn missing_inputs_are_errors(dir: &Path, env: &[(&str, String)], url_prefix: &str) {
+    for input in ["data/nothing.tfrecord", "data/nothing-*.tfrecord"] {
+        let url = format!("{url_prefix}{input}");
+        let here = tfrec_env(dir, env, &["count", input]);
+        let there = tfrec_env(dir, env, &["count", &url]);
+        assert_eq!(there.status.code(), here.status.code(), "{}", text(&there.stderr));
+        assert_eq!(text(&there.stderr).replace(url_prefix, ""), text(&here.stderr));
+    }
+}
+
+#[test]
+fn s3_reads_are_the_local_reads() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    for path in local_copies(dir.path()) {
+        let key = path.strip_prefix(dir.path()).expect("under dir");
+        s3.upload(&path, common::s(key));
+    }
+    let mut env = s3.env();
+    // Small blocks, so that the large file is read in many ranged GETs.
+    env.push(("TFREC_REMOTE_BLOCK_SIZE", "65536".into()));
+    let prefix = format!("s3://{BUCKET}/");
+    reads_match_local(dir.path(), &env, &prefix);
+    missing_inputs_are_errors(dir.path(), &env, &prefix);
+}
+
+/// Azure's Shared Key signing of a Blob service request, with the emulator's documented account
+/// and key (Azurite's well-known development credentials): the test makes its container and
+/// uploads its blobs with the Python standard library alone.
+const AZURE_PUT: &str = r#"
+import base64, email.utils, hashlib, hmac, sys, urllib.request
+ACCOUNT = "devstoreaccount1"
+KEY = base64.b64decode("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+def put(endpoint, path, query="", body=b"", extra=None):
+    headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
+    headers.update(extra or {})
+    headers["Content-Type"] = "application/octet-stream"
+    signed = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()) if k.startswith("x-ms-"))
+    params = sorted(p.split("=", 1) for p in query.split("&") if p)
+    resource = f"/{ACCOUNT}/{ACCOUNT}{path}" + "".join(f"\n{k}:{v}" for k, v in params)
+    length = str(len(body)) if body else ""
+    fields = ["PUT", "", "", length, "", headers["Content-Type"]] + [""] * 6
+    to_sign = "\n".join(fields) + "\n" + signed + resource
+    signature = base64.b64encode(hmac.new(KEY, to_sign.encode(), hashlib.sha256).digest()).decode()
+    headers["Authorization"] = f"SharedKey {ACCOUNT}:{signature}"
+    url = f"{endpoint}/{ACCOUNT}{path}" + (f"?{query}" if query else "")
+    urllib.request.urlopen(urllib.request.Request(url, data=body, method="PUT", headers=headers)).read()
+endpoint, container = sys.argv[1], sys.argv[2]
+put(endpoint, f"/{container}", "restype=container")
+for local, name in zip(sys.argv[3::2], sys.argv[4::2]):
+    put(endpoint, f"/{container}/{name}", body=open(local, "rb").read(), extra={"x-ms-blob-type": "BlockBlob"})
+"#;
+
+#[test]
+fn azure_reads_are_the_local_reads() {
+    let Some(azurite) = find_tool("azurite-blob") else {
+        return;
+    };
+    let port = free_port();
+    let store = tempfile::tempdir().expect("temp dir");
+    let port_arg = port.to_string();
+    let args = [
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        &port_arg,
+        "--location",
+        common::s(store.path()),
+        "--disableTelemetry",
+        "--skipApiVersionCheck",
+    ];
+    let server = Server::start(&azurite, &args, port);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut upload: Vec<String> = vec![server.endpoint(), "ctr".into()];
+    for path in local_copies(dir.path()) {
+        let key = path.strip_prefix(dir.path()).expect("under dir");
+        upload.extend([common::s(&path).to_owned(), common::s(key).to_owned()]);
+    }
+    let out = Command::new(python())
+        .args(["-c", AZURE_PUT])
+        .args(&upload)
+        .output()
+        .expect("run python");
+    assert!(out.status.success(), "uploading to Azurite: {}", text(&out.stderr));
+    let env = vec![
+        ("AZURE_STORAGE_USE_EMULATOR", "true".to_owned()),
+        ("AZURITE_BLOB_STORAGE_URL", server.endpoint()),
+        ("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned()),
+    ];
+    reads_match_local(dir.path(), &env, "az://ctr/");
+    missing_inputs_are_errors(dir.path(), &env, "az://ctr/");
+}
+
+/// A static file server that answers ranged GETs (Python's `http.server` ignores `Range`).
+const RANGE_SERVER: &str = r#"
+import functools, http.server, io, os, re, sys
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self.send_error(404)
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+        wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        if wanted:
+            start = int(wanted[1])
+            end = min(int(wanted[2]) if wanted[2] else len(data) - 1, len(data) - 1)
+            body = data[start:end + 1]
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+        else:
+            body = data
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        return io.BytesIO(body)
+    def log_message(self, *args):
+        pass
+handler = functools.partial(Handler, directory=sys.argv[2])
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+"#;
+
+/// The Python the helper scripts run with (standard library only).
+fn python() -> PathBuf {
+    PathBuf::from(std::env::var_os("TFREC_TEST_PYTHON").unwrap_or_else(|| "python3".into()))
+}
+
+/// [`RANGE_SERVER`] serving `dir`.
+fn range_server(dir: &Path) -> Server {
+    let port = free_port();
+    let args = ["-c", RANGE_SERVER, &port.to_string(), common::s(dir)];
+    Server::start(&python(), &args, port)
+}
+
+#[test]
+fn http_reads_are_the_local_reads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    local_copies(dir.path());
+    let server = range_server(dir.path());
+    let env = vec![("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned())];
+    let prefix = format!("{}/", server.endpoint());
+    // HTTP has no listing: single files only.
+    let single = [
+        "data/plain.tfrecord",
+        "data/sub/notebook.tfrecord",
+        "data/gzip.tfrecord.gz",
+    ];
+    for command in [&["count"][..], &["verify"], &["cat", "--format", "raw"]] {
+        same_output(dir.path(), &env, &prefix, command, &single);
+    }
+    same_output(
+        dir.path(),
+        &env,
+        &prefix,
+        &["cat", "--format", "raw"],
+        &["data/big.tfrecord.gz"],
+    );
+}
+
+#[test]
+fn s3_shards_are_written_whole_and_read_back() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = golden_records().join("notebook.tfrecord");
+    let out = tfrec_env(
+        dir.path(),
+        &s3.env(),
+        &[
+            "shard",
+            common::s(&input),
+            "-o",
+            &format!("s3://{BUCKET}/shards"),
+            "--shards",
+            "3",
+        ],
+    );
+    assert!(out.status.success(), "shard: {}", text(&out.stderr));
+    assert_eq!(
+        s3.keys(),
+        [
+            "shards/part-00000-of-00003.tfrecord",
+            "shards/part-00001-of-00003.tfrecord",
+            "shards/part-00002-of-00003.tfrecord"
+        ]
+    );
+    assert_eq!(s3.open_uploads(), 0);
+    let here = tfrec_env(dir.path(), &s3.env(), &["count", common::s(&input)]);
+    let there = tfrec_env(dir.path(), &s3.env(), &["count", &format!("s3://{BUCKET}/shards/")]);
+    assert!(there.status.success(), "count: {}", text(&there.stderr));
+    let total = |out: &Output| text(&out.stdout).lines().last().map(str::to_owned);
+    assert_eq!(total(&there), total(&here));
+}
+/// A TCP proxy in front of a server that misbehaves on a fixed schedule over its connections:
+/// some get a 503, some are cut after a number of response bytes, the rest pass. From
+/// `fail_from` on, every connection gets a 503.
+struct FaultProxy {
+    port: u16,
+    faults: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    connections: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    fail_from: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl FaultProxy {
+    fn start(upstream: u16) -> FaultProxy {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let faults = Arc::new(AtomicU64::new(0));
+        let connections = Arc::new(AtomicU64::new(0));
+        let fail_from = Arc::new(AtomicU64::new(u64::MAX));
+        let (f, c, ff) = (Arc::clone(&faults), Arc::clone(&connections), Arc::clone(&fail_from));
+        // The accept loop lives as long as the test process; its listener goes with it.
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let n = c.fetch_add(1, Ordering::SeqCst);
+                let fail_all = n >= ff.load(Ordering::SeqCst);
+                let (f, fault) = (Arc::clone(&f), if fail_all { Some(0) } else { Self::fault(n) });
+                std::thread::spawn(move || {
+                    if fault.is_some() {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = Self::serve(client, upstream, fault);
+                });
+            }
+        });
+        FaultProxy {
+            port,
+            faults,
+            connections,
+            fail_from,
+        }
+    }
+
+    /// Connection `n`'s fault: `Some(0)` a 503, `Some(k)` cut after `k` response bytes.
+    fn fault(n: u64) -> Option<u64> {
+        match n % 7 {
+            3 => Some(0),
+            5 => Some(n.wrapping_mul(7919) % 50_000 + 1),
+            _ => None,
+        }
+    }
+
+    fn serve(mut client: TcpStream, upstream: u16, fault: Option<u64>) -> std::io::Result<()> {
+        use std::io::Read as _;
+        if fault == Some(0) {
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = client.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buf[..n]);
+            }
+            client.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+            return client.shutdown(std::net::Shutdown::Both);
+        }
+        let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
+        let (mut to_server, mut from_client) = (server.try_clone()?, client.try_clone()?);
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut from_client, &mut to_server);
+            let _ = to_server.shutdown(std::net::Shutdown::Write);
+        });
+        let mut left = fault.unwrap_or(u64::MAX);
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = server.read(&mut buf)?;
+            if n == 0 {
+                return client.shutdown(std::net::Shutdown::Write);
+            }
+            let take = n.min(usize::try_from(left).unwrap_or(usize::MAX));
+            client.write_all(&buf[..take])?;
+            left -= take as u64;
+            if left == 0 {
+                // A connection dropped mid-response.
+                let _ = server.shutdown(std::net::Shutdown::Both);
+                return client.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+#[test]
+fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().expect("temp dir");
+    local_copies(dir.path());
+    let server = range_server(dir.path());
+    let proxy = FaultProxy::start(server.port);
+    let prefix = format!("http://127.0.0.1:{}/", proxy.port);
+    let env = vec![
+        ("TFREC_REMOTE_BLOCK_SIZE", "16384".to_owned()),
+        ("TFREC_REMOTE_BACKOFF_MS", "1".to_owned()),
+        ("TFREC_REMOTE_RETRIES", "8".to_owned()),
+    ];
+    let files = [
+        "data/big.tfrecord.gz",
+        "data/plain.tfrecord",
+        "data/sub/notebook.tfrecord",
+    ];
+    let mut whole = 0;
+    for run in 0..24 {
+        let input = files[run % files.len()];
+        let here = tfrec_env(dir.path(), &env, &["cat", "--format", "raw", input]);
+        let url = format!("{prefix}{input}");
+        let there = tfrec_env(dir.path(), &env, &["cat", "--format", "raw", &url]);
+        if there.status.success() {
+            assert!(
+                text(&there.stdout).replace(&prefix, "") == text(&here.stdout),
+                "run {run}: {url} read other records than the local copy"
+            );
+            whole += 1;
+        } else {
+            let error = text(&there.stderr);
+            assert!(
+                error.contains(&url) && error.contains("byte offset"),
+                "run {run}: {error}"
+            );
+        }
+    }
+    assert!(proxy.faults.load(Ordering::SeqCst) > 20, "the proxy hardly misbehaved");
+    assert!(whole > 0, "no read came through the faults");
+
+    // Every connection failing after the listing's and the open's HEADs and the first block,
+    // with one retry: the read fails, naming the URL, the byte offset of the range and the
+    // record being read.
+    proxy
+        .fail_from
+        .store(proxy.connections.load(Ordering::SeqCst) + 3, Ordering::SeqCst);
+    let env = vec![
+        ("TFREC_REMOTE_BLOCK_SIZE", "16384".to_owned()),
+        ("TFREC_REMOTE_BLOCKS", "1".to_owned()),
+        ("TFREC_REMOTE_BACKOFF_MS", "1".to_owned()),
+        ("TFREC_REMOTE_RETRIES", "1".to_owned()),
+    ];
+    let url = format!("{prefix}data/big.tfrecord.gz");
+    let there = tfrec_env(dir.path(), &env, &["count", &url]);
+    let error = text(&there.stderr);
+    assert!(!there.status.success(), "{error}");
+    assert!(error.contains(&url) && error.contains("byte offset"), "{error}");
+    assert!(error.contains("record 0 at"), "{error}");
+}
+
+#[test]
+fn s3_outputs_are_the_local_outputs() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = golden_records().join("notebook.tfrecord");
+    s3.upload(&input, "in/notebook.tfrecord");
+    let url = format!("s3://{BUCKET}/in/notebook.tfrecord");
+    let env = s3.env();
+    let run = |args: &[&str]| {
+        let out = tfrec_env(dir.path(), &env, args);
+        assert!(out.status.success(), "tfrec {args:?}: {}", text(&out.stderr));
+    };
+    let local = common::s(&input);
+    run(&["convert", local, "-o", "local.parquet", "--save-spec", "spec.json"]);
+    run(&["convert", &url, "-o", &format!("s3://{BUCKET}/out/notebook.parquet")]);
+    run(&[
+        "parse",
+        "--spec",
+        "spec.json",
+        "--format",
+        "npz",
+        "-o",
+        "local.npz",
+        local,
+    ]);
+    let npz = format!("s3://{BUCKET}/out/notebook.npz");
+    run(&["parse", "--spec", "spec.json", "--format", "npz", "-o", &npz, &url]);
+    run(&["index", local, "-o", "local.idx"]);
+    // Asked for, an index is written beside the object.
+    run(&["index", &url]);
+    assert_eq!(
+        s3.keys(),
+        [
+            "in/notebook.tfrecord",
+            "in/notebook.tfrecord.idx",
+            "out/notebook.npz",
+            "out/notebook.parquet"
+        ]
+    );
+    for (key, local) in [
+        ("out/notebook.parquet", "local.parquet"),
+        ("out/notebook.npz", "local.npz"),
+        ("in/notebook.tfrecord.idx", "local.idx"),
+    ] {
+        let fetched = dir.path().join("fetched");
+        s3.boto(
+            "s3.download_file(BUCKET, ARGS[0], ARGS[1])",
+            &[key, common::s(&fetched)],
+        );
+        let same = std::fs::read(&fetched).expect("read") == std::fs::read(dir.path().join(local)).expect("read");
+        assert!(same, "{key} is not what the local run wrote");
+    }
+    assert_eq!(s3.open_uploads(), 0);
+}

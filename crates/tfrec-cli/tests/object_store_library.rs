@@ -1,0 +1,62 @@
+//! The library's object store writer and random access, in a process of their own: the store
+//! reads its endpoint from the environment, set here for the whole process.
+
+mod common;
+
+use std::io::Write as _;
+use std::path::Path;
+
+use common::servers::{golden_records, BUCKET, S3};
+
+#[test]
+fn s3_writer_dropped_mid_upload_leaves_no_object() {
+    use tfrec::record::remote::RemoteWriter;
+    let Some(s3) = S3::start() else { return };
+    // The only test in this process, so nothing else reads the environment while it is set; the
+    // store reads it when the bucket's client is first built.
+    for (k, v) in s3.env() {
+        std::env::set_var(k, v);
+    }
+    let url = format!("s3://{BUCKET}/partial.tfrecord");
+    let chunk = vec![7u8; 1 << 20];
+    {
+        let mut writer = RemoteWriter::create(&url).expect("create");
+        // Past the first parts, which are uploaded while the rest is written.
+        for _ in 0..20 {
+            writer.write_all(&chunk).expect("write");
+        }
+    }
+    assert_eq!(s3.keys(), Vec::<String>::new(), "a dropped writer left an object");
+    let mut writer = RemoteWriter::create(&url).expect("create");
+    writer.write_all(&chunk).expect("write");
+    assert_eq!(s3.keys(), Vec::<String>::new(), "an object before finish");
+    writer.finish().expect("finish");
+    assert_eq!(s3.keys(), ["partial.tfrecord"]);
+
+    // Random access over ranged reads: the index is built in memory, nothing is written beside
+    // the object; an index object beside it is used.
+    let local = golden_records().join("notebook.tfrecord");
+    s3.upload(&local, "ra/notebook.tfrecord");
+    let url = format!("s3://{BUCKET}/ra/notebook.tfrecord");
+    let here = tfrec::record::RecordFile::with_index(&local, tfrec::record::RecordIndex::build(&local).expect("index"))
+        .expect("open local");
+    let there = tfrec::record::RecordFile::open(&url).expect("open the object");
+    assert_eq!(there.len(), here.len());
+    assert_eq!(there.index_file(), None);
+    for i in [0, here.len() / 2, here.len() - 1] {
+        assert_eq!(there.get(i).expect("get"), here.get(i).expect("get"), "record {i}");
+    }
+    assert_eq!(s3.keys(), ["partial.tfrecord", "ra/notebook.tfrecord"]);
+    let index = tempfile::NamedTempFile::new().expect("temp file");
+    here.index().save(index.path()).expect("save");
+    s3.upload(index.path(), "ra/notebook.tfrecord.idx");
+    let there = tfrec::record::RecordFile::open(&url).expect("open with its index");
+    assert_eq!(
+        there.index_file().and_then(Path::to_str),
+        Some(format!("{url}.idx").as_str())
+    );
+    assert_eq!(there.get(3).expect("get"), here.get(3).expect("get"));
+    let mut seeking = tfrec::record::IndexedReader::open(&url, here.index().clone()).expect("open seeking");
+    assert_eq!(seeking.get(7).expect("get"), here.get(7).expect("get"));
+    assert_eq!(seeking.get(2).expect("get"), here.get(2).expect("get"));
+}

@@ -19,9 +19,10 @@ use tfrec::columnar::{
 };
 use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
-use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, RecordWriter, WriterOptions};
+use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, WriterOptions};
 
 use crate::errors::PyTfrecError;
+use crate::records::Sink;
 use crate::records::{compression_choice, reader_options};
 use crate::stats::counters_dict;
 
@@ -357,7 +358,7 @@ pub fn arrow_batches(
 pub fn arrow_write(
     py: Python<'_>,
     stream: &Bound<'_, PyCapsule>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     compression: Option<&str>,
 ) -> PyResult<u64> {
     let pointer = stream
@@ -374,24 +375,29 @@ pub fn arrow_write(
     let mut reader = unsafe { RecordBatchStreamReader::from_raw(pointer) }
         .map_err(|e| PyValueError::new_err(format!("cannot read the Arrow stream: {e}")))?;
     let options = WriterOptions::default().compression(compression_choice(compression, CompressionChoice::Auto)?);
+    let (mut writer, name) = Sink::create(py, path, options)?;
     enum Failure {
         Write(tfrec::record::WriteError),
         Other(String),
     }
-    let result = py.detach(move || -> Result<u64, Failure> {
-        let mut writer = RecordWriter::create(&path, options).map_err(Failure::Write)?;
+    let result = py.detach(|| -> Result<(), Failure> {
         for batch in reader.by_ref() {
             let batch = batch.map_err(|e| Failure::Other(format!("reading the Arrow stream: {e}")))?;
             for record in batch_to_records(&batch).map_err(|e| Failure::Other(e.to_string()))? {
                 writer.write_record(&record).map_err(Failure::Write)?;
             }
         }
-        let n = writer.records_written();
-        writer.finish().map_err(Failure::Write)?;
-        Ok(n)
+        Ok(())
     });
-    result.map_err(|f| match f {
-        Failure::Write(e) => PyTfrecError::from(e).into(),
-        Failure::Other(m) => PyValueError::new_err(m),
-    })
+    // On failure the writer is dropped unfinished: an upload is aborted, so no partial object
+    // appears; a file keeps what was written, as before.
+    result.map_err(|f| -> PyErr {
+        match f {
+            Failure::Write(e) => PyTfrecError::from(e).into(),
+            Failure::Other(m) => PyValueError::new_err(m),
+        }
+    })?;
+    let n = writer.records_written();
+    py.detach(|| writer.finish(&name))?;
+    Ok(n)
 }

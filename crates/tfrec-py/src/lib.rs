@@ -10,6 +10,7 @@ mod dataset;
 mod errors;
 mod messages;
 mod parsing;
+mod pyfile;
 mod random_access;
 mod records;
 mod state_saver;
@@ -27,6 +28,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<records::RecordWriter>()?;
     m.add_class::<records::RecordIterator>()?;
     m.add_function(wrap_pyfunction!(records::expand_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(records::object_head, m)?)?;
     m.add_class::<parsing::Parser>()?;
     m.add_class::<random_access::RecordFiles>()?;
     m.add_class::<dataset::Dataset>()?;

@@ -5,12 +5,13 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use tfrec::record::{expand_inputs, RecordFile, RecordFiles as Files};
 
 use crate::errors::PyTfrecError;
+use crate::pyfile::{is_readable_stream, stream_name, PyReadStream};
 
 /// Framed bytes read per release of the GIL in `get_many`, at most (a single larger record
 /// excepted): about what stays in a core's L2 cache.
@@ -109,6 +110,30 @@ impl RecordFiles {
                 .collect::<Result<Vec<_>, _>>()
         });
         let files = opened.map_err(PyTfrecError::from)?;
+        Ok(RecordFiles {
+            inner: Files::new(files),
+        })
+    }
+
+    /// Random access to Python file objects that can `seek` (a file opened `"rb"`, `BytesIO`,
+    /// fsspec's files): each is read once to index it, then read at the records' offsets.
+    #[staticmethod]
+    fn from_streams(py: Python<'_>, streams: Vec<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut files = Vec::with_capacity(streams.len());
+        for stream in &streams {
+            if !is_readable_stream(stream) || !stream.hasattr("seek")? {
+                return Err(PyTypeError::new_err(format!(
+                    "random access needs a path, a URL or a file object with read() and seek(), not {}",
+                    stream.get_type().name()?
+                )));
+            }
+            let name = stream_name(stream);
+            let source = PyReadStream::new(stream.clone().unbind());
+            let file = py
+                .detach(|| RecordFile::from_seekable(&name, source))
+                .map_err(PyTfrecError::from)?;
+            files.push(file);
+        }
         Ok(RecordFiles {
             inner: Files::new(files),
         })

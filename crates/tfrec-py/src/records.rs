@@ -2,17 +2,20 @@
 //! many files and globs (`tfrec.TFRecordDataset`).
 
 use std::fs::File;
+use std::io::{Read, Write};
 use std::sync::{Mutex, PoisonError};
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use tfrec::record::remote::{is_url, RemoteObject, RemoteOptions, RemoteWriter};
 use tfrec::record::{
-    Compression, CompressionChoice, MultiFileReader, OnCorruption, ReaderOptions, RecordError, RecordWriter as Writer,
-    TornTail, WriterOptions,
+    Compression, CompressionChoice, Location, MultiFileReader, OnCorruption, ReadStats, ReaderOptions, RecordError,
+    RecordErrorKind, RecordReader, RecordWriter as Writer, TornTail, WriteError, WriterOptions,
 };
 
 use crate::errors::PyTfrecError;
+use crate::pyfile::{is_readable_stream, stream_name, PyReadStream, PyWriteStream};
 
 /// TF's `compression_type`: `None`/`""`/`"NONE"`, `"GZIP"`, `"ZLIB"`, or `"AUTO"` (extension,
 /// then sniffing).
@@ -59,11 +62,111 @@ pub fn reader_options(
     Ok(options)
 }
 
-/// Writes framed records to one file.
+/// Where a writer's records go: a file, an object in a store (uploaded as it is written, and
+/// only there once complete), or a Python file object.
+pub enum Sink {
+    File(Writer<File>),
+    Object(Writer<RemoteWriter>),
+    Stream(Writer<PyWriteStream>),
+}
+
+impl Sink {
+    /// Opens `target`: a path, a URL, or a Python file object with `write()`; returns the
+    /// sink and the name errors show. With [`CompressionChoice::Auto`] in `options`, a path's or
+    /// URL's extension decides (`.gz`, `.zz`), and a file object gets plain records.
+    pub fn create(py: Python<'_>, target: &Bound<'_, PyAny>, options: WriterOptions) -> PyResult<(Sink, String)> {
+        let fspath = if target.hasattr("__fspath__")? {
+            Some(target.call_method0("__fspath__")?)
+        } else {
+            None
+        };
+        if let Ok(name) = fspath.as_ref().unwrap_or(target).extract::<String>() {
+            if !is_url(&name) {
+                let writer = Writer::create(&name, options).map_err(PyTfrecError::from)?;
+                return Ok((Sink::File(writer), name));
+            }
+            let options = match options.compression {
+                CompressionChoice::Auto => {
+                    let by_name = Compression::from_extension(std::path::Path::new(&name));
+                    options.compression(by_name.unwrap_or(Compression::None))
+                }
+                CompressionChoice::Exactly(_) => options,
+            };
+            let upload = py
+                .detach(|| RemoteWriter::create(&name))
+                .map_err(|e| write_failed(&name, e))?;
+            let writer = Writer::with_options(upload, options).with_path(&name);
+            return Ok((Sink::Object(writer), name));
+        }
+        if !target.hasattr("write")? {
+            return Err(PyTypeError::new_err(format!(
+                "TFRecord files are written to a path, a URL or a file object with write(), not {}",
+                target.get_type().name()?
+            )));
+        }
+        let name = stream_name(target);
+        let stream = PyWriteStream::new(target.clone().unbind());
+        Ok((
+            Sink::Stream(Writer::with_options(stream, options).with_path(&name)),
+            name,
+        ))
+    }
+
+    pub fn write_record(&mut self, record: &[u8]) -> Result<(), WriteError> {
+        match self {
+            Sink::File(w) => w.write_record(record),
+            Sink::Object(w) => w.write_record(record),
+            Sink::Stream(w) => w.write_record(record),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), WriteError> {
+        match self {
+            Sink::File(w) => w.flush(),
+            Sink::Object(w) => w.flush(),
+            Sink::Stream(w) => w.flush(),
+        }
+    }
+
+    pub fn records_written(&self) -> u64 {
+        match self {
+            Sink::File(w) => w.records_written(),
+            Sink::Object(w) => w.records_written(),
+            Sink::Stream(w) => w.records_written(),
+        }
+    }
+
+    /// Ends the stream; an object's upload is completed, so it appears now, whole.
+    pub fn finish(self, path: &str) -> PyResult<()> {
+        match self {
+            Sink::File(w) => w.finish().map(drop).map_err(|e| PyTfrecError::from(e).into()),
+            Sink::Stream(w) => {
+                let mut stream = w.finish().map_err(PyTfrecError::from)?;
+                stream.flush().map_err(|e| write_failed(path, e))
+            }
+            Sink::Object(w) => {
+                let upload = w.finish().map_err(PyTfrecError::from)?;
+                upload.finish().map_err(|e| write_failed(path, e))
+            }
+        }
+    }
+}
+
+fn write_failed(path: &str, e: std::io::Error) -> PyErr {
+    PyTfrecError::from(WriteError {
+        path: Some(std::sync::Arc::from(std::path::Path::new(path))),
+        record_index: 0,
+        source: e,
+    })
+    .into()
+}
+
+/// Writes framed records to a file, an object store URL or a Python file object.
 #[pyclass(module = "tfrec._tfrec")]
 pub struct RecordWriter {
-    /// `None` once closed.
-    writer: Option<Writer<File>>,
+    /// `None` once closed. Behind a mutex only to make the class `Sync`; `&mut self` methods
+    /// use `get_mut`.
+    writer: Mutex<Option<Sink>>,
     path: String,
 }
 
@@ -71,7 +174,7 @@ pub struct RecordWriter {
 impl RecordWriter {
     #[new]
     #[pyo3(signature = (path, compression=None, level=None))]
-    fn new(path: String, compression: Option<&str>, level: Option<u32>) -> PyResult<Self> {
+    fn new(py: Python<'_>, path: &Bound<'_, PyAny>, compression: Option<&str>, level: Option<u32>) -> PyResult<Self> {
         let compression: Compression = match compression {
             None => Compression::None,
             Some(n) => n.parse().map_err(PyTfrecError::from)?,
@@ -80,33 +183,54 @@ impl RecordWriter {
         if let Some(level) = level {
             options = options.level(level);
         }
-        let writer = Writer::create(&path, options).map_err(PyTfrecError::from)?;
+        let (writer, path) = Sink::create(py, path, options)?;
         Ok(RecordWriter {
-            writer: Some(writer),
+            writer: Mutex::new(Some(writer)),
             path,
         })
     }
 
-    fn write(&mut self, record: &[u8]) -> PyResult<()> {
+    fn write(&mut self, py: Python<'_>, record: &[u8]) -> PyResult<()> {
         let writer = self.open_writer()?;
-        writer.write_record(record).map_err(|e| PyTfrecError::from(e).into())
+        py.detach(|| writer.write_record(record))
+            .map_err(|e| PyTfrecError::from(e).into())
     }
 
-    fn flush(&mut self) -> PyResult<()> {
+    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
         let writer = self.open_writer()?;
-        writer.flush().map_err(|e| PyTfrecError::from(e).into())
+        py.detach(|| writer.flush()).map_err(|e| PyTfrecError::from(e).into())
     }
 
-    fn close(&mut self) -> PyResult<()> {
-        if let Some(writer) = self.writer.take() {
-            writer.finish().map_err(PyTfrecError::from)?;
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        if let Some(writer) = self.writer.get_mut().map_err(poisoned)?.take() {
+            let path = self.path.clone();
+            py.detach(|| writer.finish(&path))?;
         }
         Ok(())
     }
 
+    /// Closes the writer after a failure: an object being uploaded is abandoned, so nothing
+    /// appears under its name; a file or file object is ended as `close` ends it (TensorFlow
+    /// keeps what was written to a file).
+    fn abort(&mut self, py: Python<'_>) -> PyResult<()> {
+        match self.writer.get_mut().map_err(poisoned)?.take() {
+            Some(Sink::Object(writer)) => {
+                // Dropped unfinished: the upload is aborted (see `RemoteWriter`).
+                py.detach(|| drop(writer));
+                Ok(())
+            }
+            Some(other) => {
+                let path = self.path.clone();
+                py.detach(|| other.finish(&path))
+            }
+            None => Ok(()),
+        }
+    }
+
     #[getter]
-    fn records_written(&self) -> u64 {
-        self.writer.as_ref().map_or(0, |w| w.records_written())
+    fn records_written(&self) -> PyResult<u64> {
+        let writer = self.writer.lock().map_err(poisoned)?;
+        Ok(writer.as_ref().map_or(0, |w| w.records_written()))
     }
 
     #[getter]
@@ -115,16 +239,47 @@ impl RecordWriter {
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.writer.is_none()
+    fn closed(&self) -> PyResult<bool> {
+        Ok(self.writer.lock().map_err(poisoned)?.is_none())
     }
 }
 
 impl RecordWriter {
-    fn open_writer(&mut self) -> PyResult<&mut Writer<File>> {
+    fn open_writer(&mut self) -> PyResult<&mut Sink> {
         self.writer
+            .get_mut()
+            .map_err(poisoned)?
             .as_mut()
             .ok_or_else(|| PyValueError::new_err(format!("the writer for {} is closed", self.path)))
+    }
+}
+
+/// The records read: many files (and objects), or one Python file object.
+enum Records {
+    Files(MultiFileReader),
+    Stream(RecordReader<Box<dyn Read + Send>>),
+}
+
+impl Records {
+    fn next_record(&mut self) -> Result<Option<&[u8]>, RecordError> {
+        match self {
+            Records::Files(r) => r.next_record(),
+            Records::Stream(r) => r.next_record(),
+        }
+    }
+
+    fn stats(&self) -> ReadStats {
+        match self {
+            Records::Files(r) => r.stats(),
+            Records::Stream(r) => r.stats(),
+        }
+    }
+
+    fn problems(&self) -> Vec<&RecordError> {
+        match self {
+            Records::Files(r) => r.problems(),
+            Records::Stream(r) => r.problems().iter().collect(),
+        }
     }
 }
 
@@ -132,7 +287,7 @@ impl RecordWriter {
 #[pyclass(module = "tfrec._tfrec")]
 pub struct RecordIterator {
     /// Behind a mutex only to make the class `Sync`; `&mut self` methods use `get_mut`.
-    reader: Mutex<MultiFileReader>,
+    reader: Mutex<Records>,
     /// An error met by `next_many` after some records; raised by the next call.
     pending: Option<RecordError>,
     /// Set once an error was raised: the iterator then ends.
@@ -154,7 +309,45 @@ impl RecordIterator {
         let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, buffer_size)?;
         let reader = MultiFileReader::open(&paths, options).map_err(PyTfrecError::from)?;
         Ok(RecordIterator {
-            reader: Mutex::new(reader),
+            reader: Mutex::new(Records::Files(reader)),
+            pending: None,
+            failed: false,
+        })
+    }
+
+    /// The records of a Python file object (anything with `read(n)` giving `bytes`), read from
+    /// where it stands; errors name it by its `name` attribute.
+    #[staticmethod]
+    #[pyo3(signature = (stream, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=true, buffer_size=None))]
+    fn from_stream(
+        py: Python<'_>,
+        stream: &Bound<'_, PyAny>,
+        compression_type: Option<&str>,
+        on_corruption: &str,
+        torn_tail: &str,
+        verify_crc: bool,
+        buffer_size: Option<usize>,
+    ) -> PyResult<Self> {
+        let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, buffer_size)?;
+        if !is_readable_stream(stream) {
+            return Err(PyTypeError::new_err(format!(
+                "a stream of records is a file object with read(), not {}",
+                stream.get_type().name()?
+            )));
+        }
+        let name = stream_name(stream);
+        let source = PyReadStream::new(stream.clone().unbind());
+        let reader = py.detach(|| RecordReader::from_stream(source, options)).map_err(|e| {
+            PyTfrecError::from(RecordError {
+                kind: RecordErrorKind::Open(e),
+                location: Location {
+                    path: Some(std::sync::Arc::from(std::path::Path::new(&name))),
+                    ..Location::default()
+                },
+            })
+        })?;
+        Ok(RecordIterator {
+            reader: Mutex::new(Records::Stream(reader.with_path(name))),
             pending: None,
             failed: false,
         })
@@ -250,4 +443,27 @@ fn poisoned<T>(_: PoisonError<T>) -> PyErr {
 pub fn expand_inputs(inputs: Vec<String>) -> PyResult<Vec<String>> {
     let files = tfrec::record::expand_inputs(&inputs).map_err(PyTfrecError::from)?;
     Ok(files.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}
+
+/// The size of the object a URL names and its first `n` bytes (fewer if it is shorter): what
+/// the Ray datasource plans its read units by.
+#[pyfunction]
+pub fn object_head<'py>(py: Python<'py>, url: String, n: usize) -> PyResult<(u64, Bound<'py, PyBytes>)> {
+    let read = py.detach(|| -> std::io::Result<(u64, Vec<u8>)> {
+        let object = RemoteObject::open(&url, RemoteOptions::from_env())?;
+        let len = object.len();
+        let mut head = vec![0; usize::try_from(len).map_or(n, |len| len.min(n))];
+        object.read_exact_at(&mut head, 0)?;
+        Ok((len, head))
+    });
+    let (len, head) = read.map_err(|e| {
+        PyTfrecError::from(RecordError {
+            kind: RecordErrorKind::Open(e),
+            location: Location {
+                path: Some(std::sync::Arc::from(std::path::Path::new(&url))),
+                ..Location::default()
+            },
+        })
+    })?;
+    Ok((len, PyBytes::new(py, &head)))
 }

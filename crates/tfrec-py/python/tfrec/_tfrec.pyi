@@ -15,6 +15,7 @@ __all__ = [
     "RecordWriter",
     "RecordIterator",
     "expand_inputs",
+    "object_head",
     "Parser",
     "RecordFiles",
     "Dataset",
@@ -190,6 +191,10 @@ class Parser:
 class RecordFiles:
     """Plain TFRecord files opened for random access, their records numbered file after file."""
     def __new__(cls, paths: Sequence[str], index_paths: Sequence[str | None] | None = None) -> Self: ...
+    @staticmethod
+    def from_streams(streams: Sequence[object]) -> RecordFiles:
+        """Random access to Python file objects that can `seek` (a file opened `"rb"`, `BytesIO`,
+        fsspec's files): each is read once to index it, then read at the records' offsets."""
     def __len__(self) -> int:
         """Return len(self)."""
     def get(self, i: int) -> bytes:
@@ -226,11 +231,26 @@ class RecordIterator:
         """What was read and skipped so far."""
     def __iter__(self) -> Self: ...
     def __next__(self) -> bytes: ...
+    @staticmethod
+    def from_stream(
+        stream: object,
+        compression_type: str | None = None,
+        on_corruption: str = "raise",
+        torn_tail: str = "raise",
+        verify_crc: bool = True,
+        buffer_size: int | None = None,
+    ) -> RecordIterator:
+        """The records of a Python file object (anything with `read(n)` giving `bytes`), read from
+        where it stands; errors name it by its `name` attribute."""
 
 @final
 class RecordWriter:
-    """Writes framed records to one file."""
-    def __new__(cls, path: str, compression: str | None = None, level: int | None = None) -> Self: ...
+    """Writes framed records to a file, an object store URL or a Python file object."""
+    def __new__(cls, path: object, compression: str | None = None, level: int | None = None) -> Self: ...
+    def abort(self) -> None:
+        """Closes the writer after a failure: an object being uploaded is abandoned, so nothing
+        appears under its name; a file or file object is ended as `close` ends it (TensorFlow
+        keeps what was written to a file)."""
     @property
     def closed(self) -> bool: ...
     @property
@@ -327,7 +347,7 @@ def arrow_infer_spec(
     """Infers Example specs from the first `rows` records of `paths` (the library's one inference,
     as `tfrec schema --json` and `tfrec convert`): `(spec JSON, names of the string features
     found UTF-8, (name, why) of the features left out)`."""
-def arrow_write(stream: object, path: str | bytes | os.PathLike[str], compression: str | None = None) -> int:
+def arrow_write(stream: object, path: object, compression: str | None = None) -> int:
     """Writes the batches of an `arrow_array_stream` capsule (from `__arrow_c_stream__`) to
     `path` as Examples; returns the number of records written."""
 def cli_main(argv: Sequence[str]) -> int:
@@ -345,6 +365,9 @@ def encode_sequence_example(
     context: Iterable[_PlainFeature] | None, feature_lists: Iterable[tuple[str, Iterable[tuple[str | None, Any]]]] | None
 ) -> bytes:
     """`SequenceExample` bytes from its context and feature lists (`(name, [(kind, values)...])`)."""
+def object_head(url: str, n: int) -> tuple[int, bytes]:
+    """The size of the object a URL names and its first `n` bytes (fewer if it is shorter): what
+    the Ray datasource plans its read units by."""
 def expand_inputs(inputs: Sequence[str]) -> list[str]:
     """The files that paths, directories and glob patterns name, in the order the readers take
     them (`record::expand_inputs`): a data set expands its inputs once, so every process it is

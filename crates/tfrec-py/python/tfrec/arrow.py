@@ -31,7 +31,12 @@ import os
 import warnings
 
 from . import _tfrec
+from ._records import is_stream as _is_stream, streams as _streams
 from ._specs import spec_dict
+
+
+def _is_stream_target(obj):
+    return hasattr(obj, "write") and not isinstance(obj, (str, bytes, os.PathLike))
 
 __all__ = ["ArrowStream", "infer_spec", "read", "write"]
 
@@ -39,7 +44,30 @@ __all__ = ["ArrowStream", "infer_spec", "read", "write"]
 def _paths(paths):
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
+    if any(_is_stream(p) for p in paths):
+        raise TypeError("file objects are copied to a temporary file first: use tfrec.arrow.read (or pass paths)")
     return [os.fsdecode(p) for p in paths]
+
+
+def _spooled(paths):
+    """``(paths, directory)``: file objects (anything with ``read()``) copied into files of a
+    temporary directory, which lives as long as the returned object, since Arrow batches are
+    read by byte ranges and each use of a stream reads the files again; paths as they are
+    (``directory`` is then ``None``)."""
+    objs = _streams(paths)
+    if objs is None:
+        return _paths(paths), None
+    import shutil
+    import tempfile
+
+    directory = tempfile.TemporaryDirectory(prefix="tfrec-arrow-")
+    out = []
+    for i, obj in enumerate(objs):
+        target = os.path.join(directory.name, f"stream-{i:05d}")
+        with open(target, "wb") as f:
+            shutil.copyfileobj(obj, f, 1 << 20)
+        out.append(target)
+    return out, directory
 
 
 def _project(spec, columns):
@@ -70,7 +98,8 @@ def infer_spec(paths, rows=1000, *, compression=None):
     n ≥ 1 of values (``allow_missing`` when a record lacks it), else a ``VarLenFeature``. A
     feature with no kind set, or whose kind varies between records, is left out with a
     ``UserWarning`` saying why."""
-    return _infer(_paths(paths), rows, compression)[0]
+    files, _directory = _spooled(paths)
+    return _infer(files, rows, compression)[0]
 
 
 def _infer(paths, rows, compression):
@@ -98,7 +127,7 @@ class ArrowStream:
 
     def __init__(self, paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, utf8=False,
                  compression=None, infer_rows=1000, n_rows=None, on_corruption="raise"):
-        self._paths = _paths(paths)
+        self._paths, self._spooled = _spooled(paths)
         self._utf8_columns = None
         if spec is None:
             spec, utf8_names = _infer(self._paths, infer_rows, compression)
@@ -188,6 +217,9 @@ def read(paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, u
          infer_rows=1000, n_rows=None, on_corruption="raise"):
     """TFRecord files as an :class:`ArrowStream` of record batches of at most ``batch_rows``.
 
+    ``paths``: a path, glob, directory or object store URL, or a list of them; or file objects
+    with ``read()``, copied to a temporary file first (Arrow reads files by byte ranges).
+
     ``spec``: a dict of ``tfrec.io`` feature specs (or their JSON form, or a sequence spec with
     ``context_features`` / ``sequence_features``); ``None`` infers one from the first
     ``infer_rows`` records (Examples or SequenceExamples). The columns follow the spec's key
@@ -203,11 +235,12 @@ def read(paths, spec=None, *, columns=None, batch_rows=65536, byte_range=None, u
 
 def write(data, path, compression=None):
     """Writes ``data`` (anything with ``__arrow_c_stream__``: a pyarrow Table or
-    RecordBatchReader, a Polars DataFrame, an :class:`ArrowStream`) to ``path`` as Examples, one
-    per row; returns the number written. Integers become ``int64_list``, floating point
+    RecordBatchReader, a Polars DataFrame, an :class:`ArrowStream`) to ``path`` (a file, an
+    object store URL, uploaded whole or not at all, or a file object with ``write()``) as
+    Examples, one per row; returns the number written. Integers become ``int64_list``, floating point
     ``float_list``, binary and strings ``bytes_list``, booleans ``int64_list`` of 0 / 1; lists
     are flattened; a struct column gives one feature per field; NULL is an absent feature."""
     if not hasattr(data, "__arrow_c_stream__"):
         raise TypeError(f"write() needs an object with __arrow_c_stream__, not {type(data).__name__}")
     capsule = data.__arrow_c_stream__()
-    return _tfrec.arrow_write(capsule, os.fspath(path), compression)
+    return _tfrec.arrow_write(capsule, path if _is_stream_target(path) else os.fspath(path), compression)

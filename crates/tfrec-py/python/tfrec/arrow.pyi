@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 import pyarrow as pa  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from typing_extensions import TypeAlias
 
-from ._records import _Paths
+from ._records import _Inputs, _Paths, _Writable
 from ._tfrec import _ArrowStats
 from .io import _Features
 
@@ -46,7 +46,7 @@ __all__ = ["ArrowStream", "infer_spec", "read", "write"]
 _SpecArg: TypeAlias = _Features | str | bytes
 _OnCorruption: TypeAlias = Literal["raise", "skip", "skip_file"]
 
-def infer_spec(paths: _Paths, rows: int = 1000, *, compression: str | None = None) -> dict[str, Any]:
+def infer_spec(paths: _Inputs, rows: int = 1000, *, compression: str | None = None) -> dict[str, Any]:
     """A spec (JSON form: ``{name: {"type": …}}``) inferred from the first ``rows`` records of
     ``paths``, by the rules ``tfrec schema --json`` and ``tfrec convert`` follow (the same spec
     for the same records): a ``FixedLenFeature`` of shape ``[]`` (one value) or ``[n]`` when every
@@ -72,7 +72,7 @@ class ArrowStream:
     carries a message only."""
     def __init__(
         self,
-        paths: _Paths,
+        paths: _Inputs,
         spec: _SpecArg | None = None,
         *,
         columns: Iterable[str] | None = None,
@@ -104,7 +104,7 @@ class ArrowStream:
         """The ``pyarrow.Schema`` of the batches (nothing is read)."""
 
 def read(
-    paths: _Paths,
+    paths: _Inputs,
     spec: _SpecArg | None = None,
     *,
     columns: Iterable[str] | None = None,
@@ -118,6 +118,9 @@ def read(
 ) -> ArrowStream:
     """TFRecord files as an :class:`ArrowStream` of record batches of at most ``batch_rows``.
 
+    ``paths``: a path, glob, directory or object store URL, or a list of them; or file objects
+    with ``read()``, copied to a temporary file first (Arrow reads files by byte ranges).
+
     ``spec``: a dict of ``tfrec.io`` feature specs (or their JSON form, or a sequence spec with
     ``context_features`` / ``sequence_features``); ``None`` infers one from the first
     ``infer_rows`` records (Examples or SequenceExamples). The columns follow the spec's key
@@ -127,10 +130,11 @@ def read(
     ``n_rows``: stop after so many. ``on_corruption``: ``"raise"`` (the default, as
     TensorFlow), ``"skip"`` (skip damaged regions, losing no intact record) or ``"skip_file"``
     (abandon a damaged file's rest); :meth:`ArrowStream.stats` then counts what was skipped."""
-def write(data: _ArrowStreamExportable, path: str | os.PathLike[str], compression: str | None = None) -> int:
+def write(data: _ArrowStreamExportable, path: str | os.PathLike[str] | _Writable, compression: str | None = None) -> int:
     """Writes ``data`` (anything with ``__arrow_c_stream__``: a pyarrow Table or
-    RecordBatchReader, a Polars DataFrame, an :class:`ArrowStream`) to ``path`` as Examples, one
-    per row; returns the number written. Integers become ``int64_list``, floating point
+    RecordBatchReader, a Polars DataFrame, an :class:`ArrowStream`) to ``path`` (a file, an
+    object store URL, uploaded whole or not at all, or a file object with ``write()``) as
+    Examples, one per row; returns the number written. Integers become ``int64_list``, floating point
     ``float_list``, binary and strings ``bytes_list``, booleans ``int64_list`` of 0 / 1; lists
     are flattened; a struct column gives one feature per field; NULL is an absent feature."""
 

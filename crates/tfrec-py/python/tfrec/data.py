@@ -18,12 +18,14 @@ their shard.
 """
 
 import itertools
+from io import BytesIO as _BytesIO
 import json
 import random
 
 from . import _engine, _specs, _tfrec
 from . import io as _io
 from ._records import TFRecordOptions, TFRecordWriter, compression as _compression, paths as _paths
+from ._records import stream_records as _stream_records, stream_starts as _stream_starts, streams as _streams
 from .random_access import RandomAccessDataset
 
 __all__ = [
@@ -87,8 +89,10 @@ _DEFAULT_OPTIONS = {"threads": 1, "prefetch": 2, "deterministic": True}
 
 
 class Dataset:
-    """A pipeline over TFRecord files (paths, directories or glob patterns), or over in-memory
-    elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
+    """A pipeline over TFRecord files (paths, directories, glob patterns or object store URLs
+    such as ``s3://bucket/train-*.tfrecord``), over file objects (anything with ``read()``:
+    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; their stages run in Python), or over
+    in-memory elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
     Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``
     (batches of records), dicts of NumPy arrays (parsed Examples, ``SparseTensor`` /
@@ -103,13 +107,22 @@ class Dataset:
     def __init__(
         self, filenames, compression_type=None, on_corruption="raise", torn_tail="raise", verify_crc=True
     ):
-        files = tuple(_tfrec.expand_inputs(_paths(filenames)))
         reader = dict(
             compression_type=_compression(compression_type),
             on_corruption=on_corruption,
             torn_tail=torn_tail,
             verify_crc=verify_crc,
         )
+        objs = _streams(filenames)
+        if objs is not None:
+            # File objects: their records come through the stream reader, and every stage
+            # runs in Python (a stream cannot be split by file or read by the Rust threads).
+            _tfrec.RecordIterator.from_stream(_BytesIO(b""), **reader)
+            self._source = ("streams", tuple(_stream_starts(objs)), reader)
+            self._stages = ()
+            self._options = dict(_DEFAULT_OPTIONS)
+            return
+        files = tuple(_tfrec.expand_inputs(_paths(filenames)))
         # Checks the reader options now, as tf.data checks its arguments when the stage is made.
         _tfrec.Dataset(list(files[:1]), *reader.values())
         self._source = ("files", files, reader)
@@ -294,6 +307,8 @@ class Dataset:
         kind, source, _ = self._source
         if kind == "files":
             what = f"{len(source)} file{'s' if len(source) != 1 else ''}"
+        elif kind == "streams":
+            what = f"{len(source)} file object{'s' if len(source) != 1 else ''}"
         elif kind == "slices":
             what = f"{len(source)} slices"
         else:
@@ -419,6 +434,10 @@ class Dataset:
                 if self._source[0] == "generator":
                     generator, args = self._source[1]
                     return iter(generator(*args))
+                if self._source[0] == "streams":
+                    _, objs, reader = self._source
+                    buffer_size = getattr(self, "_buffer_size", None)
+                    return (r for obj in objs for r in _stream_records(obj, reader, buffer_size))
                 return map(_wrap_outputs, iter(self._rust_dataset(rust, epoch, seeds)))
             stage = python[k - 1]
             name = stage[0]
@@ -554,8 +573,8 @@ class experimental:  # noqa: N801  (tf.data.experimental's name)
 
 
 class TFRecordDataset(Dataset):
-    """``tf.data.TFRecordDataset``: the records of files (paths or glob patterns) as ``bytes``,
-    with every stage of :class:`Dataset`.
+    """``tf.data.TFRecordDataset``: the records of files (paths, glob patterns, object store
+    URLs, or file objects with ``read()``) as ``bytes``, with every stage of :class:`Dataset`.
 
     ``compression_type``: ``None`` decides per file from its extension, else its first bytes;
     ``""``/``"NONE"``, ``"GZIP"``, ``"ZLIB"`` force one. ``num_parallel_reads`` reads that
@@ -588,5 +607,9 @@ class TFRecordDataset(Dataset):
     def records(self):
         """The files' records through the plain reader (with ``stats()`` and ``problems()``),
         ignoring the stages."""
-        _, files, reader = self._source
+        kind, files, reader = self._source
+        if kind == "streams":
+            if len(files) != 1:
+                raise ValueError("records() reads one file object; iterate the data set for several")
+            return _stream_records(files[0], reader, self._buffer_size)
         return _tfrec.RecordIterator(list(files), buffer_size=self._buffer_size, **reader)

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
 from . import _tfrec
-from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter, _Paths, _Record
+from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter, _Inputs, _Paths, _Record
 from .arrow import ArrowStream, _SpecArg
 from .io import _Features
 from .random_access import RandomAccessDataset as RandomAccessDataset
@@ -52,8 +52,10 @@ INFINITE_CARDINALITY: Final = -1
 UNKNOWN_CARDINALITY: Final = -2
 
 class Dataset:
-    """A pipeline over TFRecord files (paths, directories or glob patterns), or over in-memory
-    elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
+    """A pipeline over TFRecord files (paths, directories, glob patterns or object store URLs
+    such as ``s3://bucket/train-*.tfrecord``), over file objects (anything with ``read()``:
+    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; their stages run in Python), or over
+    in-memory elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
     Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``
     (batches of records), dicts of NumPy arrays (parsed Examples, ``SparseTensor`` /
@@ -62,11 +64,10 @@ class Dataset:
 
     >>> ds = (tfrec.Dataset("train-*.tfrecord").shuffle(10_000, seed=1)
     ...       .batch(1024).parse({"age": tfrec.io.FixedLenFeature([], "int64")}).threads(2))
-    >>> for batch in ds: ...
-    """
+    >>> for batch in ds: ..."""
     def __init__(
         self,
-        filenames: _Paths,
+        filenames: _Inputs,
         compression_type: str | TFRecordOptions | None = None,
         on_corruption: _OnCorruption = "raise",
         torn_tail: _TornTail = "raise",
@@ -194,8 +195,8 @@ class experimental:
     UNKNOWN_CARDINALITY: Final = -2
 
 class TFRecordDataset(Dataset):
-    """``tf.data.TFRecordDataset``: the records of files (paths or glob patterns) as ``bytes``,
-    with every stage of :class:`Dataset`.
+    """``tf.data.TFRecordDataset``: the records of files (paths, glob patterns, object store
+    URLs, or file objects with ``read()``) as ``bytes``, with every stage of :class:`Dataset`.
 
     ``compression_type``: ``None`` decides per file from its extension, else its first bytes;
     ``""``/``"NONE"``, ``"GZIP"``, ``"ZLIB"`` force one. ``num_parallel_reads`` reads that
@@ -204,11 +205,10 @@ class TFRecordDataset(Dataset):
     record index, unless ``on_corruption`` is ``"skip"`` (skip the damaged record,
     resynchronising) or ``"skip_file"`` (skip the rest of that file). ``torn_tail="skip"``
     accepts a partial record header at the end of a file (one still being written); by
-    default it is reported, where TensorFlow silently drops it.
-    """
+    default it is reported, where TensorFlow silently drops it."""
     def __init__(
         self,
-        filenames: _Paths,
+        filenames: _Inputs,
         compression_type: str | TFRecordOptions | None = None,
         buffer_size: int | None = None,
         num_parallel_reads: int | None = None,

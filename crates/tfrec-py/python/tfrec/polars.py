@@ -60,7 +60,8 @@ def read(paths, spec=None, *, columns=None, compression=None, utf8=True, infer_r
 def scan_tfrecord(paths, spec=None, *, compression=None, utf8=True, infer_rows=1000):
     """A ``polars.LazyFrame`` over TFRecord files of ``tf.train.Example``.
 
-    ``paths``: a path, glob or list of them. ``spec``: the features (``tfrec.io`` specs, or the
+    ``paths``: a path, glob or object store URL, or a list of them; or file objects (copied
+    to a temporary file once). ``spec``: the features (``tfrec.io`` specs, or the
     JSON spec form); ``None`` infers one from the first ``infer_rows`` records. ``utf8``: string
     features as ``pl.String`` (an Example holding bytes that are not UTF-8 is then an error),
     else ``pl.Binary``. ``compression``: ``None`` (per file), ``""``, ``"GZIP"`` or ``"ZLIB"``.
@@ -68,12 +69,15 @@ def scan_tfrecord(paths, spec=None, *, compression=None, utf8=True, infer_rows=1
     Only the columns the query uses are parsed; ``head``/``limit`` stop the read early; the
     filter runs on each batch as it is parsed.
     """
+    # File objects are copied once, to files that live as long as the LazyFrame's source.
+    paths, spooled = _arrow._spooled(paths)
     if spec is None:
         spec = _arrow.infer_spec(paths, rows=infer_rows)
     schema = _polars_schema(_arrow_schema(paths, spec, compression, utf8))
     names = list(schema.names())
 
     def source(with_columns, predicate, n_rows, batch_size):
+        _ = spooled
         wanted = names if with_columns is None else list(with_columns)
         parse = list(wanted)
         if predicate is not None:

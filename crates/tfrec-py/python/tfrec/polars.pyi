@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from ._records import _Paths
+from ._records import _Inputs, _Paths
 from .arrow import _SpecArg
 
 __all__ = ["read", "scan_tfrecord"]
@@ -31,7 +31,7 @@ __all__ = ["read", "scan_tfrecord"]
 DEFAULT_BATCH_ROWS: int
 
 def read(
-    paths: _Paths,
+    paths: _Inputs,
     spec: _SpecArg | None = None,
     *,
     columns: Iterable[str] | None = None,
@@ -46,15 +46,15 @@ def read(
     order (``columns``: only these, in this order); ``n_rows`` stops the read early. For a
     query over files larger than memory, :func:`scan_tfrecord`."""
 def scan_tfrecord(
-    paths: _Paths, spec: _SpecArg | None = None, *, compression: str | None = None, utf8: bool = True, infer_rows: int = 1000
+    paths: _Inputs, spec: _SpecArg | None = None, *, compression: str | None = None, utf8: bool = True, infer_rows: int = 1000
 ) -> pl.LazyFrame:
     """A ``polars.LazyFrame`` over TFRecord files of ``tf.train.Example``.
 
-    ``paths``: a path, glob or list of them. ``spec``: the features (``tfrec.io`` specs, or the
+    ``paths``: a path, glob or object store URL, or a list of them; or file objects (copied
+    to a temporary file once). ``spec``: the features (``tfrec.io`` specs, or the
     JSON spec form); ``None`` infers one from the first ``infer_rows`` records. ``utf8``: string
     features as ``pl.String`` (an Example holding bytes that are not UTF-8 is then an error),
     else ``pl.Binary``. ``compression``: ``None`` (per file), ``""``, ``"GZIP"`` or ``"ZLIB"``.
 
     Only the columns the query uses are parsed; ``head``/``limit`` stop the read early; the
-    filter runs on each batch as it is parsed.
-    """
+    filter runs on each batch as it is parsed."""

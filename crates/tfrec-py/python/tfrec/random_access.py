@@ -16,6 +16,7 @@ import os
 
 from . import _specs, _tfrec
 from . import io as _io
+from ._records import streams as _streams
 
 __all__ = ["RandomAccessDataset"]
 
@@ -31,7 +32,8 @@ class RandomAccessDataset:
     """The records of plain TFRecord files by position: ``ds[i]`` is the i-th record of
     reading the files in order (as ``tfrec.TFRecordDataset`` yields them).
 
-    ``filenames``: a path, glob or directory, or a list of them. ``features``: a parse spec
+    ``filenames``: a path, glob, directory or object store URL, or a list of them; or file
+    objects with ``read()`` and ``seek()`` (indexed by reading each once, kept in memory). ``features``: a parse spec
     (``{name: tfrec.io.FixedLenFeature(...), ...}`` as ``tfrec.io.parse_example`` takes); with it
     ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``.
     ``index_paths``: one index path (or ``None`` for ``FILE.idx``) per file after expansion.
@@ -53,7 +55,14 @@ class RandomAccessDataset:
             if isinstance(index_paths, (str, bytes, os.PathLike)):
                 index_paths = [index_paths]
             index_paths = [None if p is None else os.fsdecode(p) for p in index_paths]
-        self._files = _tfrec.RecordFiles(_as_list(filenames), index_paths)
+        objs = _streams(filenames)
+        if objs is not None:
+            if index_paths is not None:
+                raise ValueError("index_paths is for files: a file object is indexed by reading it once")
+            self._files = _tfrec.RecordFiles.from_streams(objs)
+        else:
+            self._files = _tfrec.RecordFiles(_as_list(filenames), index_paths)
+        self._streams = objs is not None
         self._paths = self._files.paths
         # The indexes in use: a worker loads them instead of scanning the files again.
         self._index_paths = self._files.index_paths
@@ -81,6 +90,9 @@ class RandomAccessDataset:
         return self._parser
 
     def __getstate__(self):
+        if getattr(self, "_streams", False):
+            raise TypeError("a RandomAccessDataset over file objects cannot be pickled (a worker cannot open "
+                            "the same file object): give it paths or URLs")
         return {
             "paths": self._paths,
             "index_paths": self._index_paths,

@@ -17,7 +17,7 @@ from typing import Any, Generic, SupportsIndex, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from ._records import _PathArg, _Paths
+from ._records import _PathArg, _Inputs, _Paths
 from .io import _Features, _Tensor
 
 __all__ = ["RandomAccessDataset"]
@@ -31,7 +31,8 @@ class RandomAccessDataset(Generic[_Item]):
     """The records of plain TFRecord files by position: ``ds[i]`` is the i-th record of
     reading the files in order (as ``tfrec.TFRecordDataset`` yields them).
 
-    ``filenames``: a path, glob or directory, or a list of them. ``features``: a parse spec
+    ``filenames``: a path, glob, directory or object store URL, or a list of them; or file
+    objects with ``read()`` and ``seek()`` (indexed by reading each once, kept in memory). ``features``: a parse spec
     (``{name: tfrec.io.FixedLenFeature(...), ...}`` as ``tfrec.io.parse_example`` takes); with it
     ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``.
     ``index_paths``: one index path (or ``None`` for ``FILE.idx``) per file after expansion.
@@ -45,19 +46,18 @@ class RandomAccessDataset(Generic[_Item]):
 
     It pickles as its description (files, features, index paths) and opens the files again
     lazily in the process that uses it, so it can be sent to workers started with ``spawn``.
-    ``__len__`` and ``__getitem__`` make it a Grain ``RandomAccessDataSource``.
-    """
+    ``__len__`` and ``__getitem__`` make it a Grain ``RandomAccessDataSource``."""
     @overload
     def __init__(
         self: RandomAccessDataset[bytes],
-        filenames: _Paths,
+        filenames: _Inputs,
         features: None = None,
         index_paths: _PathArg | Iterable[_PathArg | None] | None = None,
     ) -> None: ...
     @overload
     def __init__(
         self: RandomAccessDataset[dict[str, _Tensor]],
-        filenames: _Paths,
+        filenames: _Inputs,
         features: _Features,
         index_paths: _PathArg | Iterable[_PathArg | None] | None = None,
     ) -> None: ...

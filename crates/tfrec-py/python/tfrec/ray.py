@@ -20,7 +20,8 @@ import ray
 from ray.data import Datasink, Datasource, ReadTask
 from ray.data.block import BlockAccessor, BlockMetadata
 
-from . import arrow as _arrow
+from . import _tfrec, arrow as _arrow
+from ._records import is_stream as _is_stream
 from .errors import DataLossError
 
 __all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "read_tfrecords", "write_tfrecords"]
@@ -52,8 +53,14 @@ def _expand(paths):
         paths = [paths]
     files = []
     for p in paths:
+        if _is_stream(p):
+            raise TypeError("Ray's read tasks open their inputs themselves: give paths or object store URLs, "
+                            "not file objects")
         p = os.fsdecode(p)
-        if os.path.isdir(p):
+        if _is_url(p):
+            # Listings, globs and prefixes by the library's rules (index objects left out).
+            files += [f for f in _tfrec.expand_inputs([p]) if not f.endswith(".idx")]
+        elif os.path.isdir(p):
             names = sorted(n for n in os.listdir(p) if not n.startswith((".", "_")) and not n.endswith(".idx"))
             files += [os.path.join(p, n) for n in names if os.path.isfile(os.path.join(p, n))]
         elif glob.has_magic(p):
@@ -95,8 +102,21 @@ def _index_offsets(path):
         return None
 
 
+def _is_url(path):
+    return "://" in path and not path.startswith("file://")
+
+
+def _size(path):
+    return _tfrec.object_head(path, 0)[0] if _is_url(path) else os.path.getsize(path)
+
+
 def _plan_file(path, compression, split_bytes):
     """The read units of one file: ``(path, byte_range or None, num_rows or None, size)``."""
+    if _is_url(path):
+        # An object is read whole by one task: cutting it into byte ranges needs its record
+        # offsets, and finding them would read the object once more before the tasks start.
+        size, _head = _tfrec.object_head(path, 0)
+        return [(path, None, None, size)]
     size = os.path.getsize(path)
     plain = _is_plain(path, size, compression)
     offsets = _index_offsets(path) if plain else None
@@ -229,7 +249,7 @@ class TFRecordDatasource(Datasource):
         return True
 
     def estimate_inmemory_data_size(self):
-        return sum(os.path.getsize(f) for f in self._files)
+        return sum(_size(f) for f in self._files)
 
     def _units(self, parallelism):
         total = self.estimate_inmemory_data_size()
@@ -360,7 +380,8 @@ class TFRecordDatasink(Datasink):
         self._compression = compression or None
 
     def on_write_start(self, schema=None):
-        os.makedirs(self._path, exist_ok=True)
+        if not _is_url(self._path):
+            os.makedirs(self._path, exist_ok=True)
 
     def _suffix(self):
         c = (self._compression or "").upper()
@@ -372,10 +393,16 @@ class TFRecordDatasink(Datasink):
             table = BlockAccessor.for_block(block).to_arrow()
             if table.num_rows == 0:
                 continue
-            name = os.path.join(self._path, f"part-{ctx.task_idx:05d}-{i:05d}{self._suffix()}")
-            tmp = name + ".tmp"
-            n = _arrow.write(table, tmp, compression=self._compression)
-            os.replace(tmp, name)
+            part = f"part-{ctx.task_idx:05d}-{i:05d}{self._suffix()}"
+            if _is_url(self._path):
+                # An upload is atomic already: the object appears whole when it completes.
+                name = self._path.rstrip("/") + "/" + part
+                n = _arrow.write(table, name, compression=self._compression)
+            else:
+                name = os.path.join(self._path, part)
+                tmp = name + ".tmp"
+                n = _arrow.write(table, tmp, compression=self._compression)
+                os.replace(tmp, name)
             written.append((name, n))
         return written
 
@@ -386,7 +413,7 @@ class TFRecordDatasink(Datasink):
 
 def write_tfrecords(dataset, path, *, compression=None, **ray_kwargs):
     """Writes a ``ray.data.Dataset`` as TFRecord files of ``tf.train.Example`` in directory
-    ``path``, one file per block (``part-{task:05d}-{block:05d}.tfrecord``, ``.gz``/``.zlib``
+    ``path`` (or under an object store URL prefix such as ``s3://bucket/out/``), one file per block (``part-{task:05d}-{block:05d}.tfrecord``, ``.gz``/``.zlib``
     with ``compression="GZIP"``/``"ZLIB"``), each written by its write task through
     ``tfrec.arrow.write`` (integers → int64, floating → float, strings/binary → bytes, lists
     → list features, nulls → absent features). Returns the sink (``files``,

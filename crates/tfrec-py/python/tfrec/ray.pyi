@@ -112,7 +112,7 @@ def write_tfrecords(
     dataset: ray.data.Dataset, path: str | os.PathLike[str], *, compression: str | None = None, **ray_kwargs: Any
 ) -> TFRecordDatasink:
     """Writes a ``ray.data.Dataset`` as TFRecord files of ``tf.train.Example`` in directory
-    ``path``, one file per block (``part-{task:05d}-{block:05d}.tfrecord``, ``.gz``/``.zlib``
+    ``path`` (or under an object store URL prefix such as ``s3://bucket/out/``), one file per block (``part-{task:05d}-{block:05d}.tfrecord``, ``.gz``/``.zlib``
     with ``compression="GZIP"``/``"ZLIB"``), each written by its write task through
     ``tfrec.arrow.write`` (integers → int64, floating → float, strings/binary → bytes, lists
     → list features, nulls → absent features). Returns the sink (``files``,

@@ -5,15 +5,16 @@
 //! Reads take `&self` (no seek position is shared), so threads can share one `RecordFile`.
 
 use std::io;
+use std::io::Read as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use super::compression::{Compression, CompressionChoice};
+use super::compression::{Compression, CompressionChoice, DETECT_PREFIX};
 use super::error::{Location, RecordError, RecordErrorKind};
 use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use super::index::{IndexEntry, IndexError, RecordIndex};
-use super::reader::file_compression;
+use super::reader::{file_compression, RecordReader};
 use super::remote::{Positional, Source};
 
 /// A plain TFRecord file opened for random access.
@@ -82,6 +83,53 @@ impl RecordFile {
     pub fn with_index(path: impl AsRef<Path>, index: RecordIndex) -> Result<Self, IndexError> {
         let path = path.as_ref();
         Self::from_parts(open_plain(path)?, path, index, None)
+    }
+
+    /// Random access to a plain TFRecord stream that can seek: a buffer in memory, or a file
+    /// object a binding hands over. The stream is read once to build the index (kept in
+    /// memory); `name` stands for it in errors. A compressed stream is refused, as
+    /// [`RecordFile::open`] refuses a compressed file.
+    ///
+    /// ```
+    /// use tfrec::record::{RecordFile, RecordWriter, WriterOptions};
+    ///
+    /// let mut writer = RecordWriter::with_options(Vec::new(), WriterOptions::default());
+    /// for i in 0..10 {
+    ///     writer.write_record(format!("record {i}").as_bytes())?;
+    /// }
+    /// let bytes = writer.finish()?;
+    /// let file = RecordFile::from_seekable("<memory>", std::io::Cursor::new(bytes))?;
+    /// assert_eq!(file.get(7)?, b"record 7");
+    /// # Ok::<(), tfrec::Error>(())
+    /// ```
+    pub fn from_seekable<S>(name: impl AsRef<Path>, mut stream: S) -> Result<Self, IndexError>
+    where
+        S: io::Read + io::Seek + Send + 'static,
+    {
+        let path = name.as_ref();
+        let open_failed = |e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf())));
+        let len = stream.seek(io::SeekFrom::End(0)).map_err(open_failed)?;
+        stream.seek(io::SeekFrom::Start(0)).map_err(open_failed)?;
+        let mut prefix = Vec::new();
+        io::Read::by_ref(&mut stream)
+            .take(DETECT_PREFIX as u64)
+            .read_to_end(&mut prefix)
+            .map_err(open_failed)?;
+        let compression = Compression::detect(&prefix);
+        if compression != Compression::None {
+            return Err(IndexError::NeedsUncompressed {
+                path: path.to_path_buf(),
+                compression,
+            });
+        }
+        stream.seek(io::SeekFrom::Start(0)).map_err(open_failed)?;
+        let reader = RecordReader::new(io::Read::by_ref(&mut stream)).with_path(path);
+        let index = RecordIndex::from_reader(reader)?;
+        let file = Positional::Stream {
+            stream: Mutex::new(Box::new(stream)),
+            len,
+        };
+        Self::from_parts(file, path, index, None)
     }
 
     /// Checks every entry against the file's size now, so that an index of another file or

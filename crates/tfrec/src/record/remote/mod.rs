@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 #[cfg(feature = "remote")]
 mod client;
@@ -143,11 +144,31 @@ impl Seek for Source {
 
 /// A file or an object read at given offsets through `&self` (no shared position), for random
 /// access.
-#[derive(Debug)]
 pub(crate) enum Positional {
     File(File),
     #[cfg(feature = "remote")]
     Remote(RemoteObject),
+    /// Any seekable stream (a buffer in memory, a binding's file object): reads take turns
+    /// behind the lock, since a stream has one position.
+    Stream {
+        stream: Mutex<Box<dyn SeekRead>>,
+        len: u64,
+    },
+}
+
+/// A stream [`Positional`] can read at offsets.
+pub(crate) trait SeekRead: Read + Seek + Send {}
+impl<T: Read + Seek + Send> SeekRead for T {}
+
+impl std::fmt::Debug for Positional {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Positional::File(file) => f.debug_tuple("File").field(file).finish(),
+            #[cfg(feature = "remote")]
+            Positional::Remote(o) => f.debug_tuple("Remote").field(o).finish(),
+            Positional::Stream { len, .. } => f.debug_struct("Stream").field("len", len).finish_non_exhaustive(),
+        }
+    }
 }
 
 impl Positional {
@@ -166,6 +187,7 @@ impl Positional {
             Positional::File(f) => Ok(f.metadata()?.len()),
             #[cfg(feature = "remote")]
             Positional::Remote(o) => Ok(o.len()),
+            Positional::Stream { len, .. } => Ok(*len),
         }
     }
 
@@ -175,10 +197,18 @@ impl Positional {
             Positional::File(f) => read_exact_at(f, buf, offset),
             #[cfg(feature = "remote")]
             Positional::Remote(o) => o.read_exact_at(buf, offset),
+            Positional::Stream { stream, .. } => {
+                let mut stream = stream
+                    .lock()
+                    .map_err(|_| io::Error::other("an earlier read of this stream panicked"))?;
+                stream.seek(SeekFrom::Start(offset))?;
+                stream.read_exact(buf)
+            }
         }
     }
 
-    /// Whether this reads an object rather than a local file.
+    /// Whether this reads an object or a stream rather than a local file (so nothing is
+    /// written beside it).
     pub(crate) fn is_remote(&self) -> bool {
         !matches!(self, Positional::File(_))
     }

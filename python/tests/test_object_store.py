@@ -353,9 +353,46 @@ def test_ray_reads_objects_and_writes_under_a_prefix(s3):
         ds = tray.read_tfrecords(_url("data/*.tfrecord"), {"id": SPEC["id"]})
         ids = sorted(int(row["id"]) for row in ds.take_all())
         assert ids == sorted(list(range(1000, 1050)) + list(range(1000, 1007)))
+        # With an index object beside it (`tfrec index URL` writes one), an object is cut into
+        # byte ranges at record starts, each read by its own task with ranged GETs.
+        assert tfrec._tfrec.cli_main(["tfrec", "index", _url("data/a.tfrecord")]) == 0
+        split = s3.head_object(Bucket=BUCKET, Key="data/a.tfrecord")["ContentLength"] // 4
+        source = tray.TFRecordDatasource([_url("data/a.tfrecord"), _url("data/b.tfrecord")], {"id": SPEC["id"]},
+                                         split_bytes=split)
+        tasks = source.get_read_tasks(100)
+        assert len(tasks) >= 5
+        assert sum(t.metadata.num_rows for t in tasks[:-1]) == 50
+        split_ds = tray.read_tfrecords([_url("data/a.tfrecord"), _url("data/b.tfrecord")], {"id": SPEC["id"]},
+                                       split_bytes=split, override_num_blocks=100)
+        assert sorted(int(row["id"]) for row in split_ds.take_all()) == ids
+        s3.delete_object(Bucket=BUCKET, Key="data/a.tfrecord.idx")
         sink = tray.write_tfrecords(ds, _url("ray-out/"))
         assert sink.records_written == 57
         assert all(f.startswith(f"s3://{BUCKET}/ray-out/part-") for f in sink.files)
         assert len(list(tfdata.TFRecordDataset(_url("ray-out/")))) == 57
     finally:
         ray.shutdown()
+
+
+def test_a_writer_killed_mid_upload_leaves_no_object(s3):
+    """A process killed while its upload is under way (a part sent, the rest not) leaves no
+    object under the name: only a completed multipart upload makes one."""
+    script = (
+        "import os, sys, tfrec\n"
+        "w = tfrec.io.TFRecordWriter(sys.argv[1])\n"
+        "block = os.urandom(1 << 20)\n"
+        "for _ in range(12):\n"
+        "    w.write(block)\n"
+        "print('written', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, _url("out/killed.tfrecord")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(os.environ))
+    try:
+        assert child.stdout.readline().strip() == b"written"
+        # 12 MiB written: the first 8 MiB part is uploaded, the rest waits for close().
+        assert s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads"), "no upload under way"
+    finally:
+        child.kill()
+        child.wait()
+    assert "out/killed.tfrecord" not in _keys(s3, "out/")

@@ -12,17 +12,17 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::servers::{find_tool, free_port, golden_records, Server, BUCKET, S3};
-use common::{binary, text};
+use common::servers::{find_tool, free_port, Server, BUCKET, S3};
+use common::{binary, text, write_examples};
 
-/// The golden files the reads are checked on: plain, GZIP (one large enough for many blocks)
-/// and ZLIB.
-const FILES: [&str; 5] = [
-    "plain.tfrecord",
-    "notebook.tfrecord",
-    "gzip.tfrecord.gz",
-    "zlib.tfrecord.zz",
-    "big.tfrecord.gz",
+/// The files the reads are checked on, written by the test (compression by extension) with so
+/// many Examples: plain, GZIP (one large enough for many blocks) and ZLIB.
+const FILES: [(&str, usize); 5] = [
+    ("plain.tfrecord", 300),
+    ("notebook.tfrecord", 100),
+    ("gzip.tfrecord.gz", 200),
+    ("zlib.tfrecord.zz", 150),
+    ("big.tfrecord.gz", 20_000),
 ];
 
 /// Runs `tfrec args` in `dir` with `env`.
@@ -35,20 +35,20 @@ fn tfrec_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
     command.output().expect("run tfrec")
 }
 
-/// The golden files copied under `dir/data/` (a hidden file and a non-record file too, which
-/// a directory's expansion must leave out).
+/// [`FILES`] written under `dir/data/` (a hidden file and a non-record file too, which a
+/// directory's expansion must leave out).
 fn local_copies(dir: &Path) -> Vec<PathBuf> {
     let data = dir.join("data");
     std::fs::create_dir_all(data.join("sub")).expect("mkdir");
     let mut copied = Vec::new();
-    for (i, name) in FILES.iter().enumerate() {
+    for (i, (name, records)) in FILES.iter().enumerate() {
         // One level down too, so that a prefix is walked at any depth.
         let to = if i % 2 == 0 {
             data.join(name)
         } else {
             data.join("sub").join(name)
         };
-        std::fs::copy(golden_records().join(name), &to).expect("copy");
+        write_examples(&to, *records);
         copied.push(to);
     }
     std::fs::write(data.join("notes.json"), b"{}").expect("write");
@@ -279,7 +279,8 @@ fn http_reads_are_the_local_reads() {
 fn s3_shards_are_written_whole_and_read_back() {
     let Some(s3) = S3::start() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
-    let input = golden_records().join("notebook.tfrecord");
+    let input = dir.path().join("notebook.tfrecord");
+    write_examples(&input, 100);
     let out = tfrec_env(
         dir.path(),
         &s3.env(),
@@ -308,23 +309,41 @@ fn s3_shards_are_written_whole_and_read_back() {
     let total = |out: &Output| text(&out.stdout).lines().last().map(str::to_owned);
     assert_eq!(total(&there), total(&here));
 }
-/// A TCP proxy in front of a server that misbehaves on a fixed schedule over its connections:
-/// some get a 503, some are cut after a number of response bytes, the rest pass. From
-/// `fail_from` on, every connection gets a 503.
+/// What the proxy does to one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// Passes the response through.
+    None,
+    /// Answers with this status (500, 503) and no body.
+    Status(u16),
+    /// Cuts the connection after this many response bytes.
+    Cut(u64),
+    /// Stops sending after this many response bytes, holds the connection open for
+    /// [`STALL`], then cuts it: a stalled server, which only the client's timeout ends.
+    Stall(u64),
+}
+
+/// How long a stalled connection is held: far longer than the campaign's request timeout.
+const STALL: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A TCP proxy in front of a server that misbehaves on a schedule drawn from a seed over its
+/// connections: 5xx answers, connections cut and stalls at random offsets of the response, the
+/// rest passed through. From `fail_from` on, every connection gets a 503.
 struct FaultProxy {
     port: u16,
-    faults: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Connections that got a fault, by kind: status, cut, stall.
+    faults: std::sync::Arc<[std::sync::atomic::AtomicU64; 3]>,
     connections: std::sync::Arc<std::sync::atomic::AtomicU64>,
     fail_from: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl FaultProxy {
-    fn start(upstream: u16) -> FaultProxy {
+    fn start(upstream: u16, seed: u64) -> FaultProxy {
         use std::sync::atomic::{AtomicU64, Ordering};
         use std::sync::Arc;
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("address").port();
-        let faults = Arc::new(AtomicU64::new(0));
+        let faults = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
         let connections = Arc::new(AtomicU64::new(0));
         let fail_from = Arc::new(AtomicU64::new(u64::MAX));
         let (f, c, ff) = (Arc::clone(&faults), Arc::clone(&connections), Arc::clone(&fail_from));
@@ -332,12 +351,21 @@ impl FaultProxy {
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let n = c.fetch_add(1, Ordering::SeqCst);
-                let fail_all = n >= ff.load(Ordering::SeqCst);
-                let (f, fault) = (Arc::clone(&f), if fail_all { Some(0) } else { Self::fault(n) });
+                let fault = if n >= ff.load(Ordering::SeqCst) {
+                    Fault::Status(503)
+                } else {
+                    Self::fault(seed, n)
+                };
+                let kind = match fault {
+                    Fault::None => None,
+                    Fault::Status(_) => Some(0),
+                    Fault::Cut(_) => Some(1),
+                    Fault::Stall(_) => Some(2),
+                };
+                if let Some(k) = kind {
+                    f[k].fetch_add(1, Ordering::SeqCst);
+                }
                 std::thread::spawn(move || {
-                    if fault.is_some() {
-                        f.fetch_add(1, Ordering::SeqCst);
-                    }
                     let _ = Self::serve(client, upstream, fault);
                 });
             }
@@ -350,18 +378,27 @@ impl FaultProxy {
         }
     }
 
-    /// Connection `n`'s fault: `Some(0)` a 503, `Some(k)` cut after `k` response bytes.
-    fn fault(n: u64) -> Option<u64> {
-        match n % 7 {
-            3 => Some(0),
-            5 => Some(n.wrapping_mul(7919) % 50_000 + 1),
-            _ => None,
+    /// Connection `n`'s fault, drawn from `seed`: about 1 in 8 a 5xx, 1 in 8 cut and 1 in 40
+    /// stalled, at an offset anywhere in the first 40,000 bytes of the response (its headers
+    /// included, so a cut can fall in them too).
+    fn fault(seed: u64, n: u64) -> Fault {
+        // splitmix64: a different, reproducible draw per connection.
+        let mut z = seed.wrapping_add(n.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let offset = (z >> 16) % 40_000 + 1;
+        match z % 40 {
+            0..=4 => Fault::Status(if z % 2 == 0 { 500 } else { 503 }),
+            5..=9 => Fault::Cut(offset),
+            10 => Fault::Stall(offset),
+            _ => Fault::None,
         }
     }
 
-    fn serve(mut client: TcpStream, upstream: u16, fault: Option<u64>) -> std::io::Result<()> {
+    fn serve(mut client: TcpStream, upstream: u16, fault: Fault) -> std::io::Result<()> {
         use std::io::Read as _;
-        if fault == Some(0) {
+        if let Fault::Status(code) = fault {
             let mut request = Vec::new();
             let mut buf = [0u8; 4096];
             while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -371,7 +408,15 @@ impl FaultProxy {
                 }
                 request.extend_from_slice(&buf[..n]);
             }
-            client.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+            let reason = if code == 500 {
+                "Internal Server Error"
+            } else {
+                "Service Unavailable"
+            };
+            write!(
+                client,
+                "HTTP/1.1 {code} {reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )?;
             return client.shutdown(std::net::Shutdown::Both);
         }
         let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
@@ -380,7 +425,10 @@ impl FaultProxy {
             let _ = std::io::copy(&mut from_client, &mut to_server);
             let _ = to_server.shutdown(std::net::Shutdown::Write);
         });
-        let mut left = fault.unwrap_or(u64::MAX);
+        let mut left = match fault {
+            Fault::Cut(k) | Fault::Stall(k) => k,
+            Fault::None | Fault::Status(_) => u64::MAX,
+        };
         let mut buf = [0u8; 8192];
         loop {
             let n = server.read(&mut buf)?;
@@ -391,6 +439,9 @@ impl FaultProxy {
             client.write_all(&buf[..take])?;
             left -= take as u64;
             if left == 0 {
+                if matches!(fault, Fault::Stall(_)) {
+                    std::thread::sleep(STALL);
+                }
                 // A connection dropped mid-response.
                 let _ = server.shutdown(std::net::Shutdown::Both);
                 return client.shutdown(std::net::Shutdown::Both);
@@ -399,46 +450,101 @@ impl FaultProxy {
     }
 }
 
+/// The seed of the fault schedule: `TFREC_FAULT_SEED` to replay a run, else a fixed one.
+fn fault_seed() -> u64 {
+    let seed = std::env::var("TFREC_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x7F4A_2026);
+    let _ = writeln!(std::io::stderr(), "fault schedule seed: {seed} (TFREC_FAULT_SEED)");
+    seed
+}
+
+/// 200 reads through the faulty proxy (5xx answers, connections cut and stalled at random
+/// offsets): each gives exactly the records of the local file, or fails naming the URL, the
+/// byte offset and the record; none gives a wrong, missing or repeated record.
 #[test]
 fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
     use std::sync::atomic::Ordering;
     let dir = tempfile::tempdir().expect("temp dir");
     local_copies(dir.path());
     let server = range_server(dir.path());
-    let proxy = FaultProxy::start(server.port);
+    let proxy = FaultProxy::start(server.port, fault_seed());
     let prefix = format!("http://127.0.0.1:{}/", proxy.port);
     let env = vec![
         ("TFREC_REMOTE_BLOCK_SIZE", "16384".to_owned()),
         ("TFREC_REMOTE_BACKOFF_MS", "1".to_owned()),
-        ("TFREC_REMOTE_RETRIES", "8".to_owned()),
+        ("TFREC_REMOTE_RETRIES", "4".to_owned()),
+        ("TFREC_REMOTE_TIMEOUT_MS", "400".to_owned()),
     ];
     let files = [
         "data/big.tfrecord.gz",
         "data/plain.tfrecord",
         "data/sub/notebook.tfrecord",
+        "data/sub/zlib.tfrecord.zz",
     ];
-    let mut whole = 0;
-    for run in 0..24 {
-        let input = files[run % files.len()];
-        let here = tfrec_env(dir.path(), &env, &["cat", "--format", "raw", input]);
-        let url = format!("{prefix}{input}");
-        let there = tfrec_env(dir.path(), &env, &["cat", "--format", "raw", &url]);
-        if there.status.success() {
-            assert!(
-                text(&there.stdout).replace(&prefix, "") == text(&here.stdout),
-                "run {run}: {url} read other records than the local copy"
-            );
-            whole += 1;
-        } else {
-            let error = text(&there.stderr);
-            assert!(
-                error.contains(&url) && error.contains("byte offset"),
-                "run {run}: {error}"
-            );
+    let expected: Vec<Vec<u8>> = files
+        .iter()
+        .map(|input| {
+            let here = tfrec_env(dir.path(), &[], &["cat", "--format", "raw", input]);
+            assert!(here.status.success(), "{}", text(&here.stderr));
+            here.stdout
+        })
+        .collect();
+    const RUNS: usize = 200;
+    let (mut whole, mut failed) = (0, 0);
+    // Two reads at a time: the stalls are waited out side by side.
+    for pair in (0..RUNS).collect::<Vec<_>>().chunks(2) {
+        let outputs: Vec<(usize, Output)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|&run| {
+                    let url = format!("{prefix}{}", files[run % files.len()]);
+                    // One read in five gets no retry of ours, so that some fail, at whatever
+                    // offset the schedule hits them.
+                    let mut env = env.clone();
+                    if run % 5 == 4 {
+                        env.push(("TFREC_REMOTE_RETRIES", "0".to_owned()));
+                    }
+                    let dir = dir.path();
+                    scope.spawn(move || (run, tfrec_env(dir, &env, &["cat", "--format", "raw", &url])))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("run")).collect()
+        });
+        for (run, there) in outputs {
+            let input = files[run % files.len()];
+            let url = format!("{prefix}{input}");
+            if there.status.success() {
+                let got = text(&there.stdout).replace(&prefix, "");
+                assert!(
+                    got.as_bytes() == expected[run % files.len()],
+                    "run {run}: {url} gave other records than the local copy"
+                );
+                whole += 1;
+            } else {
+                let error = text(&there.stderr);
+                // A read cut while opening (the first bytes, which decide the compression)
+                // comes before any record: it says "cannot open" instead of a record index.
+                assert!(
+                    error.contains(&url)
+                        && error.contains("byte offset")
+                        && (error.contains("record ") || error.contains("cannot open")),
+                    "run {run}: {error}"
+                );
+                failed += 1;
+            }
         }
     }
-    assert!(proxy.faults.load(Ordering::SeqCst) > 20, "the proxy hardly misbehaved");
-    assert!(whole > 0, "no read came through the faults");
+    let [status, cut, stalled] = [0, 1, 2].map(|k| proxy.faults[k].load(Ordering::SeqCst));
+    let _ = writeln!(
+        std::io::stderr(),
+        "{RUNS} reads: {whole} whole, {failed} failed naming the URL and offset; faults: {status} 5xx, {cut} cut, {stalled} stalled, of {} connections",
+        proxy.connections.load(Ordering::SeqCst)
+    );
+    assert!(status > 50 && cut > 50 && stalled > 5, "the proxy hardly misbehaved");
+    assert!(whole > RUNS / 2, "too few reads came through the faults: {whole}");
+    assert!(failed > 0, "no read failed: the error path went untested");
 
     // Every connection failing after the listing's and the open's HEADs and the first block,
     // with one retry: the read fails, naming the URL, the byte offset of the range and the
@@ -457,14 +563,16 @@ fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
     let error = text(&there.stderr);
     assert!(!there.status.success(), "{error}");
     assert!(error.contains(&url) && error.contains("byte offset"), "{error}");
-    assert!(error.contains("record 0 at"), "{error}");
+    // Which record depends on how far the first blocks came through the schedule's faults.
+    assert!(error.contains("record ") && error.contains(" at "), "{error}");
 }
 
 #[test]
 fn s3_outputs_are_the_local_outputs() {
     let Some(s3) = S3::start() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
-    let input = golden_records().join("notebook.tfrecord");
+    let input = dir.path().join("notebook.tfrecord");
+    write_examples(&input, 100);
     s3.upload(&input, "in/notebook.tfrecord");
     let url = format!("s3://{BUCKET}/in/notebook.tfrecord");
     let env = s3.env();

@@ -6,7 +6,7 @@ mod common;
 use std::io::Write as _;
 use std::path::Path;
 
-use common::servers::{golden_records, BUCKET, S3};
+use common::servers::{BUCKET, S3};
 
 #[test]
 fn s3_writer_dropped_mid_upload_leaves_no_object() {
@@ -35,7 +35,9 @@ fn s3_writer_dropped_mid_upload_leaves_no_object() {
 
     // Random access over ranged reads: the index is built in memory, nothing is written beside
     // the object; an index object beside it is used.
-    let local = golden_records().join("notebook.tfrecord");
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let local = scratch.path().join("notebook.tfrecord");
+    common::write_examples(&local, 100);
     s3.upload(&local, "ra/notebook.tfrecord");
     let url = format!("s3://{BUCKET}/ra/notebook.tfrecord");
     let here = tfrec::record::RecordFile::with_index(&local, tfrec::record::RecordIndex::build(&local).expect("index"))

@@ -6,16 +6,9 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use super::{repo, text};
+use super::text;
 
 pub const BUCKET: &str = "tfrec-test";
-
-pub fn golden_records() -> PathBuf {
-    match std::env::var_os("TFREC_GOLDEN_DIR") {
-        Some(d) => PathBuf::from(d).join("records"),
-        None => repo().join("testdata/golden/records"),
-    }
-}
 
 /// `name` next to `$TFREC_TEST_PYTHON`, else on `PATH`; `None` (after saying why) when absent
 /// outside CI, a failure in CI.

@@ -22,7 +22,7 @@ from ray.data.block import BlockAccessor, BlockMetadata
 
 from . import _tfrec, arrow as _arrow
 from ._records import is_stream as _is_stream
-from .errors import DataLossError
+from .errors import DataLossError, TfrecError
 
 __all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "read_tfrecords", "write_tfrecords"]
 
@@ -77,18 +77,31 @@ def _expand(paths):
     return files
 
 
-def _is_plain(path, size, compression):
-    """Whether a file is an uncompressed TFRecord file (so byte ranges of it can be read)."""
+def _is_plain(path, size, compression, head=None):
+    """Whether a file is an uncompressed TFRecord file (so byte ranges of it can be read);
+    ``head``: its first 8 bytes, when already read."""
     if compression is not None:
         return str(compression).upper() in ("", "NONE")
     if path.lower().endswith(_COMPRESSED_SUFFIXES):
         return False
-    with open(path, "rb") as f:
-        head = f.read(8)
+    if head is None:
+        with open(path, "rb") as f:
+            head = f.read(8)
     if head[:2] == b"\x1f\x8b":  # gzip magic
         return False
     # A plain file starts with its first record's length, which must fit in the file.
     return len(head) == 8 and int.from_bytes(head, "little") + 16 <= size
+
+
+def _remote_index_offsets(url):
+    """The record offsets of the index object beside ``url`` (``tfrec index URL`` writes it),
+    or None without one."""
+    try:
+        size, _ = _tfrec.object_head(url + ".idx", 0)
+        _, text = _tfrec.object_head(url + ".idx", size)
+        return [int(line.split()[0]) for line in text.decode("ascii").splitlines() if line.strip()]
+    except (OSError, ValueError, IndexError, UnicodeDecodeError, TfrecError):
+        return None
 
 
 def _index_offsets(path):
@@ -113,13 +126,17 @@ def _size(path):
 def _plan_file(path, compression, split_bytes):
     """The read units of one file: ``(path, byte_range or None, num_rows or None, size)``."""
     if _is_url(path):
-        # An object is read whole by one task: cutting it into byte ranges needs its record
-        # offsets, and finding them would read the object once more before the tasks start.
-        size, _head = _tfrec.object_head(path, 0)
-        return [(path, None, None, size)]
-    size = os.path.getsize(path)
-    plain = _is_plain(path, size, compression)
-    offsets = _index_offsets(path) if plain else None
+        size, head = _tfrec.object_head(path, 8)
+        plain = _is_plain(path, size, compression, head)
+        offsets = _remote_index_offsets(path) if plain and size > split_bytes else None
+        if offsets is None:
+            # Without an index object, an object is read whole by one task: finding its record
+            # offsets would read it once more before the tasks start.
+            return [(path, None, None, size)]
+    else:
+        size = os.path.getsize(path)
+        plain = _is_plain(path, size, compression)
+        offsets = _index_offsets(path) if plain else None
     if not plain or size <= split_bytes:
         rows = len(offsets) if offsets is not None else None
         return [(path, None, rows, size)]

@@ -2,7 +2,6 @@
 //! number of rows and parsed into columns batch by batch, so memory stays bounded whatever the
 //! input size. Errors name the file and offset of the record at fault.
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -11,6 +10,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 
 use super::{ColumnarError, ExampleColumns, SequenceColumns, StringColumns};
 use crate::parse::SpecFile;
+use crate::record::remote::Source as FileOrObject;
 use crate::record::{
     IndexEntry, IndexError, MultiFileReader, ReadStats, ReaderOptions, RecordError, RecordIndex, RecordReader,
 };
@@ -66,7 +66,7 @@ impl ColumnSpecs {
 enum Source {
     Files(MultiFileReader),
     Range {
-        reader: RecordReader<BufReader<File>>,
+        reader: RecordReader<BufReader<FileOrObject>>,
         path: PathBuf,
         entries: Vec<IndexEntry>,
         next: usize,
@@ -120,7 +120,9 @@ impl BatchReader {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::open(path).map_err(io)?;
+        // A local file, or an object read by ranged GETs from `start` on (seeking restarts
+        // the read-ahead there, so a range costs its own bytes, not the object's).
+        let file = FileOrObject::open(path).map_err(io)?;
         let mut reader = RecordReader::new_seekable(BufReader::new(file), options)
             .map_err(io)?
             .with_path(path);

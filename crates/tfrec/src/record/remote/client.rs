@@ -10,8 +10,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
+use object_store::aws::AmazonS3ConfigKey;
+use object_store::azure::AzureConfigKey;
+use object_store::gcp::GoogleConfigKey;
 use object_store::path::Path as ObjectPath;
-use object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use url::Url;
@@ -131,29 +134,55 @@ pub(super) fn store_for(url: &Url) -> io::Result<(Arc<dyn ObjectStore>, ObjectPa
         max_retries: 3,
         retry_timeout: Duration::from_secs(60),
     };
+    // A request that has not finished by then (a stalled connection) fails and is retried like
+    // a reset one. The stores' own default is 30 s; `TFREC_REMOTE_TIMEOUT_MS` sets it for
+    // every scheme (AWS_TIMEOUT and the like still apply to their store when it is unset).
+    let timeout = std::env::var("TFREC_REMOTE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map(|ms| format!("{ms}ms"));
     let built: object_store::Result<Arc<dyn ObjectStore>> = match scheme {
-        ObjectStoreScheme::AmazonS3 => object_store::aws::AmazonS3Builder::from_env()
-            .with_url(url.as_str())
-            .with_retry(retry)
-            .build()
-            .map(|s| Arc::new(s) as _),
-        ObjectStoreScheme::GoogleCloudStorage => object_store::gcp::GoogleCloudStorageBuilder::from_env()
-            .with_url(url.as_str())
-            .with_retry(retry)
-            .build()
-            .map(|s| Arc::new(s) as _),
-        ObjectStoreScheme::MicrosoftAzure => object_store::azure::MicrosoftAzureBuilder::from_env()
-            .with_url(url.as_str())
-            .with_retry(retry)
-            .build()
-            .map(|s| Arc::new(s) as _),
+        ObjectStoreScheme::AmazonS3 => {
+            let mut builder = object_store::aws::AmazonS3Builder::from_env()
+                .with_url(url.as_str())
+                .with_retry(retry);
+            if let Some(t) = &timeout {
+                builder = builder.with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), t);
+            }
+            builder.build().map(|s| Arc::new(s) as _)
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let mut builder = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                .with_url(url.as_str())
+                .with_retry(retry);
+            if let Some(t) = &timeout {
+                builder = builder.with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), t);
+            }
+            builder.build().map(|s| Arc::new(s) as _)
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let mut builder = object_store::azure::MicrosoftAzureBuilder::from_env()
+                .with_url(url.as_str())
+                .with_retry(retry);
+            if let Some(t) = &timeout {
+                builder = builder.with_config(AzureConfigKey::Client(ClientConfigKey::Timeout), t);
+            }
+            builder.build().map(|s| Arc::new(s) as _)
+        }
         // An `http://` URL is plain HTTP by the user's own choice.
-        ObjectStoreScheme::Http => object_store::http::HttpBuilder::new()
-            .with_url(key.as_str())
-            .with_client_options(object_store::ClientOptions::new().with_allow_http(url.scheme() == "http"))
-            .with_retry(retry)
-            .build()
-            .map(|s| Arc::new(s) as _),
+        ObjectStoreScheme::Http => {
+            let mut client = object_store::ClientOptions::new().with_allow_http(url.scheme() == "http");
+            if let Some(t) = &timeout {
+                client = client.with_config(ClientConfigKey::Timeout, t);
+            }
+            object_store::http::HttpBuilder::new()
+                .with_url(key.as_str())
+                .with_client_options(client)
+                .with_retry(retry)
+                .build()
+                .map(|s| Arc::new(s) as _)
+        }
         other => return Err(invalid(&format!("{other:?} URLs are not read through an object store"))),
     };
     let store = built.map_err(|e| invalid(&e))?;

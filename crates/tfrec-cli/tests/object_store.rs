@@ -389,7 +389,7 @@ impl FaultProxy {
         z ^= z >> 31;
         let offset = (z >> 16) % 40_000 + 1;
         match z % 40 {
-            0..=4 => Fault::Status(if z % 2 == 0 { 500 } else { 503 }),
+            0..=4 => Fault::Status(if z.is_multiple_of(2) { 500 } else { 503 }),
             5..=9 => Fault::Cut(offset),
             10 => Fault::Stall(offset),
             _ => Fault::None,

@@ -4,8 +4,8 @@
 //! failure the temporary file is removed, so nothing partial is ever left to read as whole.
 //! A command that writes a whole directory (`shard`, `shuffle`) claims it for the run, so two
 //! runs never mix their files. An output named by an object store URL is written to a local
-//! temporary file the same way and uploaded at the commit (the object appears only whole);
-//! a bucket has no directories to claim.
+//! temporary file the same way and uploaded at the commit (the object appears only whole). A
+//! bucket prefix is checked for other objects as a directory is, but has no lock to claim.
 
 use std::fs::{self, File};
 use std::io;

@@ -308,6 +308,43 @@ fn s3_shards_are_written_whole_and_read_back() {
     assert!(there.status.success(), "count: {}", text(&there.stderr));
     let total = |out: &Output| text(&out.stdout).lines().last().map(str::to_owned);
     assert_eq!(total(&there), total(&here));
+
+    // The prefix is checked as a directory is: an earlier run's shards are replaced only with
+    // --overwrite (and those the new run does not write are removed), and an object this
+    // command did not write is refused.
+    let shard = |count: &str, extra: &[&str]| {
+        let mut args = vec!["shard", common::s(&input), "-o"];
+        let url = format!("s3://{BUCKET}/shards");
+        args.push(&url);
+        args.extend(["--shards", count]);
+        args.extend(extra);
+        tfrec_env(dir.path(), &s3.env(), &args)
+    };
+    let again = shard("2", &[]);
+    assert!(!again.status.success());
+    assert!(
+        text(&again.stderr).contains("3 shards of an earlier run (--overwrite replaces them)"),
+        "{}",
+        text(&again.stderr)
+    );
+    let replaced = shard("2", &["--overwrite"]);
+    assert!(replaced.status.success(), "{}", text(&replaced.stderr));
+    assert_eq!(
+        s3.keys(),
+        [
+            "shards/part-00000-of-00002.tfrecord",
+            "shards/part-00001-of-00002.tfrecord"
+        ]
+    );
+    s3.upload(&input, "shards/notes/input.tfrecord");
+    let foreign = shard("2", &["--overwrite"]);
+    assert!(!foreign.status.success());
+    assert!(
+        text(&foreign.stderr).contains("which this command did not write"),
+        "{}",
+        text(&foreign.stderr)
+    );
+    assert_eq!(s3.open_uploads(), 0);
 }
 /// What the proxy does to one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

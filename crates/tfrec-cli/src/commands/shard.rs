@@ -169,6 +169,57 @@ fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathB
     Ok(ours)
 }
 
+/// The shards of an earlier run under a bucket prefix; an error if it holds anything else, as
+/// [`earlier_shards`] for a directory. (A bucket has no lock to take: two runs into one prefix
+/// at the same time are not kept apart, as they are in a directory.)
+#[cfg(feature = "remote")]
+fn earlier_shards_in_bucket(output: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathBuf>, CliError> {
+    let url = output.to_string_lossy();
+    let dir = if url.ends_with('/') {
+        url.to_string()
+    } else {
+        format!("{url}/")
+    };
+    let (objects, subdirs) = tfrec::record::remote::list_dir(&dir).map_err(|e| format!("{url}: {e}"))?;
+    let foreign = |what: &str| -> CliError {
+        format!("the output prefix {url} holds {what}, which this command did not write: choose an empty prefix").into()
+    };
+    if let Some(sub) = subdirs.first() {
+        return Err(foreign(sub));
+    }
+    let mut ours = Vec::new();
+    for object in objects {
+        let name = object.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !is_our_shard(name, prefix) {
+            return Err(foreign(&object.to_string_lossy()));
+        }
+        ours.push(object);
+    }
+    if !ours.is_empty() && !overwrite {
+        return Err(format!(
+            "the output prefix {url} holds {} shards of an earlier run (--overwrite replaces them)",
+            ours.len()
+        )
+        .into());
+    }
+    Ok(ours)
+}
+
+#[cfg(not(feature = "remote"))]
+fn earlier_shards_in_bucket(_output: &Path, _prefix: &str, _overwrite: bool) -> Result<Vec<PathBuf>, CliError> {
+    // Not reached: a URL output is refused before, as this build cannot write one.
+    Ok(Vec::new())
+}
+
+/// Removes an earlier run's shard: a file, or an object.
+fn remove_earlier(old: &Path) -> Result<(), CliError> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = old.to_str().filter(|_| tfrec::record::remote::is_url_path(old)) {
+        return tfrec::record::remote::delete(url).map_err(|e| CliError::from(e.to_string()));
+    }
+    fs::remove_file(old).map_err(|e| format!("{}: {e}", old.display()).into())
+}
+
 /// The shard of a record by the hash of a feature's values (CRC-32C of their encoding, which
 /// is stable across runs and versions); a record without the feature hashes as empty. Also
 /// says whether the record has the feature.
@@ -229,9 +280,10 @@ pub fn run(args: ShardArgs) -> Result<ExitCode, CliError> {
     let mut reader = args.input.open(args.skip)?;
     refuse_dir_holding_inputs(&args.output, reader.files())?;
     let result = if tfrec::record::remote::is_url_path(&args.output) {
-        // A prefix in a bucket: nothing to create or claim, and each shard is uploaded whole
-        // over any object of its name.
-        write_shards(&args, &mut reader, shards, &[])
+        // A prefix in a bucket: nothing to create or claim; what it holds is checked as a
+        // directory's is, and each shard is uploaded whole.
+        let earlier = earlier_shards_in_bucket(&args.output, &args.prefix, args.common.overwrite)?;
+        write_shards(&args, &mut reader, shards, &earlier)
     } else {
         write_local(&args, &mut reader, shards)
     };
@@ -337,7 +389,7 @@ fn write_shards(
     }
     for old in earlier {
         if !paths.contains(old) {
-            fs::remove_file(old).map_err(|e| format!("{}: {e}", old.display()))?;
+            remove_earlier(old)?;
         }
     }
     for file in out.files {

@@ -86,6 +86,34 @@ pub(crate) fn expand_url(input: &str, allow_empty: bool) -> Result<Vec<PathBuf>,
     Ok(found)
 }
 
+/// What a prefix URL holds one level down, as a directory's entries: the objects' URLs, and
+/// the names of the "subdirectories" (prefixes of deeper objects). Nothing under it is no
+/// error: a prefix exists as soon as an object is written below it.
+pub fn list_dir(url: &str) -> io::Result<(Vec<PathBuf>, Vec<String>)> {
+    let parsed = parse_url(url)?;
+    let (store, path) = store_for(&parsed)?;
+    let prefix = (!path.as_ref().is_empty()).then_some(&path);
+    let listing = block_on(store.list_with_delimiter(prefix))?.map_err(io::Error::from)?;
+    let mut objects: Vec<PathBuf> = listing
+        .objects
+        .iter()
+        .map(|o| object_url(&parsed, o.location.as_ref()))
+        .collect();
+    objects.sort();
+    let dirs = listing.common_prefixes.iter().map(|p| p.to_string()).collect();
+    Ok((objects, dirs))
+}
+
+/// Deletes the object a URL names (a missing one is no error: the outcome is the same).
+pub fn delete(url: &str) -> io::Result<()> {
+    let parsed = parse_url(url)?;
+    let (store, path) = store_for(&parsed)?;
+    match block_on(store.delete(&path))? {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(io::Error::other(format!("{}: deleting: {e}", display_url(&parsed)))),
+    }
+}
+
 /// `scheme://bucket` and the key after its `/` (empty when there is none).
 fn split_bucket(input: &str) -> (&str, &str) {
     let after_scheme = input.find("://").map_or(0, |i| i + 3);

@@ -23,6 +23,8 @@ pub use client::{RemoteObject, RemoteOptions, RemoteReader};
 #[cfg(feature = "remote")]
 pub(crate) use list::expand_url;
 #[cfg(feature = "remote")]
+pub use list::{delete, list_dir};
+#[cfg(feature = "remote")]
 pub use writer::RemoteWriter;
 
 /// The URL schemes read through an object store (`file://` is not one: it names a local path).

@@ -24,12 +24,13 @@ pub struct Progress {
 impl Progress {
     /// A bar over `total` bytes whose position is whatever `done` holds.
     pub fn new(total: u64, done: Arc<AtomicU64>) -> Progress {
-        Progress::polling(total, move || done.load(Ordering::Relaxed))
+        Progress::polling(|| total, move || done.load(Ordering::Relaxed))
     }
 
-    /// A bar over `total` bytes whose position `done` reads (on the ticker thread).
-    pub fn polling(total: u64, done: impl Fn() -> u64 + Send + 'static) -> Progress {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    /// A bar over `total()` bytes whose position `done` reads (on the ticker thread). `total`
+    /// is only called when the bar is drawn: for objects in a store it costs a request each.
+    pub fn polling(total: impl FnOnce() -> u64, done: impl Fn() -> u64 + Send + 'static) -> Progress {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         let stop = Arc::new(AtomicBool::new(false));
         if bar.is_hidden() {
             return Progress {
@@ -38,6 +39,8 @@ impl Progress {
                 ticker: None,
             };
         }
+        let total = total();
+        bar.set_length(total);
         let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
@@ -60,19 +63,23 @@ impl Progress {
     /// A bar over the on-disk size of `files`, and the byte counter the caller advances as it
     /// reads them (a file whose size cannot be read counts as empty: the bar is only a guide).
     pub fn for_files<P: AsRef<Path>>(files: &[P]) -> (Progress, Arc<AtomicU64>) {
-        let total = disk_size(files);
         let done = Arc::new(AtomicU64::new(0));
-        (Progress::new(total, Arc::clone(&done)), done)
+        let counter = Arc::clone(&done);
+        (
+            Progress::polling(|| disk_size(files), move || counter.load(Ordering::Relaxed)),
+            done,
+        )
     }
 
     /// A bar over the on-disk size of `files`, read by a pipeline with these `counters`.
     pub fn for_pipeline<P: AsRef<Path>>(files: &[P], counters: Arc<Counters>) -> Progress {
-        Progress::polling(disk_size(files), move || counters.disk_bytes.load(Ordering::Relaxed))
+        Progress::polling(|| disk_size(files), move || counters.disk_bytes.load(Ordering::Relaxed))
     }
 
     /// A bar over the on-disk bytes of the files `reader` reads.
     pub fn for_reader(reader: &MultiFileReader) -> Progress {
-        Progress::new(reader.total_disk_bytes(), reader.disk_bytes_counter())
+        let done = reader.disk_bytes_counter();
+        Progress::polling(|| reader.total_disk_bytes(), move || done.load(Ordering::Relaxed))
     }
 
     /// Removes the bar.
@@ -90,12 +97,11 @@ impl Drop for Progress {
     }
 }
 
-/// The on-disk size of `files` (a file whose size cannot be read counts as empty: the bar is
-/// only a guide).
+/// The size of `files`, objects in a store too (one that cannot be sized counts as empty: the
+/// bar is only a guide).
 fn disk_size<P: AsRef<Path>>(files: &[P]) -> u64 {
     files
         .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
+        .filter_map(|f| tfrec::record::remote::size_of(f.as_ref()).ok())
         .sum()
 }

@@ -323,11 +323,7 @@ impl MultiFileReader {
 
     /// The total on-disk size of all files (files that cannot be inspected count as 0).
     pub fn total_disk_bytes(&self) -> u64 {
-        self.files
-            .iter()
-            .filter_map(|p| fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum()
+        self.files.iter().filter_map(|p| super::remote::size_of(p).ok()).sum()
     }
 
     /// The compression file `index` was read with (named, or detected from its content), once

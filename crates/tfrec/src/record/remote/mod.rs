@@ -144,6 +144,17 @@ impl Seek for Source {
     }
 }
 
+/// The size in bytes of a local file, or of the object a URL names (one HEAD request).
+pub fn size_of(path: &Path) -> io::Result<u64> {
+    match path.to_str().filter(|p| is_url(p)) {
+        None => Ok(std::fs::metadata(path)?.len()),
+        #[cfg(feature = "remote")]
+        Some(url) => Ok(RemoteObject::open(url, RemoteOptions::from_env())?.len()),
+        #[cfg(not(feature = "remote"))]
+        Some(url) => Err(unsupported(url)),
+    }
+}
+
 /// A file or an object read at given offsets through `&self` (no shared position), for random
 /// access.
 pub(crate) enum Positional {

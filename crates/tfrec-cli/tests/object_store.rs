@@ -658,4 +658,20 @@ fn s3_outputs_are_the_local_outputs() {
         assert!(same, "{key} is not what the local run wrote");
     }
     assert_eq!(s3.open_uploads(), 0);
+
+    // Columnar inputs in the bucket: Parquet read by ranges, Arrow IPC through a seekable
+    // reader; the Examples are those of the same local files.
+    run(&["convert", local, "-o", "local.arrow"]);
+    s3.upload(&dir.path().join("local.arrow"), "in/notebook.arrow");
+    for (object, local_input) in [
+        ("out/notebook.parquet", "local.parquet"),
+        ("in/notebook.arrow", "local.arrow"),
+    ] {
+        let (here, there) = (format!("{object}.local.tfrecord"), format!("{object}.bucket.tfrecord"));
+        let (here, there) = (here.replace('/', "-"), there.replace('/', "-"));
+        run(&["convert", local_input, "-o", &here]);
+        run(&["convert", &format!("s3://{BUCKET}/{object}"), "-o", &there]);
+        let read = |name: &str| std::fs::read(dir.path().join(name)).expect("read");
+        assert!(read(&there) == read(&here), "{object}");
+    }
 }

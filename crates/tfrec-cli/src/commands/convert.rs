@@ -15,7 +15,7 @@ use parquet::arrow::arrow_writer::compute_leaves;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::WriterProperties;
-use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use serde_json::Value;
 use tfrec::columnar::{
@@ -278,21 +278,85 @@ fn parsed_batches(
     Ok(Box::new(receiver.into_iter()))
 }
 
+/// The record batches of a Parquet file (or object).
+fn parquet_batches<C: ChunkReader + 'static>(
+    source: C,
+    batch_rows: usize,
+    named: impl Fn(&dyn std::fmt::Display) -> CliError,
+) -> Result<Box<dyn RecordBatchReader>, CliError> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(source)
+        .map_err(|e| named(&e))?
+        .with_batch_size(batch_rows.max(1))
+        .build()
+        .map_err(|e| named(&e))?;
+    Ok(Box::new(reader))
+}
+
+/// The record batches of an Arrow IPC file (or object).
+fn ipc_batches<S: std::io::Read + std::io::Seek + 'static>(
+    source: S,
+    named: impl Fn(&dyn std::fmt::Display) -> CliError,
+) -> Result<Box<dyn RecordBatchReader>, CliError> {
+    Ok(Box::new(
+        arrow_ipc::reader::FileReader::try_new(source, None).map_err(|e| named(&e))?,
+    ))
+}
+
+/// An object in a store as Parquet reads a file: by ranges (the footer first, then the column
+/// chunks a read needs).
+#[cfg(feature = "remote")]
+struct ObjectChunks(tfrec::record::remote::RemoteObject);
+
+#[cfg(feature = "remote")]
+impl parquet::file::reader::Length for ObjectChunks {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+#[cfg(feature = "remote")]
+impl ChunkReader for ObjectChunks {
+    type T = tfrec::record::remote::RemoteReader;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        use std::io::Seek as _;
+        let mut reader = self.0.reader();
+        reader
+            .seek(std::io::SeekFrom::Start(start))
+            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+        Ok(reader)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        let mut buf = vec![0; length];
+        self.0
+            .read_exact_at(&mut buf, start)
+            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+        Ok(buf.into())
+    }
+}
+
 /// Batches of columnar files, one after the other; every file must have the first one's schema.
 fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Result<Input, CliError> {
     let open = move |path: &Path| -> Result<Box<dyn RecordBatchReader>, CliError> {
-        let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
         let named = |e: &dyn std::fmt::Display| data(format!("{}: {e}", path.display()));
-        Ok(match format {
-            Format::Parquet => Box::new(
-                ParquetRecordBatchReaderBuilder::try_new(file)
-                    .map_err(|e| named(&e))?
-                    .with_batch_size(batch_rows.max(1))
-                    .build()
-                    .map_err(|e| named(&e))?,
-            ),
-            _ => Box::new(arrow_ipc::reader::FileReader::try_new(BufReader::new(file), None).map_err(|e| named(&e))?),
-        })
+        #[cfg(feature = "remote")]
+        if let Some(url) = path.to_str().filter(|_| tfrec::record::remote::is_url_path(path)) {
+            // Parquet's footer, then its column chunks, by ranged reads; Arrow IPC's footer and
+            // batches through a seekable reader of the object.
+            use tfrec::record::remote::{RemoteObject, RemoteOptions};
+            let object =
+                RemoteObject::open(url, RemoteOptions::from_env()).map_err(|e| format!("{url}: cannot open: {e}"))?;
+            return match format {
+                Format::Parquet => parquet_batches(ObjectChunks(object), batch_rows, named),
+                _ => ipc_batches(object.reader(), named),
+            };
+        }
+        let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+        match format {
+            Format::Parquet => parquet_batches(file, batch_rows, named),
+            _ => ipc_batches(BufReader::new(file), named),
+        }
     };
     let first = files.first().ok_or("no input files")?;
     let schema = open(first)?.schema();
@@ -319,7 +383,7 @@ fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Res
             Some(Ok(b)) => return Some(Ok(b)),
             Some(Err(e)) => return Some(Err(data(format!("{}: {e}", path.display())))),
             None => {
-                let size = std::fs::metadata(&*path).map_or(0, |m| m.len());
+                let size = tfrec::record::remote::size_of(path).unwrap_or(0);
                 done.fetch_add(size, std::sync::atomic::Ordering::Relaxed);
                 current = None;
             }

@@ -71,9 +71,22 @@ pub(crate) fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
         *pos += 1;
         return Some(u64::from(b));
     }
-    *pos += 1;
+    // Two and three bytes (values below 2^21: ids, counts, offsets) without the loop's
+    // bookkeeping; longer ones continue in it.
     let mut value = u64::from(b & 0x7f);
-    for shift in (7..70).step_by(7) {
+    let b = *buf.get(*pos + 1)?;
+    value |= u64::from(b & 0x7f) << 7;
+    if b < 0x80 {
+        *pos += 2;
+        return Some(value);
+    }
+    let b = *buf.get(*pos + 2)?;
+    value |= u64::from(b & 0x7f) << 14;
+    *pos += 3;
+    if b < 0x80 {
+        return Some(value);
+    }
+    for shift in (21..70).step_by(7) {
         let b = *buf.get(*pos)?;
         *pos += 1;
         value |= u64::from(b & 0x7f) << shift;
@@ -161,15 +174,21 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
             let Some(block) = single_field(list, 0x0a) else {
                 return Taken::GiveUp;
             };
-            if block.len() % 4 != 0 {
+            let (values, []) = block.as_chunks::<4>() else {
                 return Taken::GiveUp;
+            };
+            // A scalar (most float features) is one push; a list goes by a plain loop into
+            // reserved room: `extend` over the chunks cost about 70 instructions a call,
+            // which a short list (a sequence step's) pays in full.
+            if let [v] = values {
+                out.push(f32::from_le_bytes(*v));
+                return Taken::Values(1);
             }
-            out.extend(
-                block
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
-            Taken::Values(block.len() / 4)
+            out.reserve(values.len());
+            for v in values {
+                out.push(f32::from_le_bytes(*v));
+            }
+            Taken::Values(values.len())
         }
         Values::String(out) => {
             let Some(list) = single_field(feature, 0x0a) else {
@@ -377,7 +396,10 @@ mod tests {
 
     #[test]
     fn varints_read_at_the_end_of_a_buffer_and_before_more_bytes() {
-        for v in [0, 1, 127, 128, 300, 1 << 40, (1 << 62) + 5, u64::MAX] {
+        // Every length from one byte to ten: the largest value of k bytes and the smallest of
+        // k + 1.
+        let edges = (1..10u32).flat_map(|k| [(1u64 << (7 * k)) - 1, 1u64 << (7 * k)]);
+        for v in [0, 1, 300, 1 << 40, (1 << 62) + 5, u64::MAX].into_iter().chain(edges) {
             let bytes = encode(v);
             // At the very end of the buffer, and with bytes after it.
             for tail in [0usize, 12] {
@@ -388,8 +410,11 @@ mod tests {
                 assert_eq!(pos, bytes.len());
             }
         }
-        // Cut short; eleven bytes long, at the end and with more after.
+        // Cut short after one, two and three bytes; eleven bytes long, at the end and with
+        // more after.
+        assert_eq!(varint(&[0x80], &mut 0), None);
         assert_eq!(varint(&[0x80, 0x80], &mut 0), None);
+        assert_eq!(varint(&[0x80, 0x80, 0x80], &mut 0), None);
         assert_eq!(varint(&[0xff; 11], &mut 0), None);
         assert_eq!(varint(&[0xff; 23], &mut 0), None);
     }

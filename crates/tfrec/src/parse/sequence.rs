@@ -9,6 +9,9 @@
 //! `context` is field 1, as an Example's `features` is), so they are delegated to an
 //! [`ExampleParser`]; context FixedLen features have the sequence op's own rules.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -124,6 +127,39 @@ pub struct SequenceParser {
     list_lookup: FxHashMap<Box<[u8]>, usize>,
     /// The hot path applies: no list feeding two outputs.
     fast_ok: bool,
+    /// Per feature list, the rows and values per 1,024 records the last batch held: the
+    /// next batch's columns start that large instead of growing by doubling (a realloc and
+    /// a copy each time). Shared by the parser's clones and threads; only a size hint.
+    column_sizes: Arc<[ColumnSize]>,
+}
+
+/// A feature list's last batch size, per 1,024 records (see `SequenceParser::column_sizes`).
+#[derive(Debug, Default)]
+struct ColumnSize {
+    rows: AtomicUsize,
+    values: AtomicUsize,
+}
+
+impl ColumnSize {
+    /// Room for `records` records' rows and values, as the last batch had and an eighth more:
+    /// a batch only a little larger than the last would otherwise double a column (copying
+    /// it) near its end.
+    fn reserve(&self, records: usize, column: &mut ListColumn) {
+        let scaled = |per_k: &AtomicUsize| {
+            let n = per_k.load(Ordering::Relaxed).saturating_mul(records) >> 10;
+            n.saturating_add(n / 8).saturating_add(16)
+        };
+        column.0.counts.reserve(scaled(&self.rows));
+        column.0.values.reserve(scaled(&self.values));
+    }
+
+    fn remember(&self, records: usize, column: &ListColumn) {
+        if records > 0 {
+            let per_k = |n: usize| n.saturating_mul(1024) / records;
+            self.rows.store(per_k(column.0.counts.len()), Ordering::Relaxed);
+            self.values.store(per_k(column.0.values.len()), Ordering::Relaxed);
+        }
+    }
 }
 
 /// One feature list over a batch: its values (counted per row) and its rows per example.
@@ -376,6 +412,7 @@ impl SequenceParser {
         let fast_ok = !shared;
         Ok(SequenceParser {
             fast_ok,
+            column_sizes: (0..lists.len()).map(|_| ColumnSize::default()).collect(),
             context_fixed,
             context_other,
             context_keys: key_map,
@@ -871,7 +908,12 @@ impl SequenceParser {
         let mut columns: Vec<ListColumn> = self
             .lists
             .iter()
-            .map(|s| (Column::new(s.dtype), Vec::with_capacity(batch)))
+            .zip(self.column_sizes.iter())
+            .map(|(s, size)| {
+                let mut column = (Column::new(s.dtype), Vec::with_capacity(batch));
+                size.reserve(batch, &mut column);
+                column
+            })
             .collect();
         let mut placed: Vec<Option<InPlaceList<'a>>> = self
             .lists
@@ -937,6 +979,9 @@ impl SequenceParser {
                 }
                 row_counts.push(rows);
             }
+        }
+        for (size, column) in self.column_sizes.iter().zip(&columns) {
+            size.remember(batch, column);
         }
         // A dense list's longest must fill whole rows; otherwise the careful path reports it.
         for (slot, (column, row_counts)) in self.lists.iter().zip(&columns) {
@@ -1198,7 +1243,10 @@ fn dense_in_place(
 /// A VarLenFeature over feature lists: indices `(example, row, position)`.
 fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor, ParseError> {
     let total = column.values.len();
-    let mut indices = Vec::with_capacity(total * 3);
+    // A row of three per push, flattened at the end without a copy: pushing each row as a
+    // slice cost a copy call per value, three pushes a capacity check each, and a zero-filled
+    // buffer written over a memset of the whole matrix.
+    let mut rows: Vec<[i64; 3]> = Vec::with_capacity(total);
     let mut at = 0;
     let mut longest_row = 0;
     for (e, &nrows) in row_counts.iter().enumerate() {
@@ -1206,11 +1254,12 @@ fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor,
             let n = column.counts[at + r];
             longest_row = longest_row.max(n);
             for p in 0..n {
-                indices.extend_from_slice(&[e as i64, r as i64, p as i64]);
+                rows.push([e as i64, r as i64, p as i64]);
             }
         }
         at += nrows;
     }
+    let indices = rows.into_flattened();
     let most_rows = row_counts.iter().max().copied().unwrap_or(0);
     Ok(SparseTensor {
         indices: index_matrix(total, 3, indices)?,

@@ -152,6 +152,19 @@ impl Sink {
     }
 }
 
+/// An input that could not be opened (a file object's first read, an object's HEAD), named
+/// as the library names a file it cannot open.
+fn open_failed(name: &str, e: std::io::Error) -> PyErr {
+    PyTfrecError::from(RecordError {
+        kind: RecordErrorKind::Open(e),
+        location: Location {
+            path: Some(std::sync::Arc::from(std::path::Path::new(name))),
+            ..Location::default()
+        },
+    })
+    .into()
+}
+
 fn write_failed(path: &str, e: std::io::Error) -> PyErr {
     PyTfrecError::from(WriteError {
         path: Some(std::sync::Arc::from(std::path::Path::new(path))),
@@ -337,15 +350,9 @@ impl RecordIterator {
         }
         let name = stream_name(stream);
         let source = PyReadStream::new(stream.clone().unbind());
-        let reader = py.detach(|| RecordReader::from_stream(source, options)).map_err(|e| {
-            PyTfrecError::from(RecordError {
-                kind: RecordErrorKind::Open(e),
-                location: Location {
-                    path: Some(std::sync::Arc::from(std::path::Path::new(&name))),
-                    ..Location::default()
-                },
-            })
-        })?;
+        let reader = py
+            .detach(|| RecordReader::from_stream(source, options))
+            .map_err(|e| open_failed(&name, e))?;
         Ok(RecordIterator {
             reader: Mutex::new(Records::Stream(reader.with_path(name))),
             pending: None,
@@ -456,14 +463,6 @@ pub fn object_head<'py>(py: Python<'py>, url: String, n: usize) -> PyResult<(u64
         object.read_exact_at(&mut head, 0)?;
         Ok((len, head))
     });
-    let (len, head) = read.map_err(|e| {
-        PyTfrecError::from(RecordError {
-            kind: RecordErrorKind::Open(e),
-            location: Location {
-                path: Some(std::sync::Arc::from(std::path::Path::new(&url))),
-                ..Location::default()
-            },
-        })
-    })?;
+    let (len, head) = read.map_err(|e| open_failed(&url, e))?;
     Ok((len, PyBytes::new(py, &head)))
 }

@@ -396,3 +396,20 @@ def test_a_writer_killed_mid_upload_leaves_no_object(s3):
         child.kill()
         child.wait()
     assert "out/killed.tfrecord" not in _keys(s3, "out/")
+
+
+def test_fsspec_files_are_read_and_written_as_file_objects(local_files):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    path, records = local_files["c.tfrecord.gz"]
+    with fs.open("/tfrec-test/c.tfrecord.gz", "wb") as f:
+        f.write(path.read_bytes())
+    with fs.open("/tfrec-test/c.tfrecord.gz", "rb") as f:
+        assert list(tfdata.TFRecordDataset(f)) == records
+    with fs.open("/tfrec-test/out.tfrecord", "wb") as f:
+        with tfio.TFRecordWriter(f) as w:
+            w.write(records)
+    with fs.open("/tfrec-test/out.tfrecord", "rb") as f:
+        ds = tfrec.RandomAccessDataset(f)
+        assert len(ds) == len(records) and ds[3] == records[3]
+    fs.rm("/tfrec-test", recursive=True)

@@ -8,6 +8,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -31,10 +32,18 @@ pub fn stream_name(obj: &Bound<'_, PyAny>) -> String {
     format!("<{type_name} object>")
 }
 
-/// Whether `obj` is read as a stream: it has `read` and is not a path (`str`, `bytes`,
-/// `os.PathLike`).
-pub fn is_readable_stream(obj: &Bound<'_, PyAny>) -> bool {
-    obj.hasattr("read").unwrap_or(false) && !obj.hasattr("__fspath__").unwrap_or(false)
+/// Checks that `obj` can be read as a stream: it has `read` (and `seek`, for random access) and
+/// is not a path (`os.PathLike`); else a `TypeError` saying what was given.
+pub fn require_stream(obj: &Bound<'_, PyAny>, seekable: bool) -> PyResult<()> {
+    let readable = obj.hasattr("read")? && !obj.hasattr("__fspath__")?;
+    if readable && (!seekable || obj.hasattr("seek")?) {
+        return Ok(());
+    }
+    let wanted = if seekable { "read() and seek()" } else { "read()" };
+    Err(PyTypeError::new_err(format!(
+        "expected a path, a URL or a file object with {wanted}, not {}",
+        obj.get_type().name()?
+    )))
 }
 
 /// A Python object with `read(n)` (and `seek(offset, whence)` for [`Seek`]).

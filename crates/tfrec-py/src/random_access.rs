@@ -5,13 +5,13 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use tfrec::record::{expand_inputs, RecordFile, RecordFiles as Files};
 
 use crate::errors::PyTfrecError;
-use crate::pyfile::{is_readable_stream, stream_name, PyReadStream};
+use crate::pyfile::{require_stream, stream_name, PyReadStream};
 
 /// Framed bytes read per release of the GIL in `get_many`, at most (a single larger record
 /// excepted): about what stays in a core's L2 cache.
@@ -121,12 +121,7 @@ impl RecordFiles {
     fn from_streams(py: Python<'_>, streams: Vec<Bound<'_, PyAny>>) -> PyResult<Self> {
         let mut files = Vec::with_capacity(streams.len());
         for stream in &streams {
-            if !is_readable_stream(stream) || !stream.hasattr("seek")? {
-                return Err(PyTypeError::new_err(format!(
-                    "random access needs a path, a URL or a file object with read() and seek(), not {}",
-                    stream.get_type().name()?
-                )));
-            }
+            require_stream(stream, true)?;
             let name = stream_name(stream);
             let source = PyReadStream::new(stream.clone().unbind());
             let file = py

@@ -15,7 +15,7 @@ use tfrec::record::{
 };
 
 use crate::errors::PyTfrecError;
-use crate::pyfile::{is_readable_stream, stream_name, PyReadStream, PyWriteStream};
+use crate::pyfile::{require_stream, stream_name, PyReadStream, PyWriteStream};
 
 /// TF's `compression_type`: `None`/`""`/`"NONE"`, `"GZIP"`, `"ZLIB"`, or `"AUTO"` (extension,
 /// then sniffing).
@@ -321,11 +321,7 @@ impl RecordIterator {
     ) -> PyResult<Self> {
         let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, buffer_size)?;
         let reader = MultiFileReader::open(&paths, options).map_err(PyTfrecError::from)?;
-        Ok(RecordIterator {
-            reader: Mutex::new(Records::Files(reader)),
-            pending: None,
-            failed: false,
-        })
+        Ok(RecordIterator::over(Records::Files(reader)))
     }
 
     /// The records of a Python file object (anything with `read(n)` giving `bytes`), read from
@@ -342,22 +338,13 @@ impl RecordIterator {
         buffer_size: Option<usize>,
     ) -> PyResult<Self> {
         let options = reader_options(compression_type, on_corruption, torn_tail, verify_crc, buffer_size)?;
-        if !is_readable_stream(stream) {
-            return Err(PyTypeError::new_err(format!(
-                "a stream of records is a file object with read(), not {}",
-                stream.get_type().name()?
-            )));
-        }
+        require_stream(stream, false)?;
         let name = stream_name(stream);
         let source = PyReadStream::new(stream.clone().unbind());
         let reader = py
             .detach(|| RecordReader::from_stream(source, options))
             .map_err(|e| open_failed(&name, e))?;
-        Ok(RecordIterator {
-            reader: Mutex::new(Records::Stream(reader.with_path(name))),
-            pending: None,
-            failed: false,
-        })
+        Ok(RecordIterator::over(Records::Stream(reader.with_path(name))))
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -436,6 +423,16 @@ impl RecordIterator {
     fn problems(&self) -> PyResult<Vec<String>> {
         let reader = self.reader.lock().map_err(poisoned)?;
         Ok(reader.problems().iter().map(|e| e.to_string()).collect())
+    }
+}
+
+impl RecordIterator {
+    fn over(records: Records) -> Self {
+        RecordIterator {
+            reader: Mutex::new(records),
+            pending: None,
+            failed: false,
+        }
     }
 }
 

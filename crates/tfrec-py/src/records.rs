@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use tfrec::record::remote::{is_url, RemoteObject, RemoteOptions, RemoteWriter};
+use tfrec::record::remote::{RemoteObject, RemoteOptions, RemoteWriter};
 use tfrec::record::{
     Compression, CompressionChoice, Location, MultiFileReader, OnCorruption, ReadStats, ReaderOptions, RecordError,
     RecordErrorKind, RecordReader, RecordWriter as Writer, TornTail, WriteError, WriterOptions,
@@ -81,7 +81,7 @@ impl Sink {
             None
         };
         if let Ok(name) = fspath.as_ref().unwrap_or(target).extract::<String>() {
-            if !is_url(&name) {
+            if !tfrec::record::remote::is_url(&name) {
                 let writer = Writer::create(&name, options).map_err(PyTfrecError::from)?;
                 return Ok((Sink::File(writer), name));
             }
@@ -447,6 +447,13 @@ fn poisoned<T>(_: PoisonError<T>) -> PyErr {
 pub fn expand_inputs(inputs: Vec<String>) -> PyResult<Vec<String>> {
     let files = tfrec::record::expand_inputs(&inputs).map_err(PyTfrecError::from)?;
     Ok(files.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}
+
+/// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`, …) rather
+/// than a local file (`file://` is one), by the rules every reader follows.
+#[pyfunction]
+pub fn is_url(path: &str) -> bool {
+    tfrec::record::remote::is_url(path)
 }
 
 /// The size of the object a URL names and its first `n` bytes (fewer if it is shorter): what

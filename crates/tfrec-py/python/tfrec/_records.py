@@ -120,8 +120,8 @@ class TFRecordWriter:
         compression = compression or None
         if compression is not None and compression.upper() == "NONE":
             compression = None
-        self._path = path if hasattr(path, "write") and not isinstance(path, (str, os.PathLike)) else os.fspath(path)
-        self._writer = _tfrec.RecordWriter(self._path, compression, compression_level)
+        # A path, a URL or a file object with write(): the extension tells them apart.
+        self._writer = _tfrec.RecordWriter(path, compression, compression_level)
 
     def write(self, record):
         """Writes one record, or every record of an iterable of them."""

@@ -15,6 +15,7 @@ __all__ = [
     "RecordWriter",
     "RecordIterator",
     "expand_inputs",
+    "is_url",
     "object_head",
     "Parser",
     "RecordFiles",
@@ -365,6 +366,9 @@ def encode_sequence_example(
     context: Iterable[_PlainFeature] | None, feature_lists: Iterable[tuple[str, Iterable[tuple[str | None, Any]]]] | None
 ) -> bytes:
     """`SequenceExample` bytes from its context and feature lists (`(name, [(kind, values)...])`)."""
+def is_url(path: str) -> bool:
+    """Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`, …) rather
+    than a local file (`file://` is one), by the rules every reader follows."""
 def object_head(url: str, n: int) -> tuple[int, bytes]:
     """The size of the object a URL names and its first `n` bytes (fewer if it is shorter): what
     the Ray datasource plans its read units by."""

@@ -34,10 +34,6 @@ from . import _tfrec
 from ._records import is_stream as _is_stream, streams as _streams
 from ._specs import spec_dict
 
-
-def _is_stream_target(obj):
-    return hasattr(obj, "write") and not isinstance(obj, (str, bytes, os.PathLike))
-
 __all__ = ["ArrowStream", "infer_spec", "read", "write"]
 
 
@@ -243,4 +239,5 @@ def write(data, path, compression=None):
     if not hasattr(data, "__arrow_c_stream__"):
         raise TypeError(f"write() needs an object with __arrow_c_stream__, not {type(data).__name__}")
     capsule = data.__arrow_c_stream__()
-    return _tfrec.arrow_write(capsule, path if _is_stream_target(path) else os.fspath(path), compression)
+    # A path, a URL or a file object with write(): the extension tells them apart.
+    return _tfrec.arrow_write(capsule, path, compression)

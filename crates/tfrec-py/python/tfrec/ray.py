@@ -97,8 +97,8 @@ def _remote_index_offsets(url):
     """The record offsets of the index object beside ``url`` (``tfrec index URL`` writes it),
     or None without one."""
     try:
-        size, _ = _tfrec.object_head(url + ".idx", 0)
-        _, text = _tfrec.object_head(url + ".idx", size)
+        # The whole index object in one read (it is far smaller than the records it indexes).
+        _, text = _tfrec.object_head(url + ".idx", 1 << 40)
         return [int(line.split()[0]) for line in text.decode("ascii").splitlines() if line.strip()]
     except (OSError, ValueError, IndexError, UnicodeDecodeError, TfrecError):
         return None
@@ -116,7 +116,9 @@ def _index_offsets(path):
 
 
 def _is_url(path):
-    return "://" in path and not path.startswith("file://")
+    """Whether ``path`` names an object in a store, by the library's rules (``file://`` is a
+    local path)."""
+    return _tfrec.is_url(path)
 
 
 def _size(path):
@@ -249,6 +251,7 @@ class TFRecordDatasource(Datasource):
             raise ValueError(f"on_corruption must be 'fail' or 'skip', not {on_corruption!r}")
         self._projection_map = None
         self._files = _expand(paths)
+        self._total_size = None
         self._spec = spec if spec is not None else _arrow.infer_spec(self._files, rows=infer_rows)
         self._compression = compression
         self._utf8 = utf8
@@ -266,7 +269,11 @@ class TFRecordDatasource(Datasource):
         return True
 
     def estimate_inmemory_data_size(self):
-        return sum(_size(f) for f in self._files)
+        # Asked for more than once (by Ray and by `get_read_tasks`): an object's size costs a
+        # request, so it is taken once.
+        if self._total_size is None:
+            self._total_size = sum(_size(f) for f in self._files)
+        return self._total_size
 
     def _units(self, parallelism):
         total = self.estimate_inmemory_data_size()

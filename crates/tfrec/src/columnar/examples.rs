@@ -177,7 +177,12 @@ impl ExampleColumns {
         } else {
             self.parser.parse_batch(records)?
         };
-        let valid = presence(records, &self.presence, self.columns.len())?;
+        let has_values = self
+            .columns
+            .iter()
+            .map(|c| rows_with_values(c, &tensors, records.len()))
+            .collect::<Vec<_>>();
+        let valid = presence(records, &self.presence, &has_values, self.columns.len())?;
         let arrays = self
             .columns
             .iter()
@@ -196,24 +201,71 @@ impl ExampleColumns {
     }
 }
 
+/// For a column that can be NULL, which rows got at least one value from the parse (`None`
+/// when the column cannot be NULL or its tensor is not of the expected kind). A row with a
+/// value has the feature, so only the other rows need their keys looked at.
+fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
+    column.presence_key.as_ref()?;
+    let mut rows = vec![false; nrows];
+    match tensors.get(column.name.as_str())? {
+        Tensor::Sparse(t) => {
+            for &r in t.indices.column(0) {
+                if let Some(row) = usize::try_from(r).ok().and_then(|r| rows.get_mut(r)) {
+                    *row = true;
+                }
+            }
+        }
+        Tensor::Ragged(t) => {
+            let stride: usize = dense_shape(t.flat_values()).get(1..)?.iter().product();
+            let splits = t.nested_row_splits();
+            for (row, has) in rows.iter_mut().enumerate() {
+                // Down the levels to the row's range of flat values.
+                let (mut start, mut end) = (row, row + 1);
+                for level in splits {
+                    let at = |i: usize| level.get(i).and_then(|&s| usize::try_from(s).ok());
+                    (start, end) = (at(start)?, at(end)?);
+                }
+                *has = end > start && stride > 0;
+            }
+        }
+        Tensor::Dense(_) => return None,
+    }
+    Some(rows)
+}
+
 /// For each column, whether each record has its presence feature (`None` for columns that are
-/// never NULL).
+/// never NULL). `has_values` (per column, see [`rows_with_values`]) settles most rows; the
+/// records of the rest are walked for their keys.
 fn presence<R: AsRef<[u8]>>(
     records: &[R],
     keys: &FxHashMap<Vec<u8>, Vec<usize>>,
+    has_values: &[Option<Vec<bool>>],
     ncolumns: usize,
 ) -> Result<Vec<Option<Vec<bool>>>, ColumnarError> {
     let mut valid: Vec<Option<Vec<bool>>> = vec![None; ncolumns];
-    for columns in keys.values() {
-        for &c in columns {
-            valid[c] = Some(vec![false; records.len()]);
-        }
-    }
     if keys.is_empty() {
         return Ok(valid);
     }
+    // A key's columns read the same feature: values in any of them mean it is there.
+    let mut settled = vec![true; records.len()];
+    for columns in keys.values() {
+        let mut present = vec![false; records.len()];
+        for &c in columns {
+            match has_values.get(c).and_then(Option::as_ref) {
+                Some(rows) => present.iter_mut().zip(rows).for_each(|(p, &h)| *p |= h),
+                None => present.iter_mut().for_each(|p| *p = false),
+            }
+        }
+        settled.iter_mut().zip(&present).for_each(|(s, &p)| *s &= p);
+        for &c in columns {
+            valid[c] = Some(present.clone());
+        }
+    }
     let mut predicted = fast::KeyOrder::new();
     for (row, record) in records.iter().enumerate() {
+        if settled[row] {
+            continue;
+        }
         let record = record.as_ref();
         let mut entry = 0;
         let walked = fast::walk_entries(record, 0x0a, |key, _| {

@@ -217,6 +217,62 @@ mod tests {
     }
 
     #[test]
+    fn presence_taken_from_the_values_agrees_with_the_keys() {
+        // Columns that share a feature (`x` read by two ragged specs), a ragged tensor over
+        // row lengths (a row can have lengths and no values), a present but empty
+        // list: NULL must be exactly "the record lacks the key", whichever rows had values.
+        let mut rng = crate::rng::SplitMix64::new(28);
+        let mut records = Vec::new();
+        let mut has = Vec::new();
+        for _ in 0..300 {
+            let mut features = Vec::new();
+            let mut list = |key| match rng.next_u64() % 3 {
+                0 => false,
+                draw => {
+                    let n = if draw == 1 { 0 } else { 1 + rng.next_u64() % 3 };
+                    features.push((key, Feature::Int64((0..n as i64).collect())));
+                    true
+                }
+            };
+            let (v, x) = (list("v"), list("x"));
+            // Row lengths of `w`'s values: one or two rows, present even when `w` is not.
+            let w = rng.next_u64().is_multiple_of(2);
+            let lens = if w { vec![1, 0] } else { vec![0, 0] };
+            features.push(("lens", Feature::Int64(lens)));
+            if w {
+                features.push(("w", Feature::Float(vec![0.5])));
+            }
+            if rng.next_u64().is_multiple_of(2) {
+                features.reverse();
+            }
+            records.push(example(&features));
+            has.push((v, w, x));
+        }
+        let c = columns(
+            json!({
+                "v": {"type": "VarLenFeature", "dtype": "int64"},
+                "r": {"type": "RaggedFeature", "dtype": "int64", "value_key": "x"},
+                "r2": {"type": "RaggedFeature", "dtype": "int64", "value_key": "x"},
+                "w": {"type": "RaggedFeature", "dtype": "float32",
+                      "partitions": [{"kind": "row_lengths", "key": "lens"}]},
+            }),
+            StringColumns::Binary,
+        );
+        let batch = c.to_batch(&records).unwrap();
+        let valid = |name: &str| -> Vec<bool> {
+            let column = batch.column_by_name(name).unwrap();
+            (0..column.len()).map(|i| column.is_valid(i)).collect()
+        };
+        let v: Vec<bool> = has.iter().map(|h| h.0).collect();
+        let w: Vec<bool> = has.iter().map(|h| h.1).collect();
+        let x: Vec<bool> = has.iter().map(|h| h.2).collect();
+        assert_eq!(valid("v"), v);
+        assert_eq!(valid("r"), x);
+        assert_eq!(valid("r2"), x);
+        assert_eq!(valid("w"), w);
+    }
+
+    #[test]
     fn fixed_len_defaults_fill_and_required_fails() {
         let records = vec![example(&[("x", Feature::Float(vec![1.5, 2.5]))]), example(&[])];
         let with_default = columns(

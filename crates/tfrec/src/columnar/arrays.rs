@@ -92,9 +92,9 @@ pub(super) fn list(
 }
 
 /// Offsets (one more than `rows`) from the row of each value, which must not decrease.
-pub(super) fn offsets_from_rows(rows: &[i64], nrows: usize) -> Vec<i64> {
+pub(super) fn offsets_from_rows(rows: impl IntoIterator<Item = i64>, nrows: usize) -> Vec<i64> {
     let mut offsets = vec![0i64; nrows + 1];
-    for &r in rows {
+    for r in rows {
         if let Some(slot) = usize::try_from(r).ok().and_then(|r| offsets.get_mut(r + 1)) {
             *slot += 1;
         }

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::arrays::{fixed_lists, fixed_type, list, list_type, offsets_from_rows, value_type};
 use super::order::in_order;
-use super::storage::{dense_shape, dense_values, dense_values_owned, sparse_index_column, sparse_rank};
+use super::storage::{dense_shape, dense_values, dense_values_owned, flat_indices, sparse_index_column, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::example::ExampleView;
 use crate::parse::fast;
@@ -204,7 +204,7 @@ impl ExampleColumns {
 /// For a column that can be NULL, which rows got at least one value from the parse (`None`
 /// when the column cannot be NULL or its tensor is not of the expected kind). A row with a
 /// value has the feature, so only the other rows need their keys looked at.
-fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
+pub(super) fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
     column.presence_key.as_ref()?;
     let mut rows = vec![false; nrows];
     match tensors.get(column.name.as_str())? {
@@ -323,9 +323,11 @@ pub(super) fn column_array(
             fixed_lists(values, dims, nrows, name)
         }
         (Plan::VarLen, Tensor::Sparse(t)) => {
-            let rows = sparse_index_column(&t, 0);
-            let values = dense_values_owned(t.values, column.utf8, name, &|i| rows.get(i).map_or(0, |&r| r as usize))?;
-            list(values, &offsets_from_rows(&rows, nrows), valid, name)
+            let rank = sparse_rank(&t).max(1);
+            let offsets = offsets_from_rows(flat_indices(&t).iter().step_by(rank).copied(), nrows);
+            let row_of = |i: usize| offsets.partition_point(|&o| o <= i as i64).saturating_sub(1);
+            let values = dense_values_owned(t.values, column.utf8, name, &row_of)?;
+            list(values, &offsets, valid, name)
         }
         (Plan::Ragged { lists, inner }, Tensor::Ragged(t)) => ragged_array(name, &t, *lists, inner, column.utf8, valid),
         (Plan::Sparse { index_keys, value_key }, Tensor::Sparse(t)) => {
@@ -387,7 +389,7 @@ fn sparse_struct(
         return Err(missing(name));
     }
     let rows = sparse_index_column(t, 0);
-    let offsets = offsets_from_rows(&rows, nrows);
+    let offsets = offsets_from_rows(rows.iter().copied(), nrows);
     let mut arrays = Vec::with_capacity(index_keys.len() + 1);
     for dim in 0..index_keys.len() {
         let index: ArrayRef = Arc::new(arrow_array::Int64Array::from(sparse_index_column(t, dim + 1)));

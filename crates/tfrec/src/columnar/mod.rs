@@ -273,6 +273,57 @@ mod tests {
     }
 
     #[test]
+    fn sequence_presence_taken_from_the_parse_agrees_with_the_keys() {
+        // A dense feature list absent, present with no steps, or with steps; a VarLen context
+        // feature absent, empty or with values: NULL is exactly "the record lacks the key",
+        // and a list's steps are the record's own.
+        use crate::example::test_support::encoded_sequence_example as seq;
+        let mut rng = crate::rng::SplitMix64::new(29);
+        let (mut records, mut expected) = (Vec::new(), Vec::new());
+        for _ in 0..300 {
+            let (mut context, mut lists) = (Vec::new(), Vec::new());
+            let c = match rng.next_u64() % 3 {
+                0 => None,
+                draw => Some(if draw == 1 { 0 } else { 1 + rng.next_u64() % 3 }),
+            };
+            if let Some(n) = c {
+                context.push(("c", Feature::Int64((0..n as i64).collect())));
+            }
+            let x = match rng.next_u64() % 3 {
+                0 => None,
+                draw => Some(if draw == 1 { 0 } else { 1 + rng.next_u64() % 4 }),
+            };
+            if let Some(steps) = x {
+                lists.push(("x", (0..steps).map(|i| Feature::Float(vec![i as f32, 0.5])).collect()));
+            }
+            records.push(seq(&context, &lists));
+            expected.push((c.is_some(), x));
+        }
+        let spec = crate::parse::SpecFile::from_json_str(
+            &json!({
+                "context_features": {"c": {"type": "VarLenFeature", "dtype": "int64"}},
+                "sequence_features": {"x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32",
+                                            "allow_missing": true}},
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let batch = ColumnSpecs::new(&spec, &StringColumns::Binary)
+            .unwrap()
+            .to_batch(&records)
+            .unwrap();
+        let (c, x) = (
+            batch.column_by_name("c").unwrap(),
+            batch.column_by_name("x").unwrap().as_list::<i32>(),
+        );
+        for (row, &(has_c, steps)) in expected.iter().enumerate() {
+            assert_eq!(c.is_valid(row), has_c, "row {row}");
+            assert_eq!(x.is_valid(row), steps.is_some(), "row {row}");
+            assert_eq!(x.value_length(row) as u64, steps.unwrap_or(0), "row {row}");
+        }
+    }
+
+    #[test]
     fn fixed_len_defaults_fill_and_required_fails() {
         let records = vec![example(&[("x", Feature::Float(vec![1.5, 2.5]))]), example(&[])];
         let with_default = columns(

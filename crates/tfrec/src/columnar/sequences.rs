@@ -8,9 +8,9 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use rustc_hash::FxHashMap;
 
 use super::arrays::{fixed_lists, fixed_type, list, list_type, value_type};
-use super::examples::{column_array, column_type, plan_of, ragged_array, Column};
+use super::examples::{column_array, column_type, plan_of, ragged_array, rows_with_values, Column};
 use super::order::in_order;
-use super::storage::{dense_i64, dense_shape, dense_values, dense_values_in, sparse_index_column, sparse_rank};
+use super::storage::{dense_i64, dense_shape, dense_values_in, dense_values_owned, flat_indices, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::example::SequenceExampleView;
 use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, Tensor};
@@ -158,7 +158,50 @@ impl SequenceColumns {
         let mut context_valid = vec![vec![false; n]; self.context.len()];
         let mut list_valid = vec![vec![false; n]; self.lists.len()];
         let mut steps = vec![vec![0usize; n]; self.lists.len()];
+        // What the parse already says: a context feature with values in a row is there, and so
+        // is a dense feature list with steps (whose count the parser gives). A record is walked
+        // for its keys only when that leaves something open.
+        let mut settled = vec![true; n];
+        for columns in self.context_keys.values() {
+            let mut present = vec![false; n];
+            for &c in columns {
+                match rows_with_values(&self.context[c], &parsed.context, n) {
+                    Some(rows) => present.iter_mut().zip(&rows).for_each(|(p, &h)| *p |= h),
+                    None => present.iter_mut().for_each(|p| *p = false),
+                }
+            }
+            settled.iter_mut().zip(&present).for_each(|(s, &p)| *s &= p);
+            for &c in columns {
+                context_valid[c].clone_from(&present);
+            }
+        }
+        for (i, l) in self.lists.iter().enumerate() {
+            let lengths = match l.plan {
+                ListPlan::Dense { .. } => parsed
+                    .lengths
+                    .get(&l.name)
+                    .and_then(Tensor::as_dense)
+                    .and_then(dense_i64),
+                // Steps without values leave no trace in a sparse or ragged tensor.
+                _ => None,
+            };
+            match lengths {
+                Some(lengths) if lengths.len() == n => {
+                    for ((valid, settled), &len) in list_valid[i].iter_mut().zip(&mut settled).zip(&lengths) {
+                        *valid = len > 0;
+                        *settled &= len > 0;
+                    }
+                }
+                _ => settled.iter_mut().for_each(|s| *s = false),
+            }
+        }
         for (row, record) in records.iter().enumerate() {
+            if settled[row] {
+                continue;
+            }
+            for valid in context_valid.iter_mut().chain(&mut list_valid) {
+                valid[row] = false;
+            }
             let view = SequenceExampleView::new(record.as_ref());
             let mut entries = view.context();
             while let Some((key, _)) = entries.next_entry().map_err(|source| ColumnarError::Decode {
@@ -197,7 +240,8 @@ impl SequenceColumns {
             arrays.push(column_array(c, &mut parsed.context, n, valid)?);
         }
         for (i, l) in self.lists.iter().enumerate() {
-            let tensor = parsed.feature_lists.get(&l.name);
+            // Taken, so that numeric values become the array's buffer without a copy.
+            let tensor = parsed.feature_lists.remove(&l.name);
             let array = match (&l.plan, tensor) {
                 (ListPlan::Dense { shape }, Some(Tensor::Dense(t))) => {
                     let lengths = parsed
@@ -206,18 +250,19 @@ impl SequenceColumns {
                         .and_then(Tensor::as_dense)
                         .and_then(dense_i64)
                         .ok_or_else(|| no_tensor(&l.name))?;
-                    dense_steps(&l.name, t, shape, &lengths, l.utf8, &list_valid[i])?
+                    dense_steps(&l.name, &t, shape, &lengths, l.utf8, &list_valid[i])?
                 }
                 (ListPlan::VarLen, Some(Tensor::Sparse(t))) => {
-                    if sparse_rank(t) != 3 {
+                    if sparse_rank(&t) != 3 {
                         return Err(no_tensor(&l.name));
                     }
-                    let (b, s) = (sparse_index_column(t, 0), sparse_index_column(t, 1));
-                    let values = dense_values(&t.values, l.utf8, &l.name, &|k| b.get(k).map_or(0, |&r| r as usize))?;
-                    varlen_steps(&l.name, values, &b, &s, &steps[i], &list_valid[i])?
+                    let indices = flat_indices(&t).into_owned();
+                    let row_of = |k: usize| indices.get(3 * k).map_or(0, |&r| r as usize);
+                    let values = dense_values_owned(t.values, l.utf8, &l.name, &row_of)?;
+                    varlen_steps(&l.name, values, &indices, &steps[i], &list_valid[i])?
                 }
                 (ListPlan::Ragged { lists, inner }, Some(Tensor::Ragged(t))) => {
-                    ragged_array(&l.name, t, *lists, inner, l.utf8, Some(&list_valid[i]))?
+                    ragged_array(&l.name, &t, *lists, inner, l.utf8, Some(&list_valid[i]))?
                 }
                 _ => return Err(no_tensor(&l.name)),
             };
@@ -282,13 +327,13 @@ fn dense_steps(
     list(fixed_lists(values, shape, steps, name)?, &offsets, Some(valid), name)
 }
 
-/// A `[batch, steps, n]` sparse tensor as lists of steps of lists of values; `steps[b]` is the
-/// number of steps of record `b` (steps without values are not in the indices).
+/// A `[batch, steps, n]` sparse tensor as lists of steps of lists of values; `indices` are its
+/// `[batch, step, position]` rows, flat; `steps[b]` is the number of steps of record `b` (steps
+/// without values are not in the indices).
 fn varlen_steps(
     name: &str,
     values: ArrayRef,
-    batch_rows: &[i64],
-    step_rows: &[i64],
+    indices: &[i64],
     steps: &[usize],
     valid: &[bool],
 ) -> Result<ArrayRef, ColumnarError> {
@@ -299,7 +344,8 @@ fn varlen_steps(
     }
     let total = usize::try_from(first_step[steps.len()]).unwrap_or(0);
     let mut counts = vec![0i64; total + 1];
-    for (&b, &s) in batch_rows.iter().zip(step_rows) {
+    for index in indices.chunks_exact(3) {
+        let (b, s) = (index[0], index[1]);
         let b = usize::try_from(b).unwrap_or(usize::MAX);
         let step = first_step
             .get(b)

@@ -2,12 +2,14 @@
 //! flat Arrow arrays, and a sparse tensor's index matrix. Everything else in `columnar` works on
 //! the arrays and plain `i64` vectors this file returns.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BinaryArray, Float32Array, Int64Array, StringArray};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 
 use super::ColumnarError;
-use crate::parse::{DenseTensor, SparseTensor, Values};
+use crate::parse::{BytesArray, DenseTensor, SparseTensor, Values};
 
 /// The values of `tensor` in row-major order as a flat array (`Binary`, or `Utf8` when `utf8`).
 /// `column` names the column in a UTF-8 error; `row_of(i)` gives the row of flat element `i`.
@@ -36,8 +38,65 @@ pub(super) fn dense_values_owned(
     Ok(match tensor.into_values() {
         Values::Int64(v) => Arc::new(Int64Array::from(v)),
         Values::Float32(v) => Arc::new(Float32Array::from(v)),
-        Values::String(b) => bytes_array(b.iter(), b.len(), utf8, column, row_of)?,
+        Values::String(b) => owned_bytes_array(b, utf8, column, row_of)?,
     })
+}
+
+/// Strings given up: the parser's flat bytes become the array's value buffer as they are, and
+/// only the offsets are rewritten (as `i32`), instead of a copy of every value one by one.
+fn owned_bytes_array(
+    strings: BytesArray,
+    utf8: bool,
+    column: &str,
+    row_of: &dyn Fn(usize) -> usize,
+) -> Result<ArrayRef, ColumnarError> {
+    let (data, offsets) = strings.into_parts();
+    let offsets = offsets
+        .iter()
+        .map(|&o| i32::try_from(o))
+        .collect::<Result<Vec<i32>, _>>()
+        .map_err(|_| ColumnarError::Unsupported {
+            column: column.to_owned(),
+            reason: "more than 2^31 bytes of strings in one batch: use smaller batches".into(),
+        })?;
+    // `OffsetBuffer::new` asserts what `BytesArray` keeps true; checked here all the same, so
+    // that a broken invariant is an error rather than a panic.
+    let ordered = offsets.first() == Some(&0) && offsets.windows(2).all(|w| w[0] <= w[1]);
+    if !ordered || offsets.last().map(|&o| o as usize) != Some(data.len()) {
+        return Err(ColumnarError::Unsupported {
+            column: column.to_owned(),
+            reason: "string offsets that do not cover their bytes".into(),
+        });
+    }
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let values = Buffer::from_vec(data);
+    let arrow_error = |error| ColumnarError::Arrow {
+        column: column.to_owned(),
+        error,
+    };
+    if !utf8 {
+        return Ok(Arc::new(
+            BinaryArray::try_new(offsets, values, None).map_err(arrow_error)?,
+        ));
+    }
+    match StringArray::try_new(offsets.clone(), values.clone(), None) {
+        Ok(array) => Ok(Arc::new(array)),
+        // Arrow checks the whole buffer at once; the value at fault (for its row) is looked
+        // for only when there is one.
+        Err(error) => {
+            let bytes = values.as_slice();
+            let bad = offsets
+                .windows(2)
+                .position(|w| std::str::from_utf8(&bytes[w[0] as usize..w[1] as usize]).is_err());
+            Err(match bad {
+                Some(i) => ColumnarError::Utf8 {
+                    column: column.to_owned(),
+                    row: row_of(i),
+                },
+                None => arrow_error(error),
+            })
+        }
+    }
 }
 
 /// Like [`dense_values`], keeping only the flat elements in `ranges` (in order): the rows of
@@ -97,6 +156,15 @@ pub(super) fn dense_i64(tensor: &DenseTensor) -> Option<Vec<i64>> {
 /// The shape of a dense tensor.
 pub(super) fn dense_shape(tensor: &DenseTensor) -> &[usize] {
     tensor.shape()
+}
+
+/// A sparse tensor's `[N, rank]` indices as one row-major slice: borrowed, since the parser
+/// writes them in that layout, so that walking them is not a strided copy per column.
+pub(super) fn flat_indices(tensor: &SparseTensor) -> Cow<'_, [i64]> {
+    match tensor.indices.as_slice() {
+        Some(flat) => Cow::Borrowed(flat),
+        None => Cow::Owned(tensor.indices.iter().copied().collect()),
+    }
 }
 
 /// Column `dim` of a sparse tensor's `[nnz, rank]` index matrix.

@@ -13,6 +13,20 @@ TensorFlow per kind, beside every shape's own:
   gzip read  TensorFlow: TFRecordDataset(path.gz, "GZIP").batch(1024), iterated;
              tfrec: `tfrec count FILE.gz` (a whole process; it checks every CRC)
 
+Then tfrec against itself, on every wide and sequence shape:
+
+  two workers  two threads against one, on two cores (``--worker-cores``), in the ways a user
+               runs them: `tfrec parse --threads N` on the file and on the same records split
+               into 4 files, the Python ``Dataset(path).batch(1024).parse(spec).threads(N)``
+               iterated in a child process (its import excluded), `tfrec convert --threads N`
+               to Parquet, and `tfrec parse` on the GZIP copy where a shape has one; each figure is the median over rounds of the round's one-thread time
+               over its two-thread time, with the two-thread run's CPU time over the
+               one-thread run's beside it (issue 28: at least 1.8x, CPU within 10%)
+  arrow        on one core, in one process: the Python package's pipeline parse run inside
+               Rust (``Dataset(path).batch(8192).parse(spec).threads(1)``, drained) over
+               ``tfrec.arrow.read(path, spec, batch_rows=8192)`` iterated as pyarrow batches:
+               what building Arrow costs over the parse it wraps (target 0.9x), every shape
+
 Both sides run on one core: the script pins itself (and so the tfrec processes it starts) to
 ``--core`` before TensorFlow is imported, the same as `taskset -c 0`; TensorFlow has one
 inter-op and one intra-op thread, a private thread pool of one and autotune off. Every
@@ -66,13 +80,21 @@ def quiet_tensorflow():
     return tf, options
 
 
+def run_cli(tfrec_bin, *args, cores=None):
+    """Runs ``tfrec ARGS``, output thrown away; ``cores``: the set it may run on (default: this
+    process's)."""
+    preexec = None if cores is None else (lambda: os.sched_setaffinity(0, cores))
+    subprocess.run([tfrec_bin, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   preexec_fn=preexec)
+
+
 def configurations(tf, options, tfrec_bin, inputs):
     """The pairs timed: ``[(row, tensorflow_fn, tfrec_fn)]``, a row being a dict of the
     shape's facts (kind, shape, what, records, bytes); one parse pair per shape, then a GZIP
     pair per shape that has a GZIP copy."""
 
     def cli(*args):
-        subprocess.run([tfrec_bin, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run_cli(tfrec_bin, *args)
 
     parse_pairs, gzip_pairs = [], []
     for shape, path, records in inputs:
@@ -135,6 +157,183 @@ def measure(pairs, rounds, log):
     return rows
 
 
+# The Python pipeline, timed inside a child process so that its import is not in the figure:
+# argv is the files (a JSON list), the spec file and the thread count; it prints wall and CPU
+# seconds.
+DATASET_CHILD = """
+import json, resource, sys, time
+import tfrec
+paths, spec_path, threads = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+spec = json.load(open(spec_path))
+ds = tfrec.Dataset(paths).batch(1024)
+ds = ds.parse(**spec) if "sequence_features" in spec or "context_features" in spec else ds.parse(spec)
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t, c = time.perf_counter(), cpu()
+for _ in ds.threads(threads):
+    pass
+print(json.dumps([time.perf_counter() - t, cpu() - c]))
+"""
+
+
+def split_into(path, parts):
+    """The records of ``path`` dealt round-robin into ``parts`` files beside it; their paths."""
+    import tfrec
+
+    stem = path[: -len(".tfrecord")]
+    paths = [f"{stem}.part{i}of{parts}.tfrecord" for i in range(parts)]
+    writers = [tfrec.TFRecordWriter(p) for p in paths]
+    for i, record in enumerate(tfrec.TFRecordDataset(path)):
+        writers[i % parts].write(record)
+    for w in writers:
+        w.close()
+    return paths
+
+
+def worker_configurations(tfrec_bin, inputs, cores, scratch, repeat):
+    """The two-worker pairs: ``[(row, run(threads) -> (wall, cpu))]`` for every wide and
+    sequence shape; each run reads its files ``repeat`` times over (a longer run on the same
+    data, so that starting a process weighs less). Also the files the conversions write (the
+    caller deletes them)."""
+
+    def cli(*args):
+        return lambda threads: timed(lambda: run_cli(tfrec_bin, *args, "--threads", str(threads), cores=cores))
+
+    def dataset(paths, spec):
+        def run(threads):
+            out = subprocess.run([sys.executable, "-c", DATASET_CHILD, json.dumps(paths), spec, str(threads)],
+                                 check=True,
+                                 capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, cores))
+            wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
+            return wall, cpu
+
+        return run
+
+    out_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else scratch
+    pairs, outputs = [], []
+    for shape, path, records in inputs:
+        if shape.kind not in ("wide", "sequence"):
+            continue
+        spec = _shapes.spec_path(path)
+        parts = split_into(path, 4) * repeat
+        paths = [path] * repeat
+        row = {"kind": shape.kind, "shape": shape.name, "about": shape.about, "records": records,
+               "bytes": os.path.getsize(path)}
+        parse = ("parse", "--spec", spec, "--format", "none", "--batch", str(BATCH))
+        # On tmpfs when there is one: the disk's write-back is not what is measured.
+        out = os.path.join(out_dir, f"tfrec-bench-{os.getpid()}-{shape.name}.parquet")
+        outputs.append(out)
+        pairs += [
+            (dict(row, what="tfrec parse, 1 file"), cli(*parse, *paths)),
+            (dict(row, what="tfrec parse, 4 files"), cli(*parse, *parts)),
+            (dict(row, what="Python Dataset"), dataset(paths, spec)),
+            (dict(row, what="tfrec convert to Parquet"),
+             cli("convert", "--spec", spec, "-o", out, *paths)),
+        ]
+        if shape.gzip:
+            # One compressed stream: one worker inflates while the other parses.
+            pairs.append((dict(row, what="tfrec parse, 1 GZIP file"), cli(*parse, *[path + ".gz"] * repeat)))
+    return pairs, outputs
+
+
+def measure_workers(pairs, rounds, log):
+    """Each pair at one thread and at two, in turn, after a warm-up of both; the figures are
+    medians of the per-round ratios."""
+    for _, run in pairs:
+        run(1)
+        run(2)
+    times = [[] for _ in pairs]
+    for r in range(rounds):
+        log(f"two workers: round {r + 1} of {rounds}")
+        for (_, run), t in zip(pairs, times):
+            t.append((run(1), run(2)))
+    rows = []
+    for (row, _), t in zip(pairs, times):
+        rows.append(dict(row, one_thread=[a for a, _ in t], two_threads=[b for _, b in t],
+                         speedup=statistics.median(a[0] / b[0] for a, b in t),
+                         cpu_ratio=statistics.median(b[1] / max(a[1], 1e-6) for a, b in t)))
+    return rows
+
+
+# Arrow against the parse it wraps, in one child process on this process's core: argv is the
+# file, the spec file and the batch size; after a warm-up pass of each it times five passes of
+# each, in turn, and prints the pair with the median ratio.
+ARROW_CHILD = """
+import json, sys, time
+import tfrec, tfrec.arrow
+path, spec_path, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+spec = json.load(open(spec_path))
+ds = tfrec.Dataset(path).batch(batch)
+ds = (ds.parse(**spec) if "sequence_features" in spec or "context_features" in spec else ds.parse(spec)).threads(1)
+stream = tfrec.arrow.read(path, spec, batch_rows=batch)
+def parse():
+    ds._drain()
+def arrow():
+    for _ in stream:
+        pass
+def timed(fn):
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+parse(), arrow()
+pairs = [(timed(parse), timed(arrow)) for _ in range(5)]
+print(json.dumps(sorted(pairs, key=lambda p: p[0] / p[1])[2]))
+"""
+ARROW_BATCH = 8192
+
+
+def arrow_configurations(inputs):
+    """Per shape: ``(row, run() -> (parse seconds, arrow seconds))``."""
+
+    def run(path, spec):
+        out = subprocess.run([sys.executable, "-c", ARROW_CHILD, path, spec, str(ARROW_BATCH)], check=True,
+                             capture_output=True, text=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    return [({"kind": shape.kind, "shape": shape.name, "about": shape.about, "records": records,
+              "bytes": os.path.getsize(path), "what": "arrow"},
+             lambda path=path, spec=_shapes.spec_path(path): run(path, spec))
+            for shape, path, records in inputs]
+
+
+def measure_arrow(pairs, rounds, log):
+    """Per shape and round, one child process times the parse and the conversion; the figure
+    is the median over rounds of the round's parse time over its conversion time."""
+    times = [[] for _ in pairs]
+    for r in range(rounds):
+        log(f"arrow: round {r + 1} of {rounds}")
+        for (_, run), t in zip(pairs, times):
+            t.append(run())
+    return [dict(row, parse_seconds=[a for a, _ in t], arrow_seconds=[b for _, b in t],
+                 of_parse=statistics.median(a / b for a, b in t))
+            for (row, _), t in zip(pairs, times)]
+
+
+def worker_table(rows):
+    lines = ["| kind | shape | consumer | 2 threads / 1, wall | 2 threads / 1, CPU time |",
+             "|---|---|---|--:|--:|"]
+    lines += [f"| {r['kind']} | {r['shape']} | {r['what']} | {r['speedup']:.2f}× | {r['cpu_ratio']:.2f} |"
+              for r in rows]
+    lines += ["", "| consumer | minimum 2 threads / 1 | on shape | largest CPU ratio | on shape |",
+              "|---|--:|---|--:|---|"]
+    for what in dict.fromkeys(r["what"] for r in rows):
+        of = [r for r in rows if r["what"] == what]
+        low = min(of, key=lambda r: r["speedup"])
+        high = max(of, key=lambda r: r["cpu_ratio"])
+        lines.append(f"| {what} | **{low['speedup']:.2f}×** | {low['shape']} | {high['cpu_ratio']:.2f} | "
+                     f"{high['shape']} |")
+    return "\n".join(lines)
+
+
+def arrow_table(rows):
+    lines = [f"| kind | shape | Arrow record batches ({ARROW_BATCH} rows), × the parse's speed |", "|---|---|--:|"]
+    lines += [f"| {r['kind']} | {r['shape']} | {r['of_parse']:.2f}× |" for r in rows]
+    low = min(rows, key=lambda r: r["of_parse"])
+    lines += ["", f"Arrow minimum: **{low['of_parse']:.2f}×** the parse ({low['shape']})"]
+    return "\n".join(lines)
+
+
 def minima(rows):
     """Per kind (``narrow``, ``wide``, ``sequence``, ``gzip``): the smallest ratio and the
     shape it was on."""
@@ -166,6 +365,24 @@ def table(rows, lows):
     return "\n".join(lines)
 
 
+def inputs_stamp(a):
+    """What decides the inputs' bytes."""
+    return {"seed": a.seed, "scale": a.scale, "shapes": a.shapes}
+
+
+def reused_inputs(d, a):
+    """The inputs ``d`` holds from an earlier run with the same seed, scale and shapes, as
+    ``write_all`` returns them; ``None`` when it holds none."""
+    try:
+        with open(os.path.join(d, "inputs.json")) as f:
+            if json.load(f) != inputs_stamp(a):
+                return None
+    except (OSError, ValueError):
+        return None
+    shapes = [s for s in _shapes.SHAPES if a.shapes is None or s.name in a.shapes]
+    return [(s, os.path.join(d, f"{s.name}.tfrecord"), _shapes.count_at(s, a.scale)) for s in shapes]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tfrec", default="target/release/tfrec", help="the tfrec binary timed")
@@ -177,6 +394,13 @@ def main():
                     help=f"only these shapes (default: all of {', '.join(_shapes.BY_NAME)})")
     ap.add_argument("--dir", help="write the inputs here and keep them (default: a temporary directory)")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--reuse-inputs", action="store_true",
+                    help="with --dir: use the inputs an earlier run wrote there with the same seed, scale and shapes")
+    ap.add_argument("--parts", nargs="+", choices=["tf", "arrow", "workers"], default=["tf", "arrow", "workers"],
+                    help="which tables to make (default: all three)")
+    ap.add_argument("--worker-cores", default="0,1", help="the two cores of the two-worker rows (comma-separated)")
+    ap.add_argument("--worker-repeat", type=int, default=1,
+                    help="two-worker rows read each file this many times over (longer runs, same data)")
     a = ap.parse_args()
     if not os.path.isfile(a.tfrec):
         sys.exit(f"bench_shapes.py: no tfrec binary at {a.tfrec} (--tfrec)")
@@ -188,25 +412,55 @@ def main():
     d = a.dir or tempfile.mkdtemp(prefix="tfrec-bench-shapes-")
     os.makedirs(d, exist_ok=True)
     try:
-        log(f"writing inputs (seed {a.seed}, scale {a.scale}) to {d}")
-        inputs = _shapes.write_all(d, a.seed, a.scale, a.shapes)
-        tf, options = quiet_tensorflow()
-        rows = measure(configurations(tf, options, a.tfrec, inputs), a.rounds, log)
+        inputs = reused_inputs(d, a) if a.reuse_inputs else None
+        if inputs is None:
+            log(f"writing inputs (seed {a.seed}, scale {a.scale}) to {d}")
+            inputs = _shapes.write_all(d, a.seed, a.scale, a.shapes)
+            with open(os.path.join(d, "inputs.json"), "w") as f:
+                json.dump(inputs_stamp(a), f)
+        rows, tf_version = [], None
+        if "tf" in a.parts:
+            tf, options = quiet_tensorflow()
+            tf_version = tf.__version__
+            rows = measure(configurations(tf, options, a.tfrec, inputs), a.rounds, log)
+        arrow_rows = []
+        if "arrow" in a.parts:
+            arrow_rows = measure_arrow(arrow_configurations(inputs), a.rounds, log)
+        worker_rows = []
+        if "workers" in a.parts:
+            two = {int(c) for c in a.worker_cores.split(",")}
+            pairs, outputs = worker_configurations(a.tfrec, inputs, two, d, a.worker_repeat)
+            try:
+                worker_rows = measure_workers(pairs, a.rounds, log)
+            finally:
+                for out in outputs:
+                    if os.path.exists(out):
+                        os.remove(out)
     finally:
         if not a.dir:
             shutil.rmtree(d, ignore_errors=True)
     lows = minima(rows)
-    print(f"## tfrec against TensorFlow {tf.__version__}, per core\n")
-    print(f"seed {a.seed}, scale {a.scale}, median of {a.rounds} round(s), cores {cores}, "
-          f"batch {BATCH}, tfrec: {a.tfrec}\n")
-    print(table(rows, lows))
-    print("\nparse: TFRecordDataset.batch(1024).map(parse) against `tfrec parse --format none --threads 1`;"
-          " gzip: TFRecordDataset(GZIP).batch(1024) against `tfrec count` (MB: the .gz file's)."
-          " × TF: wall time, the figure the minimum is of; CPU time (user + system) beside it.")
+    if rows:
+        print(f"## tfrec against TensorFlow {tf_version}, per core\n")
+        print(f"seed {a.seed}, scale {a.scale}, median of {a.rounds} round(s), cores {cores}, "
+              f"batch {BATCH}, tfrec: {a.tfrec}\n")
+        print(table(rows, lows))
+        print("\nparse: TFRecordDataset.batch(1024).map(parse) against `tfrec parse --format none --threads 1`;"
+              " gzip: TFRecordDataset(GZIP).batch(1024) against `tfrec count` (MB: the .gz file's)."
+              " × TF: wall time, the figure the minimum is of; CPU time (user + system) beside it.")
+    if arrow_rows:
+        print("\n## Arrow conversion against the parse it wraps, one core\n")
+        print(arrow_table(arrow_rows))
+    if worker_rows:
+        print(f"\n## Two workers against one, cores {a.worker_cores}\n")
+        print(worker_table(worker_rows))
+        print("\nwall: median over rounds of (one-thread seconds / two-thread seconds); CPU: median of"
+              " (two-thread CPU seconds / one-thread CPU seconds), user + system.")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"seed": a.seed, "scale": a.scale, "rounds": a.rounds, "cores": cores, "batch": BATCH,
-                       "tensorflow": tf.__version__, "tfrec": a.tfrec, "rows": rows, "minimum": lows}, f, indent=1)
+                       "tensorflow": tf_version, "tfrec": a.tfrec, "rows": rows, "minimum": lows,
+                       "arrow": arrow_rows, "workers": worker_rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 //! Property tests of the parse ops: the batch parse is the single parses stacked; the parallel
 //! path equals the sequential one (errors included); a ragged feature padded to dense equals
-//! the FixedLenSequenceFeature parse.
+//! the FixedLenSequenceFeature parse; packed steps are the padded ones without their padding.
 
 use proptest::prelude::*;
 use serde_json::json;
 use tfrec::example::{Example, Feature, SequenceExample};
 use tfrec::parse::{
-    concat_batch, specs_from_json_str, DenseTensor, ExampleParser, FeatureSpecs, SequenceParser, SequenceSpecs, Tensor,
-    TensorMap, Values,
+    concat_batch, specs_from_json_str, DenseTensor, ExampleParser, FeatureSpecs, SequenceParser, SequenceSpecs,
+    StepLayout, Tensor, TensorMap, Values,
 };
 
 /// A feature of kind `k` (0 int64, 1 float, 2 bytes) with `n` values, sometimes of the wrong
@@ -216,6 +216,100 @@ proptest! {
             r.map(|p| (json_of(&p.feature_lists), json_of(&p.lengths))).map_err(|e| e.to_string())
         };
         prop_assert_eq!(outcome(parser.parse_batch(&records)), outcome(parser.parse_batch_parallel(&records, minibatch)));
+    }
+}
+
+/// Every element of a dense tensor, row-major, as text (for comparing across dtypes).
+fn elements(t: &DenseTensor) -> Vec<String> {
+    match t.values() {
+        Values::Int64(v) => v.iter().map(|x| x.to_string()).collect(),
+        Values::Float32(v) => v.iter().map(|x| format!("{x:?}")).collect(),
+        Values::String(b) => (0..b.len()).map(|i| format!("{:?}", b.value(i))).collect(),
+    }
+}
+
+proptest! {
+    /// `StepLayout::Packed` gives each dense feature list's steps one record after another:
+    /// exactly the padded tensor's rows cut to their lengths, on the in-place path (numbers),
+    /// the column path (strings), the careful path (a context entry written value first) and
+    /// the parallel path; everything else, errors included, as with padding.
+    #[test]
+    fn sequence_packed_steps_are_the_padded_ones_without_padding(
+        seqs in prop::collection::vec(
+            (
+                prop::collection::vec(prop::collection::vec(-1e6f32..1e6, 2..3), 0..6),
+                prop::collection::vec(-1_000_000_000i64..1_000_000_000, 0..6),
+                prop::collection::vec("[a-z]{0,3}", 0..4),
+                any::<bool>(),
+            ),
+            1..20,
+        ),
+        odd_row in prop::option::of(0usize..20),
+        careful in any::<bool>(),
+        minibatch in 1usize..6,
+    ) {
+        let records: Vec<Vec<u8>> = seqs
+            .iter()
+            .enumerate()
+            .map(|(e, (frames, ids, tags, with_frames))| {
+                let mut b = SequenceExample::builder()
+                    .context_int64("c", vec![e as i64])
+                    .int64_list("id", ids.iter().map(|&i| vec![i]).collect::<Vec<_>>())
+                    .bytes_list("tag", tags.iter().map(|t| vec![t.clone()]).collect::<Vec<_>>());
+                let mut frames = frames.clone();
+                if odd_row == Some(e) {
+                    if let Some(row) = frames.first_mut() {
+                        row.push(0.5);
+                    }
+                }
+                if *with_frames {
+                    b = b.float_list("frame", frames);
+                }
+                let record = b.build().expect("ok").encode();
+                if careful { value_first(&record) } else { record }
+            })
+            .collect();
+        let specs = SequenceSpecs::from_json_str(&json!({
+            "context_features": {"c": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}},
+            "sequence_features": {
+                "frame": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
+                "id": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
+                "tag": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "string", "allow_missing": true},
+            }
+        }).to_string()).expect("spec");
+        let parser = SequenceParser::new(&specs).expect("compiles");
+        let padded = parser.parse_batch(&records).map_err(|e| e.to_string());
+        for packed in [
+            parser.parse_batch_with(&records, StepLayout::Packed),
+            parser.parse_batch_parallel_with(&records, minibatch, StepLayout::Packed),
+        ] {
+            let packed = packed.map_err(|e| e.to_string());
+            let (padded, packed) = match (&padded, packed) {
+                (Ok(a), Ok(b)) => (a, b),
+                (a, b) => {
+                    prop_assert_eq!(a.as_ref().err(), b.as_ref().err());
+                    continue;
+                }
+            };
+            prop_assert_eq!(json_of(&padded.context), json_of(&packed.context));
+            prop_assert_eq!(json_of(&padded.lengths), json_of(&packed.lengths));
+            for (name, stride) in [("frame", 2usize), ("id", 1), ("tag", 1)] {
+                let lengths = elements(padded.lengths[name].as_dense().expect("dense"));
+                let lengths: Vec<usize> = lengths.iter().map(|l| l.parse().expect("a count")).collect();
+                let full = padded.feature_lists[name].as_dense().expect("dense");
+                let width = full.shape()[1] * stride;
+                let all = elements(full);
+                let expected: Vec<String> = lengths
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(b, &len)| all[b * width..b * width + len * stride].to_vec())
+                    .collect();
+                let got = packed.feature_lists[name].as_dense().expect("dense");
+                prop_assert_eq!(got.shape()[0], lengths.iter().sum::<usize>());
+                prop_assert_eq!(&got.shape()[1..], &full.shape()[2..]);
+                prop_assert_eq!(elements(got), expected);
+            }
+        }
     }
 }
 

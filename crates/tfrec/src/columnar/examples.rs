@@ -172,7 +172,8 @@ impl ExampleColumns {
 
     /// Parses `records` (serialized Examples) into one record batch of `records.len()` rows.
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
-        let mut tensors = if records.len() > 4096 {
+        // Parts parsed apart are joined with a copy, which pays only when they run at once.
+        let mut tensors = if records.len() > 4096 && rayon::current_num_threads() > 1 {
             self.parser.parse_batch_parallel(records, 2048)?
         } else {
             self.parser.parse_batch(records)?

@@ -10,10 +10,10 @@ use rustc_hash::FxHashMap;
 use super::arrays::{fixed_lists, fixed_type, list, list_type, value_type};
 use super::examples::{column_array, column_type, plan_of, ragged_array, rows_with_values, Column};
 use super::order::in_order;
-use super::storage::{dense_i64, dense_shape, dense_values_in, dense_values_owned, flat_indices, sparse_rank};
+use super::storage::{dense_i64, dense_shape, dense_values_owned, flat_indices, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::example::SequenceExampleView;
-use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, Tensor};
+use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, StepLayout, Tensor};
 
 #[derive(Debug, Clone)]
 enum ListPlan {
@@ -149,10 +149,13 @@ impl SequenceColumns {
 
     /// Parses `records` (serialized SequenceExamples) into one record batch.
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
-        let mut parsed = if records.len() > 4096 {
-            self.parser.parse_batch_parallel(records, 2048)?
+        // Steps packed: an Arrow list has its own offsets, so padding would only be copied out.
+        // Parts parsed apart are joined with a copy, which pays only when they run at once.
+        let mut parsed = if records.len() > 4096 && rayon::current_num_threads() > 1 {
+            self.parser
+                .parse_batch_parallel_with(records, 2048, StepLayout::Packed)?
         } else {
-            self.parser.parse_batch(records)?
+            self.parser.parse_batch_with(records, StepLayout::Packed)?
         };
         let n = records.len();
         let mut context_valid = vec![vec![false; n]; self.context.len()];
@@ -250,7 +253,7 @@ impl SequenceColumns {
                         .and_then(Tensor::as_dense)
                         .and_then(dense_i64)
                         .ok_or_else(|| no_tensor(&l.name))?;
-                    dense_steps(&l.name, &t, shape, &lengths, l.utf8, &list_valid[i])?
+                    dense_steps(&l.name, t, shape, &lengths, l.utf8, &list_valid[i])?
                 }
                 (ListPlan::VarLen, Some(Tensor::Sparse(t))) => {
                     if sparse_rank(&t) != 3 {
@@ -296,33 +299,31 @@ fn no_tensor(name: &str) -> ColumnarError {
     }
 }
 
-/// A padded `[batch, steps, shape…]` tensor as a list of each record's own steps.
+/// A packed `[steps, shape…]` tensor (every record's steps in turn, `lengths[b]` of record `b`)
+/// as a list of each record's own steps; numeric values become the array without a copy.
 fn dense_steps(
     name: &str,
-    t: &crate::parse::DenseTensor,
+    t: crate::parse::DenseTensor,
     shape: &[usize],
     lengths: &[i64],
     utf8: bool,
     valid: &[bool],
 ) -> Result<ArrayRef, ColumnarError> {
-    let dims = dense_shape(t);
-    let max_steps = dims.get(1).copied().unwrap_or(0);
     let stride: usize = shape.iter().product();
-    let mut ranges = Vec::with_capacity(lengths.len());
     let mut offsets = Vec::with_capacity(lengths.len() + 1);
     offsets.push(0i64);
-    let mut row_ends = Vec::with_capacity(lengths.len());
-    let mut taken = 0usize;
     for (b, &len) in lengths.iter().enumerate() {
-        let len = usize::try_from(len).unwrap_or(0).min(max_steps);
-        let start = b * max_steps * stride;
-        ranges.push(start..start + len * stride);
-        taken += len * stride;
-        row_ends.push(taken);
-        offsets.push(offsets[b] + len as i64);
+        offsets.push(offsets[b] + len.max(0));
     }
-    let row_of = |i: usize| row_ends.partition_point(|&e| e <= i);
-    let values = dense_values_in(t, &ranges, utf8, name, &row_of)?;
+    // The packed tensor holds exactly the steps the lengths add up to.
+    if dense_shape(&t).first().map(|&s| s as i64) != offsets.last().copied() {
+        return Err(no_tensor(name));
+    }
+    let row_of = |i: usize| {
+        let step = (i / stride.max(1)) as i64;
+        offsets.partition_point(|&o| o <= step).saturating_sub(1)
+    };
+    let values = dense_values_owned(t, utf8, name, &row_of)?;
     let steps = usize::try_from(offsets.last().copied().unwrap_or(0)).unwrap_or(0);
     list(fixed_lists(values, shape, steps, name)?, &offsets, Some(valid), name)
 }

@@ -99,33 +99,6 @@ fn owned_bytes_array(
     }
 }
 
-/// Like [`dense_values`], keeping only the flat elements in `ranges` (in order): the rows of
-/// a padded tensor without their padding.
-pub(super) fn dense_values_in(
-    tensor: &DenseTensor,
-    ranges: &[std::ops::Range<usize>],
-    utf8: bool,
-    column: &str,
-    row_of: &dyn Fn(usize) -> usize,
-) -> Result<ArrayRef, ColumnarError> {
-    let total = ranges.iter().map(|r| r.len()).sum();
-    fn pick<T: Copy>(flat: &[T], ranges: &[std::ops::Range<usize>], total: usize) -> Vec<T> {
-        let mut out = Vec::with_capacity(total);
-        for r in ranges {
-            out.extend_from_slice(&flat[r.clone()]);
-        }
-        out
-    }
-    Ok(match tensor.values() {
-        Values::Int64(v) => Arc::new(Int64Array::from(pick(v, ranges, total))),
-        Values::Float32(v) => Arc::new(Float32Array::from(pick(v, ranges, total))),
-        Values::String(b) => {
-            let picked = ranges.iter().flat_map(|r| r.clone().map(|i| b.value(i)));
-            bytes_array(picked, total, utf8, column, row_of)?
-        }
-    })
-}
-
 fn bytes_array<'a>(
     values: impl Iterator<Item = &'a [u8]>,
     len: usize,

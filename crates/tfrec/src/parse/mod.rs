@@ -30,7 +30,7 @@ pub(crate) use concat::{DenseJoin, JoinStore, Joined};
 pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
 pub use example::{ExampleParser, TensorMap};
 pub use infer::{infer_specs, InferError, InferredSpecs, SpecInferrer};
-pub use sequence::{ParsedSequences, SequenceParser};
+pub use sequence::{ParsedSequences, SequenceParser, StepLayout};
 pub use spec::{
     FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs,
     SparseFeature, SpecError, SpecFile, VarLenFeature,

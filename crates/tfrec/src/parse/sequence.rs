@@ -29,6 +29,17 @@ use super::tensor::{DenseTensor, SparseTensor, Tensor};
 use super::values::{DType, SplitsDType, Values};
 use crate::example::{FeatureListView, FeatureView, RawFeature, SequenceExampleView};
 
+/// How a `FixedLenSequenceFeature`'s steps are laid out in its parsed tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepLayout {
+    /// `[batch, longest, *shape]`, shorter lists padded with zeros: TensorFlow's output.
+    Padded,
+    /// `[total steps, *shape]`: each record's steps right after the one before's, no padding;
+    /// the lengths say whose they are. For consumers that keep their own offsets (Arrow's
+    /// lists), which would otherwise copy the padding out again.
+    Packed,
+}
+
 /// The three outputs of `parse_sequence_example`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ParsedSequences {
@@ -424,7 +435,17 @@ impl SequenceParser {
 
     /// `parse_sequence_example` over a batch.
     pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<ParsedSequences, ParseError> {
-        self.parse(records, false)
+        self.parse(records, false, StepLayout::Padded)
+    }
+
+    /// [`parse_batch`](Self::parse_batch) with the feature lists' steps laid out as `layout`
+    /// says; the same errors, and the same values in every other tensor.
+    pub fn parse_batch_with<R: AsRef<[u8]>>(
+        &self,
+        records: &[R],
+        layout: StepLayout,
+    ) -> Result<ParsedSequences, ParseError> {
+        self.parse(records, false, layout)
     }
 
     /// Parses a batch on the rayon thread pool, in minibatches of `minibatch` records, then
@@ -434,12 +455,23 @@ impl SequenceParser {
         records: &[R],
         minibatch: usize,
     ) -> Result<ParsedSequences, ParseError> {
+        self.parse_batch_parallel_with(records, minibatch, StepLayout::Padded)
+    }
+
+    /// [`parse_batch_parallel`](Self::parse_batch_parallel) with the feature lists' steps laid
+    /// out as `layout` says.
+    pub fn parse_batch_parallel_with<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        minibatch: usize,
+        layout: StepLayout,
+    ) -> Result<ParsedSequences, ParseError> {
         // Minibatches are parsed into columns in parallel, joined in order and assembled once.
         // Anything the hot path does not take (and every error) is parsed again sequentially,
         // so results and errors are the sequential ones.
         let minibatch = minibatch.max(1);
         if records.len() <= minibatch || !self.fast_ok {
-            return self.parse_batch(records);
+            return self.parse(records, false, layout);
         }
         let parts: Vec<Option<Vec<ListColumn>>> = records
             .par_chunks(minibatch)
@@ -448,7 +480,7 @@ impl SequenceParser {
         let mut joined: Option<Vec<ListColumn>> = None;
         for part in parts {
             let Some(part) = part else {
-                return self.parse_batch(records);
+                return self.parse(records, false, layout);
             };
             match joined.as_mut() {
                 None => joined = Some(part),
@@ -461,7 +493,7 @@ impl SequenceParser {
             }
         }
         let Some(columns) = joined else {
-            return self.parse_batch(records);
+            return self.parse(records, false, layout);
         };
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
@@ -469,16 +501,22 @@ impl SequenceParser {
             // wording) never depends on the number of threads.
             match parser.parse_batch_parallel(records, minibatch) {
                 Ok(context) => out.context = context,
-                Err(_) => return self.parse_batch(records),
+                Err(_) => return self.parse(records, false, layout),
             }
         }
         match self.fast_context_fixed(records) {
             Some(fixed) => out.context.extend(fixed),
-            None => return self.parse_batch(records),
+            None => return self.parse(records, false, layout),
         }
-        match self.assemble_lists(columns.into_iter().map(Some).collect(), records.len(), false, &mut out) {
+        match self.assemble_lists(
+            columns.into_iter().map(Some).collect(),
+            records.len(),
+            false,
+            layout,
+            &mut out,
+        ) {
             Ok(()) => Ok(out),
-            Err(_) => self.parse_batch(records),
+            Err(_) => self.parse(records, false, layout),
         }
     }
 
@@ -494,7 +532,7 @@ impl SequenceParser {
 
     /// `parse_single_sequence_example`: no batch dimension, no lengths.
     pub fn parse_single(&self, record: &[u8]) -> Result<ParsedSequences, ParseError> {
-        let parsed = self.parse(&[record], true).map_err(|mut e| {
+        let parsed = self.parse(&[record], true, StepLayout::Padded).map_err(|mut e| {
             e.single = true;
             e
         })?;
@@ -517,8 +555,13 @@ impl SequenceParser {
     /// The general path, in TensorFlow's order (its errors are the first TensorFlow meets):
     /// extraction, context types, feature-list row types, context dense, then the feature
     /// lists, then the context's VarLen and Ragged features.
-    fn parse<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Result<ParsedSequences, ParseError> {
-        if let Some(parsed) = self.parse_fast(records, single) {
+    fn parse<R: AsRef<[u8]>>(
+        &self,
+        records: &[R],
+        single: bool,
+        layout: StepLayout,
+    ) -> Result<ParsedSequences, ParseError> {
+        if let Some(parsed) = self.parse_fast(records, single, layout) {
             return Ok(parsed);
         }
         let found = self.extract(records, single)?;
@@ -537,7 +580,7 @@ impl SequenceParser {
         if let Some(parser) = &self.context_other {
             out.context.extend(self.context_parse(parser, records, single)?);
         }
-        self.assemble_lists(columns, records.len(), single, &mut out)?;
+        self.assemble_lists(columns, records.len(), single, layout, &mut out)?;
         Ok(out)
     }
 
@@ -711,6 +754,7 @@ impl SequenceParser {
         mut columns: Vec<Option<ListColumn>>,
         batch: usize,
         single: bool,
+        layout: StepLayout,
         out: &mut ParsedSequences,
     ) -> Result<(), ParseError> {
         for (i, slot) in self.lists.iter().enumerate() {
@@ -724,6 +768,16 @@ impl SequenceParser {
                     let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch])
                         .map_err(|err| ParseError::new(ParseErrorKind::Shape(err)))?;
                     out.lengths.insert(name.clone(), Tensor::Dense(lengths));
+                    if layout == StepLayout::Packed {
+                        // Every row holds exactly the shape's values (checked before), so the
+                        // column is the steps one after another.
+                        let mut full = vec![row_counts.iter().sum::<usize>()];
+                        full.extend_from_slice(shape);
+                        let tensor = DenseTensor::from_values(column.values, &full)
+                            .map_err(|err| ParseError::new(ParseErrorKind::Shape(err)))?;
+                        out.feature_lists.insert(name, Tensor::Dense(tensor));
+                        continue;
+                    }
                     // Per example, all rows' values together, padded to the longest.
                     let per_example = Column {
                         counts: per_example_totals(&column.counts, &row_counts),
@@ -816,7 +870,7 @@ impl SequenceParser {
     /// The hot path (see [`fast`](super::fast)): feature lists in the canonical encoding,
     /// decoded straight into columns. `None` when anything needs the careful path (context
     /// FixedLen features, a non-canonical encoding, any problem), which then runs instead.
-    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R], single: bool) -> Option<ParsedSequences> {
+    fn parse_fast<R: AsRef<[u8]>>(&self, records: &[R], single: bool, layout: StepLayout) -> Option<ParsedSequences> {
         let (columns, in_place) = self.fast_columns(records, true)?;
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
@@ -829,12 +883,13 @@ impl SequenceParser {
                 continue;
             };
             columns[i] = None;
-            let (tensor, lengths) = dense_in_place(slot.dtype, shape, *stride, lists)?;
+            let (tensor, lengths) = dense_in_place(slot.dtype, shape, *stride, lists, layout)?;
             let name = slot.output.clone().unwrap_or_else(|| slot.key.clone());
             out.lengths.insert(name.clone(), Tensor::Dense(lengths));
             out.feature_lists.insert(name, Tensor::Dense(tensor));
         }
-        self.assemble_lists(columns, records.len(), single, &mut out).ok()?;
+        self.assemble_lists(columns, records.len(), single, layout, &mut out)
+            .ok()?;
         Some(out)
     }
 
@@ -1195,14 +1250,16 @@ fn count_rows(list: &[u8]) -> Option<usize> {
     fast::list_rows(list).try_fold(0, |rows, row| row.map(|_| rows + 1))
 }
 
-/// A FixedLenSequenceFeature's padded tensor `[batch, longest, *shape]` and its lengths, each
-/// row decoded straight into its place (no column, no padding copy); `None` when a row is not
-/// `stride` values in the canonical encoding, for the careful path to report.
+/// A FixedLenSequenceFeature's tensor (`[batch, longest, *shape]` padded, or `[steps, *shape]`
+/// packed) and its lengths, each row decoded straight into its place (no column, no padding
+/// copy); `None` when a row is not `stride` values in the canonical encoding, for the careful
+/// path to report.
 fn dense_in_place(
     dtype: DType,
     shape: &[usize],
     stride: usize,
     found: &InPlaceList<'_>,
+    layout: StepLayout,
 ) -> Option<(DenseTensor, DenseTensor)> {
     // Every value takes at least a byte: a list too short to fill its rows is refused before
     // the padded tensor is allocated (a crafted row count must not size it).
@@ -1214,17 +1271,26 @@ fn dense_in_place(
     let batch = found.rows.len();
     let longest = found.rows.iter().copied().max().unwrap_or(0);
     let width = longest.checked_mul(stride)?;
-    let total = batch.checked_mul(width)?;
+    let steps = found.rows.iter().try_fold(0usize, |sum, &r| sum.checked_add(r))?;
+    let total = match layout {
+        StepLayout::Padded => batch.checked_mul(width)?,
+        StepLayout::Packed => steps.checked_mul(stride)?,
+    };
     let mut values = match dtype {
         DType::Int64 => Values::Int64(vec![0; total]),
         DType::Float32 => Values::Float32(vec![0.0; total]),
         DType::String => return None,
     };
-    for (e, list) in found.lists.iter().enumerate() {
+    let mut packed_at = 0;
+    for (e, (list, &rows)) in found.lists.iter().zip(&found.rows).enumerate() {
         let Some(list) = list else {
             continue;
         };
-        let mut at = e * width;
+        let mut at = match layout {
+            StepLayout::Padded => e * width,
+            StepLayout::Packed => packed_at,
+        };
+        packed_at += rows * stride;
         for row in fast::list_rows(list) {
             if !fast::fill_feature(row?, &mut values, at, stride) {
                 return None;
@@ -1232,7 +1298,10 @@ fn dense_in_place(
             at += stride;
         }
     }
-    let mut full = vec![batch, longest];
+    let mut full = match layout {
+        StepLayout::Padded => vec![batch, longest],
+        StepLayout::Packed => vec![steps],
+    };
     full.extend_from_slice(shape);
     let tensor = DenseTensor::from_values(values, &full).ok()?;
     let lengths: Vec<i64> = found.rows.iter().map(|&r| r as i64).collect();

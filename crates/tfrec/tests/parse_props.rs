@@ -241,6 +241,7 @@ proptest! {
                 prop::collection::vec(-1_000_000_000i64..1_000_000_000, 0..6),
                 prop::collection::vec("[a-z]{0,3}", 0..4),
                 any::<bool>(),
+                prop::option::of(prop::collection::vec(prop::collection::vec(-9i64..9, 0..4), 0..5)),
             ),
             1..20,
         ),
@@ -251,7 +252,7 @@ proptest! {
         let records: Vec<Vec<u8>> = seqs
             .iter()
             .enumerate()
-            .map(|(e, (frames, ids, tags, with_frames))| {
+            .map(|(e, (frames, ids, tags, with_frames, varlen))| {
                 let mut b = SequenceExample::builder()
                     .context_int64("c", vec![e as i64])
                     .int64_list("id", ids.iter().map(|&i| vec![i]).collect::<Vec<_>>())
@@ -265,6 +266,9 @@ proptest! {
                 if *with_frames {
                     b = b.float_list("frame", frames);
                 }
+                if let Some(steps) = varlen {
+                    b = b.int64_list("v", steps.clone());
+                }
                 let record = b.build().expect("ok").encode();
                 if careful { value_first(&record) } else { record }
             })
@@ -275,6 +279,7 @@ proptest! {
                 "frame": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
                 "id": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
                 "tag": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "string", "allow_missing": true},
+                "v": {"type": "VarLenFeature", "dtype": "int64"},
             }
         }).to_string()).expect("spec");
         let parser = SequenceParser::new(&specs).expect("compiles");
@@ -309,6 +314,30 @@ proptest! {
                 prop_assert_eq!(&got.shape()[1..], &full.shape()[2..]);
                 prop_assert_eq!(elements(got), expected);
             }
+            // A VarLen list: the sparse tensor's (example, step, position, value), from splits.
+            let sparse = padded.feature_lists["v"].as_sparse().expect("sparse");
+            let values = elements(&sparse.values);
+            let expected: Vec<(i64, i64, i64, String)> = sparse
+                .indices
+                .rows()
+                .into_iter()
+                .zip(values)
+                .map(|(at, v)| (at[0], at[1], at[2], v))
+                .collect();
+            let ragged = packed.feature_lists["v"].as_ragged().expect("ragged");
+            let (steps, positions) = (&ragged.nested_row_splits()[0], &ragged.nested_row_splits()[1]);
+            let flat = elements(ragged.flat_values());
+            let mut got = Vec::new();
+            for b in 0..steps.len() - 1 {
+                for step in steps[b]..steps[b + 1] {
+                    for k in positions[step as usize]..positions[step as usize + 1] {
+                        got.push((b as i64, step - steps[b], k - positions[step as usize], flat[k as usize].clone()));
+                    }
+                }
+            }
+            prop_assert_eq!(got, expected);
+            let written: Vec<i64> = seqs.iter().map(|s| s.4.as_ref().map_or(0, |v| v.len() as i64)).collect();
+            prop_assert_eq!(steps.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>(), written);
         }
     }
 }

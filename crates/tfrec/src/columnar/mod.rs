@@ -296,14 +296,32 @@ mod tests {
             if let Some(steps) = x {
                 lists.push(("x", (0..steps).map(|i| Feature::Float(vec![i as f32, 0.5])).collect()));
             }
+            // A VarLen list absent, with no steps, or with steps of 0-2 values (a step with
+            // none still counts).
+            let v: Option<Vec<usize>> = match rng.next_u64() % 3 {
+                0 => None,
+                1 => Some(Vec::new()),
+                _ => Some(
+                    (0..1 + rng.next_u64() % 3)
+                        .map(|_| (rng.next_u64() % 3) as usize)
+                        .collect(),
+                ),
+            };
+            if let Some(steps) = &v {
+                lists.push((
+                    "v",
+                    steps.iter().map(|&n| Feature::Int64((0..n as i64).collect())).collect(),
+                ));
+            }
             records.push(seq(&context, &lists));
-            expected.push((c.is_some(), x));
+            expected.push((c.is_some(), x, v));
         }
         let spec = crate::parse::SpecFile::from_json_str(
             &json!({
                 "context_features": {"c": {"type": "VarLenFeature", "dtype": "int64"}},
                 "sequence_features": {"x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32",
-                                            "allow_missing": true}},
+                                            "allow_missing": true},
+                                      "v": {"type": "VarLenFeature", "dtype": "int64"}},
             })
             .to_string(),
         )
@@ -312,14 +330,20 @@ mod tests {
             .unwrap()
             .to_batch(&records)
             .unwrap();
-        let (c, x) = (
+        let (c, x, v) = (
             batch.column_by_name("c").unwrap(),
             batch.column_by_name("x").unwrap().as_list::<i32>(),
+            batch.column_by_name("v").unwrap().as_list::<i32>(),
         );
-        for (row, &(has_c, steps)) in expected.iter().enumerate() {
-            assert_eq!(c.is_valid(row), has_c, "row {row}");
+        for (row, (has_c, steps, v_steps)) in expected.iter().enumerate() {
+            assert_eq!(c.is_valid(row), *has_c, "row {row}");
             assert_eq!(x.is_valid(row), steps.is_some(), "row {row}");
             assert_eq!(x.value_length(row) as u64, steps.unwrap_or(0), "row {row}");
+            assert_eq!(v.is_valid(row), v_steps.is_some(), "row {row}");
+            let v_row = v.value(row);
+            let v_row = v_row.as_list::<i32>();
+            let lengths: Vec<usize> = (0..v_row.len()).map(|s| v_row.value_length(s) as usize).collect();
+            assert_eq!(&lengths, v_steps.as_deref().unwrap_or(&[]), "row {row}");
         }
     }
 

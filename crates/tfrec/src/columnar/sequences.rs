@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use super::arrays::{fixed_lists, fixed_type, list, list_type, value_type};
 use super::examples::{column_array, column_type, plan_of, ragged_array, rows_with_values, Column};
 use super::order::in_order;
-use super::storage::{dense_i64, dense_shape, dense_values_owned, flat_indices, sparse_rank};
+use super::storage::{dense_i64, dense_shape, dense_values_owned};
 use super::{ColumnarError, StringColumns};
 use crate::example::SequenceExampleView;
 use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, StepLayout, Tensor};
@@ -160,9 +160,8 @@ impl SequenceColumns {
         let n = records.len();
         let mut context_valid = vec![vec![false; n]; self.context.len()];
         let mut list_valid = vec![vec![false; n]; self.lists.len()];
-        let mut steps = vec![vec![0usize; n]; self.lists.len()];
         // What the parse already says: a context feature with values in a row is there, and so
-        // is a dense feature list with steps (whose count the parser gives). A record is walked
+        // is a dense or VarLen feature list with steps (whose count the parse gives). A record is walked
         // for its keys only when that leaves something open.
         let mut settled = vec![true; n];
         for columns in self.context_keys.values() {
@@ -185,8 +184,16 @@ impl SequenceColumns {
                     .get(&l.name)
                     .and_then(Tensor::as_dense)
                     .and_then(dense_i64),
-                // Steps without values leave no trace in a sparse or ragged tensor.
-                _ => None,
+                // Packed, a VarLen list is ragged, its outer splits the steps of each record.
+                ListPlan::VarLen => match parsed.feature_lists.get(&l.name) {
+                    Some(Tensor::Ragged(t)) => t
+                        .nested_row_splits()
+                        .first()
+                        .map(|splits| splits.windows(2).map(|w| w[1] - w[0]).collect()),
+                    _ => None,
+                },
+                // A ragged feature's rows need not be the list's steps (partitions).
+                ListPlan::Ragged { .. } => None,
             };
             match lengths {
                 Some(lengths) if lengths.len() == n => {
@@ -216,23 +223,13 @@ impl SequenceColumns {
                 }
             }
             for entry in view.feature_lists() {
-                let (key, list_view) = entry.map_err(|source| ColumnarError::Decode {
+                let (key, _) = entry.map_err(|source| ColumnarError::Decode {
                     record: row,
                     error: source,
                 })?;
                 if let Some(columns) = self.list_keys.get(key) {
-                    let mut count = 0;
-                    for step in list_view.rows() {
-                        step.map_err(|source| ColumnarError::Decode {
-                            record: row,
-                            error: source,
-                        })?;
-                        count += 1;
-                    }
                     for &c in columns {
                         list_valid[c][row] = true;
-                        // The last entry of a repeated key is the one parsers read.
-                        steps[c][row] = count;
                     }
                 }
             }
@@ -255,14 +252,8 @@ impl SequenceColumns {
                         .ok_or_else(|| no_tensor(&l.name))?;
                     dense_steps(&l.name, t, shape, &lengths, l.utf8, &list_valid[i])?
                 }
-                (ListPlan::VarLen, Some(Tensor::Sparse(t))) => {
-                    if sparse_rank(&t) != 3 {
-                        return Err(no_tensor(&l.name));
-                    }
-                    let indices = flat_indices(&t).into_owned();
-                    let row_of = |k: usize| indices.get(3 * k).map_or(0, |&r| r as usize);
-                    let values = dense_values_owned(t.values, l.utf8, &l.name, &row_of)?;
-                    varlen_steps(&l.name, values, &indices, &steps[i], &list_valid[i])?
+                (ListPlan::VarLen, Some(Tensor::Ragged(t))) => {
+                    ragged_array(&l.name, &t, 2, &[], l.utf8, Some(&list_valid[i]))?
                 }
                 (ListPlan::Ragged { lists, inner }, Some(Tensor::Ragged(t))) => {
                     ragged_array(&l.name, &t, *lists, inner, l.utf8, Some(&list_valid[i]))?
@@ -326,40 +317,4 @@ fn dense_steps(
     let values = dense_values_owned(t, utf8, name, &row_of)?;
     let steps = usize::try_from(offsets.last().copied().unwrap_or(0)).unwrap_or(0);
     list(fixed_lists(values, shape, steps, name)?, &offsets, Some(valid), name)
-}
-
-/// A `[batch, steps, n]` sparse tensor as lists of steps of lists of values; `indices` are its
-/// `[batch, step, position]` rows, flat; `steps[b]` is the number of steps of record `b` (steps
-/// without values are not in the indices).
-fn varlen_steps(
-    name: &str,
-    values: ArrayRef,
-    indices: &[i64],
-    steps: &[usize],
-    valid: &[bool],
-) -> Result<ArrayRef, ColumnarError> {
-    let mut first_step = Vec::with_capacity(steps.len() + 1);
-    first_step.push(0i64);
-    for (b, &s) in steps.iter().enumerate() {
-        first_step.push(first_step[b] + s as i64);
-    }
-    let total = usize::try_from(first_step[steps.len()]).unwrap_or(0);
-    let mut counts = vec![0i64; total + 1];
-    for index in indices.chunks_exact(3) {
-        let (b, s) = (index[0], index[1]);
-        let b = usize::try_from(b).unwrap_or(usize::MAX);
-        let step = first_step
-            .get(b)
-            .map(|&f| f + s)
-            .filter(|_| (s as usize) < steps.get(b).copied().unwrap_or(0));
-        let Some(step) = step else {
-            return Err(no_tensor(name));
-        };
-        counts[step as usize + 1] += 1;
-    }
-    for i in 1..counts.len() {
-        counts[i] += counts[i - 1];
-    }
-    let inner = list(values, &counts, None, name)?;
-    list(inner, &first_step, Some(valid), name)
 }

@@ -35,8 +35,10 @@ pub enum StepLayout {
     /// `[batch, longest, *shape]`, shorter lists padded with zeros: TensorFlow's output.
     Padded,
     /// `[total steps, *shape]`: each record's steps right after the one before's, no padding;
-    /// the lengths say whose they are. For consumers that keep their own offsets (Arrow's
-    /// lists), which would otherwise copy the padding out again.
+    /// the lengths say whose they are. A `VarLenFeature` list is a ragged tensor
+    /// `[batch, (steps), (values)]` (int64 splits) instead of a sparse one. For consumers that
+    /// keep their own offsets (Arrow's lists), which would otherwise copy the padding out again
+    /// or rebuild the offsets from an index matrix.
     Packed,
 }
 
@@ -790,8 +792,16 @@ impl SequenceParser {
                     let Some((column, row_counts)) = columns[i].take() else {
                         continue;
                     };
-                    out.feature_lists
-                        .insert(name, Tensor::Sparse(sequence_varlen(column, &row_counts)?));
+                    let tensor = match layout {
+                        StepLayout::Padded => Tensor::Sparse(sequence_varlen(column, &row_counts)?),
+                        // Splits, instead of an index matrix of three numbers a value.
+                        StepLayout::Packed => {
+                            let mut steps = RaggedBuild::from_column(column);
+                            steps.push_outer(splits_of(&row_counts), None);
+                            Tensor::Ragged(steps.finish(SplitsDType::Int64)?)
+                        }
+                    };
+                    out.feature_lists.insert(name, tensor);
                 }
                 _ => {}
             }

@@ -342,6 +342,51 @@ proptest! {
     }
 }
 
+proptest! {
+    /// The keys the parse reports seeing are the records' own (an empty or kind-less feature
+    /// counts), on the fast and careful paths (value-first entries) and in parallel; the
+    /// tensors (or the error) are `parse_batch`'s.
+    #[test]
+    fn keys_seen_are_the_records_keys(
+        parts in prop::collection::vec((feature(0), feature(1), feature(2), any::<bool>()), 0..12),
+        specs in specs(),
+        minibatch in 1usize..5,
+    ) {
+        let mut records = Vec::new();
+        let mut held = Vec::new();
+        for (a, b, c, careful) in &parts {
+            let mut ex = Example::default();
+            let f = ex.features_mut();
+            let mut h = Vec::new();
+            for (k, v) in [("a", a), ("b", b), ("c", c)] {
+                h.push(v.is_some());
+                if let Some(v) = v {
+                    f.insert(k, v.clone());
+                }
+            }
+            let bytes = ex.encode();
+            records.push(if *careful { value_first(&bytes) } else { bytes });
+            held.push(h);
+        }
+        let parser = ExampleParser::new(&specs).expect("compiles");
+        let plain = parser.parse_batch(&records).map(|t| json_of(&t)).map_err(|e| e.to_string());
+        for result in [
+            parser.parse_batch_seeing_keys(&records),
+            parser.parse_batch_parallel_seeing_keys(&records, minibatch),
+        ] {
+            let result = result.map_err(|e| e.to_string());
+            prop_assert_eq!(result.as_ref().map(|(t, _)| json_of(t)).map_err(Clone::clone), plain.clone());
+            if let Ok((_, seen)) = result {
+                for (i, key) in ["a", "b", "c"].iter().enumerate() {
+                    let expected: Vec<bool> = held.iter().map(|h| h[i]).collect();
+                    prop_assert_eq!(seen.rows(key), Some(expected));
+                }
+                prop_assert_eq!(seen.rows("zz"), None);
+            }
+        }
+    }
+}
+
 // ---- differential: fast vs careful path, batch vs single op (ragged partitions) ------------
 
 /// A varint, as protobuf writes it.

@@ -15,7 +15,7 @@ use super::{ColumnarError, StringColumns};
 use crate::example::ExampleView;
 use crate::parse::fast;
 use crate::parse::{
-    DType, ExampleParser, FeatureSpec, FeatureSpecs, Partition, RaggedTensor, SparseTensor, Tensor, TensorMap,
+    DType, ExampleParser, FeatureSpec, FeatureSpecs, KeysSeen, Partition, RaggedTensor, SparseTensor, Tensor, TensorMap,
 };
 
 /// How one spec becomes a column.
@@ -170,20 +170,39 @@ impl ExampleColumns {
         &self.specs
     }
 
+    /// Each nullable column's validity, from the keys the parse saw; `None` when a column's
+    /// key is not one the parser reads (then the records are walked).
+    fn presence_seen(&self, seen: &KeysSeen) -> Option<Vec<Option<Vec<bool>>>> {
+        let mut valid = vec![None; self.columns.len()];
+        for (key, columns) in &self.presence {
+            let rows = seen.rows(std::str::from_utf8(key).ok()?)?;
+            for &c in columns {
+                valid[c] = Some(rows.clone());
+            }
+        }
+        Some(valid)
+    }
+
     /// Parses `records` (serialized Examples) into one record batch of `records.len()` rows.
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
         // Parts parsed apart are joined with a copy, which pays only when they run at once.
-        let mut tensors = if records.len() > 4096 && rayon::current_num_threads() > 1 {
-            self.parser.parse_batch_parallel(records, 2048)?
+        // The parse says which keys each record holds, so NULLs need no second pass.
+        let (mut tensors, seen) = if records.len() > 4096 && rayon::current_num_threads() > 1 {
+            self.parser.parse_batch_parallel_seeing_keys(records, 2048)?
         } else {
-            self.parser.parse_batch(records)?
+            self.parser.parse_batch_seeing_keys(records)?
         };
-        let has_values = self
-            .columns
-            .iter()
-            .map(|c| rows_with_values(c, &tensors, records.len()))
-            .collect::<Vec<_>>();
-        let valid = presence(records, &self.presence, &has_values, self.columns.len())?;
+        let valid = match self.presence_seen(&seen) {
+            Some(valid) => valid,
+            None => {
+                let has_values = self
+                    .columns
+                    .iter()
+                    .map(|c| rows_with_values(c, &tensors, records.len()))
+                    .collect::<Vec<_>>();
+                presence(records, &self.presence, &has_values, self.columns.len())?
+            }
+        };
         let arrays = self
             .columns
             .iter()

@@ -235,6 +235,22 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
     Ok(())
 }
 
+/// Which of a spec's feature keys each record of a batch holds, as the parse found them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeysSeen {
+    keys: Vec<String>,
+    /// Record-major: `keys.len()` flags per record.
+    seen: Vec<bool>,
+}
+
+impl KeysSeen {
+    /// For each record, whether it holds `key`; `None` for a key the spec does not read.
+    pub fn rows(&self, key: &str) -> Option<Vec<bool>> {
+        let at = self.keys.iter().position(|k| k == key)?;
+        Some(self.seen.iter().skip(at).step_by(self.keys.len()).copied().collect())
+    }
+}
+
 impl ExampleParser {
     /// Checks and compiles `specs` as `parse_example` does.
     pub fn new(specs: &FeatureSpecs) -> Result<ExampleParser, SpecError> {
@@ -373,8 +389,24 @@ impl ExampleParser {
 
     /// Parses a batch (`parse_example`): every tensor gets a leading batch dimension.
     pub fn parse_batch<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<TensorMap, ParseError> {
-        let columns = self.parse_columns(records, 0, false)?;
+        let columns = self.parse_columns(records, 0, false, None)?;
         self.assemble(columns, records.len(), false)
+    }
+
+    /// [`parse_batch`](Self::parse_batch), and which of the spec's feature keys each record
+    /// holds (an empty list counts), as the parse found them: a consumer that needs to tell
+    /// "missing" from "empty" need not walk the records again.
+    pub fn parse_batch_seeing_keys<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<(TensorMap, KeysSeen), ParseError> {
+        let mut seen = Vec::with_capacity(records.len() * self.slots.len());
+        let columns = self.parse_columns(records, 0, false, Some(&mut seen))?;
+        Ok((self.assemble(columns, records.len(), false)?, self.keys_seen(seen)))
+    }
+
+    fn keys_seen(&self, seen: Vec<bool>) -> KeysSeen {
+        KeysSeen {
+            keys: self.slots.iter().map(|s| s.key.clone()).collect(),
+            seen,
+        }
     }
 
     /// Parses a batch given as any iterator of records (collected first).
@@ -394,17 +426,52 @@ impl ExampleParser {
         records: &[R],
         minibatch: usize,
     ) -> Result<TensorMap, ParseError> {
+        self.parallel(records, minibatch, false).map(|(tensors, _)| tensors)
+    }
+
+    /// [`parse_batch_parallel`](Self::parse_batch_parallel), and which keys each record holds
+    /// (see [`parse_batch_seeing_keys`](Self::parse_batch_seeing_keys)).
+    pub fn parse_batch_parallel_seeing_keys<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        minibatch: usize,
+    ) -> Result<(TensorMap, KeysSeen), ParseError> {
+        self.parallel(records, minibatch, true)
+            .map(|(tensors, seen)| (tensors, self.keys_seen(seen)))
+    }
+
+    fn parallel<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        minibatch: usize,
+        see_keys: bool,
+    ) -> Result<(TensorMap, Vec<bool>), ParseError> {
         let minibatch = minibatch.max(1);
+        let mut seen = Vec::new();
         if records.len() <= minibatch {
-            return self.parse_batch(records);
+            let columns = self.parse_columns(records, 0, false, see_keys.then_some(&mut seen))?;
+            return Ok((self.assemble(columns, records.len(), false)?, seen));
         }
-        let parts: Vec<Result<Vec<Column>, ParseError>> = records
+        // Each part's columns, and with `see_keys` its records' keys.
+        type Part = (Vec<Column>, Vec<bool>);
+        let parts: Vec<Result<Part, ParseError>> = records
             .par_chunks(minibatch)
             .enumerate()
-            .map(|(i, chunk)| self.parse_columns(chunk, i * minibatch, false))
+            .map(|(i, chunk)| {
+                let mut seen = Vec::new();
+                let columns = self.parse_columns(chunk, i * minibatch, false, see_keys.then_some(&mut seen))?;
+                Ok((columns, seen))
+            })
             .collect();
         // Chunks are in order, so the first error is the lowest failing example's.
-        let parts: Vec<Vec<Column>> = parts.into_iter().collect::<Result<_, _>>()?;
+        let parts: Vec<Part> = parts.into_iter().collect::<Result<_, _>>()?;
+        let parts: Vec<Vec<Column>> = parts
+            .into_iter()
+            .map(|(columns, part_seen)| {
+                seen.extend(part_seen);
+                columns
+            })
+            .collect();
         let mut parts = parts.into_iter();
         let mut columns = parts.next().unwrap_or_else(|| self.empty_columns());
         let rest: Vec<Vec<Column>> = parts.collect();
@@ -417,12 +484,12 @@ impl ExampleParser {
         for part in rest {
             columns.iter_mut().zip(part).for_each(|(a, p)| a.append(p));
         }
-        self.assemble(columns, records.len(), false)
+        Ok((self.assemble(columns, records.len(), false)?, seen))
     }
 
     /// Parses one record (`parse_single_example`): no batch dimension.
     pub fn parse_single(&self, record: &[u8]) -> Result<TensorMap, ParseError> {
-        let columns = self.parse_columns(&[record], 0, true).map_err(|mut e| {
+        let columns = self.parse_columns(&[record], 0, true, None).map_err(|mut e| {
             e.single = true;
             e
         })?;
@@ -437,11 +504,13 @@ impl ExampleParser {
     }
 
     /// Parses records into one column per slot; `first` is the batch index of `records[0]`.
+    /// With `seen`, appends for each record whether it holds each slot's key.
     fn parse_columns<R: AsRef<[u8]>>(
         &self,
         records: &[R],
         first: usize,
         single: bool,
+        mut seen: Option<&mut Vec<bool>>,
     ) -> Result<Vec<Column>, ParseError> {
         let mut columns = self.empty_columns();
         // A FixedLen column ends with exactly `stride` values per record, so it is sized once.
@@ -474,6 +543,9 @@ impl ExampleParser {
                 *mark = (column.values.len(), column.counts.len());
             }
             if self.fast_example(record, &mut columns, &mut found, &mut predicted) {
+                if let Some(seen) = seen.as_deref_mut() {
+                    seen.extend(found.iter().map(Option::is_some));
+                }
                 continue;
             }
             // Not the canonical encoding, or a problem: undo, then take the careful path.
@@ -482,6 +554,14 @@ impl ExampleParser {
                 column.counts.truncate(mark.1);
             }
             self.careful_example(record, first + j, single, &mut columns, &mut careful)?;
+            if let Some(seen) = seen.as_deref_mut() {
+                // The careful walk lists every slot whose key the record holds.
+                let at = seen.len();
+                seen.resize(at + self.slots.len(), false);
+                for &slot in &careful.order {
+                    seen[at + slot] = true;
+                }
+            }
         }
         Ok(columns)
     }

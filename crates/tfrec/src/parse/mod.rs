@@ -28,7 +28,7 @@ pub use concat::{concat_batch, BatchJoiner, ConcatError};
 #[cfg(feature = "npz")]
 pub(crate) use concat::{DenseJoin, JoinStore, Joined};
 pub use error::{ParseError, ParseErrorKind, RaggedPartitionError};
-pub use example::{ExampleParser, TensorMap};
+pub use example::{ExampleParser, KeysSeen, TensorMap};
 pub use infer::{infer_specs, InferError, InferredSpecs, SpecInferrer};
 pub use sequence::{ParsedSequences, SequenceParser, StepLayout};
 pub use spec::{

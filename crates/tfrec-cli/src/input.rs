@@ -69,7 +69,8 @@ impl InputArgs {
             tfrec::record::expand_inputs_allow_empty(&self.inputs)?
         } else {
             tfrec::record::expand_inputs(&self.inputs).map_err(|e| {
-                if matches!(e.kind, tfrec::record::RecordErrorKind::Open(_)) {
+                // Only when nothing was found: a server's error is not an empty directory.
+                if matches!(&e.kind, tfrec::record::RecordErrorKind::Open(io) if io.kind() == std::io::ErrorKind::NotFound) {
                     format!("{e} (--allow-empty accepts an empty directory)")
                 } else {
                     e.to_string()

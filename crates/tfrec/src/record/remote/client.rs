@@ -324,7 +324,7 @@ impl RemoteObject {
 }
 
 /// Runs an async request until it succeeds, as [`retrying_io`] does.
-fn retrying<T, F, Fut>(options: &RemoteOptions, url: &str, offset: u64, mut request: F) -> io::Result<T>
+pub(super) fn retrying<T, F, Fut>(options: &RemoteOptions, url: &str, offset: u64, mut request: F) -> io::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = object_store::Result<T>>,

@@ -16,7 +16,7 @@ use url::Url;
 use super::super::error::RecordError;
 use super::super::format::HEADER_LEN;
 use super::super::names::{is_hidden_name, looks_like_records_by_name, sniff_is_record};
-use super::client::{block_on, display_url, parse_url, store_for};
+use super::client::{block_on, display_url, parse_url, retrying, store_for};
 use super::{RemoteObject, RemoteOptions};
 
 /// The objects `input` (a URL) names, as paths holding their URLs.
@@ -53,10 +53,12 @@ pub(crate) fn expand_url(input: &str, allow_empty: bool) -> Result<Vec<PathBuf>,
     let (store, path) = store_for(&url).map_err(failed)?;
     let key = url.path();
     if !key.ends_with('/') {
-        match block_on(store.head(&path)).map_err(failed)? {
+        // Retried as every read is: a server's passing error must not end the command before
+        // it reads a byte, and the final error names the URL and the offset, as a read's does.
+        match retrying(&RemoteOptions::from_env(), input, 0, || store.head(&path)) {
             Ok(_) => return Ok(vec![PathBuf::from(input)]),
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(failed(io::Error::other(e.to_string()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(failed(e)),
         }
     }
     let objects = list(&store, path.as_ref()).map_err(failed)?;

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use tfrec::example::{Example, Feature, SequenceExample};
+use tfrec::example::{Example, Feature, SequenceExample, SequenceExampleBuilder};
 use tfrec::parse::{
     concat_batch, specs_from_json_str, DenseTensor, ExampleParser, FeatureSpecs, SequenceParser, SequenceSpecs,
     StepLayout, Tensor, TensorMap, Values,
@@ -171,6 +171,32 @@ proptest! {
     }
 }
 
+/// 0-5 frames of two floats: a dense feature list of shape [2].
+fn frames() -> impl Strategy<Value = Vec<Vec<f32>>> {
+    prop::collection::vec(prop::collection::vec(-1e6f32..1e6, 2..3), 0..6)
+}
+
+/// The "frame" list, when `present`; with `odd`, its first row holds three values where the
+/// shape says two (an error whichever path parses it).
+fn add_frames(b: SequenceExampleBuilder, frames: &[Vec<f32>], odd: bool, present: bool) -> SequenceExampleBuilder {
+    let mut frames = frames.to_vec();
+    if odd {
+        if let Some(row) = frames.first_mut() {
+            row.push(0.5);
+        }
+    }
+    if present {
+        b.float_list("frame", frames)
+    } else {
+        b
+    }
+}
+
+/// 0-5 int64 ids: a scalar dense feature list.
+fn ids() -> impl Strategy<Value = Vec<i64>> {
+    prop::collection::vec(-1_000_000_000i64..1_000_000_000, 0..6)
+}
+
 proptest! {
     /// Dense feature lists are decoded in place on the sequential path and through columns on
     /// the parallel one: the same tensors, or the same error (a row of the wrong size).
@@ -178,8 +204,8 @@ proptest! {
     fn sequence_dense_in_place_equals_columns(
         seqs in prop::collection::vec(
             (
-                prop::collection::vec(prop::collection::vec(-1e6f32..1e6, 2..3), 0..6),
-                prop::collection::vec(-1_000_000_000i64..1_000_000_000, 0..6),
+                frames(),
+                ids(),
                 any::<bool>(),
             ),
             1..30,
@@ -192,16 +218,7 @@ proptest! {
             .enumerate()
             .map(|(e, (frames, ids, with_frames))| {
                 let mut b = SequenceExample::builder().int64_list("id", ids.iter().map(|&i| vec![i]).collect::<Vec<_>>());
-                let mut frames = frames.clone();
-                if odd_row == Some(e) {
-                    // A row of three values where the shape says two: an error either way.
-                    if let Some(row) = frames.first_mut() {
-                        row.push(0.5);
-                    }
-                }
-                if *with_frames {
-                    b = b.float_list("frame", frames);
-                }
+                b = add_frames(b, frames, odd_row == Some(e), *with_frames);
                 b.build().expect("ok").encode()
             })
             .collect();
@@ -237,8 +254,8 @@ proptest! {
     fn sequence_packed_steps_are_the_padded_ones_without_padding(
         seqs in prop::collection::vec(
             (
-                prop::collection::vec(prop::collection::vec(-1e6f32..1e6, 2..3), 0..6),
-                prop::collection::vec(-1_000_000_000i64..1_000_000_000, 0..6),
+                frames(),
+                ids(),
                 prop::collection::vec("[a-z]{0,3}", 0..4),
                 any::<bool>(),
                 prop::option::of(prop::collection::vec(prop::collection::vec(-9i64..9, 0..4), 0..5)),
@@ -257,15 +274,7 @@ proptest! {
                     .context_int64("c", vec![e as i64])
                     .int64_list("id", ids.iter().map(|&i| vec![i]).collect::<Vec<_>>())
                     .bytes_list("tag", tags.iter().map(|t| vec![t.clone()]).collect::<Vec<_>>());
-                let mut frames = frames.clone();
-                if odd_row == Some(e) {
-                    if let Some(row) = frames.first_mut() {
-                        row.push(0.5);
-                    }
-                }
-                if *with_frames {
-                    b = b.float_list("frame", frames);
-                }
+                b = add_frames(b, frames, odd_row == Some(e), *with_frames);
                 if let Some(steps) = varlen {
                     b = b.int64_list("v", steps.clone());
                 }

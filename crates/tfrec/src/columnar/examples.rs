@@ -12,8 +12,6 @@ use super::arrays::{fixed_lists, fixed_type, list, list_type, offsets_from_rows,
 use super::order::in_order;
 use super::storage::{dense_shape, dense_values, dense_values_owned, flat_indices, sparse_index_column, sparse_rank};
 use super::{ColumnarError, StringColumns};
-use crate::example::ExampleView;
-use crate::parse::fast;
 use crate::parse::{
     DType, ExampleParser, FeatureSpec, FeatureSpecs, KeysSeen, Partition, RaggedTensor, SparseTensor, Tensor, TensorMap,
 };
@@ -115,7 +113,7 @@ pub struct ExampleColumns {
     columns: Vec<Column>,
     schema: SchemaRef,
     /// Feature key → the columns whose NULLs it decides.
-    presence: FxHashMap<Vec<u8>, Vec<usize>>,
+    presence: FxHashMap<String, Vec<usize>>,
 }
 
 impl ExampleColumns {
@@ -133,11 +131,11 @@ impl ExampleColumns {
     ) -> Result<ExampleColumns, ColumnarError> {
         let parser = ExampleParser::new(specs)?;
         let mut columns = Vec::with_capacity(specs.len());
-        let mut presence: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
+        let mut presence: FxHashMap<String, Vec<usize>> = FxHashMap::default();
         for (name, spec) in in_order(specs, order) {
             let (plan, presence_key) = plan_of(name, spec)?;
             if let Some(key) = &presence_key {
-                presence.entry(key.as_bytes().to_vec()).or_default().push(columns.len());
+                presence.entry(key.clone()).or_default().push(columns.len());
             }
             columns.push(Column {
                 name: name.clone(),
@@ -170,17 +168,23 @@ impl ExampleColumns {
         &self.specs
     }
 
-    /// Each nullable column's validity, from the keys the parse saw; `None` when a column's
-    /// key is not one the parser reads (then the records are walked).
-    fn presence_seen(&self, seen: &KeysSeen) -> Option<Vec<Option<Vec<bool>>>> {
+    /// Each nullable column's validity, from the keys the parse saw. Every spec's presence
+    /// key is one of the keys the parser reads, so the parse has settled them all.
+    fn presence_seen(&self, seen: &KeysSeen) -> Result<Vec<Option<Vec<bool>>>, ColumnarError> {
         let mut valid = vec![None; self.columns.len()];
         for (key, columns) in &self.presence {
-            let rows = seen.rows(std::str::from_utf8(key).ok()?)?;
+            let rows = seen.rows(key).ok_or_else(|| ColumnarError::Unsupported {
+                column: columns
+                    .first()
+                    .map(|&c| self.columns[c].name.clone())
+                    .unwrap_or_default(),
+                reason: format!("the parse did not report which records hold feature {key:?}"),
+            })?;
             for &c in columns {
                 valid[c] = Some(rows.clone());
             }
         }
-        Some(valid)
+        Ok(valid)
     }
 
     /// Parses `records` (serialized Examples) into one record batch of `records.len()` rows.
@@ -192,17 +196,7 @@ impl ExampleColumns {
         } else {
             self.parser.parse_batch_seeing_keys(records)?
         };
-        let valid = match self.presence_seen(&seen) {
-            Some(valid) => valid,
-            None => {
-                let has_values = self
-                    .columns
-                    .iter()
-                    .map(|c| rows_with_values(c, &tensors, records.len()))
-                    .collect::<Vec<_>>();
-                presence(records, &self.presence, &has_values, self.columns.len())?
-            }
-        };
+        let valid = self.presence_seen(&seen)?;
         let arrays = self
             .columns
             .iter()
@@ -251,72 +245,6 @@ pub(super) fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usiz
         Tensor::Dense(_) => return None,
     }
     Some(rows)
-}
-
-/// For each column, whether each record has its presence feature (`None` for columns that are
-/// never NULL). `has_values` (per column, see [`rows_with_values`]) settles most rows; the
-/// records of the rest are walked for their keys.
-fn presence<R: AsRef<[u8]>>(
-    records: &[R],
-    keys: &FxHashMap<Vec<u8>, Vec<usize>>,
-    has_values: &[Option<Vec<bool>>],
-    ncolumns: usize,
-) -> Result<Vec<Option<Vec<bool>>>, ColumnarError> {
-    let mut valid: Vec<Option<Vec<bool>>> = vec![None; ncolumns];
-    if keys.is_empty() {
-        return Ok(valid);
-    }
-    // A key's columns read the same feature: values in any of them mean it is there.
-    let mut settled = vec![true; records.len()];
-    for columns in keys.values() {
-        let mut present = vec![false; records.len()];
-        for &c in columns {
-            match has_values.get(c).and_then(Option::as_ref) {
-                Some(rows) => present.iter_mut().zip(rows).for_each(|(p, &h)| *p |= h),
-                None => present.iter_mut().for_each(|p| *p = false),
-            }
-        }
-        settled.iter_mut().zip(&present).for_each(|(s, &p)| *s &= p);
-        for &c in columns {
-            valid[c] = Some(present.clone());
-        }
-    }
-    let mut predicted = fast::KeyOrder::new();
-    for (row, record) in records.iter().enumerate() {
-        if settled[row] {
-            continue;
-        }
-        let record = record.as_ref();
-        let mut entry = 0;
-        let walked = fast::walk_entries(record, 0x0a, |key, _| {
-            let columns = predicted.get(entry, key, |key| keys.get(key));
-            entry += 1;
-            for &c in columns.into_iter().flatten() {
-                if let Some(v) = valid[c].as_mut() {
-                    v[row] = true;
-                }
-            }
-        });
-        if walked {
-            continue;
-        }
-        // Not the plain encoding (or not an Example): the careful walk decides, from scratch.
-        for v in valid.iter_mut().flatten() {
-            v[row] = false;
-        }
-        let mut entries = ExampleView::new(record).entries();
-        while let Some((key, _)) = entries.next_entry().map_err(|source| ColumnarError::Decode {
-            record: row,
-            error: source,
-        })? {
-            for &c in keys.get(key).into_iter().flatten() {
-                if let Some(v) = valid[c].as_mut() {
-                    v[row] = true;
-                }
-            }
-        }
-    }
-    Ok(valid)
 }
 
 fn missing(column: &str) -> ColumnarError {

@@ -1,6 +1,7 @@
 //! The commands over object store URLs, against real servers started on the loopback address:
 //! `moto_server` (S3) and Azurite (Azure), found next to `$TFREC_TEST_PYTHON` or on `PATH`, and a
-//! range-capable static HTTP server (behind a faulty proxy too). Every read must give what the
+//! range-capable static HTTP server (behind a faulty proxy too, and over TLS 1.3 and 1.2 with a
+//! certificate authority of the test's own). Every read must give what the
 //! local copy of the same files gives, byte for byte; writes appear only whole. A server that is
 //! missing fails the test in CI (`CI` set) and skips it, saying so, elsewhere. GCS has no test:
 //! `gcp-storage-emulator` answers only the JSON API, and the client reads through the XML one.
@@ -235,7 +236,46 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 handler = functools.partial(Handler, directory=sys.argv[2])
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler)
+if len(sys.argv) > 4:
+    import ssl
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[3], sys.argv[4])
+    if sys.argv[5:] == ["tls1.2"]:
+        tls.maximum_version = ssl.TLSVersion.TLSv1_2
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+"#;
+
+/// A certificate authority and a server certificate it signs for 127.0.0.1, written as PEM to
+/// `ca.pem`, `server.pem` and `server.key` in the directory argv[1] (needs `cryptography`,
+/// which moto brings into the test environment).
+const TEST_CERTIFICATES: &str = r#"
+import datetime, ipaddress, os, sys
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+now = datetime.datetime.now(datetime.timezone.utc)
+def certificate(subject, issuer, public_key, signing_key, ca):
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
+        .public_key(public_key).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if not ca:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+    return builder.sign(signing_key, hashes.SHA256())
+ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tfrec test CA")])
+ca = certificate(ca_name, ca_name, ca_key.public_key(), ca_key, True)
+leaf = certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]), ca_name, key.public_key(), ca_key, False)
+out = sys.argv[1]
+open(os.path.join(out, "ca.pem"), "wb").write(ca.public_bytes(serialization.Encoding.PEM))
+open(os.path.join(out, "server.pem"), "wb").write(leaf.public_bytes(serialization.Encoding.PEM))
+open(os.path.join(out, "server.key"), "wb").write(key.private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 "#;
 
 /// The Python the helper scripts run with (standard library only).
@@ -273,6 +313,72 @@ fn http_reads_are_the_local_reads() {
         &["cat", "--format", "raw"],
         &["data/big.tfrecord.gz"],
     );
+}
+
+/// TLS as users meet it: HTTPS reads trust what the system's certificate store (here
+/// `SSL_CERT_FILE`) trusts, read what the local files hold, and refuse a server whose
+/// certificate no trusted authority signed, with an error rather than a panic.
+#[test]
+fn https_reads_are_the_local_reads_and_untrusted_servers_are_refused() {
+    let Some(moto) = find_tool("moto_server") else { return };
+    // The Python that came with moto has `cryptography`.
+    let python = moto.with_file_name("python");
+    let dir = tempfile::tempdir().expect("temp dir");
+    local_copies(dir.path());
+    let certs = tempfile::tempdir().expect("temp dir");
+    let made = Command::new(&python)
+        .args(["-c", TEST_CERTIFICATES, common::s(certs.path())])
+        .output()
+        .expect("run python");
+    assert!(made.status.success(), "making certificates: {}", text(&made.stderr));
+    let (cert, key) = (certs.path().join("server.pem"), certs.path().join("server.key"));
+    let https = |protocol: &str| {
+        let port = free_port();
+        let port_arg = port.to_string();
+        let args = [
+            "-c",
+            RANGE_SERVER,
+            &port_arg,
+            common::s(dir.path()),
+            common::s(&cert),
+            common::s(&key),
+            protocol,
+        ];
+        (
+            Server::start(&python, &args, port),
+            format!("https://127.0.0.1:{port}/"),
+        )
+    };
+    let trusted = vec![
+        ("SSL_CERT_FILE", common::s(&certs.path().join("ca.pem")).to_owned()),
+        ("TFREC_REMOTE_BLOCK_SIZE", "65536".to_owned()),
+    ];
+    let single = ["data/plain.tfrecord", "data/gzip.tfrecord.gz"];
+    // TLS 1.3, and 1.2, which many S3-compatible stores still speak.
+    for protocol in ["tls1.3", "tls1.2"] {
+        let (_server, prefix) = https(protocol);
+        for command in [&["count"][..], &["cat", "--format", "raw"]] {
+            same_output(dir.path(), &trusted, &prefix, command, &single);
+        }
+    }
+    let (_server, prefix) = https("tls1.3");
+    // The server's own certificate is no authority: nothing it signed is trusted.
+    let untrusted = vec![
+        ("SSL_CERT_FILE", common::s(&cert).to_owned()),
+        ("TFREC_REMOTE_RETRIES", "0".to_owned()),
+    ];
+    let url = format!("{prefix}data/plain.tfrecord");
+    let refused = tfrec_env(dir.path(), &untrusted, &["count", &url]);
+    let stderr = text(&refused.stderr);
+    // An error's exit code, not success and not a panic's 101.
+    assert!(
+        matches!(refused.status.code(), Some(code) if code != 0 && code != 101),
+        "tfrec count over untrusted TLS: {:?} {stderr}",
+        refused.status
+    );
+    // It says why: the certificate, not only that a request failed.
+    assert!(stderr.contains(&url) && stderr.contains("certificate"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

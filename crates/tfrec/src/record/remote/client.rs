@@ -142,6 +142,10 @@ pub(super) fn store_for(url: &Url) -> io::Result<(Arc<dyn ObjectStore>, ObjectPa
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|&ms| ms > 0)
         .map(|ms| format!("{ms}ms"));
+    // The HTTP client is built without a TLS provider of its own (see the workspace's
+    // Cargo.toml) and takes the process's. One installed before us (by another library in the
+    // same process) serves as well, so the error of a second install is no error.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let built: object_store::Result<Arc<dyn ObjectStore>> = match scheme {
         ObjectStoreScheme::AmazonS3 => {
             let mut builder = object_store::aws::AmazonS3Builder::from_env()
@@ -323,6 +327,23 @@ impl RemoteObject {
     }
 }
 
+/// `error` and the errors under it, each said once: object_store's own message can stop at
+/// "error sending request", and what went wrong (a certificate refused, a connection reset) is
+/// further down.
+fn with_causes(error: &io::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 /// Runs an async request until it succeeds, as [`retrying_io`] does.
 pub(super) fn retrying<T, F, Fut>(options: &RemoteOptions, url: &str, offset: u64, mut request: F) -> io::Result<T>
 where
@@ -357,7 +378,10 @@ fn retrying_io<T>(
                 let plural = if tries == 1 { "" } else { "s" };
                 return Err(io::Error::new(
                     e.kind(),
-                    format!("{url}: reading at byte offset {offset} failed after {tries} attempt{plural}: {e}"),
+                    format!(
+                        "{url}: reading at byte offset {offset} failed after {tries} attempt{plural}: {}",
+                        with_causes(&e)
+                    ),
                 ));
             }
             Err(_) => {

@@ -14,7 +14,7 @@ NAME.tfrecord, NAME.tfrecord.gz and NAME.spec.json):
 Configurations run in turn, round after round; each figure is the median of its rounds.
 Run it pinned to one core for per-core figures:
 
-  TFREC_BENCH_DIR=/tmp/tfrec-bench cargo bench -p tfrec --bench table   # writes the files
+  TFREC_BENCH_DIR=/tmp/tfrec-bench cargo bench -p tfrec-cli --bench table   # writes the files
   taskset -c 0 python python/bench/bench_tf.py --data /tmp/tfrec-bench --tfrec target/release/tfrec
 
 Needs tensorflow-cpu (2.21 was used for the figures in the notes).

@@ -39,9 +39,32 @@ def golden_lines(name):
 
 
 def summary(line):
-    """Records a line for the end-of-run summary (and prints it for ``-s`` runs)."""
-    SUMMARIES.append(line)
+    """Records a line for the end-of-run summary (and prints it for ``-s`` runs).
+
+    The line travels on the test's report (``user_properties``), so that under pytest-xdist
+    the controller, which prints the summary, gets the lines its workers recorded."""
     print(line)
+    if _CURRENT_TEST is None:
+        SUMMARIES.append(line)
+    else:
+        _CURRENT_TEST.user_properties.append(("summary", line))
+
+
+_CURRENT_TEST = None
+
+
+@pytest.fixture(autouse=True)
+def _current_test(request):
+    global _CURRENT_TEST
+    _CURRENT_TEST = request.node
+    yield
+    _CURRENT_TEST = None
+
+
+def pytest_runtest_logreport(report):
+    # Every phase's report carries the test's properties so far; teardown's has them all.
+    if report.when == "teardown":
+        SUMMARIES.extend(value for name, value in report.user_properties if name == "summary")
 
 
 def pytest_terminal_summary(terminalreporter):

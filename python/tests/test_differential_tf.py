@@ -22,14 +22,24 @@ from differential.compare import cli_path  # noqa: E402
 from differential.driver import Run  # noqa: E402
 
 
-def test_differential_against_tensorflow(tmp_path):
+# Scenario n depends on the seed and n alone, so the run is cut into parts of consecutive
+# scenarios that pytest-xdist spreads over its workers.
+PARTS = 2
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_differential_against_tensorflow(tmp_path, part):
     seed = int(os.environ.get("TFREC_DIFF_SEED") or random.SystemRandom().randrange(1 << 32))
-    scenarios = int(os.environ.get("TFREC_DIFF_SCENARIOS") or 5000)
+    total = int(os.environ.get("TFREC_DIFF_SCENARIOS") or 5000)
+    start, stop = total * part // PARTS, total * (part + 1) // PARTS
     out = os.environ.get("TFREC_DIFF_OUT") or str(tmp_path / "mismatches.jsonl")
     cli = cli_path()
     print(f"differential seed {seed} (TFREC_DIFF_SEED={seed} replays it); tfrec parse CLI: {cli or 'not built, skipped'}")
-    run = Run(seed, cli=cli, cli_every=8, out=out).go(scenarios=scenarios)
-    summary(f"differential vs TensorFlow: seed {seed}, " + ", ".join(f"{k} {v}" for k, v in sorted(run.totals.items())))
+    run = Run(seed, cli=cli, cli_every=8, out=out).go(scenarios=stop - start, start=start)
+    summary(
+        f"differential vs TensorFlow: seed {seed}, scenarios {start}-{stop - 1} of {total}, "
+        + ", ".join(f"{k} {v}" for k, v in sorted(run.totals.items()))
+    )
     assert run.unexplained() == 0, f"seed {seed}: mismatches written to {out}:\n" + "\n".join(
         m["note"] for m in run.mismatches[:10]
     )

@@ -5,8 +5,10 @@ over several small files, built once with ``tfrec.TFRecordDataset`` and once wit
 one, the same multiset (or count, when a later take/skip/shard picks by position), and tfrec
 the same output twice under its seed. Cardinality and errors must agree too.
 
-``TFREC_TFDATA_CHAINS`` (default 2000) chains per run; the seed is printed on failure and
-``TFREC_TFDATA_SEED`` replays it.
+``TFREC_TFDATA_CHAINS`` (default 2000) chains per run, in ``PARTS`` tests of consecutive chain
+numbers so that pytest-xdist spreads them over the workers (the cost is TensorFlow's: building
+and running its pipelines). Each chain is drawn from the seed and its number alone; the seed is
+printed on failure and ``TFREC_TFDATA_SEED`` replays it.
 """
 
 import os
@@ -21,6 +23,7 @@ from conftest import summary
 tf = pytest.importorskip("tensorflow")
 
 CHAINS = int(os.environ.get("TFREC_TFDATA_CHAINS", "2000"))
+PARTS = 4
 
 SCALAR_SPEC = {"i": ("FixedLen", "int64"), "s": ("FixedLen", "string")}
 BATCH_SPEC = {**SCALAR_SPEC, "v": ("VarLen", "float32")}
@@ -239,12 +242,13 @@ def comparison(chain):
     return mode
 
 
-def test_random_chains_match_tf_data(files):
+@pytest.mark.parametrize("part", range(PARTS))
+def test_random_chains_match_tf_data(files, part):
     seed = int(os.environ.get("TFREC_TFDATA_SEED", random.SystemRandom().randrange(2**32)))
-    rng = random.Random(seed)
+    chains = range(CHAINS * part // PARTS, CHAINS * (part + 1) // PARTS)
     counts = {"exact": 0, "multiset": 0, "leaves": 0, "count": 0, "both failed": 0}
-    for case in range(CHAINS):
-        chain = random_chain(rng)
+    for case in chains:
+        chain = random_chain(random.Random(f"{seed}/{case}"))
         where = f"seed {seed} (TFREC_TFDATA_SEED), chain {case}: {chain}"
         tf_ds, ours = build_tf(files, chain), build_tfrec(files, chain)
         assert ours.cardinality() == int(tf_ds.cardinality()), f"cardinality, {where}"
@@ -268,5 +272,8 @@ def test_random_chains_match_tf_data(files):
         if mode != "exact":
             again, _ = run(build_tfrec(files, chain))
             assert again == got, f"the same seed gave another order, {where}"
-    summary(f"tf.data differential: seed {seed}, {CHAINS} chains, " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    assert sum(counts.values()) == CHAINS
+    summary(
+        f"tf.data differential: seed {seed}, chains {chains.start}-{chains.stop - 1} of {CHAINS}, "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+    )
+    assert sum(counts.values()) == len(chains)

@@ -5,7 +5,7 @@
 //!
 //! Where a case is about cost, it counts work instead of reading the clock (a busy machine is not
 //! a defect): the bytes this thread allocates, through a counting allocator. The time of many
-//! ragged partitions is measured in the parse benchmark (`cargo bench -p tfrec --bench parse`).
+//! ragged partitions is measured in the parse benchmark (`cargo bench -p tfrec-cli --bench parse`).
 
 use serde_json::{json, Value};
 use tfrec::example::{Example, Feature, SequenceExample};

@@ -1,6 +1,6 @@
 //! `tf.io.parse_example` / `parse_single_example`: serialized Examples into tensors.
 //!
-//! The hot path, measured by `cargo bench -p tfrec --bench parse`: the specs are compiled once
+//! The hot path, measured by `cargo bench -p tfrec-cli --bench parse`: the specs are compiled once
 //! into a hash table of the requested keys; each record is walked with the zero-copy view, so
 //! features nobody asked for are skipped without decoding; requested values are appended
 //! straight into one growing column per key (packed floats copied in one pass); tensors are

@@ -7,7 +7,7 @@
 //! encoding, a type or count problem, a malformed byte) makes it give up, and the caller
 //! re-runs that example through the careful path, which has the exact protobuf semantics and
 //! TensorFlow's errors. So results and errors are identical whichever path ran.
-//! `cargo bench -p tfrec --bench parse` measures what it buys (about 2x on wide Examples).
+//! `cargo bench -p tfrec-cli --bench parse` measures what it buys (about 2x on wide Examples).
 
 use super::values::Values;
 

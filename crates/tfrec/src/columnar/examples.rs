@@ -215,38 +215,6 @@ impl ExampleColumns {
     }
 }
 
-/// For a column that can be NULL, which rows got at least one value from the parse (`None`
-/// when the column cannot be NULL or its tensor is not of the expected kind). A row with a
-/// value has the feature, so only the other rows need their keys looked at.
-pub(super) fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
-    column.presence_key.as_ref()?;
-    let mut rows = vec![false; nrows];
-    match tensors.get(column.name.as_str())? {
-        Tensor::Sparse(t) => {
-            for &r in t.indices.column(0) {
-                if let Some(row) = usize::try_from(r).ok().and_then(|r| rows.get_mut(r)) {
-                    *row = true;
-                }
-            }
-        }
-        Tensor::Ragged(t) => {
-            let stride: usize = dense_shape(t.flat_values()).get(1..)?.iter().product();
-            let splits = t.nested_row_splits();
-            for (row, has) in rows.iter_mut().enumerate() {
-                // Down the levels to the row's range of flat values.
-                let (mut start, mut end) = (row, row + 1);
-                for level in splits {
-                    let at = |i: usize| level.get(i).and_then(|&s| usize::try_from(s).ok());
-                    (start, end) = (at(start)?, at(end)?);
-                }
-                *has = end > start && stride > 0;
-            }
-        }
-        Tensor::Dense(_) => return None,
-    }
-    Some(rows)
-}
-
 fn missing(column: &str) -> ColumnarError {
     ColumnarError::Unsupported {
         column: column.to_owned(),

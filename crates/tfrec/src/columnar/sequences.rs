@@ -8,12 +8,12 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use rustc_hash::FxHashMap;
 
 use super::arrays::{fixed_lists, fixed_type, list, list_type, value_type};
-use super::examples::{column_array, column_type, plan_of, ragged_array, rows_with_values, Column};
+use super::examples::{column_array, column_type, plan_of, ragged_array, Column};
 use super::order::in_order;
 use super::storage::{dense_i64, dense_shape, dense_values_owned};
 use super::{ColumnarError, StringColumns};
 use crate::example::SequenceExampleView;
-use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, StepLayout, Tensor};
+use crate::parse::{DType, FeatureSpec, Partition, SequenceParser, SequenceSpecs, StepLayout, Tensor, TensorMap};
 
 #[derive(Debug, Clone)]
 enum ListPlan {
@@ -317,4 +317,36 @@ fn dense_steps(
     let values = dense_values_owned(t, utf8, name, &row_of)?;
     let steps = usize::try_from(offsets.last().copied().unwrap_or(0)).unwrap_or(0);
     list(fixed_lists(values, shape, steps, name)?, &offsets, Some(valid), name)
+}
+
+/// For a column that can be NULL, which rows got at least one value from the parse (`None`
+/// when the column cannot be NULL or its tensor is not of the expected kind). A row with a
+/// value has the feature, so only the other rows need their keys looked at.
+fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
+    column.presence_key.as_ref()?;
+    let mut rows = vec![false; nrows];
+    match tensors.get(column.name.as_str())? {
+        Tensor::Sparse(t) => {
+            for &r in t.indices.column(0) {
+                if let Some(row) = usize::try_from(r).ok().and_then(|r| rows.get_mut(r)) {
+                    *row = true;
+                }
+            }
+        }
+        Tensor::Ragged(t) => {
+            let stride: usize = dense_shape(t.flat_values()).get(1..)?.iter().product();
+            let splits = t.nested_row_splits();
+            for (row, has) in rows.iter_mut().enumerate() {
+                // Down the levels to the row's range of flat values.
+                let (mut start, mut end) = (row, row + 1);
+                for level in splits {
+                    let at = |i: usize| level.get(i).and_then(|&s| usize::try_from(s).ok());
+                    (start, end) = (at(start)?, at(end)?);
+                }
+                *has = end > start && stride > 0;
+            }
+        }
+        Tensor::Dense(_) => return None,
+    }
+    Some(rows)
 }

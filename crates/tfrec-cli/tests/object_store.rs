@@ -636,10 +636,10 @@ fn reads_through_a_faulty_proxy_are_whole_or_fail_naming_url_and_offset() {
         .collect();
     const RUNS: usize = 200;
     let (mut whole, mut failed) = (0, 0);
-    // Two reads at a time: the stalls are waited out side by side.
-    for pair in (0..RUNS).collect::<Vec<_>>().chunks(2) {
+    // Four reads at a time: the stalls (idle waits of seconds) are waited out side by side.
+    for group in (0..RUNS).collect::<Vec<_>>().chunks(4) {
         let outputs: Vec<(usize, Output)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = pair
+            let handles: Vec<_> = group
                 .iter()
                 .map(|&run| {
                     let url = format!("{prefix}{}", files[run % files.len()]);

@@ -102,4 +102,40 @@ fn main() {
         parquet_size as f64 / 1e6,
         parquet_size as f64 / bytes as f64
     );
+
+    short_lists(rounds);
+}
+
+/// Narrow Examples of short lists (the shape where Arrow was furthest behind the parse, issue
+/// 28), on one thread: Arrow record batches against the parse into tensors they wrap.
+fn short_lists(rounds: usize) {
+    let n = ((600_000.0 * data::scale()) as usize).max(2 * BATCH);
+    let records: Vec<Vec<u8>> = data::short_lists(n).collect();
+    let specs = data::short_lists_spec();
+    let parser = ExampleParser::new(&specs).expect("spec");
+    let columns = ExampleColumns::new(&specs, &StringColumns::Binary).expect("columns");
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
+    let (parse, arrow) = one.install(|| {
+        let parse = data::best_of(rounds, &mut || {
+            for chunk in records.chunks(BATCH) {
+                std::hint::black_box(parser.parse_batch(chunk).expect("parse"));
+            }
+        });
+        let arrow = data::best_of(rounds, &mut || {
+            for chunk in records.chunks(BATCH) {
+                std::hint::black_box(columns.to_batch(chunk).expect("batch"));
+            }
+        });
+        (parse, arrow)
+    });
+    println!(
+        "\ncolumnar, short lists (a label, 0-5 ids, 3 weights, 0-3 tags), {} records, one thread, best of {rounds}:",
+        records.len()
+    );
+    println!(
+        "  parse {:.0} records/s, Arrow {:.0} records/s: Arrow {:.2}x the parse",
+        records.len() as f64 / parse.as_secs_f64(),
+        records.len() as f64 / arrow.as_secs_f64(),
+        parse.as_secs_f64() / arrow.as_secs_f64()
+    );
 }

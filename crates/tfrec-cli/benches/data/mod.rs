@@ -129,6 +129,52 @@ pub fn wide_spec() -> FeatureSpecs {
     specs_from_json_str(&serde_json::Value::Object(spec).to_string()).expect("spec")
 }
 
+/// Narrow Examples of short lists (`narrow_short_lists` of python/bench/_shapes.py): a label,
+/// 0–5 int64 ids, 3 float weights, 0–3 tags of 2–6 bytes.
+pub fn short_lists(n: usize) -> impl Iterator<Item = Vec<u8>> {
+    let mut rng = Rng::new(3);
+    (0..n).map(move |_| {
+        let mut ex = Example::default();
+        let f = ex.features_mut();
+        f.insert("label".to_owned(), Feature::Int64(vec![rng.below(2) as i64]));
+        let ids = rng.below(6) as usize;
+        f.insert(
+            "ids".to_owned(),
+            Feature::Int64((0..ids).map(|_| rng.below(1 << 20) as i64).collect()),
+        );
+        f.insert(
+            "weights".to_owned(),
+            Feature::Float((0..3).map(|_| rng.float()).collect()),
+        );
+        let tags = rng.below(4) as usize;
+        f.insert(
+            "tags".to_owned(),
+            Feature::Bytes(
+                (0..tags)
+                    .map(|_| {
+                        let len = 2 + rng.below(5) as usize;
+                        (0..len).map(|_| b'a' + rng.below(26) as u8).collect()
+                    })
+                    .collect(),
+            ),
+        );
+        ex.encode()
+    })
+}
+
+pub fn short_lists_spec() -> FeatureSpecs {
+    specs_from_json_str(
+        &serde_json::json!({
+            "label": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "ids": {"type": "VarLenFeature", "dtype": "int64"},
+            "weights": {"type": "FixedLenFeature", "shape": [3], "dtype": "float32"},
+            "tags": {"type": "VarLenFeature", "dtype": "string"},
+        })
+        .to_string(),
+    )
+    .expect("spec")
+}
+
 /// (c) SequenceExamples of 0–100 frames: x 8 floats, y one int64 per frame.
 pub fn sequences(n: usize) -> impl Iterator<Item = Vec<u8>> {
     let mut rng = Rng::new(3);

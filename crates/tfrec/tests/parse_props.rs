@@ -207,6 +207,8 @@ proptest! {
                 frames(),
                 ids(),
                 any::<bool>(),
+                // Strings around the 16 bytes below which they are copied in a fixed size.
+                prop::collection::vec(prop::collection::vec("[a-z]{0,20}", 1..4), 0..6),
             ),
             1..30,
         ),
@@ -216,9 +218,18 @@ proptest! {
         let records: Vec<Vec<u8>> = seqs
             .iter()
             .enumerate()
-            .map(|(e, (frames, ids, with_frames))| {
+            .map(|(e, (frames, ids, with_frames, words))| {
                 let mut b = SequenceExample::builder().int64_list("id", ids.iter().map(|&i| vec![i]).collect::<Vec<_>>());
                 b = add_frames(b, frames, odd_row == Some(e), *with_frames);
+                // A scalar string list (each row's first word) and one of shape [2], whose
+                // rows of one or three words are errors.
+                b = b.bytes_list("word", words.iter().map(|w| vec![w[0].clone()]).collect::<Vec<_>>());
+                if odd_row == Some(e) {
+                    b = b.bytes_list("pair", words.clone());
+                } else {
+                    let pairs: Vec<Vec<String>> = words.iter().map(|w| w.iter().chain(w).take(2).cloned().collect()).collect();
+                    b = b.bytes_list("pair", pairs);
+                }
                 b.build().expect("ok").encode()
             })
             .collect();
@@ -226,6 +237,8 @@ proptest! {
             "sequence_features": {
                 "frame": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
                 "id": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
+                "word": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "string", "allow_missing": true},
+                "pair": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "string", "allow_missing": true},
             }
         }).to_string()).expect("spec");
         let parser = SequenceParser::new(&specs).expect("compiles");

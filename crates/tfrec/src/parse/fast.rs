@@ -9,7 +9,7 @@
 //! TensorFlow's errors. So results and errors are identical whichever path ran.
 //! `cargo bench -p tfrec-cli --bench parse` measures what it buys (about 2x on wide Examples).
 
-use super::values::Values;
+use super::values::{BytesArray, Values};
 
 /// The keys of the record walked before, by position, each with what it was looked up to.
 /// Records of one writer list their features in the same order, so checking a key against
@@ -214,10 +214,12 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
             while pos < list.len() {
                 let ok = list[pos] == 0x0a && {
                     pos += 1;
-                    match len_delimited(list, &mut pos) {
-                        Some(bytes) => {
-                            out.push(bytes);
-                            true
+                    match delimited_end(list, &mut pos) {
+                        Some(end) => {
+                            out.push_within(list, pos, end - pos).is_some() && {
+                                pos = end;
+                                true
+                            }
                         }
                         None => false,
                     }
@@ -265,6 +267,60 @@ pub(crate) fn fill_feature(feature: &[u8], values: &mut Values, at: usize, n: us
         }
         Values::String(_) => false,
     }
+}
+
+/// Appends the values of a serialized FeatureList whose rows are each a BytesList of exactly
+/// `stride` values in the canonical encoding (`0a <row> 0a <list> (0a <len> <bytes>)...`);
+/// how many rows, or `None` for anything else (`out` may then hold some of the values).
+/// Positions are kept within the whole list, so that a short value can be copied with the
+/// bytes after it (see [`BytesArray::push_within`]).
+#[inline]
+pub(crate) fn take_string_rows(list: &[u8], stride: usize, out: &mut BytesArray) -> Option<usize> {
+    let mut pos = 0;
+    let mut rows = 0;
+    while pos < list.len() {
+        if list[pos] != 0x0a {
+            return None;
+        }
+        pos += 1;
+        let row_end = delimited_end(list, &mut pos)?;
+        if list.get(pos) != Some(&0x0a) {
+            return None;
+        }
+        pos += 1;
+        // The BytesList fills the Feature, which holds nothing else.
+        if delimited_end(list, &mut pos)? != row_end {
+            return None;
+        }
+        let mut values = 0;
+        while pos < row_end {
+            if list[pos] != 0x0a {
+                return None;
+            }
+            pos += 1;
+            let end = delimited_end(list, &mut pos)?;
+            if end > row_end {
+                return None;
+            }
+            out.push_within(list, pos, end - pos)?;
+            pos = end;
+            values += 1;
+        }
+        if values != stride {
+            return None;
+        }
+        rows += 1;
+    }
+    Some(rows)
+}
+
+/// Reads a length at `*pos` and returns where the payload after it ends; `None` if it runs
+/// past `buf`.
+#[inline(always)]
+fn delimited_end(buf: &[u8], pos: &mut usize) -> Option<usize> {
+    let len = usize::try_from(varint(buf, pos)?).ok()?;
+    let end = pos.checked_add(len)?;
+    (end <= buf.len()).then_some(end)
 }
 
 /// The packed block of a Feature that is exactly `list_tag <len> 0a <len> block`.

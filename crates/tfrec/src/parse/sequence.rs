@@ -26,7 +26,7 @@ use super::spec::{
     SequenceSpecs, SpecError,
 };
 use super::tensor::{DenseTensor, SparseTensor, Tensor};
-use super::values::{DType, SplitsDType, Values};
+use super::values::{BytesArray, DType, SplitsDType, Values};
 use crate::example::{FeatureListView, FeatureView, RawFeature, SequenceExampleView};
 
 /// How a `FixedLenSequenceFeature`'s steps are laid out in its parsed tensor.
@@ -984,9 +984,8 @@ impl SequenceParser {
             .lists
             .iter()
             .map(|s| {
-                let numeric = matches!(s.dtype, DType::Int64 | DType::Float32);
                 let dense = matches!(s.role, ListRole::Dense { stride, .. } if stride > 0);
-                (in_place && numeric && dense).then(|| InPlaceList {
+                (in_place && dense).then(|| InPlaceList {
                     lists: Vec::with_capacity(batch),
                     rows: Vec::with_capacity(batch),
                 })
@@ -1024,7 +1023,13 @@ impl SequenceParser {
                     continue;
                 };
                 if let Some(p) = placed {
-                    p.push(Some(list), count_rows(list)?);
+                    // Strings count their rows as they are decoded (see `strings_in_place`).
+                    let rows = if slot.dtype == DType::String {
+                        0
+                    } else {
+                        count_rows(list)?
+                    };
+                    p.push(Some(list), rows);
                     continue;
                 }
                 let mut rows = 0;
@@ -1244,7 +1249,7 @@ fn per_example_totals(row_values: &[usize], rows: &[usize]) -> Vec<usize> {
 struct InPlaceList<'a> {
     /// The serialized FeatureList of each example, if it has one.
     lists: Vec<Option<&'a [u8]>>,
-    /// Its rows.
+    /// Its rows (numbers only: string lists count theirs as they are decoded).
     rows: Vec<usize>,
 }
 
@@ -1271,6 +1276,9 @@ fn dense_in_place(
     found: &InPlaceList<'_>,
     layout: StepLayout,
 ) -> Option<(DenseTensor, DenseTensor)> {
+    if dtype == DType::String {
+        return strings_in_place(shape, stride, found, layout);
+    }
     // Every value takes at least a byte: a list too short to fill its rows is refused before
     // the padded tensor is allocated (a crafted row count must not size it).
     for (list, &rows) in found.lists.iter().zip(&found.rows) {
@@ -1315,6 +1323,44 @@ fn dense_in_place(
     full.extend_from_slice(shape);
     let tensor = DenseTensor::from_values(values, &full).ok()?;
     let lengths: Vec<i64> = found.rows.iter().map(|&r| r as i64).collect();
+    let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch]).ok()?;
+    Some((tensor, lengths))
+}
+
+/// As [`dense_in_place`], for strings: each list decoded in one pass, its bytes copied once
+/// (a column and then a padded copy of it cost two copies, and a call each), its rows counted
+/// as it goes. The padding is empty strings, so padding only spaces out the offsets.
+fn strings_in_place(
+    shape: &[usize],
+    stride: usize,
+    found: &InPlaceList<'_>,
+    layout: StepLayout,
+) -> Option<(DenseTensor, DenseTensor)> {
+    // A list's values are fewer bytes than the list; the 16 spare bytes serve the last copy.
+    // Each value takes several bytes of the list, so a tenth of them is a fair first guess
+    // at the count (it only sizes a first allocation).
+    let bytes = found.lists.iter().flatten().map(|l| l.len()).sum::<usize>();
+    let mut values = BytesArray::with_capacity(bytes / 10, bytes + 16);
+    let mut rows = Vec::with_capacity(found.lists.len());
+    for list in &found.lists {
+        rows.push(match list {
+            Some(list) => fast::take_string_rows(list, stride, &mut values)?,
+            None => 0,
+        });
+    }
+    let batch = rows.len();
+    let mut full = match layout {
+        StepLayout::Padded => {
+            let longest = rows.iter().copied().max().unwrap_or(0);
+            let counts: Vec<usize> = rows.iter().map(|&r| r * stride).collect();
+            values = values.spaced_out(&counts, longest.checked_mul(stride)?)?;
+            vec![batch, longest]
+        }
+        StepLayout::Packed => vec![rows.iter().sum()],
+    };
+    full.extend_from_slice(shape);
+    let tensor = DenseTensor::from_values(Values::String(values), &full).ok()?;
+    let lengths: Vec<i64> = rows.iter().map(|&r| r as i64).collect();
     let lengths = DenseTensor::from_values(Values::Int64(lengths), &[batch]).ok()?;
     Some((tensor, lengths))
 }

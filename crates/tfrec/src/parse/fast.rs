@@ -269,6 +269,109 @@ pub(crate) fn fill_feature(feature: &[u8], values: &mut Values, at: usize, n: us
     }
 }
 
+/// Appends the values of every row of a serialized FeatureList to `values`, each row's count
+/// to `counts`, when each row is one list of their type in the canonical encoding (as
+/// [`take_feature`] takes a Feature) and, with `stride`, holds exactly that many values; how
+/// many rows, or `None` for anything else (`values` and `counts` may then hold some rows).
+/// One walk over the list, with no call and no iterator a row: a sequence's rows are often a
+/// few values each, and that overhead was most of their cost.
+#[inline]
+pub(crate) fn take_rows(
+    list: &[u8],
+    values: &mut Values,
+    stride: Option<usize>,
+    counts: &mut Vec<usize>,
+) -> Option<usize> {
+    match values {
+        Values::Int64(out) => walk_rows(list, 0x1a, stride, counts, |block| {
+            if block.len() > out.capacity() - out.len() {
+                out.reserve(block.iter().filter(|&&b| b < 0x80).count());
+            }
+            let before = out.len();
+            let mut pos = 0;
+            while pos < block.len() {
+                out.push(varint(block, &mut pos)? as i64);
+            }
+            Some(out.len() - before)
+        }),
+        Values::Float32(out) => walk_rows(list, 0x12, stride, counts, |block| {
+            let (floats, []) = block.as_chunks::<4>() else {
+                return None;
+            };
+            out.reserve(floats.len());
+            for v in floats {
+                out.push(f32::from_le_bytes(*v));
+            }
+            Some(floats.len())
+        }),
+        Values::String(_) => {
+            let mut rows = 0;
+            for row in list_rows(list) {
+                let n = match take_feature(row?, values) {
+                    Taken::Values(n) => n,
+                    Taken::KindUnset => 0,
+                    Taken::GiveUp => return None,
+                };
+                if stride.is_some_and(|s| s != n) {
+                    return None;
+                }
+                counts.push(n);
+                rows += 1;
+            }
+            Some(rows)
+        }
+    }
+}
+
+/// The walk of [`take_rows`] for a numeric type: each row `0a <len> Feature`, the Feature
+/// empty (no kind: no values) or `list_tag <len> List`, the List empty or `0a <len> block`,
+/// each part filling the one around it; `block` decodes a block and says how many values.
+#[inline(always)]
+fn walk_rows(
+    list: &[u8],
+    list_tag: u8,
+    stride: Option<usize>,
+    counts: &mut Vec<usize>,
+    mut block: impl FnMut(&[u8]) -> Option<usize>,
+) -> Option<usize> {
+    let mut pos = 0;
+    let mut rows = 0;
+    while pos < list.len() {
+        if list[pos] != 0x0a {
+            return None;
+        }
+        pos += 1;
+        let row_end = delimited_end(list, &mut pos)?;
+        let mut n = 0;
+        if pos < row_end {
+            if list[pos] != list_tag {
+                return None;
+            }
+            pos += 1;
+            if delimited_end(list, &mut pos)? != row_end {
+                return None;
+            }
+            if pos < row_end {
+                if list[pos] != 0x0a {
+                    return None;
+                }
+                pos += 1;
+                if delimited_end(list, &mut pos)? != row_end {
+                    return None;
+                }
+                n = block(&list[pos..row_end])?;
+                pos = row_end;
+            }
+        }
+        if stride.is_some_and(|s| s != n) {
+            return None;
+        }
+        counts.push(n);
+        rows += 1;
+    }
+    Some(rows)
+}
+
 /// Appends the values of a serialized FeatureList whose rows are each a BytesList of exactly
 /// `stride` values in the canonical encoding (`0a <row> 0a <list> (0a <len> <bytes>)...`);
 /// how many rows, or `None` for anything else (`out` may then hold some of the values).

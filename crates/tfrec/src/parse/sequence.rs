@@ -1032,22 +1032,11 @@ impl SequenceParser {
                     p.push(Some(list), rows);
                     continue;
                 }
-                let mut rows = 0;
-                for row in fast::list_rows(list) {
-                    let n = match fast::take_feature(row?, &mut column.values) {
-                        fast::Taken::Values(n) => n,
-                        fast::Taken::KindUnset => 0,
-                        fast::Taken::GiveUp => return None,
-                    };
-                    if let ListRole::Dense { stride, .. } = slot.role {
-                        if n != stride {
-                            return None;
-                        }
-                    }
-                    column.counts.push(n);
-                    rows += 1;
-                }
-                row_counts.push(rows);
+                let stride = match slot.role {
+                    ListRole::Dense { stride, .. } => Some(stride),
+                    _ => None,
+                };
+                row_counts.push(fast::take_rows(list, &mut column.values, stride, &mut column.counts)?);
             }
         }
         for (size, column) in self.column_sizes.iter().zip(&columns) {

@@ -337,26 +337,14 @@ fn walk_rows(
     let mut pos = 0;
     let mut rows = 0;
     while pos < list.len() {
-        if list[pos] != 0x0a {
-            return None;
-        }
-        pos += 1;
-        let row_end = delimited_end(list, &mut pos)?;
+        let row_end = tagged_end(list, &mut pos, 0x0a)?;
         let mut n = 0;
         if pos < row_end {
-            if list[pos] != list_tag {
-                return None;
-            }
-            pos += 1;
-            if delimited_end(list, &mut pos)? != row_end {
+            if tagged_end(list, &mut pos, list_tag)? != row_end {
                 return None;
             }
             if pos < row_end {
-                if list[pos] != 0x0a {
-                    return None;
-                }
-                pos += 1;
-                if delimited_end(list, &mut pos)? != row_end {
+                if tagged_end(list, &mut pos, 0x0a)? != row_end {
                     return None;
                 }
                 n = block(&list[pos..row_end])?;
@@ -382,26 +370,14 @@ pub(crate) fn take_string_rows(list: &[u8], stride: usize, out: &mut BytesArray)
     let mut pos = 0;
     let mut rows = 0;
     while pos < list.len() {
-        if list[pos] != 0x0a {
-            return None;
-        }
-        pos += 1;
-        let row_end = delimited_end(list, &mut pos)?;
-        if list.get(pos) != Some(&0x0a) {
-            return None;
-        }
-        pos += 1;
+        let row_end = tagged_end(list, &mut pos, 0x0a)?;
         // The BytesList fills the Feature, which holds nothing else.
-        if delimited_end(list, &mut pos)? != row_end {
+        if tagged_end(list, &mut pos, 0x0a)? != row_end {
             return None;
         }
         let mut values = 0;
         while pos < row_end {
-            if list[pos] != 0x0a {
-                return None;
-            }
-            pos += 1;
-            let end = delimited_end(list, &mut pos)?;
+            let end = tagged_end(list, &mut pos, 0x0a)?;
             if end > row_end {
                 return None;
             }
@@ -415,6 +391,17 @@ pub(crate) fn take_string_rows(list: &[u8], stride: usize, out: &mut BytesArray)
         rows += 1;
     }
     Some(rows)
+}
+
+/// Reads `tag <len>` at `*pos` and returns where the payload after it ends; `None` if the tag
+/// is another or the payload runs past `buf`.
+#[inline(always)]
+fn tagged_end(buf: &[u8], pos: &mut usize, tag: u8) -> Option<usize> {
+    if buf.get(*pos) != Some(&tag) {
+        return None;
+    }
+    *pos += 1;
+    delimited_end(buf, pos)
 }
 
 /// Reads a length at `*pos` and returns where the payload after it ends; `None` if it runs

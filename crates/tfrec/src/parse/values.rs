@@ -497,7 +497,7 @@ mod tests {
         let src: Vec<u8> = (0u8..40).collect();
         let mut a = BytesArray::new();
         // Short values with 16 bytes after their start, short ones near the end, long ones.
-        for (at, len) in [
+        let cases = [
             (0, 0),
             (0, 1),
             (3, 16),
@@ -507,23 +507,11 @@ mod tests {
             (2, 17),
             (0, 40),
             (40, 0),
-        ] {
+        ];
+        for (at, len) in cases {
             a.push_within(&src, at, len).expect("in the buffer");
         }
-        let expected: Vec<&[u8]> = [
-            (0, 0),
-            (0, 1),
-            (3, 16),
-            (20, 5),
-            (30, 10),
-            (36, 4),
-            (2, 17),
-            (0, 40),
-            (40, 0),
-        ]
-        .iter()
-        .map(|&(at, len)| &src[at..at + len])
-        .collect();
+        let expected: Vec<&[u8]> = cases.iter().map(|&(at, len)| &src[at..at + len]).collect();
         assert_eq!(a.iter().collect::<Vec<_>>(), expected);
         assert_eq!(a.push_within(&src, 38, 3), None);
         assert_eq!(a.push_within(&src, usize::MAX, 2), None);

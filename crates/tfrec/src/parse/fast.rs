@@ -210,26 +210,13 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
                 out.reserve(values, bytes);
             }
             let before = out.len();
-            let mut pos = 0;
-            while pos < list.len() {
-                let ok = list[pos] == 0x0a && {
-                    pos += 1;
-                    match delimited_end(list, &mut pos) {
-                        Some(end) => {
-                            out.push_within(list, pos, end - pos).is_some() && {
-                                pos = end;
-                                true
-                            }
-                        }
-                        None => false,
-                    }
-                };
-                if !ok {
+            match take_strings(list, 0, list.len(), out) {
+                Some(n) => Taken::Values(n),
+                None => {
                     out.truncate(before);
-                    return Taken::GiveUp;
+                    Taken::GiveUp
                 }
             }
-            Taken::Values(out.len() - before)
         }
     }
 }
@@ -375,22 +362,33 @@ pub(crate) fn take_string_rows(list: &[u8], stride: usize, out: &mut BytesArray)
         if tagged_end(list, &mut pos, 0x0a)? != row_end {
             return None;
         }
-        let mut values = 0;
-        while pos < row_end {
-            let end = tagged_end(list, &mut pos, 0x0a)?;
-            if end > row_end {
-                return None;
-            }
-            out.push_within(list, pos, end - pos)?;
-            pos = end;
-            values += 1;
-        }
-        if values != stride {
+        if take_strings(list, pos, row_end, out)? != stride {
             return None;
         }
+        pos = row_end;
         rows += 1;
     }
     Some(rows)
+}
+
+/// Appends the strings of the BytesList `buf[start..end]` (`0a <len> <bytes>` each) to `out`;
+/// how many, or `None` if it is not that (`out` may then hold some of them). The strings are
+/// taken from `buf`, so a short one can be copied with the bytes after it (see
+/// [`BytesArray::push_within`]).
+#[inline(always)]
+fn take_strings(buf: &[u8], start: usize, end: usize, out: &mut BytesArray) -> Option<usize> {
+    let mut pos = start;
+    let mut values = 0;
+    while pos < end {
+        let value_end = tagged_end(buf, &mut pos, 0x0a)?;
+        if value_end > end {
+            return None;
+        }
+        out.push_within(buf, pos, value_end - pos)?;
+        pos = value_end;
+        values += 1;
+    }
+    Some(values)
 }
 
 /// Reads `tag <len>` at `*pos` and returns where the payload after it ends; `None` if the tag

@@ -55,13 +55,12 @@ pub(crate) fn dense_padded(column: Column, shape: &[usize], pad: &Values) -> Res
 /// A VarLenFeature: indices `(example, position)`, dense shape `[B, longest]`.
 pub(crate) fn varlen_sparse(column: Column) -> Result<SparseTensor, ParseError> {
     let total = column.values.len();
-    let mut indices = Vec::with_capacity(total * 2);
+    let mut indices: Vec<[i64; 2]> = Vec::with_capacity(total);
     for (example, &n) in column.counts.iter().enumerate() {
-        for position in 0..n {
-            indices.push(example as i64);
-            indices.push(position as i64);
-        }
+        // A range's map has an exact length: one capacity check an example, not two a value.
+        indices.extend((0..n).map(|position| [example as i64, position as i64]));
     }
+    let indices = indices.into_flattened();
     let longest = column.counts.iter().max().copied().unwrap_or(0);
     let values = DenseTensor::from_values(column.values, &[total]).map_err(shape_error)?;
     Ok(SparseTensor {

@@ -1364,12 +1364,10 @@ fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor,
     let mut at = 0;
     let mut longest_row = 0;
     for (e, &nrows) in row_counts.iter().enumerate() {
-        for r in 0..nrows {
-            let n = column.counts[at + r];
+        for (r, &n) in column.counts[at..at + nrows].iter().enumerate() {
             longest_row = longest_row.max(n);
-            for p in 0..n {
-                rows.push([e as i64, r as i64, p as i64]);
-            }
+            // A range's map has an exact length: one capacity check a row, not one a value.
+            rows.extend((0..n).map(|p| [e as i64, r as i64, p as i64]));
         }
         at += nrows;
     }

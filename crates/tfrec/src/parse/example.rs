@@ -9,12 +9,13 @@
 //! sequential path, errors included (the lowest failing example wins).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::assemble::{dense_fixed, dense_padded, sparse_feature, varlen_sparse, RaggedBuild};
-use super::columns::Column;
+use super::columns::{Column, ColumnSize};
 use super::error::{ParseError, ParseErrorKind};
 use super::fast;
 use super::ragged;
@@ -109,6 +110,8 @@ pub struct ExampleParser {
     slots: Vec<Slot>,
     lookup: FxHashMap<Box<[u8]>, usize>,
     outputs: Vec<(String, Output)>,
+    /// Per slot, the size its column reached in the last batch (see [`ColumnSize`]).
+    column_sizes: Arc<[ColumnSize]>,
 }
 
 /// Adds `key` to a key set, or checks it agrees with the dtype it already has there.
@@ -379,7 +382,13 @@ impl ExampleParser {
             .enumerate()
             .map(|(i, s)| (s.key.as_bytes().to_vec().into_boxed_slice(), i))
             .collect();
-        ExampleParser { slots, lookup, outputs }
+        let column_sizes = slots.iter().map(|_| ColumnSize::default()).collect();
+        ExampleParser {
+            slots,
+            lookup,
+            outputs,
+            column_sizes,
+        }
     }
 
     /// The checks of [`ExampleParser::new`] alone, for specs compiled elsewhere.
@@ -517,7 +526,7 @@ impl ExampleParser {
         // But every value takes some bytes of a record (an int64 at least 1, a float 4, a
         // string 2): never reserve more than the records could hold, whatever the spec says.
         let bytes: usize = records.iter().map(|r| r.as_ref().len()).sum();
-        for (column, slot) in columns.iter_mut().zip(&self.slots) {
+        for ((column, slot), size) in columns.iter_mut().zip(&self.slots).zip(self.column_sizes.iter()) {
             column.counts.reserve(records.len());
             if let Role::Fixed { stride, .. } = &slot.role {
                 let most = bytes
@@ -527,6 +536,10 @@ impl ExampleParser {
                         DType::String => 2,
                     };
                 column.values.reserve(records.len().saturating_mul(*stride).min(most));
+            }
+            // Variable lengths, and strings' bytes, as the last batch had them.
+            if !matches!(slot.role, Role::Fixed { .. }) || slot.dtype == DType::String {
+                size.reserve(records.len(), column);
             }
         }
         let mut careful = Careful {
@@ -562,6 +575,9 @@ impl ExampleParser {
                     seen[at + slot] = true;
                 }
             }
+        }
+        for (size, column) in self.column_sizes.iter().zip(&columns) {
+            size.remember(records.len(), column);
         }
         Ok(columns)
     }

@@ -9,14 +9,13 @@
 //! `context` is field 1, as an Example's `features` is), so they are delegated to an
 //! [`ExampleParser`]; context FixedLen features have the sequence op's own rules.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::assemble::{dense_fixed, dense_padded, index_matrix, RaggedBuild};
-use super::columns::{splits_of, Column};
+use super::columns::{splits_of, Column, ColumnSize};
 use super::error::{ParseError, ParseErrorKind, RaggedPartitionError};
 use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
 use super::fast;
@@ -144,35 +143,6 @@ pub struct SequenceParser {
     /// next batch's columns start that large instead of growing by doubling (a realloc and
     /// a copy each time). Shared by the parser's clones and threads; only a size hint.
     column_sizes: Arc<[ColumnSize]>,
-}
-
-/// A feature list's last batch size, per 1,024 records (see `SequenceParser::column_sizes`).
-#[derive(Debug, Default)]
-struct ColumnSize {
-    rows: AtomicUsize,
-    values: AtomicUsize,
-}
-
-impl ColumnSize {
-    /// Room for `records` records' rows and values, as the last batch had and an eighth more:
-    /// a batch only a little larger than the last would otherwise double a column (copying
-    /// it) near its end.
-    fn reserve(&self, records: usize, column: &mut ListColumn) {
-        let scaled = |per_k: &AtomicUsize| {
-            let n = per_k.load(Ordering::Relaxed).saturating_mul(records) >> 10;
-            n.saturating_add(n / 8).saturating_add(16)
-        };
-        column.0.counts.reserve(scaled(&self.rows));
-        column.0.values.reserve(scaled(&self.values));
-    }
-
-    fn remember(&self, records: usize, column: &ListColumn) {
-        if records > 0 {
-            let per_k = |n: usize| n.saturating_mul(1024) / records;
-            self.rows.store(per_k(column.0.counts.len()), Ordering::Relaxed);
-            self.values.store(per_k(column.0.values.len()), Ordering::Relaxed);
-        }
-    }
 }
 
 /// One feature list over a batch: its values (counted per row) and its rows per example.
@@ -976,7 +946,7 @@ impl SequenceParser {
             .zip(self.column_sizes.iter())
             .map(|(s, size)| {
                 let mut column = (Column::new(s.dtype), Vec::with_capacity(batch));
-                size.reserve(batch, &mut column);
+                size.reserve(batch, &mut column.0);
                 column
             })
             .collect();
@@ -1040,7 +1010,7 @@ impl SequenceParser {
             }
         }
         for (size, column) in self.column_sizes.iter().zip(&columns) {
-            size.remember(batch, column);
+            size.remember(batch, &column.0);
         }
         // A dense list's longest must fill whole rows; otherwise the careful path reports it.
         for (slot, (column, row_counts)) in self.lists.iter().zip(&columns) {

@@ -408,8 +408,16 @@ impl Values {
     }
 
     /// Appends every value of `other`; false (and nothing appended) when the dtypes differ.
+    #[inline]
     pub fn extend_from(&mut self, other: &Values) -> bool {
-        self.extend_from_range(other, 0..other.len())
+        match (self, other) {
+            // A scalar (a missing feature's default, most often) is one push, not a call to
+            // copy a slice.
+            (Values::Int64(a), Values::Int64(b)) if b.len() == 1 => a.push(b[0]),
+            (Values::Float32(a), Values::Float32(b)) if b.len() == 1 => a.push(b[0]),
+            (a, b) => return a.extend_from_range(b, 0..b.len()),
+        }
+        true
     }
 
     /// Moves every value of `other` to the end of these; false when the dtypes differ.

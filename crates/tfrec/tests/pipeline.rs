@@ -193,6 +193,8 @@ fn the_same_seed_gives_the_same_order_with_1_and_4_threads() {
     let one = run(1);
     assert_eq!(one.len(), (5 * 200 * 2usize).div_ceil(16));
     assert_eq!(one, run(4));
+    // On the iterating thread, as on a process limited to one CPU.
+    assert_eq!(one, run(0));
     // Unordered delivery still delivers every batch.
     let unordered: usize = Dataset::from_files(files)
         .batch(16, false)
@@ -217,7 +219,7 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
 
     // Whichever worker reads the damage, the consumer sees the same thing; also when batches
     // are handed over as they finish.
-    for (threads, deterministic) in [(1, true), (2, true), (4, true), (2, false), (4, false)] {
+    for (threads, deterministic) in [(0, true), (1, true), (2, true), (4, true), (2, false), (4, false)] {
         let results: Vec<_> = Dataset::from_files(files.clone())
             .batch(8, false)
             .expect("batch size")
@@ -243,20 +245,22 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
         assert_eq!(before, [8, 8], "{threads} threads, deterministic {deterministic}");
     }
 
-    let pipeline = Dataset::from_files(files.clone())
-        .skip_corrupt()
-        .batch(8, false)
-        .expect("batch size")
-        .raw()
-        .threads(2)
-        .iter();
-    let counters = pipeline.counters();
-    let total: usize = pipeline.map(|b| b.expect("skipped, not failed").len()).sum();
-    assert_eq!(total, 59, "only the damaged record (its footer was hit) is lost");
-    assert_eq!(counters.skipped_regions.load(std::sync::atomic::Ordering::Relaxed), 1);
-    assert!(counters.problems.lock().expect("lock")[0]
-        .path()
-        .is_some_and(|p| p.ends_with("part-001.tfrecord")));
+    for threads in [2, 0] {
+        let pipeline = Dataset::from_files(files.clone())
+            .skip_corrupt()
+            .batch(8, false)
+            .expect("batch size")
+            .raw()
+            .threads(threads)
+            .iter();
+        let counters = pipeline.counters();
+        let total: usize = pipeline.map(|b| b.expect("skipped, not failed").len()).sum();
+        assert_eq!(total, 59, "only the damaged record (its footer was hit) is lost");
+        assert_eq!(counters.skipped_regions.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert!(counters.problems.lock().expect("lock")[0]
+            .path()
+            .is_some_and(|p| p.ends_with("part-001.tfrecord")));
+    }
 
     let pipeline = Dataset::from_files(files)
         .skip_corrupt_files()
@@ -274,21 +278,23 @@ fn a_corrupt_file_is_reported_with_its_path_or_skipped_and_counted() {
 fn worker_panics_and_parse_errors_reach_the_consumer() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = write_files(dir.path(), 2, 40);
-    let results: Vec<_> = Dataset::from_files(files.clone())
-        .batch(10, false)
-        .expect("batch size")
-        .map_batches(|b| {
-            if b.index == 3 {
-                panic!("worker fails on batch 3")
-            } else {
-                Ok(b.len())
-            }
-        })
-        .threads(2)
-        .iter()
-        .collect();
-    assert_eq!(results.len(), 4, "batches 0-2, then the panic, then the end");
-    assert!(matches!(&results[3], Err(PipelineError::Panic(m)) if m.contains("batch 3")));
+    for threads in [2, 0] {
+        let results: Vec<_> = Dataset::from_files(files.clone())
+            .batch(10, false)
+            .expect("batch size")
+            .map_batches(|b| {
+                if b.index == 3 {
+                    panic!("worker fails on batch 3")
+                } else {
+                    Ok(b.len())
+                }
+            })
+            .threads(threads)
+            .iter()
+            .collect();
+        assert_eq!(results.len(), 4, "batches 0-2, then the panic, then the end");
+        assert!(matches!(&results[3], Err(PipelineError::Panic(m)) if m.contains("batch 3")));
+    }
 
     // The records are not Examples with an int64 "id": a parse error names the batch.
     let specs = specs_from_json_str(

@@ -48,7 +48,8 @@ pub struct Args {
     limit: Option<u64>,
     /// Threads reading and parsing batches, 1 to 256 (default: one per core). These are the
     /// library pipeline's workers: each in turn reads a whole batch, then parses it while
-    /// another reads; output stays in input order.
+    /// another reads; output stays in input order. Where the process may use one CPU only,
+    /// one thread both parses and writes (a second could not run alongside it).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: Option<u64>,
     /// What to do with the tensors.

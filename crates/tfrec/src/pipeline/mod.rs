@@ -44,7 +44,8 @@
 //! `repeat`, `shard`, `shuffle`) work on whole batches, as tf.data's do: `.batch(5)?.take(2)`
 //! is two batches of five. There are `threads` worker threads; each in turn takes the record stream,
 //! reads the next batch from it and then parses or maps that batch while another reads, so
-//! `threads(1)` keeps to one core. By default the output order depends only on the
+//! `threads(1)` keeps to one core; `threads(0)` (or `threads(1)` where the process may use one
+//! CPU only) runs it all on the iterating thread. By default the output order depends only on the
 //! data and the settings, never on the thread count (results are put back in batch order);
 //! [`Pipeline::deterministic`]`(false)` hands batches over as they finish instead.
 //!

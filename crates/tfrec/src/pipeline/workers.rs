@@ -46,6 +46,53 @@ pub struct PipelineIter<T> {
     /// The number of batches, once the reader has said.
     end: Option<u64>,
     done: bool,
+    /// With no worker thread: the stream and the work, run by `next` itself.
+    inline: Option<Inline<T>>,
+}
+
+/// A pipeline run on the consumer's thread (see [`Pipeline::threads`]).
+struct Inline<T> {
+    /// `None` once the stream has ended or failed.
+    stream: Option<Box<dyn BatchStream>>,
+    work: super::dataset::Work<T>,
+    sent: u64,
+}
+
+impl<T> Inline<T> {
+    /// The next batch's result; `None` at the end. A failure of the stream ends it, after the
+    /// batches read before it, as the workers' reader does.
+    fn next(&mut self) -> Option<Result<T, PipelineError>> {
+        let stream = self.stream.as_mut()?;
+        let got = match catch_unwind(AssertUnwindSafe(|| stream.next_batch())) {
+            Ok(result) => result.map_err(PipelineError::Record),
+            Err(payload) => Err(PipelineError::Panic(panic_message(&*payload))),
+        };
+        match got {
+            Ok(Some(mut batch)) => {
+                batch.index = self.sent;
+                self.sent += 1;
+                let work = &self.work;
+                Some(
+                    catch_unwind(AssertUnwindSafe(|| work(batch)))
+                        .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload)))),
+                )
+            }
+            // Dropping the stream closes the files, so the counters are complete.
+            Ok(None) => {
+                self.stream = None;
+                None
+            }
+            Err(e) => {
+                self.stream = None;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Whether this process may run on one CPU only: its affinity, or its cgroup's CPU quota.
+fn one_cpu() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() == 1)
 }
 
 /// The record stream, shared by the workers. Each worker takes the lock, fills the next
@@ -97,6 +144,26 @@ impl<T: Send + 'static> PipelineIter<T> {
     fn start(p: Pipeline<T>) -> Self {
         let counters = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
+        if p.threads == 0 || (p.threads == 1 && one_cpu()) {
+            let stream = p.batched.stream(Arc::clone(&counters));
+            return PipelineIter {
+                results: None,
+                permits: None,
+                stop,
+                threads: Vec::new(),
+                counters,
+                deterministic: p.deterministic,
+                delivered: 0,
+                pending: BTreeMap::new(),
+                end: None,
+                done: false,
+                inline: Some(Inline {
+                    stream: Some(stream),
+                    work: p.work,
+                    sent: 0,
+                }),
+            };
+        }
         let in_flight = p.prefetch + p.threads;
         let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(in_flight);
         for _ in 0..in_flight {
@@ -140,6 +207,7 @@ impl<T: Send + 'static> PipelineIter<T> {
             pending: BTreeMap::new(),
             end: None,
             done: false,
+            inline: None,
         }
     }
 
@@ -164,6 +232,18 @@ impl<T: Send + 'static> Iterator for PipelineIter<T> {
     type Item = Result<T, PipelineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(inline) = &mut self.inline {
+            if self.done {
+                return None;
+            }
+            return match inline.next() {
+                Some(result) => Some(self.deliver(result)),
+                None => {
+                    self.shut_down();
+                    None
+                }
+            };
+        }
         loop {
             if self.done {
                 return None;
@@ -224,6 +304,7 @@ impl<T> PipelineIter<T> {
         // Closing our ends of the channels wakes every thread blocked on one.
         self.permits = None;
         self.results = None;
+        self.inline = None;
         for t in self.threads.drain(..) {
             let _ = t.join();
         }

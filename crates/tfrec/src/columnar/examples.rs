@@ -129,7 +129,7 @@ impl ExampleColumns {
         order: &[String],
         strings: &StringColumns,
     ) -> Result<ExampleColumns, ColumnarError> {
-        let parser = ExampleParser::new(specs)?;
+        let parser = ExampleParser::new(specs)?.varlen_as_row_splits();
         let mut columns = Vec::with_capacity(specs.len());
         let mut presence: FxHashMap<String, Vec<usize>> = FxHashMap::default();
         for (name, spec) in in_order(specs, order) {
@@ -237,6 +237,15 @@ pub(super) fn column_array(
             let per_row: usize = dims.iter().product::<usize>().max(1);
             let values = dense_values_owned(t, column.utf8, name, &|i| i / per_row)?;
             fixed_lists(values, dims, nrows, name)
+        }
+        (Plan::VarLen, Tensor::Ragged(t)) => {
+            let (values, mut splits) = t.into_values_and_splits();
+            let (Some(offsets), None) = (splits.pop(), splits.pop()) else {
+                return Err(missing(name));
+            };
+            let row_of = |i: usize| offsets.partition_point(|&o| o <= i as i64).saturating_sub(1);
+            let values = dense_values_owned(values, column.utf8, name, &row_of)?;
+            list(values, &offsets, valid, name)
         }
         (Plan::VarLen, Tensor::Sparse(t)) => {
             let rank = sparse_rank(&t).max(1);

@@ -70,6 +70,21 @@ pub(crate) fn varlen_sparse(column: Column) -> Result<SparseTensor, ParseError> 
     })
 }
 
+/// A VarLenFeature as a ragged tensor of one level: the same values, each example's row
+/// delimited by row splits. For the columnar readers, whose list offsets the splits are: the
+/// sparse indices would only be read back into them.
+pub(crate) fn varlen_ragged(column: Column) -> Result<RaggedTensor, ParseError> {
+    let total = column.values.len();
+    let splits = splits_of(&column.counts);
+    let values = DenseTensor::from_values(column.values, &[total]).map_err(shape_error)?;
+    Ok(RaggedTensor::new_unchecked(
+        values,
+        vec![splits],
+        vec![None],
+        SplitsDType::Int64,
+    ))
+}
+
 /// A SparseFeature from its index columns (int64) and value column, as TensorFlow's
 /// `sparse_merge` builds it: `(example of the first index's value, index values...)`.
 pub(crate) fn sparse_feature(

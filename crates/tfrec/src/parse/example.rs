@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::assemble::{dense_fixed, dense_padded, sparse_feature, varlen_sparse, RaggedBuild};
+use super::assemble::{dense_fixed, dense_padded, sparse_feature, varlen_ragged, varlen_sparse, RaggedBuild};
 use super::columns::{Column, ColumnSize};
 use super::error::{ParseError, ParseErrorKind};
 use super::fast;
@@ -112,6 +112,8 @@ pub struct ExampleParser {
     outputs: Vec<(String, Output)>,
     /// Per slot, the size its column reached in the last batch (see [`ColumnSize`]).
     column_sizes: Arc<[ColumnSize]>,
+    /// VarLen features come out as ragged tensors (see [`ExampleParser::varlen_as_row_splits`]).
+    varlen_row_splits: bool,
 }
 
 /// Adds `key` to a key set, or checks it agrees with the dtype it already has there.
@@ -388,6 +390,7 @@ impl ExampleParser {
             lookup,
             outputs,
             column_sizes,
+            varlen_row_splits: false,
         }
     }
 
@@ -409,6 +412,14 @@ impl ExampleParser {
         let mut seen = Vec::with_capacity(records.len() * self.slots.len());
         let columns = self.parse_columns(records, 0, false, Some(&mut seen))?;
         Ok((self.assemble(columns, records.len(), false)?, self.keys_seen(seen)))
+    }
+
+    /// For the columnar readers: each VarLenFeature comes out as a ragged tensor of one level
+    /// (its row splits are a list column's offsets) instead of a sparse tensor, whose indices
+    /// they would only read back into offsets. Values and errors are the same.
+    pub(crate) fn varlen_as_row_splits(mut self) -> Self {
+        self.varlen_row_splits = true;
+        self
     }
 
     fn keys_seen(&self, seen: Vec<bool>) -> KeysSeen {
@@ -802,6 +813,7 @@ impl ExampleParser {
                     };
                     Tensor::Dense(dense_padded(take(*slot), shape, pad)?)
                 }
+                Output::VarLen(slot) if self.varlen_row_splits => Tensor::Ragged(varlen_ragged(take(*slot))?),
                 Output::VarLen(slot) => Tensor::Sparse(varlen_sparse(take(*slot))?),
                 Output::Sparse {
                     index_slots,

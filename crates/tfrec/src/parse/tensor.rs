@@ -308,6 +308,11 @@ impl RaggedTensor {
         }
     }
 
+    /// The flat values and the row splits of each level, moved out.
+    pub(crate) fn into_values_and_splits(self) -> (DenseTensor, Vec<Vec<i64>>) {
+        (self.flat_values, self.nested_row_splits)
+    }
+
     /// The values; more than one dimension when an innermost uniform partition reshaped them.
     pub fn flat_values(&self) -> &DenseTensor {
         &self.flat_values

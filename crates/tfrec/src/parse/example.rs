@@ -417,6 +417,7 @@ impl ExampleParser {
     /// For the columnar readers: each VarLenFeature comes out as a ragged tensor of one level
     /// (its row splits are a list column's offsets) instead of a sparse tensor, whose indices
     /// they would only read back into offsets. Values and errors are the same.
+    #[cfg(feature = "arrow")]
     pub(crate) fn varlen_as_row_splits(mut self) -> Self {
         self.varlen_row_splits = true;
         self

@@ -309,6 +309,7 @@ impl RaggedTensor {
     }
 
     /// The flat values and the row splits of each level, moved out.
+    #[cfg(feature = "arrow")]
     pub(crate) fn into_values_and_splits(self) -> (DenseTensor, Vec<Vec<i64>>) {
         (self.flat_values, self.nested_row_splits)
     }

@@ -144,70 +144,30 @@ impl<T: Send + 'static> PipelineIter<T> {
     fn start(p: Pipeline<T>) -> Self {
         let counters = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
-        if p.threads == 0 || (p.threads == 1 && one_cpu()) {
-            let stream = p.batched.stream(Arc::clone(&counters));
-            return PipelineIter {
-                results: None,
-                permits: None,
-                stop,
-                threads: Vec::new(),
-                counters,
-                deterministic: p.deterministic,
-                delivered: 0,
-                pending: BTreeMap::new(),
-                end: None,
-                done: false,
-                inline: Some(Inline {
-                    stream: Some(stream),
-                    work: p.work,
-                    sent: 0,
-                }),
+        let deterministic = p.deterministic;
+        let (results, permits, threads, inline) = if p.threads == 0 || (p.threads == 1 && one_cpu()) {
+            let inline = Inline {
+                stream: Some(p.batched.stream(Arc::clone(&counters))),
+                work: p.work,
+                sent: 0,
             };
-        }
-        let in_flight = p.prefetch + p.threads;
-        let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(in_flight);
-        for _ in 0..in_flight {
-            let _ = permit_tx.send(());
-        }
-        let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
-        let reader = Arc::new(Mutex::new(SharedReader {
-            stream: Some(p.batched.stream(Arc::clone(&counters))),
-            permits: permit_rx,
-            sent: 0,
-        }));
-        let mut threads = Vec::with_capacity(p.threads);
-        for _ in 0..p.threads {
-            let reader = Arc::clone(&reader);
-            let result_tx = result_tx.clone();
-            let work = Arc::clone(&p.work);
-            let stop = Arc::clone(&stop);
-            threads.push(std::thread::spawn(move || loop {
-                let batch = match reader.lock() {
-                    Ok(mut reader) => reader.next_batch(&stop, &result_tx),
-                    Err(_) => return,
-                };
-                let Some(batch) = batch else { return };
-                let index = batch.index;
-                let result = catch_unwind(AssertUnwindSafe(|| work(batch)))
-                    .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload))));
-                if result_tx.send(Message::Batch(index, result)).is_err() {
-                    return;
-                }
-            }));
-        }
-        drop(result_tx);
+            (None, None, Vec::new(), Some(inline))
+        } else {
+            let (results, permits, threads) = start_workers(p, &counters, &stop);
+            (Some(results), Some(permits), threads, None)
+        };
         PipelineIter {
-            results: Some(result_rx),
-            permits: Some(permit_tx),
+            results,
+            permits,
             stop,
             threads,
             counters,
-            deterministic: p.deterministic,
+            deterministic,
             delivered: 0,
             pending: BTreeMap::new(),
             end: None,
             done: false,
-            inline: None,
+            inline,
         }
     }
 
@@ -294,6 +254,47 @@ impl<T: Send + 'static> Iterator for PipelineIter<T> {
             }
         }
     }
+}
+
+/// The worker threads of `p`, taking turns at the shared reader; the consumer's ends of the
+/// channels: results, and permits (one per batch in flight, given back as batches are taken).
+fn start_workers<T: Send + 'static>(
+    p: Pipeline<T>,
+    counters: &Arc<Counters>,
+    stop: &Arc<AtomicBool>,
+) -> (Receiver<Message<T>>, SyncSender<()>, Vec<JoinHandle<()>>) {
+    let in_flight = p.prefetch + p.threads;
+    let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(in_flight);
+    for _ in 0..in_flight {
+        let _ = permit_tx.send(());
+    }
+    let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
+    let reader = Arc::new(Mutex::new(SharedReader {
+        stream: Some(p.batched.stream(Arc::clone(counters))),
+        permits: permit_rx,
+        sent: 0,
+    }));
+    let mut threads = Vec::with_capacity(p.threads);
+    for _ in 0..p.threads {
+        let reader = Arc::clone(&reader);
+        let result_tx = result_tx.clone();
+        let work = Arc::clone(&p.work);
+        let stop = Arc::clone(stop);
+        threads.push(std::thread::spawn(move || loop {
+            let batch = match reader.lock() {
+                Ok(mut reader) => reader.next_batch(&stop, &result_tx),
+                Err(_) => return,
+            };
+            let Some(batch) = batch else { return };
+            let index = batch.index;
+            let result = catch_unwind(AssertUnwindSafe(|| work(batch)))
+                .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload))));
+            if result_tx.send(Message::Batch(index, result)).is_err() {
+                return;
+            }
+        }));
+    }
+    (result_rx, permit_tx, threads)
 }
 
 impl<T> PipelineIter<T> {

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use super::batches::BatchStream;
 use super::data::{Counters, RecordBatch};
-use super::dataset::Pipeline;
+use super::dataset::{Pipeline, Work};
 use super::error::PipelineError;
 
 impl<T: Send + 'static> Pipeline<T> {
@@ -54,7 +54,7 @@ pub struct PipelineIter<T> {
 struct Inline<T> {
     /// `None` once the stream has ended or failed.
     stream: Option<Box<dyn BatchStream>>,
-    work: super::dataset::Work<T>,
+    work: Work<T>,
     sent: u64,
 }
 
@@ -63,19 +63,11 @@ impl<T> Inline<T> {
     /// batches read before it, as the workers' reader does.
     fn next(&mut self) -> Option<Result<T, PipelineError>> {
         let stream = self.stream.as_mut()?;
-        let got = match catch_unwind(AssertUnwindSafe(|| stream.next_batch())) {
-            Ok(result) => result.map_err(PipelineError::Record),
-            Err(payload) => Err(PipelineError::Panic(panic_message(&*payload))),
-        };
-        match got {
+        match read_batch(stream.as_mut()) {
             Ok(Some(mut batch)) => {
                 batch.index = self.sent;
                 self.sent += 1;
-                let work = &self.work;
-                Some(
-                    catch_unwind(AssertUnwindSafe(|| work(batch)))
-                        .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload)))),
-                )
+                Some(run_work(&self.work, batch))
             }
             // Dropping the stream closes the files, so the counters are complete.
             Ok(None) => {
@@ -93,6 +85,20 @@ impl<T> Inline<T> {
 /// Whether this process may run on one CPU only: its affinity, or its cgroup's CPU quota.
 fn one_cpu() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() == 1)
+}
+
+/// The stream's next batch; a panic while reading it is an error, not an unwind.
+fn read_batch(stream: &mut dyn BatchStream) -> Result<Option<RecordBatch>, PipelineError> {
+    match catch_unwind(AssertUnwindSafe(|| stream.next_batch())) {
+        Ok(result) => result.map_err(PipelineError::Record),
+        Err(payload) => Err(PipelineError::Panic(panic_message(&*payload))),
+    }
+}
+
+/// `work` on `batch`; a panic in it is the batch's error.
+fn run_work<T>(work: &Work<T>, batch: RecordBatch) -> Result<T, PipelineError> {
+    catch_unwind(AssertUnwindSafe(|| work(batch)))
+        .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload))))
 }
 
 /// The record stream, shared by the workers. Each worker takes the lock, fills the next
@@ -120,11 +126,7 @@ impl SharedReader {
         }
         // Caught here, under the lock, so a panic in a stage neither poisons the lock nor
         // leaves the other workers waiting.
-        let got = match catch_unwind(AssertUnwindSafe(|| stream.next_batch())) {
-            Ok(result) => result.map_err(PipelineError::Record),
-            Err(payload) => Err(PipelineError::Panic(panic_message(&*payload))),
-        };
-        let end = match got {
+        let end = match read_batch(stream.as_mut()) {
             Ok(Some(mut batch)) => {
                 batch.index = self.sent;
                 self.sent += 1;
@@ -287,8 +289,7 @@ fn start_workers<T: Send + 'static>(
             };
             let Some(batch) = batch else { return };
             let index = batch.index;
-            let result = catch_unwind(AssertUnwindSafe(|| work(batch)))
-                .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload))));
+            let result = run_work(&work, batch);
             if result_tx.send(Message::Batch(index, result)).is_err() {
                 return;
             }

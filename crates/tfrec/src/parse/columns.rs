@@ -29,14 +29,16 @@ impl ColumnSize {
     /// Room for `records` records, as the last batch had and an eighth more: a batch only a
     /// little larger than the last would otherwise double a column (copying it) near its end.
     pub fn reserve(&self, records: usize, column: &mut Column) {
-        let scaled = |per_k: &AtomicUsize| {
-            let n = per_k.load(Ordering::Relaxed).saturating_mul(records) >> 10;
-            n.saturating_add(n / 8).saturating_add(16)
-        };
-        column.counts.reserve(scaled(&self.counts));
-        match &mut column.values {
-            Values::String(v) => v.reserve(scaled(&self.values), scaled(&self.bytes)),
-            values => values.reserve(scaled(&self.values)),
+        column.counts.reserve(scaled(&self.counts, records));
+        self.reserve_values(records, &mut column.values);
+    }
+
+    /// [`ColumnSize::reserve`] for the values (and string bytes) alone, for a column whose
+    /// counts are sized otherwise (an Example column has one a record).
+    pub fn reserve_values(&self, records: usize, values: &mut Values) {
+        match values {
+            Values::String(v) => v.reserve(scaled(&self.values, records), scaled(&self.bytes, records)),
+            values => values.reserve(scaled(&self.values, records)),
         }
     }
 
@@ -51,6 +53,12 @@ impl ColumnSize {
             }
         }
     }
+}
+
+/// `records` records' worth of a per-1,024 size, and an eighth more.
+fn scaled(per_k: &AtomicUsize, records: usize) -> usize {
+    let n = per_k.load(Ordering::Relaxed).saturating_mul(records) >> 10;
+    n.saturating_add(n / 8).saturating_add(16)
 }
 
 impl Column {

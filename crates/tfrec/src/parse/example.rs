@@ -551,7 +551,7 @@ impl ExampleParser {
             }
             // Variable lengths, and strings' bytes, as the last batch had them.
             if !matches!(slot.role, Role::Fixed { .. }) || slot.dtype == DType::String {
-                size.reserve(records.len(), column);
+                size.reserve_values(records.len(), &mut column.values);
             }
         }
         let mut careful = Careful {

@@ -19,6 +19,13 @@ mod tensors;
 
 use pyo3::prelude::*;
 
+// Batch buffers are allocated by the workers and freed by the consumer once NumPy lets go of
+// them. The C library's allocator hands buffers this large back to the kernel, so every batch
+// paid page faults again (and its free crossed threads through an arena lock); mimalloc keeps
+// and reuses them, as the `tfrec` binary does. Python objects still use the interpreter's own.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The Rust extension module: a thin layer over the ``tfrec`` library (the Python API is in
 /// ``tfrec``'s other modules). Private: its names and signatures may change between versions.
 #[pymodule]

@@ -656,3 +656,107 @@ fn stages_after_batch_work_on_whole_batches_as_in_tf_data() {
         })
     ));
 }
+
+/// Header offsets of the records `write_files` wrote in one file (`f<file>-r<record>`).
+fn record_offsets(file: usize, per_file: usize) -> Vec<usize> {
+    let mut at = 0;
+    (0..per_file)
+        .map(|r| {
+            let offset = at;
+            at += 16 + format!("f{file}-r{r}").len();
+            offset
+        })
+        .collect()
+}
+
+/// What a pipeline delivered: the sizes of the batches, then the error's text, if any.
+fn sizes_then_error(batched: tfrec::pipeline::Batched, threads: usize, deterministic: bool) -> (Vec<usize>, String) {
+    let mut sizes = Vec::new();
+    for result in batched.raw().threads(threads).deterministic(deterministic).iter() {
+        match result {
+            Ok(batch) => sizes.push(batch.len()),
+            Err(e) => {
+                assert!(matches!(e, PipelineError::Record(_)), "{e}");
+                return (sizes, e.to_string());
+            }
+        }
+    }
+    (sizes, String::new())
+}
+
+#[test]
+fn a_data_crc_mismatch_is_the_same_error_whichever_thread_checks_it() {
+    // With two workers or more, a record's data CRC is checked by its batch's worker, not
+    // while reading; the consumer must not be able to tell.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = write_files(dir.path(), 1, 40);
+    let offsets = record_offsets(0, 40);
+    let damage = |record: usize| {
+        let mut bytes = std::fs::read(&files[0]).expect("read");
+        bytes[offsets[record] + 12 + 1] ^= 0x20;
+        std::fs::write(&files[0], &bytes).expect("write");
+        bytes
+    };
+    let bytes = damage(21);
+    let plain = |size, drop_remainder| {
+        Dataset::from_files(files.clone())
+            .batch(size, drop_remainder)
+            .expect("batch")
+    };
+    let (sizes, error) = sizes_then_error(plain(8, false), 0, true);
+    assert_eq!(sizes, [8, 8], "batch 2 (records 16..23) holds the damage");
+    assert!(error.contains("part-000.tfrecord"), "{error}");
+    assert!(
+        error.contains(&format!("record 21 at byte {}: ", offsets[21]))
+            && error.contains("the data's CRC does not match"),
+        "{error}"
+    );
+    let cases: [(&str, &dyn Fn() -> tfrec::pipeline::Batched); 4] = [
+        ("batch", &|| plain(8, false)),
+        // The damage in a batch a stage drops, or in a remainder dropped, still fails.
+        ("skip", &|| plain(8, false).skip(3)),
+        ("shard", &|| plain(8, false).shard(2, 1).expect("shard")),
+        ("drop_remainder", &|| plain(16, true)),
+    ];
+    for (name, batched) in cases {
+        let (expected_sizes, expected) = sizes_then_error(batched(), 0, true);
+        assert!(!expected.is_empty(), "{name}: the reader reports the damage");
+        for (threads, deterministic) in [(1, true), (2, true), (4, true), (2, false), (4, false)] {
+            let (sizes, error) = sizes_then_error(batched(), threads, deterministic);
+            assert_eq!(
+                error, expected,
+                "{name}, {threads} threads, deterministic {deterministic}"
+            );
+            if deterministic {
+                assert_eq!(sizes, expected_sizes, "{name}, {threads} threads");
+            }
+        }
+    }
+
+    // In the remainder that `drop_remainder` drops: records 32..40.
+    damage(21);
+    damage(35);
+    let (expected_sizes, expected) = sizes_then_error(plain(16, true), 0, true);
+    assert_eq!((expected_sizes.as_slice(), expected.is_empty()), (&[16, 16][..], false));
+    for threads in [2, 4] {
+        assert_eq!(
+            sizes_then_error(plain(16, true), threads, true),
+            (expected_sizes.clone(), expected.clone())
+        );
+    }
+
+    // A GZIP file: the offset counts decompressed bytes, and the error says so.
+    let gz = dir.path().join("part-000.tfrecord.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut encoder, &bytes).expect("compress");
+    std::fs::write(&gz, encoder.finish().expect("compress")).expect("write");
+    let gzip = || Dataset::from_files(vec![gz.clone()]).batch(8, false).expect("batch");
+    let (expected_sizes, expected) = sizes_then_error(gzip(), 0, true);
+    assert_eq!(expected_sizes, [8, 8]);
+    for threads in [2, 3] {
+        assert_eq!(
+            sizes_then_error(gzip(), threads, true),
+            (expected_sizes.clone(), expected.clone())
+        );
+    }
+}

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::data::RecordBatch;
+use super::data::{RecordBatch, UncheckedCrc};
 use super::stages::Stage;
 use super::stages::{RepeatCount, ShuffleBuffer, Stream};
 use crate::record::RecordError;
@@ -34,6 +34,9 @@ pub(crate) struct Batcher {
     /// short chunk) before the failure, which waits here.
     pub chunks: bool,
     pub failure: Option<RecordError>,
+    /// The stream below may leave data CRCs unchecked ([`Stream::unchecked_crc`]): they go
+    /// with the batch, for its worker to check.
+    pub unchecked_crcs: bool,
 }
 
 impl BatchStream for Batcher {
@@ -50,6 +53,7 @@ impl BatchStream for Batcher {
             ends: Vec::with_capacity(self.size),
             origins: Vec::with_capacity(self.size),
             files: Arc::clone(&self.files),
+            unchecked: Vec::new(),
         };
         while batch.len() < self.size {
             let RecordBatch {
@@ -60,6 +64,15 @@ impl BatchStream for Batcher {
                 ends.push(data.len());
                 origins.push(origin);
             });
+            if self.unchecked_crcs && matches!(got, Ok(true)) {
+                if let Some((stored, decompressed)) = self.up.unchecked_crc() {
+                    batch.unchecked.push(UncheckedCrc {
+                        record: batch.ends.len() - 1,
+                        stored,
+                        decompressed,
+                    });
+                }
+            }
             let got = match got {
                 Err(e) if self.chunks && !batch.is_empty() => {
                     self.failure = Some(e);
@@ -76,6 +89,9 @@ impl BatchStream for Batcher {
         self.last_bytes = batch.data.len();
         let short = batch.len() < self.size;
         if batch.is_empty() || (short && self.drop_remainder) {
+            // Dropped records are checked all the same: a damaged one fails the stream, as it
+            // does when the reader checks.
+            batch.check_crcs()?;
             return Ok(None);
         }
         Ok(Some(batch))
@@ -148,12 +164,13 @@ impl BatchStream for BatchStage {
                 index,
                 position,
             } => {
-                while let Some(batch) = up.next_batch()? {
+                while let Some(mut batch) = up.next_batch()? {
                     let mine = *position % *num_shards == *index;
                     *position += 1;
                     if mine {
                         return Ok(Some(batch));
                     }
+                    batch.check_crcs()?;
                 }
                 Ok(None)
             }
@@ -181,9 +198,10 @@ impl BatchStream for BatchStage {
             }
             Kind::Skip { count, skipped } => {
                 while *skipped < *count {
-                    if up.next_batch()?.is_none() {
+                    let Some(mut batch) = up.next_batch()? else {
                         return Ok(None);
-                    }
+                    };
+                    batch.check_crcs()?;
                     *skipped += 1;
                 }
                 up.next_batch()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::record::{ReadStats, RecordError};
+use crate::record::{check_deferred_crc, Location, ReadStats, RecordError};
 
 /// Problems kept in [`Counters::problems`]; the rest are only counted.
 pub(super) const MAX_PROBLEMS: usize = 1024;
@@ -74,6 +74,20 @@ pub struct RecordBatch {
     pub(super) ends: Vec<usize>,
     pub(super) origins: Vec<RecordOrigin>,
     pub(super) files: Arc<[PathBuf]>,
+    /// The records whose data CRC the reader left unchecked, for a worker to check (see
+    /// [`RecordBatch::check_crcs`]).
+    pub(super) unchecked: Vec<UncheckedCrc>,
+}
+
+/// A record of a batch whose data CRC is still to be checked.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UncheckedCrc {
+    /// The record's index in the batch.
+    pub record: usize,
+    /// The CRC stored in its footer.
+    pub stored: u32,
+    /// Whether its file was compressed (its offset counts decompressed bytes).
+    pub decompressed: bool,
 }
 
 impl RecordBatch {
@@ -112,5 +126,22 @@ impl RecordBatch {
     /// Bytes of record data in the batch.
     pub fn data_len(&self) -> usize {
         self.data.len()
+    }
+
+    /// Checks the data CRCs the reader left unchecked, in record order: the first mismatch is
+    /// the error the reader would have returned at that record.
+    pub(super) fn check_crcs(&mut self) -> Result<(), RecordError> {
+        for u in std::mem::take(&mut self.unchecked) {
+            let (Some(data), Some(origin)) = (self.get(u.record), self.origin(u.record)) else {
+                continue;
+            };
+            check_deferred_crc(data, u.stored, || Location {
+                path: self.files.get(origin.file).map(|p| Arc::from(p.as_path())),
+                offset: origin.offset,
+                record_index: origin.index,
+                decompressed: u.decompressed,
+            })?;
+        }
+        Ok(())
     }
 }

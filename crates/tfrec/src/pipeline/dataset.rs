@@ -228,13 +228,16 @@ impl Dataset {
     /// The records one by one, on the calling thread.
     pub fn records(self) -> DatasetRecords {
         DatasetRecords {
-            stream: self.stream(Arc::new(Counters::default())),
+            stream: self.stream(Arc::new(Counters::default()), false),
             failed: false,
         }
     }
 
-    /// The record stream: the files, then each stage over the one before.
-    fn stream(self, counters: Arc<Counters>) -> Box<dyn Stream> {
+    /// The record stream: the files, then each stage over the one before. `defer_crc`: the
+    /// caller checks each record's data CRC itself (see [`FileSource::new`]), which it can only
+    /// where no record stage stands between (a stage would drop records unchecked, or hold
+    /// them past the one the CRC is given for).
+    fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<dyn Stream> {
         let files = self.selected.iter().map(|&i| (i, self.files[i].clone())).collect();
         let mut stream: Box<dyn Stream> = Box::new(FileSource::new(
             files,
@@ -242,6 +245,7 @@ impl Dataset {
             self.cycle_length,
             self.block_length,
             counters,
+            defer_crc && self.stages.is_empty(),
         ));
         for stage in self.stages {
             stream = match stage {
@@ -337,10 +341,14 @@ impl Batched {
     }
 
     /// The batch stream: the records in batches, then each batch stage over the one before.
-    pub(super) fn stream(self, counters: Arc<Counters>) -> Box<dyn BatchStream> {
+    /// With `defer_crc`, records may come with their data CRCs unchecked
+    /// ([`RecordBatch::check_crcs`] is then the worker's first job): not in chunks, whose
+    /// records before a failure are handed over before it.
+    pub(super) fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<dyn BatchStream> {
         let files: Arc<[PathBuf]> = self.dataset.files.clone().into();
+        let defer_crc = defer_crc && !self.chunks && self.dataset.stages.is_empty();
         let mut stream: Box<dyn BatchStream> = Box::new(Batcher {
-            up: self.dataset.stream(counters),
+            up: self.dataset.stream(counters, defer_crc),
             size: self.size,
             drop_remainder: self.drop_remainder,
             files,
@@ -348,6 +356,7 @@ impl Batched {
             ended: false,
             chunks: self.chunks,
             failure: None,
+            unchecked_crcs: defer_crc,
         });
         for stage in &self.stages {
             stream = Box::new(BatchStage::new(stream, stage));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::data::{Counters, RecordOrigin, MAX_PROBLEMS};
 use super::stages::Stream;
-use crate::record::{FileRecordReader, ReaderOptions, RecordError, RecordReader};
+use crate::record::{Compression, FileRecordReader, ReaderOptions, RecordError, RecordReader};
 
 /// Counts the on-disk (compressed) bytes read from a file, for a progress bar.
 struct DiskCount<R> {
@@ -48,15 +48,24 @@ pub(crate) struct FileSource {
     next_file: usize,
     /// Records and bytes read but not yet added to the shared counters.
     unflushed: (u64, u64),
+    /// The readers leave data CRCs to be checked with the batch (see `unchecked_crc`).
+    defer_crc: bool,
+    /// The last record's, when its check was left.
+    unchecked: Option<(u32, bool)>,
 }
 
 impl FileSource {
+    /// With `defer_crc`, the readers return records without checking their data CRCs where
+    /// that changes nothing but who checks ([`RecordReader::defer_data_crc`]), and
+    /// [`Stream::unchecked_crc`] says what to check: the consumer of this stream must check
+    /// every record it is given, including those it drops.
     pub fn new(
         files: Vec<(usize, PathBuf)>,
         options: ReaderOptions,
         cycle_length: usize,
         block_length: usize,
         counters: Arc<Counters>,
+        defer_crc: bool,
     ) -> FileSource {
         FileSource {
             files,
@@ -68,6 +77,8 @@ impl FileSource {
             taken_in_block: 0,
             next_file: 0,
             unflushed: (0, 0),
+            defer_crc,
+            unchecked: None,
         }
     }
 
@@ -80,9 +91,13 @@ impl FileSource {
 
     fn open(&self, path: &std::path::Path) -> Result<FileRecordReader, RecordError> {
         let counters = Arc::clone(&self.counters);
-        RecordReader::open_with(path, self.options.clone(), move |file| {
+        let mut reader = RecordReader::open_with(path, self.options.clone(), move |file| {
             Box::new(DiskCount { file, counters }) as Box<dyn Read + Send>
-        })
+        })?;
+        if self.defer_crc {
+            reader.defer_data_crc();
+        }
+        Ok(reader)
     }
 
     /// Closes the file whose turn it is; `finished` when it was read to its end.
@@ -161,6 +176,8 @@ impl Stream for FileSource {
                         index: open.next_index,
                     };
                     open.next_index += 1;
+                    let compressed = open.reader.compression() != Compression::None;
+                    self.unchecked = open.reader.deferred_crc().map(|crc| (crc, compressed));
                     let data = open.reader.span_data(span);
                     self.unflushed.0 += 1;
                     self.unflushed.1 += data.len() as u64;
@@ -194,5 +211,9 @@ impl Stream for FileSource {
         }
         self.turn = 0;
         self.next_file = 0;
+    }
+
+    fn unchecked_crc(&self) -> Option<(u32, bool)> {
+        self.unchecked
     }
 }

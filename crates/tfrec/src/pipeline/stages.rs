@@ -72,6 +72,13 @@ pub(crate) trait Stream: Send {
 
     /// Starts the stream over from its beginning: a new iteration, for `repeat`.
     fn restart(&mut self);
+
+    /// For the record just lent: its stored data CRC and whether its file was compressed, when
+    /// the reader left the check to the batch's worker (only the files themselves do, and only
+    /// when asked to: see [`FileSource::new`](super::source::FileSource::new)).
+    fn unchecked_crc(&self) -> Option<(u32, bool)> {
+        None
+    }
 }
 
 /// tf.data's `shard` on records: keeps records `index, index + n, …` of its input.

@@ -149,7 +149,7 @@ impl<T: Send + 'static> PipelineIter<T> {
         let deterministic = p.deterministic;
         let (results, permits, threads, inline) = if p.threads == 0 || (p.threads == 1 && one_cpu()) {
             let inline = Inline {
-                stream: Some(p.batched.stream(Arc::clone(&counters))),
+                stream: Some(p.batched.stream(Arc::clone(&counters), false)),
                 work: p.work,
                 sent: 0,
             };
@@ -271,8 +271,13 @@ fn start_workers<T: Send + 'static>(
         let _ = permit_tx.send(());
     }
     let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
+    // Reading is serial (one worker at a time holds the reader), so with two workers or more
+    // the data CRCs are checked by each batch's worker instead, in parallel. A mismatch is
+    // then that batch's error, which only delivery in order makes the same as the reader's:
+    // the batches before it, then the error, and nothing read after it.
+    let defer_crc = p.threads > 1 && p.deterministic;
     let reader = Arc::new(Mutex::new(SharedReader {
-        stream: Some(p.batched.stream(Arc::clone(counters))),
+        stream: Some(p.batched.stream(Arc::clone(counters), defer_crc)),
         permits: permit_rx,
         sent: 0,
     }));
@@ -287,9 +292,12 @@ fn start_workers<T: Send + 'static>(
                 Ok(mut reader) => reader.next_batch(&stop, &result_tx),
                 Err(_) => return,
             };
-            let Some(batch) = batch else { return };
+            let Some(mut batch) = batch else { return };
             let index = batch.index;
-            let result = run_work(&work, batch);
+            let result = match batch.check_crcs() {
+                Ok(()) => run_work(&work, batch),
+                Err(e) => Err(PipelineError::Record(e)),
+            };
             if result_tx.send(Message::Batch(index, result)).is_err() {
                 return;
             }

@@ -26,6 +26,8 @@ pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFi
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
 pub use random_access::{RecordFile, RecordFiles};
+#[cfg(feature = "pipeline")]
+pub(crate) use reader::check_deferred_crc;
 pub use reader::{
     FileRecordReader, OnCorruption, OwnedRecords, ReadStats, ReaderOptions, RecordReader, TornTail,
     DEFAULT_MAX_RECORD_LEN,

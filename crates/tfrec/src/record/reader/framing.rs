@@ -132,7 +132,9 @@ impl<R: Read> RecordReader<R> {
         }
         let start = self.pos + HEADER_LEN;
         let stored = decode_footer(&self.footer_at(start + len));
-        if self.options.verify_data_crc {
+        if self.defer_data_crc {
+            self.deferred_crc = stored;
+        } else if self.options.verify_data_crc {
             let computed = masked_crc32c(&self.window[start..start + len]);
             if computed != stored {
                 return Err(RecordErrorKind::DataCrcMismatch {

@@ -46,7 +46,9 @@ impl<R: Read> RecordReader<R> {
         let mut footer = [0u8; FOOTER_LEN];
         footer.copy_from_slice(&self.large[HEADER_LEN + len..framed]);
         let stored = decode_footer(&footer);
-        if self.options.verify_data_crc {
+        if self.defer_data_crc {
+            self.deferred_crc = stored;
+        } else if self.options.verify_data_crc {
             let computed = masked_crc32c(&self.large[HEADER_LEN..HEADER_LEN + len]);
             if computed != stored {
                 return Err(self.put_back_large(

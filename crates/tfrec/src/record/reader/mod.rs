@@ -128,6 +128,11 @@ pub struct RecordReader<R> {
     compression: Compression,
     stats: ReadStats,
     problems: Vec<RecordError>,
+    /// Records are returned without checking their data CRC, which is left to the caller (see
+    /// [`RecordReader::defer_data_crc`]).
+    defer_data_crc: bool,
+    /// The stored data CRC of the record most recently returned, when its check is deferred.
+    deferred_crc: u32,
 }
 
 impl<R: Read> RecordReader<R> {
@@ -159,6 +164,8 @@ impl<R: Read> RecordReader<R> {
             compression,
             stats: ReadStats::default(),
             problems: Vec::new(),
+            defer_data_crc: false,
+            deferred_crc: 0,
         }
     }
 
@@ -222,10 +229,59 @@ impl<R: Read> RecordReader<R> {
         self.compression
     }
 
+    /// Returns records without checking their data CRC: the caller checks each against
+    /// [`RecordReader::deferred_crc`] and, on a mismatch, reports the error this reader would
+    /// have ([`check_deferred_crc`]). A pipeline does so to move the
+    /// check off the reading it serialises and onto its workers.
+    ///
+    /// Takes effect only where a mismatch would end the reader with that error and nothing
+    /// else: data CRCs checked, [`OnCorruption::Fail`], [`TornTail::Error`] (a torn tail's
+    /// scan judges records by their CRCs). Returns whether it did.
+    #[cfg(feature = "pipeline")]
+    pub(crate) fn defer_data_crc(&mut self) -> bool {
+        self.defer_data_crc = self.options.verify_data_crc
+            && self.options.on_corruption == OnCorruption::Fail
+            && self.options.torn_tail == TornTail::Error;
+        self.defer_data_crc
+    }
+
+    /// The data CRC stored for the record most recently returned, when its check was left to
+    /// the caller.
+    #[cfg(feature = "pipeline")]
+    pub(crate) fn deferred_crc(&self) -> Option<u32> {
+        self.defer_data_crc.then_some(self.deferred_crc)
+    }
+
     /// Gives back the underlying reader (buffered bytes are lost).
     pub fn into_inner(self) -> R {
         self.src
     }
+}
+
+/// Checks the data of a record whose CRC check a reader left to its caller
+/// ([`RecordReader::defer_data_crc`]) against the CRC `stored` in its footer. A mismatch is the
+/// error the reader would have returned: the same kind, at `location` (the record's header,
+/// as the reader names it), made only then.
+#[cfg(feature = "pipeline")]
+pub(crate) fn check_deferred_crc(
+    data: &[u8],
+    stored: u32,
+    location: impl FnOnce() -> super::error::Location,
+) -> Result<(), RecordError> {
+    use super::format::{masked_crc32c, HEADER_LEN};
+    let computed = masked_crc32c(data);
+    if computed == stored {
+        return Ok(());
+    }
+    let location = location();
+    Err(RecordError {
+        kind: RecordErrorKind::DataCrcMismatch {
+            stored,
+            computed,
+            data_offset: location.offset + HEADER_LEN as u64,
+        },
+        location,
+    })
 }
 
 /// Owned records from a [`RecordReader`], see [`RecordReader::records`].

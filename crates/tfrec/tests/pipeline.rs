@@ -760,3 +760,117 @@ fn a_data_crc_mismatch_is_the_same_error_whichever_thread_checks_it() {
         );
     }
 }
+
+/// A small seeded generator for the cases below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// What a pipeline delivered: each batch's records and origins, or the error's text.
+type Delivered = Vec<Result<(Vec<Vec<u8>>, Vec<(usize, u64, u64)>), String>>;
+
+fn delivered(batched: tfrec::pipeline::Batched, threads: usize) -> (Delivered, [u64; 6]) {
+    let pipeline = batched.raw().threads(threads).iter();
+    let counters = pipeline.counters();
+    let out = pipeline
+        .map(|result| {
+            result
+                .map(|b| {
+                    let records = b.records().iter().map(|r| r.to_vec()).collect();
+                    let origins = (0..b.len())
+                        .filter_map(|i| b.origin(i))
+                        .map(|o| (o.file, o.offset, o.index))
+                        .collect();
+                    (records, origins)
+                })
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    let c = &*counters;
+    let counts = [
+        get(&c.records),
+        get(&c.bytes),
+        get(&c.skipped_regions),
+        get(&c.skipped_bytes),
+        get(&c.skipped_files),
+        get(&c.torn_tail_bytes),
+    ];
+    (out, counts)
+}
+
+#[test]
+fn batches_take_from_the_window_exactly_what_the_record_path_reads() {
+    // Batches take the records that lie whole in a reader's window in one loop, and leave
+    // everything else (refills, records larger than the window, damage, torn tails, the ends
+    // of files) to the record-by-record path. A record stage (`shard(1, 0)`, which keeps
+    // everything) makes a batch take every record by that path: both must deliver the same
+    // records, origins, errors and counts, whatever the sizes, damage and policies.
+    use tfrec::record::{OnCorruption, ReaderOptions, TornTail};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for case in 0..80 {
+        let files: Vec<PathBuf> = (0..1 + rng.below(3))
+            .map(|f| {
+                let path = dir.path().join(format!("case{case}-{f}.tfrecord"));
+                let mut w = RecordWriter::create(&path, WriterOptions::default()).expect("create");
+                for r in 0..rng.below(120) {
+                    let len = match rng.below(10) {
+                        0 => 60_000 + rng.below(90_000),
+                        1 | 2 => 1_000 + rng.below(20_000),
+                        _ => rng.below(300),
+                    };
+                    let record: Vec<u8> = (0..len).map(|i| (i as u8) ^ (r as u8) ^ (f as u8)).collect();
+                    w.write_record(&record).expect("write");
+                }
+                w.finish().expect("finish");
+                path
+            })
+            .collect();
+        for path in &files {
+            let mut bytes = std::fs::read(path).expect("read");
+            match rng.below(5) {
+                0 | 1 if !bytes.is_empty() => {
+                    let at = rng.below(bytes.len() as u64) as usize;
+                    bytes[at] ^= 1 << rng.below(8);
+                }
+                2 if !bytes.is_empty() => bytes.truncate(rng.below(bytes.len() as u64) as usize),
+                _ => {}
+            }
+            std::fs::write(path, bytes).expect("write");
+        }
+        let mut options = ReaderOptions::default();
+        options.buffer_size = 64 << 10;
+        options.on_corruption = [OnCorruption::Fail, OnCorruption::Resync, OnCorruption::SkipFile][rng.below(3) as usize];
+        options.torn_tail = [TornTail::Error, TornTail::Skip][rng.below(2) as usize];
+        let (cycle, block) = (1 + rng.below(3) as usize, 1 + rng.below(3) as usize);
+        let (size, drop_remainder) = (1 + rng.below(40) as usize, rng.below(2) == 0);
+        let dataset = || {
+            Dataset::from_files(files.clone())
+                .reader_options(options.clone())
+                .interleave(cycle, block)
+                .expect("interleave")
+        };
+        let (expected, expected_counts) = delivered(
+            dataset().shard(1, 0).expect("shard").batch(size, drop_remainder).expect("batch"),
+            0,
+        );
+        let failed = expected.iter().any(Result::is_err);
+        for threads in [0, 2] {
+            let (got, counts) = delivered(dataset().batch(size, drop_remainder).expect("batch"), threads);
+            let what = format!("case {case}, {threads} threads, {options:?}, batch {size}");
+            assert_eq!(got, expected, "{what}");
+            // Two workers may read past a damaged record whose check they were left.
+            if threads == 0 || !failed {
+                assert_eq!(counts, expected_counts, "{what}");
+            }
+        }
+    }
+}

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::data::{RecordBatch, UncheckedCrc};
+use super::data::RecordBatch;
 use super::stages::Stage;
 use super::stages::{RepeatCount, ShuffleBuffer, Stream};
 use crate::record::RecordError;
@@ -34,9 +34,6 @@ pub(crate) struct Batcher {
     /// short chunk) before the failure, which waits here.
     pub chunks: bool,
     pub failure: Option<RecordError>,
-    /// The stream below may leave data CRCs unchecked ([`Stream::unchecked_crc`]): they go
-    /// with the batch, for its worker to check.
-    pub unchecked_crcs: bool,
 }
 
 impl BatchStream for Batcher {
@@ -55,36 +52,16 @@ impl BatchStream for Batcher {
             files: Arc::clone(&self.files),
             unchecked: Vec::new(),
         };
-        while batch.len() < self.size {
-            let RecordBatch {
-                data, ends, origins, ..
-            } = &mut batch;
-            let got = self.up.next_with(&mut |record, origin| {
-                data.extend_from_slice(record);
-                ends.push(data.len());
-                origins.push(origin);
-            });
-            if self.unchecked_crcs && matches!(got, Ok(true)) {
-                if let Some((stored, decompressed)) = self.up.unchecked_crc() {
-                    batch.unchecked.push(UncheckedCrc {
-                        record: batch.ends.len() - 1,
-                        stored,
-                        decompressed,
-                    });
-                }
-            }
-            let got = match got {
-                Err(e) if self.chunks && !batch.is_empty() => {
-                    self.failure = Some(e);
-                    self.ended = true;
-                    return Ok(Some(batch));
-                }
-                got => got?,
-            };
-            if !got {
+        let more = match self.up.fill(&mut batch, self.size) {
+            Err(e) if self.chunks && !batch.is_empty() => {
+                self.failure = Some(e);
                 self.ended = true;
-                break;
+                return Ok(Some(batch));
             }
+            more => more?,
+        };
+        if !more {
+            self.ended = true;
         }
         self.last_bytes = batch.data.len();
         let short = batch.len() < self.size;

@@ -128,6 +128,22 @@ impl RecordBatch {
         self.data.len()
     }
 
+    /// Appends a record read at `origin`; `unchecked_crc`: the CRC stored for its data and
+    /// whether its file was compressed, when the reader left the check to the worker.
+    #[inline]
+    pub(super) fn push(&mut self, record: &[u8], origin: RecordOrigin, unchecked_crc: Option<(u32, bool)>) {
+        if let Some((stored, decompressed)) = unchecked_crc {
+            self.unchecked.push(UncheckedCrc {
+                record: self.ends.len(),
+                stored,
+                decompressed,
+            });
+        }
+        self.data.extend_from_slice(record);
+        self.ends.push(self.data.len());
+        self.origins.push(origin);
+    }
+
     /// Checks the data CRCs the reader left unchecked, in record order: the first mismatch is
     /// the error the reader would have returned at that record.
     pub(super) fn check_crcs(&mut self) -> Result<(), RecordError> {

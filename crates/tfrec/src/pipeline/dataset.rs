@@ -356,7 +356,6 @@ impl Batched {
             ended: false,
             chunks: self.chunks,
             failure: None,
-            unchecked_crcs: defer_crc,
         });
         for stage in &self.stages {
             stream = Box::new(BatchStage::new(stream, stage));

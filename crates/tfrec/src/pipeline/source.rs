@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::data::{Counters, RecordOrigin, MAX_PROBLEMS};
+use super::data::{Counters, RecordBatch, RecordOrigin, MAX_PROBLEMS};
 use super::stages::Stream;
 use crate::record::{Compression, FileRecordReader, ReaderOptions, RecordError, RecordReader};
 
@@ -48,17 +48,15 @@ pub(crate) struct FileSource {
     next_file: usize,
     /// Records and bytes read but not yet added to the shared counters.
     unflushed: (u64, u64),
-    /// The readers leave data CRCs to be checked with the batch (see `unchecked_crc`).
+    /// The readers leave data CRCs to be checked with the batch (see [`FileSource::new`]).
     defer_crc: bool,
-    /// The last record's, when its check was left.
-    unchecked: Option<(u32, bool)>,
 }
 
 impl FileSource {
     /// With `defer_crc`, the readers return records without checking their data CRCs where
-    /// that changes nothing but who checks ([`RecordReader::defer_data_crc`]), and
-    /// [`Stream::unchecked_crc`] says what to check: the consumer of this stream must check
-    /// every record it is given, including those it drops.
+    /// that changes nothing but who checks ([`RecordReader::defer_data_crc`]); [`Stream::fill`]
+    /// then puts what to check in the batch, and whoever gets the batch must check it
+    /// ([`RecordBatch::check_crcs`]), also to drop it.
     pub fn new(
         files: Vec<(usize, PathBuf)>,
         options: ReaderOptions,
@@ -78,7 +76,6 @@ impl FileSource {
             next_file: 0,
             unflushed: (0, 0),
             defer_crc,
-            unchecked: None,
         }
     }
 
@@ -140,10 +137,15 @@ impl Drop for FileSource {
     }
 }
 
-impl Stream for FileSource {
+impl FileSource {
     /// tf.data's interleave: up to `cycle_length` files open; `block_length` records from each
-    /// in turn; when a file ends the turn moves on and its place takes the next file.
-    fn next_with(&mut self, f: &mut dyn FnMut(&[u8], RecordOrigin)) -> Result<bool, RecordError> {
+    /// in turn; when a file ends the turn moves on and its place takes the next file. The next
+    /// record goes to `f` with its origin and, when its reader left it unchecked, its stored
+    /// data CRC and whether its file was compressed.
+    fn next_record(
+        &mut self,
+        f: &mut dyn FnMut(&[u8], RecordOrigin, Option<(u32, bool)>),
+    ) -> Result<bool, RecordError> {
         let cycle = self.cycle.len();
         let mut idle_turns = 0;
         loop {
@@ -177,11 +179,11 @@ impl Stream for FileSource {
                     };
                     open.next_index += 1;
                     let compressed = open.reader.compression() != Compression::None;
-                    self.unchecked = open.reader.deferred_crc().map(|crc| (crc, compressed));
+                    let unchecked = open.reader.deferred_crc().map(|crc| (crc, compressed));
                     let data = open.reader.span_data(span);
                     self.unflushed.0 += 1;
                     self.unflushed.1 += data.len() as u64;
-                    f(data, origin);
+                    f(data, origin, unchecked);
                     if self.unflushed.0 >= 1024 {
                         self.flush_counters();
                     }
@@ -204,6 +206,67 @@ impl Stream for FileSource {
         }
     }
 
+    /// As many records as the reader of this turn holds whole in its window, up to `room`,
+    /// appended to `batch` in one loop; how many.
+    fn take_from_window(&mut self, batch: &mut RecordBatch, room: usize) -> usize {
+        let Some(open) = self.cycle[self.turn].as_mut() else {
+            return 0;
+        };
+        let file = open.file;
+        let compressed = open.reader.compression() != Compression::None;
+        let mut index = open.next_index;
+        let mut bytes = 0;
+        let taken = open.reader.read_whole_in_window(room, |data, offset, crc| {
+            bytes += data.len() as u64;
+            batch.push(
+                data,
+                RecordOrigin { file, offset, index },
+                crc.map(|crc| (crc, compressed)),
+            );
+            index += 1;
+        });
+        open.next_index = index;
+        self.unflushed.0 += taken as u64;
+        self.unflushed.1 += bytes;
+        taken
+    }
+}
+
+impl Stream for FileSource {
+    fn next_with(&mut self, f: &mut dyn FnMut(&[u8], RecordOrigin)) -> Result<bool, RecordError> {
+        // Deferred checks need a batch to travel with: a stage reading records one by one
+        // stands between, so the readers check (see `Dataset::stream`).
+        self.next_record(&mut |data, origin, unchecked| {
+            debug_assert!(unchecked.is_none(), "a CRC left unchecked outside a batch");
+            f(data, origin);
+        })
+    }
+
+    /// Records the current file holds whole in its reader's window are taken in one loop per
+    /// window (the reader's `read_whole_in_window`); anything else (opening a file, refilling
+    /// the window, a large or damaged record, the end of a file) goes one record through
+    /// [`next_record`](FileSource::next_record), the general path.
+    fn fill(&mut self, batch: &mut RecordBatch, size: usize) -> Result<bool, RecordError> {
+        while batch.len() < size {
+            let room = (size - batch.len()).min(self.block_length - self.taken_in_block);
+            let taken = self.take_from_window(batch, room);
+            if taken > 0 {
+                self.taken_in_block += taken;
+                if self.taken_in_block >= self.block_length {
+                    self.advance_turn();
+                }
+                if self.unflushed.0 >= 1024 {
+                    self.flush_counters();
+                }
+                continue;
+            }
+            if !self.next_record(&mut |data, origin, unchecked| batch.push(data, origin, unchecked))? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     fn restart(&mut self) {
         for turn in 0..self.cycle.len() {
             self.turn = turn;
@@ -211,9 +274,5 @@ impl Stream for FileSource {
         }
         self.turn = 0;
         self.next_file = 0;
-    }
-
-    fn unchecked_crc(&self) -> Option<(u32, bool)> {
-        self.unchecked
     }
 }

@@ -2,7 +2,7 @@
 //! in the order of the builder calls: shard by record, shuffle, repeat, skip, take; and
 //! [`Stage`], the description of one stage the builder records (at record or batch level).
 
-use super::data::RecordOrigin;
+use super::data::{RecordBatch, RecordOrigin};
 use super::error::DatasetError;
 use crate::record::RecordError;
 // The one shuffle buffer of the crate, also `tfrec shuffle`'s; the batch stream takes it from here.
@@ -73,11 +73,17 @@ pub(crate) trait Stream: Send {
     /// Starts the stream over from its beginning: a new iteration, for `repeat`.
     fn restart(&mut self);
 
-    /// For the record just lent: its stored data CRC and whether its file was compressed, when
-    /// the reader left the check to the batch's worker (only the files themselves do, and only
-    /// when asked to: see [`FileSource::new`](super::source::FileSource::new)).
-    fn unchecked_crc(&self) -> Option<(u32, bool)> {
-        None
+    /// Appends records to `batch` until it holds `size`; `false` once the stream has ended.
+    /// After an error, the records appended before it stay in `batch`. It is called once a
+    /// batch, so the files' stream can take many records in one loop (see
+    /// [`FileSource`](super::source::FileSource)); a stage takes them one by one.
+    fn fill(&mut self, batch: &mut RecordBatch, size: usize) -> Result<bool, RecordError> {
+        while batch.len() < size {
+            if !self.next_with(&mut |record, origin| batch.push(record, origin, None))? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 

@@ -50,6 +50,58 @@ impl<R: Read> RecordReader<R> {
         Ok(None)
     }
 
+    /// Up to `max` records that lie whole in the window and are intact, each given to `each`
+    /// with its header's offset and, when its check is deferred, its stored data CRC; how many.
+    ///
+    /// The loop of [`next_span`](Self::next_span) without what only its rare cases need: it
+    /// stops at the first record it cannot simply take (one not yet whole in the window, too
+    /// large for it, damaged, or the end), leaving it unconsumed for `next_span`, which then
+    /// refills, reports or resynchronises as usual. So the two read the same records, counted
+    /// and numbered the same.
+    #[cfg(feature = "pipeline")]
+    #[inline]
+    pub(crate) fn read_whole_in_window(&mut self, max: usize, mut each: impl FnMut(&[u8], u64, Option<u32>)) -> usize {
+        // Put-back bytes come first and are read by `fill_to`, which this loop does not call.
+        if self.ended || !self.replay.is_empty() {
+            return 0;
+        }
+        let mut taken = 0;
+        while taken < max && self.end - self.pos >= HEADER_LEN {
+            let header = self.header_at_pos();
+            if !header.is_valid() || self.check_length(header.len).is_err() {
+                break;
+            }
+            let Some(framed) = usize::try_from(header.len)
+                .ok()
+                .and_then(|len| len.checked_add(FRAMING_LEN))
+                .filter(|&framed| framed <= self.end - self.pos)
+            else {
+                break;
+            };
+            let len = framed - FRAMING_LEN;
+            let start = self.pos + HEADER_LEN;
+            let stored = decode_footer(&self.footer_at(start + len));
+            let data = &self.window[start..start + len];
+            let deferred = if self.defer_data_crc {
+                Some(stored)
+            } else {
+                if self.options.verify_data_crc && masked_crc32c(data) != stored {
+                    break;
+                }
+                None
+            };
+            let offset = self.offset;
+            each(data, offset, deferred);
+            self.consume(framed);
+            self.last_offset = offset;
+            self.next_index += 1;
+            self.stats.records += 1;
+            self.stats.data_bytes += len as u64;
+            taken += 1;
+        }
+        taken
+    }
+
     /// At the start of a stream read as plain, the compression its first bytes show, if any.
     #[cold]
     fn looks_compressed(&self) -> Option<Compression> {
@@ -65,6 +117,7 @@ impl<R: Read> RecordReader<R> {
         }
     }
 
+    #[inline]
     fn header_at_pos(&self) -> Header {
         let mut bytes = [0u8; HEADER_LEN];
         bytes.copy_from_slice(&self.window[self.pos..self.pos + HEADER_LEN]);

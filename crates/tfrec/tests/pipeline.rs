@@ -848,7 +848,8 @@ fn batches_take_from_the_window_exactly_what_the_record_path_reads() {
         }
         let mut options = ReaderOptions::default();
         options.buffer_size = 64 << 10;
-        options.on_corruption = [OnCorruption::Fail, OnCorruption::Resync, OnCorruption::SkipFile][rng.below(3) as usize];
+        options.on_corruption =
+            [OnCorruption::Fail, OnCorruption::Resync, OnCorruption::SkipFile][rng.below(3) as usize];
         options.torn_tail = [TornTail::Error, TornTail::Skip][rng.below(2) as usize];
         let (cycle, block) = (1 + rng.below(3) as usize, 1 + rng.below(3) as usize);
         let (size, drop_remainder) = (1 + rng.below(40) as usize, rng.below(2) == 0);
@@ -859,7 +860,11 @@ fn batches_take_from_the_window_exactly_what_the_record_path_reads() {
                 .expect("interleave")
         };
         let (expected, expected_counts) = delivered(
-            dataset().shard(1, 0).expect("shard").batch(size, drop_remainder).expect("batch"),
+            dataset()
+                .shard(1, 0)
+                .expect("shard")
+                .batch(size, drop_remainder)
+                .expect("batch"),
             0,
         );
         let failed = expected.iter().any(Result::is_err);
@@ -871,6 +876,25 @@ fn batches_take_from_the_window_exactly_what_the_record_path_reads() {
             if threads == 0 || !failed {
                 assert_eq!(counts, expected_counts, "{what}");
             }
+        }
+        // A `take` (the CLI's `--limit`) passes batches down to the files' loop.
+        let limit = rng.below(150);
+        let (expected, expected_counts) = delivered(
+            dataset()
+                .shard(1, 0)
+                .expect("shard")
+                .take(limit)
+                .batch(size, drop_remainder)
+                .expect("batch"),
+            0,
+        );
+        for threads in [0, 2] {
+            let batched = dataset().take(limit).batch(size, drop_remainder).expect("batch");
+            assert_eq!(
+                delivered(batched, threads),
+                (expected.clone(), expected_counts),
+                "case {case}, take {limit}"
+            );
         }
     }
 }

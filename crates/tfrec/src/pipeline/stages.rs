@@ -283,6 +283,17 @@ impl Stream for Take {
         Ok(true)
     }
 
+    /// The stream below fills the batch, up to the records left to take, so a `take` (the
+    /// CLI's `--limit`) keeps the files' loop over whole windows.
+    fn fill(&mut self, batch: &mut RecordBatch, size: usize) -> Result<bool, RecordError> {
+        let before = batch.len();
+        let left = usize::try_from(self.count.saturating_sub(self.taken)).unwrap_or(usize::MAX);
+        let filled = self.up.fill(batch, before + size.saturating_sub(before).min(left));
+        self.taken += (batch.len() - before) as u64;
+        // Short of `size` with nothing left to take is this stream's end.
+        Ok(filled? && batch.len() >= size)
+    }
+
     fn restart(&mut self) {
         self.taken = 0;
         self.up.restart();

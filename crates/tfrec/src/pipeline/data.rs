@@ -84,6 +84,12 @@ pub struct RecordBatch {
 pub(super) struct UncheckedCrc {
     /// The record's index in the batch.
     pub record: usize,
+    pub crc: StoredCrc,
+}
+
+/// The data CRC stored for a record whose check its reader left to the worker.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoredCrc {
     /// The CRC stored in its footer.
     pub stored: u32,
     /// Whether its file was compressed (its offset counts decompressed bytes).
@@ -128,15 +134,14 @@ impl RecordBatch {
         self.data.len()
     }
 
-    /// Appends a record read at `origin`; `unchecked_crc`: the CRC stored for its data and
-    /// whether its file was compressed, when the reader left the check to the worker.
+    /// Appends a record read at `origin`; `unchecked`: its stored CRC, when the reader left
+    /// the check to the worker.
     #[inline]
-    pub(super) fn push(&mut self, record: &[u8], origin: RecordOrigin, unchecked_crc: Option<(u32, bool)>) {
-        if let Some((stored, decompressed)) = unchecked_crc {
+    pub(super) fn push(&mut self, record: &[u8], origin: RecordOrigin, unchecked: Option<StoredCrc>) {
+        if let Some(crc) = unchecked {
             self.unchecked.push(UncheckedCrc {
                 record: self.ends.len(),
-                stored,
-                decompressed,
+                crc,
             });
         }
         self.data.extend_from_slice(record);
@@ -151,11 +156,11 @@ impl RecordBatch {
             let (Some(data), Some(origin)) = (self.get(u.record), self.origin(u.record)) else {
                 continue;
             };
-            check_deferred_crc(data, u.stored, || Location {
+            check_deferred_crc(data, u.crc.stored, || Location {
                 path: self.files.get(origin.file).map(|p| Arc::from(p.as_path())),
                 offset: origin.offset,
                 record_index: origin.index,
-                decompressed: u.decompressed,
+                decompressed: u.crc.decompressed,
             })?;
         }
         Ok(())

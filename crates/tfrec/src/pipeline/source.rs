@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::data::{Counters, RecordBatch, RecordOrigin, MAX_PROBLEMS};
+use super::data::{Counters, RecordBatch, RecordOrigin, StoredCrc, MAX_PROBLEMS};
 use super::stages::Stream;
 use crate::record::{Compression, FileRecordReader, ReaderOptions, RecordError, RecordReader};
 
@@ -23,6 +23,9 @@ impl<R: Read> Read for DiskCount<R> {
         Ok(n)
     }
 }
+
+/// Takes a record, where it was read and, when its reader left the check, its stored CRC.
+type RecordSink<'a> = dyn FnMut(&[u8], RecordOrigin, Option<StoredCrc>) + 'a;
 
 /// One open file of the interleave cycle.
 struct OpenFile {
@@ -142,10 +145,7 @@ impl FileSource {
     /// in turn; when a file ends the turn moves on and its place takes the next file. The next
     /// record goes to `f` with its origin and, when its reader left it unchecked, its stored
     /// data CRC and whether its file was compressed.
-    fn next_record(
-        &mut self,
-        f: &mut dyn FnMut(&[u8], RecordOrigin, Option<(u32, bool)>),
-    ) -> Result<bool, RecordError> {
+    fn next_record(&mut self, f: &mut RecordSink<'_>) -> Result<bool, RecordError> {
         let cycle = self.cycle.len();
         let mut idle_turns = 0;
         loop {
@@ -179,7 +179,10 @@ impl FileSource {
                     };
                     open.next_index += 1;
                     let compressed = open.reader.compression() != Compression::None;
-                    let unchecked = open.reader.deferred_crc().map(|crc| (crc, compressed));
+                    let unchecked = open.reader.deferred_crc().map(|stored| StoredCrc {
+                        stored,
+                        decompressed: compressed,
+                    });
                     let data = open.reader.span_data(span);
                     self.unflushed.0 += 1;
                     self.unflushed.1 += data.len() as u64;
@@ -221,7 +224,10 @@ impl FileSource {
             batch.push(
                 data,
                 RecordOrigin { file, offset, index },
-                crc.map(|crc| (crc, compressed)),
+                crc.map(|stored| StoredCrc {
+                    stored,
+                    decompressed: compressed,
+                }),
             );
             index += 1;
         });

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
+mod common;
+
+use common::Rng;
 use tfrec::example::Example;
 use tfrec::parse::specs_from_json_str;
 use tfrec::pipeline::{Dataset, DatasetError, PipelineError, ShardBy};
@@ -758,18 +761,6 @@ fn a_data_crc_mismatch_is_the_same_error_whichever_thread_checks_it() {
             sizes_then_error(gzip(), threads, true),
             (expected_sizes.clone(), expected.clone())
         );
-    }
-}
-
-/// A small seeded generator for the cases below.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
     }
 }
 

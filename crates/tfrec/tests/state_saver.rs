@@ -2,6 +2,9 @@
 //! context, state hand-over, ordering, the end of the input, capacity, misuse errors, reader
 //! threads and SequenceExample files.
 
+mod common;
+
+use common::Rng;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -28,17 +31,6 @@ fn i64s(t: &DenseTensor) -> ArrayD<i64> {
 fn strings(t: &DenseTensor) -> ArrayD<Vec<u8>> {
     t.to_bytes_array()
         .unwrap_or_else(|| panic!("expected string, got {:?}", t.dtype()))
-}
-
-/// xorshift64 for test data.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// An example `key` of `steps` steps of one float: step t holds `base + t + 1`.

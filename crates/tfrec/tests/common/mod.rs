@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests: where the golden vectors are.
+//! Helpers shared by the integration tests: where the golden vectors are, and a seeded
+//! generator for test data.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -21,4 +22,17 @@ pub fn golden_dir() -> PathBuf {
 pub fn read_json(path: &std::path::Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// xorshift64 for test data: the same cases on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
 }

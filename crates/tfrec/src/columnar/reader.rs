@@ -222,6 +222,19 @@ impl BatchReader {
         self.ends.clear();
         let mut n = 0;
         while n < want {
+            if let Source::Files(r) = &mut self.source {
+                // The records whole in the reader's window in one loop; the rest one by one.
+                let (arena, ends, places) = (&mut self.arena, &mut self.ends, &mut self.places);
+                let taken = r.take_whole_in_window(want - n, |data, file, offset| {
+                    arena.extend_from_slice(data);
+                    ends.push(arena.len());
+                    places.push((file, offset));
+                });
+                if taken > 0 {
+                    n += taken;
+                    continue;
+                }
+            }
             let place = match &mut self.source {
                 Source::Files(r) => match r.next_located()? {
                     Some(rec) => {

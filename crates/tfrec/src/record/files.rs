@@ -240,6 +240,19 @@ impl MultiFileReader {
         Ok(Self::new(expand_inputs(inputs)?, options))
     }
 
+    /// Up to `max` records that the current file's reader holds whole in its window, each to
+    /// `each` with its file's index and offset; how many. 0 when the next record needs
+    /// [`next_located`](Self::next_located) (a file to open, a refill, damage, the end), which
+    /// reads the same records, counted the same (see `RecordReader::read_whole_in_window`).
+    #[cfg(feature = "arrow")]
+    pub(crate) fn take_whole_in_window(&mut self, max: usize, mut each: impl FnMut(&[u8], usize, u64)) -> usize {
+        let file = self.file_index;
+        match self.current.as_mut() {
+            Some(reader) if !self.ended => reader.read_whole_in_window(max, |data, offset, _| each(data, file, offset)),
+            _ => 0,
+        }
+    }
+
     /// The next record, `Ok(None)` after the last file. The slice is valid until the next call.
     pub fn next_record(&mut self) -> Result<Option<&[u8]>, RecordError> {
         Ok(self.next_located()?.map(|r| r.data))
@@ -399,5 +412,78 @@ mod tests {
         let error = expand_inputs([path]).unwrap_err();
         assert!(matches!(error.kind, super::super::error::RecordErrorKind::Open(_)));
         assert!(expand_inputs_allow_empty([path]).unwrap().is_empty());
+    }
+
+    /// The window loop (`take_whole_in_window`, then `next_located` for what it leaves) reads
+    /// what `next_located` alone reads: the same records at the same places, the same error,
+    /// the same counts; over seeded files of mixed sizes (some larger than the window), with
+    /// damage, torn tails and every policy.
+    #[cfg(feature = "arrow")]
+    #[test]
+    fn the_window_loop_reads_what_the_record_path_reads() {
+        use super::super::{OnCorruption, TornTail};
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut below = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n.max(1)
+        };
+        type Read = (Vec<(Vec<u8>, usize, u64)>, Option<String>, ReadStats);
+        let read = |files: &[PathBuf], options: &ReaderOptions, window: bool| -> Read {
+            let mut reader = MultiFileReader::new(files.to_vec(), options.clone());
+            let mut got = Vec::new();
+            loop {
+                if window && reader.take_whole_in_window(7, |d, f, o| got.push((d.to_vec(), f, o))) > 0 {
+                    continue;
+                }
+                match reader.next_located() {
+                    Ok(Some(r)) => got.push((r.data.to_vec(), r.file_index, r.offset)),
+                    Ok(None) => return (got, None, reader.stats()),
+                    Err(e) => return (got, Some(e.to_string()), reader.stats()),
+                }
+            }
+        };
+        for case in 0..60 {
+            let files: Vec<PathBuf> = (0..1 + below(3))
+                .map(|f| {
+                    let records: Vec<Vec<u8>> = (0..below(100))
+                        .map(|r| {
+                            let len = match below(10) {
+                                0 => 60_000 + below(90_000),
+                                1 | 2 => 1_000 + below(20_000),
+                                _ => below(300),
+                            };
+                            (0..len).map(|i| (i as u8) ^ (r as u8)).collect()
+                        })
+                        .collect();
+                    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+                    let mut bytes = super::super::test_files::framed(&refs);
+                    match below(5) {
+                        0 | 1 if !bytes.is_empty() => {
+                            let at = below(bytes.len() as u64) as usize;
+                            bytes[at] ^= 1 << below(8);
+                        }
+                        2 if !bytes.is_empty() => bytes.truncate(below(bytes.len() as u64) as usize),
+                        _ => {}
+                    }
+                    let path = dir.path().join(format!("case{case}-{f}.tfrecord"));
+                    fs::write(&path, bytes).unwrap();
+                    path
+                })
+                .collect();
+            let options = ReaderOptions {
+                buffer_size: 64 << 10,
+                on_corruption: [OnCorruption::Fail, OnCorruption::Resync, OnCorruption::SkipFile][below(3) as usize],
+                torn_tail: [TornTail::Error, TornTail::Skip][below(2) as usize],
+                ..ReaderOptions::default()
+            };
+            assert_eq!(
+                read(&files, &options, true),
+                read(&files, &options, false),
+                "case {case}, {options:?}"
+            );
+        }
     }
 }

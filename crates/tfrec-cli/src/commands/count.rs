@@ -30,17 +30,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut reader = tfrec::record::MultiFileReader::new(args.input.files()?, options);
     let mut counts = vec![0u64; reader.files().len()];
     let progress = Progress::for_reader(&reader);
-    let mut failure = None;
-    loop {
-        match reader.next_record() {
-            Ok(Some(_)) => counts[reader.file_index()] += 1,
-            Ok(None) => break,
-            Err(error) => {
-                failure = Some(error);
-                break;
+    let failure = reader
+        .for_each_record(|_, file| {
+            if let Some(n) = counts.get_mut(file) {
+                *n += 1;
             }
-        }
-    }
+        })
+        .err();
     progress.finish();
     let total: u64 = counts.iter().sum();
     let checked = if args.lengths_only { "lengths only" } else { "all" };

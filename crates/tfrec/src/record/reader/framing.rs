@@ -58,7 +58,6 @@ impl<R: Read> RecordReader<R> {
     /// large for it, damaged, or the end), leaving it unconsumed for `next_span`, which then
     /// refills, reports or resynchronises as usual. So the two read the same records, counted
     /// and numbered the same.
-    #[cfg(any(feature = "pipeline", feature = "arrow"))]
     #[inline]
     pub(crate) fn read_whole_in_window(&mut self, max: usize, mut each: impl FnMut(&[u8], u64, Option<u32>)) -> usize {
         // Put-back bytes come first and are read by `fill_to`, which this loop does not call.

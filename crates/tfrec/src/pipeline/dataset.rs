@@ -346,7 +346,7 @@ impl Batched {
     /// records before a failure are handed over before it.
     pub(super) fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<dyn BatchStream> {
         let files: Arc<[PathBuf]> = self.dataset.files.clone().into();
-        let defer_crc = defer_crc && !self.chunks && self.dataset.stages.is_empty();
+        let defer_crc = defer_crc && !self.chunks;
         let mut stream: Box<dyn BatchStream> = Box::new(Batcher {
             up: self.dataset.stream(counters, defer_crc),
             size: self.size,

@@ -66,18 +66,13 @@ impl<R: Read> RecordReader<R> {
         }
         let mut taken = 0;
         while taken < max && self.end - self.pos >= HEADER_LEN {
-            let header = self.header_at_pos();
-            if !header.is_valid() || self.check_length(header.len).is_err() {
-                break;
-            }
-            let Some(framed) = usize::try_from(header.len)
-                .ok()
-                .and_then(|len| len.checked_add(FRAMING_LEN))
-                .filter(|&framed| framed <= self.end - self.pos)
-            else {
+            let Ok(len) = self.trusted_len() else {
                 break;
             };
-            let len = framed - FRAMING_LEN;
+            let framed = len + FRAMING_LEN;
+            if framed > self.end - self.pos {
+                break;
+            }
             let start = self.pos + HEADER_LEN;
             let stored = decode_footer(&self.footer_at(start + len));
             let data = &self.window[start..start + len];
@@ -116,6 +111,31 @@ impl<R: Read> RecordReader<R> {
         }
     }
 
+    /// The data length the header at `window[pos]` (whole there) gives, once its CRC holds
+    /// and it passes [`check_length`](Self::check_length); with the framing added it still
+    /// fits a `usize`.
+    #[inline]
+    fn trusted_len(&self) -> Result<usize, RecordErrorKind> {
+        let header = self.header_at_pos();
+        if !header.is_valid() {
+            return Err(RecordErrorKind::LengthCrcMismatch {
+                stored: header.stored_crc,
+                computed: header.actual_crc,
+                looks_compressed: self.looks_compressed(),
+            });
+        }
+        self.check_length(header.len)?;
+        // check_length bounded len by max_record_len, which a usize holds on 64-bit targets;
+        // on 32-bit ones a longer record is refused rather than truncated.
+        usize::try_from(header.len)
+            .ok()
+            .filter(|len| len.checked_add(FRAMING_LEN).is_some())
+            .ok_or(RecordErrorKind::LengthOverLimit {
+                len: header.len,
+                limit: (usize::MAX - FRAMING_LEN) as u64,
+            })
+    }
+
     #[inline]
     fn header_at_pos(&self) -> Header {
         let mut bytes = [0u8; HEADER_LEN];
@@ -152,25 +172,8 @@ impl<R: Read> RecordReader<R> {
         if available < HEADER_LEN {
             return Err(RecordErrorKind::PartialHeader { available });
         }
-        let header = self.header_at_pos();
-        if !header.is_valid() {
-            return Err(RecordErrorKind::LengthCrcMismatch {
-                stored: header.stored_crc,
-                computed: header.actual_crc,
-                looks_compressed: self.looks_compressed(),
-            });
-        }
-        self.check_length(header.len)?;
-        // check_length bounded len by max_record_len, which a usize holds on 64-bit targets;
-        // on 32-bit ones a longer record is refused rather than truncated.
-        let framed = usize::try_from(header.len)
-            .ok()
-            .and_then(|len| len.checked_add(FRAMING_LEN))
-            .ok_or(RecordErrorKind::LengthOverLimit {
-                len: header.len,
-                limit: (usize::MAX - FRAMING_LEN) as u64,
-            })?;
-        let len = framed - FRAMING_LEN;
+        let len = self.trusted_len()?;
+        let framed = len + FRAMING_LEN;
         let data_offset = self.offset + HEADER_LEN as u64;
         if framed > self.window.len() {
             return self.read_large(len, data_offset);
@@ -178,7 +181,7 @@ impl<R: Read> RecordReader<R> {
         let available = self.fill_to(framed);
         if available < framed {
             return Err(RecordErrorKind::Truncated {
-                len: header.len,
+                len: len as u64,
                 available: (available - HEADER_LEN) as u64,
             });
         }

@@ -997,7 +997,7 @@ impl SequenceParser {
                     let rows = if slot.dtype == DType::String {
                         0
                     } else {
-                        count_rows(list)?
+                        fast::count_rows(list)?
                     };
                     p.push(Some(list), rows);
                     continue;
@@ -1219,11 +1219,6 @@ impl<'a> InPlaceList<'a> {
     }
 }
 
-/// The rows of a serialized FeatureList in the canonical encoding; `None` otherwise.
-fn count_rows(list: &[u8]) -> Option<usize> {
-    fast::list_rows(list).try_fold(0, |rows, row| row.map(|_| rows + 1))
-}
-
 /// A FixedLenSequenceFeature's tensor (`[batch, longest, *shape]` padded, or `[steps, *shape]`
 /// packed) and its lengths, each row decoded straight into its place (no column, no padding
 /// copy); `None` when a row is not `stride` values in the canonical encoding, for the careful
@@ -1263,16 +1258,13 @@ fn dense_in_place(
         let Some(list) = list else {
             continue;
         };
-        let mut at = match layout {
+        let at = match layout {
             StepLayout::Padded => e * width,
             StepLayout::Packed => packed_at,
         };
         packed_at += rows * stride;
-        for row in fast::list_rows(list) {
-            if !fast::fill_feature(row?, &mut values, at, stride) {
-                return None;
-            }
-            at += stride;
+        if fast::fill_rows(list, &mut values, at, stride)? != rows {
+            return None;
         }
     }
     let mut full = match layout {

@@ -283,7 +283,7 @@ pub(crate) fn take_rows(
     counts: &mut Vec<usize>,
 ) -> Option<usize> {
     match values {
-        Values::Int64(out) => walk_rows(list, 0x1a, stride, counts, |block| {
+        Values::Int64(out) => walk_rows(list, 0x1a, stride, counts, |block, _| {
             // Each value ends in one byte below 0x80: that many fit, if the block does not.
             if block.len() > out.capacity() - out.len() {
                 out.reserve(block.iter().filter(|&&b| b < 0x80).count());
@@ -296,14 +296,12 @@ pub(crate) fn take_rows(
                 Some(())
             })
         }),
-        Values::Float32(out) => walk_rows(list, 0x12, stride, counts, |block| {
+        Values::Float32(out) => walk_rows(list, 0x12, stride, counts, |block, ahead| {
             let (floats, []) = block.as_chunks::<4>() else {
                 return None;
             };
-            out.reserve(floats.len());
-            append_in_spare(out, |spare| {
-                spare.push_all(floats.iter().map(|v| f32::from_le_bytes(*v)))
-            })
+            out.reserve(floats.len().max(SHORT_ROW));
+            append_in_spare(out, |spare| spare.push_floats(floats, ahead))
         }),
         Values::String(_) => {
             let mut rows = 0;
@@ -325,19 +323,23 @@ pub(crate) fn take_rows(
 }
 
 /// The walk of [`take_rows`] for a numeric type: each row's block (see [`row_block`]) goes
-/// to `block`, which decodes it and says how many values.
+/// to `block`, with the rest of the list from its start, and `block` decodes it and says how
+/// many values.
 #[inline(always)]
 fn walk_rows(
     list: &[u8],
     list_tag: u8,
     stride: Option<usize>,
     counts: &mut Vec<usize>,
-    mut block: impl FnMut(&[u8]) -> Option<usize>,
+    mut block: impl FnMut(&[u8], &[u8]) -> Option<usize>,
 ) -> Option<usize> {
     let mut pos = 0;
     let mut rows = 0;
     while pos < list.len() {
-        let n = block(row_block(list, &mut pos, list_tag)?)?;
+        let payload = row_block(list, &mut pos, list_tag)?;
+        // The block and the rest of the list from it, for a decoder that reads ahead.
+        let ahead = list.get(pos - payload.len()..).unwrap_or(payload);
+        let n = block(payload, ahead)?;
         if stride.is_some_and(|s| s != n) {
             return None;
         }
@@ -413,6 +415,58 @@ impl<T> Spare<'_, T> {
     }
 }
 
+impl Spare<'_, [i64; 3]> {
+    /// Writes `[e, r, 0]` to `[e, r, n - 1]`, the sparse indices of row `r` of example `e`;
+    /// `None` (writing none) when they do not fit. A row of up to [`SHORT_ROW`] values is
+    /// written as that many whole slots, of which only the first `n` count (the next row
+    /// writes over the rest): a row's length then costs no branch, where a loop of `n` steps
+    /// missed the prediction of its end on most rows of varying length.
+    #[inline(always)]
+    pub(crate) fn push_positions(&mut self, e: i64, r: i64, n: usize) -> Option<()> {
+        if n <= SHORT_ROW {
+            if let Some(slots) = self.room.get_mut(self.filled..self.filled + SHORT_ROW) {
+                for (p, slot) in slots.iter_mut().enumerate() {
+                    slot.write([e, r, p as i64]);
+                }
+                self.filled += n;
+                return Some(());
+            }
+        }
+        let slots = self.room.get_mut(self.filled..self.filled.checked_add(n)?)?;
+        for (p, slot) in slots.iter_mut().enumerate() {
+            slot.write([e, r, p as i64]);
+        }
+        self.filled += n;
+        Some(())
+    }
+}
+
+impl Spare<'_, f32> {
+    /// Writes the little-endian `floats`, which `ahead` starts with. Up to [`SHORT_ROW`] of
+    /// them are written as that many whole slots from `ahead` when it has the bytes, of which
+    /// only the first `floats.len()` count (as [`Spare::push_positions`] does, and for the same
+    /// reason); `None` (writing none) when they do not fit.
+    #[inline(always)]
+    pub(crate) fn push_floats(&mut self, floats: &[[u8; 4]], ahead: &[u8]) -> Option<()> {
+        let n = floats.len();
+        if n <= SHORT_ROW {
+            let slots = self.room.get_mut(self.filled..self.filled + SHORT_ROW);
+            if let (Some(slots), Some((wide, _))) = (slots, ahead.split_first_chunk::<{ 4 * SHORT_ROW }>()) {
+                for (slot, bytes) in slots.iter_mut().zip(wide.as_chunks::<4>().0) {
+                    slot.write(f32::from_le_bytes(*bytes));
+                }
+                self.filled += n;
+                return Some(());
+            }
+        }
+        self.push_all(floats.iter().map(|v| f32::from_le_bytes(*v)))
+    }
+}
+
+/// The longest row [`Spare::push_positions`] writes without a loop; a caller reserves this
+/// many slots more than it needs, or longer rows' loop writes the last ones.
+pub(crate) const SHORT_ROW: usize = 8;
+
 /// Appends to `out` what `fill` writes into its spare capacity, and says how many; nothing
 /// when `fill` fails (or runs out of room). The caller reserves the room. A sequence's rows
 /// hold a few values each: a `push` each paid a capacity check and a reload of the vector,
@@ -429,10 +483,10 @@ pub(crate) fn append_in_spare<T>(
     fill(&mut spare)?;
     let filled = spare.filled;
     let len = out.len() + filled;
-    // SAFETY: `filled` only grows in `Spare::push` and `Spare::push_all`, each after writing
-    // the slots it counts, in order from the first, so slots `0..filled` of the spare capacity
-    // (the vector's elements `len - filled..len`) are initialized; `room` is the spare
-    // capacity, so `len` is within it.
+    // SAFETY: `filled` only grows in `Spare`'s `push`, `push_all`, `push_positions` and
+    // `push_floats`, each after writing at least the slots it counts, in order from the
+    // first, so slots `0..filled` of the spare capacity (the vector's elements
+    // `len - filled..len`) are initialized; `room` is the spare capacity, so `len` is within it.
     unsafe { out.set_len(len) };
     Some(filled)
 }
@@ -670,6 +724,61 @@ mod tests {
             }
         }
         assert!(fast_reads > 100, "only {fast_reads} rows were read at once");
+    }
+
+    #[test]
+    fn rows_written_in_whole_runs_count_only_their_values() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below) as usize
+        };
+        for case in 0..300 {
+            // Rows of 0 to 12 values, about SHORT_ROW; room for exactly them, or with the
+            // spare slots the runs need.
+            let lengths: Vec<usize> = (0..next(20)).map(|_| next(13)).collect();
+            let total: usize = lengths.iter().sum();
+            let extra = if case % 2 == 0 { 0 } else { SHORT_ROW };
+            let mut expected: Vec<[i64; 3]> = Vec::new();
+            for (r, &n) in lengths.iter().enumerate() {
+                expected.extend((0..n).map(|p| [7, r as i64, p as i64]));
+            }
+            let mut indices: Vec<[i64; 3]> = Vec::with_capacity(total + extra);
+            let written = append_in_spare(&mut indices, |spare| {
+                for (r, &n) in lengths.iter().enumerate() {
+                    spare.push_positions(7, r as i64, n)?;
+                }
+                Some(())
+            });
+            // Without the spare slots a run may not fit where the row does: it is written
+            // value by value then.
+            assert_eq!(written, Some(total));
+            assert_eq!(indices, expected, "{lengths:?}");
+
+            // Floats, from a list that has the bytes after each row or ends with it.
+            let mut floats: Vec<f32> = Vec::with_capacity(total + extra);
+            let mut expected_floats: Vec<f32> = Vec::new();
+            for &n in &lengths {
+                let values: Vec<f32> = (0..n).map(|_| next(1000) as f32 / 8.0).collect();
+                expected_floats.extend(&values);
+                let mut list: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                let block_len = list.len();
+                list.extend((0..next(40)).map(|_| 0xee));
+                let (block, []) = list[..block_len].as_chunks::<4>() else {
+                    unreachable!("whole floats")
+                };
+                if floats.capacity() - floats.len() < n {
+                    floats.reserve(n);
+                }
+                assert_eq!(
+                    append_in_spare(&mut floats, |spare| spare.push_floats(block, &list)),
+                    Some(n)
+                );
+            }
+            assert_eq!(floats, expected_floats, "{lengths:?}");
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::spec::{
     checked_elements, known_shape_string, shape_string, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition,
     SequenceSpecs, SpecError,
 };
-use super::tensor::{DenseTensor, SparseTensor, Tensor};
+use super::tensor::{DenseTensor, ShapeError, SparseTensor, Tensor};
 use super::values::{BytesArray, DType, SplitsDType, Values};
 use crate::example::{FeatureListView, FeatureView, RawFeature, SequenceExampleView};
 
@@ -1319,19 +1319,28 @@ fn strings_in_place(
 /// A VarLenFeature over feature lists: indices `(example, row, position)`.
 fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor, ParseError> {
     let total = column.values.len();
-    // A row of three per push, flattened at the end without a copy: pushing each row as a
-    // slice cost a copy call per value, three pushes a capacity check each, and a zero-filled
-    // buffer written over a memset of the whole matrix.
-    let mut rows: Vec<[i64; 3]> = Vec::with_capacity(total);
+    // A row of three per value, flattened at the end without a copy, written into reserved
+    // room a feature-list row at a time (see `push_positions`).
+    let mut rows: Vec<[i64; 3]> = Vec::with_capacity(total + fast::SHORT_ROW);
     let mut at = 0;
     let mut longest_row = 0;
-    for (e, &nrows) in row_counts.iter().enumerate() {
-        for (r, &n) in column.counts[at..at + nrows].iter().enumerate() {
-            longest_row = longest_row.max(n);
-            // A range's map has an exact length: one capacity check a row, not one a value.
-            rows.extend((0..n).map(|p| [e as i64, r as i64, p as i64]));
+    let written = fast::append_in_spare(&mut rows, |spare| {
+        for (e, &nrows) in row_counts.iter().enumerate() {
+            for (r, &n) in column.counts.get(at..at + nrows)?.iter().enumerate() {
+                longest_row = longest_row.max(n);
+                spare.push_positions(e as i64, r as i64, n)?;
+            }
+            at += nrows;
         }
-        at += nrows;
+        Some(())
+    });
+    // The rows' counts are the column's, so they fit: not fitting would be this parser's
+    // fault, reported as a shape the indices do not fill.
+    if written.is_none() {
+        return Err(ParseError::new(ParseErrorKind::Shape(ShapeError {
+            len: 0,
+            shape: vec![total, 3],
+        })));
     }
     let indices = rows.into_flattened();
     let most_rows = row_counts.iter().max().copied().unwrap_or(0);

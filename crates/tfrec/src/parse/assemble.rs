@@ -4,6 +4,7 @@ use ndarray::Array2;
 
 use super::columns::{pad_rows, splits_of, Column};
 use super::error::{ParseError, ParseErrorKind};
+use super::fast;
 use super::tensor::{DenseTensor, RaggedTensor, ShapeError, SparseTensor};
 use super::values::{SplitsDType, Values};
 
@@ -55,10 +56,21 @@ pub(crate) fn dense_padded(column: Column, shape: &[usize], pad: &Values) -> Res
 /// A VarLenFeature: indices `(example, position)`, dense shape `[B, longest]`.
 pub(crate) fn varlen_sparse(column: Column) -> Result<SparseTensor, ParseError> {
     let total = column.values.len();
-    let mut indices: Vec<[i64; 2]> = Vec::with_capacity(total);
-    for (example, &n) in column.counts.iter().enumerate() {
-        // A range's map has an exact length: one capacity check an example, not two a value.
-        indices.extend((0..n).map(|position| [example as i64, position as i64]));
+    // Written into reserved room an example at a time (see `push_positions`).
+    let mut indices: Vec<[i64; 2]> = Vec::with_capacity(total + fast::SHORT_ROW);
+    let written = fast::append_in_spare(&mut indices, |spare| {
+        for (example, &n) in column.counts.iter().enumerate() {
+            spare.push_positions(n, |position| [example as i64, position])?;
+        }
+        Some(())
+    });
+    // The counts are the column's, so they fit: not fitting would be this parser's fault,
+    // reported as a shape the indices do not fill.
+    if written.is_none() {
+        return Err(shape_error(ShapeError {
+            len: 0,
+            shape: vec![total, 2],
+        }));
     }
     let indices = indices.into_flattened();
     let longest = column.counts.iter().max().copied().unwrap_or(0);

@@ -415,18 +415,18 @@ impl<T> Spare<'_, T> {
     }
 }
 
-impl Spare<'_, [i64; 3]> {
-    /// Writes `[e, r, 0]` to `[e, r, n - 1]`, the sparse indices of row `r` of example `e`;
-    /// `None` (writing none) when they do not fit. A row of up to [`SHORT_ROW`] values is
-    /// written as that many whole slots, of which only the first `n` count (the next row
-    /// writes over the rest): a row's length then costs no branch, where a loop of `n` steps
-    /// missed the prediction of its end on most rows of varying length.
+impl<T> Spare<'_, T> {
+    /// Writes `index(0)` to `index(n - 1)`, the sparse indices of a row of `n` values; `None`
+    /// (writing none) when they do not fit. A row of up to [`SHORT_ROW`] values is written as
+    /// that many whole slots, of which only the first `n` count (the next row writes over the
+    /// rest): a row's length then costs no branch, where a loop of `n` steps missed the
+    /// prediction of its end on most rows of varying length.
     #[inline(always)]
-    pub(crate) fn push_positions(&mut self, e: i64, r: i64, n: usize) -> Option<()> {
+    pub(crate) fn push_positions(&mut self, n: usize, mut index: impl FnMut(i64) -> T) -> Option<()> {
         if n <= SHORT_ROW {
             if let Some(slots) = self.room.get_mut(self.filled..self.filled + SHORT_ROW) {
                 for (p, slot) in slots.iter_mut().enumerate() {
-                    slot.write([e, r, p as i64]);
+                    slot.write(index(p as i64));
                 }
                 self.filled += n;
                 return Some(());
@@ -434,7 +434,7 @@ impl Spare<'_, [i64; 3]> {
         }
         let slots = self.room.get_mut(self.filled..self.filled.checked_add(n)?)?;
         for (p, slot) in slots.iter_mut().enumerate() {
-            slot.write([e, r, p as i64]);
+            slot.write(index(p as i64));
         }
         self.filled += n;
         Some(())
@@ -748,7 +748,7 @@ mod tests {
             let mut indices: Vec<[i64; 3]> = Vec::with_capacity(total + extra);
             let written = append_in_spare(&mut indices, |spare| {
                 for (r, &n) in lengths.iter().enumerate() {
-                    spare.push_positions(7, r as i64, n)?;
+                    spare.push_positions(n, |p| [7, r as i64, p])?;
                 }
                 Some(())
             });

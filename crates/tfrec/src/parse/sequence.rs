@@ -1328,7 +1328,7 @@ fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor,
         for (e, &nrows) in row_counts.iter().enumerate() {
             for (r, &n) in column.counts.get(at..at + nrows)?.iter().enumerate() {
                 longest_row = longest_row.max(n);
-                spare.push_positions(e as i64, r as i64, n)?;
+                spare.push_positions(n, |p| [e as i64, r as i64, p])?;
             }
             at += nrows;
         }

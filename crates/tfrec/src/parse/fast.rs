@@ -359,9 +359,11 @@ fn row_block<'a>(list: &'a [u8], pos: &mut usize, list_tag: u8) -> Option<&'a [u
     // two more than the one inside it: six bytes checked at once, not three tags and three
     // varints read one after another.
     if let Some(&[0x0a, row, tag, feature, 0x0a, block]) = list.get(*pos..*pos + 6) {
-        if tag == list_tag && row < 0x80 && row == feature.wrapping_add(2) && feature == block.wrapping_add(2) {
+        // Compared as wider numbers: in a byte, a length of 254 "plus two" would be 0.
+        let (row, feature, block) = (usize::from(row), usize::from(feature), usize::from(block));
+        if tag == list_tag && row < 0x80 && row == feature + 2 && feature == block + 2 {
             let start = *pos + 6;
-            let end = start + usize::from(block);
+            let end = start + block;
             let payload = list.get(start..end)?;
             *pos = end;
             return Some(payload);
@@ -707,6 +709,22 @@ mod tests {
             }
             row.extend([0x0a, 0x00]);
             lists.push(row);
+        }
+        // The six bytes of the header with lengths about each other, about the continuation
+        // bit and about wrapping around a byte, followed by enough bytes or not.
+        let lengths = [
+            0x00u8, 0x01, 0x02, 0x03, 0x04, 0x06, 0x7b, 0x7d, 0x7e, 0x7f, 0x80, 0x81, 0xfc, 0xfe, 0xff,
+        ];
+        for row in lengths {
+            for feature in lengths {
+                for block in lengths {
+                    for tail in [0usize, 8, 300] {
+                        let mut list = vec![0x0a, row, 0x1a, feature, 0x0a, block];
+                        list.resize(6 + tail, 0x55);
+                        lists.push(list);
+                    }
+                }
+            }
         }
         let mut fast_reads = 0;
         for list in &lists {

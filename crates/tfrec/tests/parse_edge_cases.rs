@@ -468,3 +468,31 @@ fn many_empty_rows_under_a_wide_shape_are_an_error_not_an_allocation() {
     assert!(e.to_string().contains("x"), "{e}");
     assert!(heap < 16 * MIB, "{heap} bytes of heap for 4,000 empty rows");
 }
+
+#[test]
+fn a_record_holding_bytes_like_a_wrapped_row_header_parses_to_its_values() {
+    // An empty list's row is `0a 02 1a 00`; a row of 254 bytes after it starts `0a fe 01`.
+    // Six bytes from the first row, `0a 02 1a 00 0a fe`, are not a header of one-byte lengths
+    // (in a byte, 254 + 2 wraps to the empty Feature's 0). The fast path's unit test reads
+    // such headers against the step-by-step reading; this is the whole record's answer.
+    let rows: Vec<Vec<i64>> = vec![Vec::new(), vec![1; 248], vec![7]];
+    let record = SequenceExample::builder()
+        .int64_list("a", rows.clone())
+        .build()
+        .expect("sequence example")
+        .encode();
+    let header = [0x0a, 0x02, 0x1a, 0x00, 0x0a, 0xfe];
+    assert!(record.windows(6).any(|w| w == header), "the record holds the six bytes");
+    for spec in [
+        json!({"sequence_features": {"a": {"type": "VarLenFeature", "dtype": "int64"}}}),
+        json!({"sequence_features": {"a": {"type": "RaggedFeature", "dtype": "int64"}}}),
+    ] {
+        let parsed = seq_parser(spec).parse_batch(&[record.clone()]).expect("parses");
+        let values = match &parsed.feature_lists["a"] {
+            Tensor::Sparse(t) => t.values.to_values(),
+            Tensor::Ragged(t) => t.flat_values().to_values(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(values, tfrec::parse::Values::Int64(rows.concat()));
+    }
+}

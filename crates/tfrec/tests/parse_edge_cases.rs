@@ -487,7 +487,9 @@ fn a_record_holding_bytes_like_a_wrapped_row_header_parses_to_its_values() {
         json!({"sequence_features": {"a": {"type": "VarLenFeature", "dtype": "int64"}}}),
         json!({"sequence_features": {"a": {"type": "RaggedFeature", "dtype": "int64"}}}),
     ] {
-        let parsed = seq_parser(spec).parse_batch(&[record.clone()]).expect("parses");
+        let parsed = seq_parser(spec)
+            .parse_batch(std::slice::from_ref(&record))
+            .expect("parses");
         let values = match &parsed.feature_lists["a"] {
             Tensor::Sparse(t) => t.values.to_values(),
             Tensor::Ragged(t) => t.flat_values().to_values(),

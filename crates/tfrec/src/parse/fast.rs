@@ -120,6 +120,26 @@ pub(crate) fn single_field(buf: &[u8], tag: u8) -> Option<&[u8]> {
     (pos == buf.len()).then_some(payload)
 }
 
+/// The packed block of a numeric Feature that is exactly `list_tag <len> List`, the List
+/// empty (an empty block) or exactly `0a <len> block`; `None` for anything else.
+#[inline(always)]
+fn feature_block(feature: &[u8], list_tag: u8) -> Option<&[u8]> {
+    // A Feature of fewer than 130 bytes (a scalar, a short list) has one-byte lengths, the
+    // outer two more than the inner: four bytes checked at once (compared as wider numbers,
+    // which cannot wrap as a byte's 254 + 2 does).
+    if let Some(&[tag, list, 0x0a, block]) = feature.get(..4) {
+        let (list, block) = (usize::from(list), usize::from(block));
+        if tag == list_tag && list < 0x80 && list == block + 2 && feature.len() == list + 2 {
+            return feature.get(4..);
+        }
+    }
+    let list = single_field(feature, list_tag)?;
+    if list.is_empty() {
+        return Some(list);
+    }
+    single_field(list, 0x0a)
+}
+
 /// What the fast path made of one Feature.
 pub(crate) enum Taken {
     /// The values were appended; this many.
@@ -139,13 +159,7 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
     }
     match values {
         Values::Int64(out) => {
-            let Some(list) = single_field(feature, 0x1a) else {
-                return Taken::GiveUp;
-            };
-            if list.is_empty() {
-                return Taken::Values(0);
-            }
-            let Some(block) = single_field(list, 0x0a) else {
+            let Some(block) = feature_block(feature, 0x1a) else {
                 return Taken::GiveUp;
             };
             // Sized from the block's varint terminators when it may not fit: growing by
@@ -167,13 +181,7 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
             Taken::Values(out.len() - before)
         }
         Values::Float32(out) => {
-            let Some(list) = single_field(feature, 0x12) else {
-                return Taken::GiveUp;
-            };
-            if list.is_empty() {
-                return Taken::Values(0);
-            }
-            let Some(block) = single_field(list, 0x0a) else {
+            let Some(block) = feature_block(feature, 0x12) else {
                 return Taken::GiveUp;
             };
             let (values, []) = block.as_chunks::<4>() else {
@@ -657,6 +665,10 @@ pub(crate) fn walk_entries<'a>(message: &'a [u8], map_tag: u8, mut each: impl Fn
 mod tests {
     use super::*;
 
+    fn put(out: &mut Vec<u8>, v: u64) {
+        out.extend(encode(v));
+    }
+
     fn encode(mut v: u64) -> Vec<u8> {
         let mut out = Vec::new();
         while v >= 0x80 {
@@ -797,6 +809,55 @@ mod tests {
             }
             assert_eq!(floats, expected_floats, "{lengths:?}");
         }
+    }
+
+    #[test]
+    fn a_feature_read_at_once_is_the_feature_read_in_steps() {
+        let in_steps = |feature: &[u8], tag: u8| -> Option<Vec<u8>> {
+            let list = single_field(feature, tag)?;
+            if list.is_empty() {
+                return Some(Vec::new());
+            }
+            single_field(list, 0x0a).map(<[u8]>::to_vec)
+        };
+        let lengths = [
+            0x00u8, 0x01, 0x02, 0x03, 0x04, 0x7d, 0x7e, 0x7f, 0x80, 0x81, 0xfc, 0xfe, 0xff,
+        ];
+        let mut features: Vec<Vec<u8>> = Vec::new();
+        for tag in [0x12, 0x1a, 0x0a] {
+            for list in lengths {
+                for block in lengths {
+                    for tail in [0usize, 1, 2, 3, 123, 124, 125, 126, 127, 252, 254, 256, 300] {
+                        let mut f = vec![tag, list, 0x0a, block];
+                        f.resize(4 + tail, 0x01);
+                        for cut in [f.len(), f.len().saturating_sub(1), 3, 2, 1] {
+                            features.push(f[..cut.min(f.len())].to_vec());
+                        }
+                    }
+                }
+            }
+        }
+        // Well-formed Features of every block length that one-byte lengths can hold, and
+        // longer, with a byte more or less.
+        for block in 0..140usize {
+            let mut f = vec![0x1a];
+            put(&mut f, block as u64 + 1 + encode(block as u64).len() as u64);
+            f.push(0x0a);
+            put(&mut f, block as u64);
+            f.resize(f.len() + block, 0x05);
+            features.push(f[..f.len() - 1].to_vec());
+            features.push([f.as_slice(), &[0x05]].concat());
+            features.push(f);
+        }
+        let mut at_once_reads = 0;
+        for f in &features {
+            for tag in [0x12, 0x1a] {
+                let got = feature_block(f, tag).map(<[u8]>::to_vec);
+                assert_eq!(got, in_steps(f, tag), "{f:02x?}");
+                at_once_reads += usize::from(got.is_some() && f.len() >= 4 && f[1] < 0x80 && f[2] == 0x0a);
+            }
+        }
+        assert!(at_once_reads > 100, "only {at_once_reads}");
     }
 
     #[test]

@@ -231,27 +231,26 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
     }
 }
 
-/// Writes the values of the rows of a serialized FeatureList over `values[at..]`, `stride`
-/// values a row, when each row is one list of their type in the canonical encoding holding
-/// exactly `stride` values; how many rows, or `None` otherwise (the slots may then hold some
-/// of them). For a padded output written in place: no column, no copy.
+/// Appends the values of the rows of a serialized FeatureList to `values`, `stride` values a
+/// row, when each row is one list of their type in the canonical encoding holding exactly
+/// `stride` values; how many rows, or `None` otherwise (`values` may then hold some rows).
+/// The caller reserves the room: a row that does not fit is refused, not grown into. For a
+/// dense output written in order: no column, no copy, and no zeros written under values.
 #[inline]
-pub(crate) fn fill_rows(list: &[u8], values: &mut Values, mut at: usize, stride: usize) -> Option<usize> {
+pub(crate) fn append_rows(list: &[u8], values: &mut Values, stride: usize) -> Option<usize> {
     let mut pos = 0;
     let mut rows = 0;
     match values {
         Values::Int64(out) => {
             while pos < list.len() {
                 let block = row_block(list, &mut pos, 0x1a)?;
-                let slots = out.get_mut(at..at + stride)?;
-                let mut read = 0;
-                for slot in slots {
-                    *slot = varint(block, &mut read)? as i64;
-                }
-                if read != block.len() {
-                    return None;
-                }
-                at += stride;
+                append_in_spare(out, |spare| {
+                    let mut read = 0;
+                    for _ in 0..stride {
+                        spare.push(varint(block, &mut read)? as i64)?;
+                    }
+                    (read == block.len()).then_some(())
+                })?;
                 rows += 1;
             }
         }
@@ -264,11 +263,9 @@ pub(crate) fn fill_rows(list: &[u8], values: &mut Values, mut at: usize, stride:
                 if floats.len() != stride {
                     return None;
                 }
-                let slots = out.get_mut(at..at + stride)?;
-                for (slot, v) in slots.iter_mut().zip(floats) {
-                    *slot = f32::from_le_bytes(*v);
-                }
-                at += stride;
+                append_in_spare(out, |spare| {
+                    spare.push_all(floats.iter().map(|v| f32::from_le_bytes(*v)))
+                })?;
                 rows += 1;
             }
         }

@@ -1248,23 +1248,26 @@ fn dense_in_place(
         StepLayout::Padded => batch.checked_mul(width)?,
         StepLayout::Packed => steps.checked_mul(stride)?,
     };
+    // Each example's rows in order, then (padded) zeros to the longest: written once each,
+    // where zeros written first were written over by most of the values.
     let mut values = match dtype {
-        DType::Int64 => Values::Int64(vec![0; total]),
-        DType::Float32 => Values::Float32(vec![0.0; total]),
+        DType::Int64 => Values::Int64(Vec::with_capacity(total)),
+        DType::Float32 => Values::Float32(Vec::with_capacity(total)),
         DType::String => return None,
     };
-    let mut packed_at = 0;
-    for (e, (list, &rows)) in found.lists.iter().zip(&found.rows).enumerate() {
-        let Some(list) = list else {
-            continue;
-        };
-        let at = match layout {
-            StepLayout::Padded => e * width,
-            StepLayout::Packed => packed_at,
-        };
-        packed_at += rows * stride;
-        if fast::fill_rows(list, &mut values, at, stride)? != rows {
-            return None;
+    for (list, &rows) in found.lists.iter().zip(&found.rows) {
+        if let Some(list) = list {
+            if fast::append_rows(list, &mut values, stride)? != rows {
+                return None;
+            }
+        }
+        if layout == StepLayout::Padded {
+            let padding = (longest - rows) * stride;
+            match &mut values {
+                Values::Int64(v) => v.resize(v.len() + padding, 0),
+                Values::Float32(v) => v.resize(v.len() + padding, 0.0),
+                Values::String(_) => return None,
+            }
         }
     }
     let mut full = match layout {

@@ -420,6 +420,29 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// The (key, value) of each `0a <entry>` of a serialized map field, each entry
+/// `0a <key> 12 <value>`.
+fn map_entries(map: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < map.len() {
+        at += 1;
+        let entry = get_len_delimited(map, &mut at);
+        let mut e = 1;
+        let key = get_len_delimited(entry, &mut e);
+        e += 1;
+        out.push((key, get_len_delimited(entry, &mut e)));
+    }
+    out
+}
+
+/// A length-delimited field: its one-byte tag, the length, the bytes.
+fn put_field(out: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
+    out.push(tag);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
 fn get_len_delimited<'a>(buf: &'a [u8], pos: &mut usize) -> &'a [u8] {
     let (mut len, mut shift) = (0usize, 0);
     loop {
@@ -454,27 +477,13 @@ fn value_first(canonical: &[u8]) -> Vec<u8> {
         pos += 1;
         let features = get_len_delimited(canonical, &mut pos);
         let mut entries = Vec::new();
-        let mut at = 0;
-        while at < features.len() {
-            at += 1;
-            let entry = get_len_delimited(features, &mut at);
-            let mut e = 1;
-            let key = get_len_delimited(entry, &mut e);
-            e += 1;
-            let value = get_len_delimited(entry, &mut e);
-            let mut swapped = vec![0x12];
-            put_varint(&mut swapped, value.len() as u64);
-            swapped.extend_from_slice(value);
-            swapped.push(0x0a);
-            put_varint(&mut swapped, key.len() as u64);
-            swapped.extend_from_slice(key);
-            entries.push(0x0a);
-            put_varint(&mut entries, swapped.len() as u64);
-            entries.extend(swapped);
+        for (key, value) in map_entries(features) {
+            let mut swapped = Vec::new();
+            put_field(&mut swapped, 0x12, value);
+            put_field(&mut swapped, 0x0a, key);
+            put_field(&mut entries, 0x0a, &swapped);
         }
-        out.push(0x0a);
-        put_varint(&mut out, entries.len() as u64);
-        out.extend(entries);
+        put_field(&mut out, 0x0a, &entries);
     }
     out
 }
@@ -705,28 +714,15 @@ fn lists_with_unknown_field(canonical: &[u8]) -> Vec<u8> {
             continue;
         }
         let mut entries = Vec::new();
-        let mut at = 0;
-        while at < body.len() {
-            at += 1;
-            let entry = get_len_delimited(body, &mut at);
-            let mut e = 1;
-            let key = get_len_delimited(entry, &mut e);
-            e += 1;
-            let mut list = get_len_delimited(entry, &mut e).to_vec();
+        for (key, list) in map_entries(body) {
+            let mut list = list.to_vec();
             list.extend([0x10, 0x00]);
-            let mut rebuilt = vec![0x0a];
-            put_varint(&mut rebuilt, key.len() as u64);
-            rebuilt.extend_from_slice(key);
-            rebuilt.push(0x12);
-            put_varint(&mut rebuilt, list.len() as u64);
-            rebuilt.extend(list);
-            entries.push(0x0a);
-            put_varint(&mut entries, rebuilt.len() as u64);
-            entries.extend(rebuilt);
+            let mut rebuilt = Vec::new();
+            put_field(&mut rebuilt, 0x0a, key);
+            put_field(&mut rebuilt, 0x12, &list);
+            put_field(&mut entries, 0x0a, &rebuilt);
         }
-        out.push(0x12);
-        put_varint(&mut out, entries.len() as u64);
-        out.extend(entries);
+        put_field(&mut out, 0x12, &entries);
     }
     out
 }

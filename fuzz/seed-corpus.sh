@@ -11,7 +11,7 @@ for f in "$golden"/records/*; do
   head -c 65536 "$f" > "$here/corpus/record_reader/$(basename "$f")"
 done
 # Messages: every serialized message of the golden cases, and their text format.
-mkdir -p "$here/corpus/example_decoder" "$here/corpus/text_parser" "$here/corpus/parse_example" "$here/corpus/parse_spec"
+mkdir -p "$here/corpus/example_decoder" "$here/corpus/text_parser" "$here/corpus/parse_example" "$here/corpus/parse_spec" "$here/corpus/parse_paths"
 python3 - "$golden" "$here/corpus" <<'PY'
 import base64, hashlib, json, sys
 golden, corpus = sys.argv[1], sys.argv[2]
@@ -24,6 +24,8 @@ for line in open(f"{golden}/parse_cases.jsonl"):
         put("example_decoder", r)
     # A parse_example input is a batch: records joined by 0xfe.
     put("parse_example", b"\xfe".join(records))
+    # A parse_paths input is the same batch, each record after its two-byte length.
+    put("parse_paths", b"".join(len(r).to_bytes(2, "little") + r for r in records if len(r) < 65536))
     # A parse_spec input is the case's spec JSON, 0xff, then the batch.
     case = json.loads(line)
     if "features" in case:
@@ -36,6 +38,6 @@ for line in open(f"{golden}/text_format.jsonl"):
     put("example_decoder", base64.b64decode(case["serialized"]))
     put("text_parser", case["text_format"].encode())
 PY
-for t in record_reader example_decoder text_parser parse_example parse_spec; do
+for t in record_reader example_decoder text_parser parse_example parse_spec parse_paths; do
   echo "seeded: $(ls "$here/corpus/$t" | wc -l) $t inputs"
 done

@@ -498,3 +498,28 @@ fn a_record_holding_bytes_like_a_wrapped_row_header_parses_to_its_values() {
         assert_eq!(values, tfrec::parse::Values::Int64(rows.concat()));
     }
 }
+
+#[test]
+fn a_malformed_context_is_an_error_with_no_context_feature_asked_for() {
+    // Found by the `parse_paths` fuzz target: the context map's second entry starts with a
+    // zero byte (field number 0). TensorFlow 2.21 refuses the record ("Invalid protocol
+    // message input") though the spec asks for feature lists only; the fast walk of the
+    // feature lists used to skip the context without looking into it and parse the record.
+    let record: [u8; 41] = [
+        0x0a, 0x27, 0x0a, 0x0a, 0x0a, 0x01, 0x69, 0x12, 0x05, 0x1a, 0x03, 0x0a, 0x2b, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x08, 0x12, 0x06, 0x0a, 0x04, 0x00, 0x00, 0xc0, 0x3f, 0x0a, 0x0a, 0x0a, 0x01, 0x73, 0x12, 0x05,
+        0x0a, 0x03, 0x0a, 0x01, 0x78,
+    ];
+    let spec = json!({"sequence_features": {
+        "i": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "int64", "allow_missing": true},
+        "f": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true},
+        "s": {"type": "FixedLenSequenceFeature", "shape": [], "dtype": "string", "allow_missing": true}}});
+    let fast = seq_parser(spec.clone());
+    let careful = seq_parser(spec).without_fast_path();
+    let err = fast.parse_batch(&[record]).expect_err("a malformed context");
+    assert_eq!(
+        err.to_string(),
+        careful.parse_batch(&[record]).expect_err("careful").to_string()
+    );
+    assert!(fast.parse_single(&record).is_err());
+}

@@ -114,6 +114,8 @@ pub struct ExampleParser {
     column_sizes: Arc<[ColumnSize]>,
     /// VarLen features come out as ragged tensors (see [`ExampleParser::varlen_as_row_splits`]).
     varlen_row_splits: bool,
+    /// Records may take the fast path (see [`ExampleParser::without_fast_path`]).
+    fast: bool,
 }
 
 /// Adds `key` to a key set, or checks it agrees with the dtype it already has there.
@@ -391,6 +393,7 @@ impl ExampleParser {
             outputs,
             column_sizes,
             varlen_row_splits: false,
+            fast: true,
         }
     }
 
@@ -420,6 +423,15 @@ impl ExampleParser {
     #[cfg(feature = "arrow")]
     pub(crate) fn varlen_as_row_splits(mut self) -> Self {
         self.varlen_row_splits = true;
+        self
+    }
+
+    /// Every record through the careful path, which has protobuf's exact semantics and
+    /// TensorFlow's errors, and none through the hand-written fast path. The results are the
+    /// same either way (the fast path gives up on anything it would read differently); this is
+    /// for checking that, and for measuring what the fast path buys. Slower.
+    pub fn without_fast_path(mut self) -> Self {
+        self.fast = false;
         self
     }
 
@@ -567,7 +579,7 @@ impl ExampleParser {
             for (mark, column) in marks.iter_mut().zip(&columns) {
                 *mark = (column.values.len(), column.counts.len());
             }
-            if self.fast_example(record, &mut columns, &mut found, &mut predicted) {
+            if self.fast && self.fast_example(record, &mut columns, &mut found, &mut predicted) {
                 if let Some(seen) = seen.as_deref_mut() {
                     seen.extend(found.iter().map(Option::is_some));
                 }

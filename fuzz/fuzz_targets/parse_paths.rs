@@ -70,8 +70,14 @@ fn parsers() -> &'static Parsers {
             SequenceParser::new(&SequenceSpecs::from_json_str(&s.to_string()).expect("spec")).expect("compiles")
         };
         Parsers {
-            examples: example_specs.iter().map(|s| (example(s), example(s).without_fast_path())).collect(),
-            sequences: sequence_specs.iter().map(|s| (sequence(s), sequence(s).without_fast_path())).collect(),
+            examples: example_specs
+                .iter()
+                .map(|s| (example(s), example(s).without_fast_path()))
+                .collect(),
+            sequences: sequence_specs
+                .iter()
+                .map(|s| (sequence(s), sequence(s).without_fast_path()))
+                .collect(),
         }
     })
 }
@@ -87,28 +93,38 @@ fn records(mut data: &[u8]) -> Vec<&[u8]> {
     out
 }
 
+/// Asserts the fast path's answer is the careful path's. Debug text compares NaN values as
+/// equal, where `==` on the tensors would not.
+fn same<T: std::fmt::Debug, E: std::fmt::Display>(what: &str, fast: Result<T, E>, careful: Result<T, E>) {
+    let text = |r: Result<T, E>| format!("{:?}", r.map_err(|e| e.to_string()));
+    assert_eq!(text(fast), text(careful), "{what}");
+}
+
 fuzz_target!(|data: &[u8]| {
     let records = records(data);
     let parsers = parsers();
-    // Debug text compares NaN values as equal, where `==` on the tensors would not.
     for (fast, careful) in &parsers.examples {
-        let a = format!("{:?}", fast.parse_batch(&records).map_err(|e| e.to_string()));
-        let b = format!("{:?}", careful.parse_batch(&records).map_err(|e| e.to_string()));
-        assert_eq!(a, b, "Example batch");
+        same(
+            "Example batch",
+            fast.parse_batch(&records),
+            careful.parse_batch(&records),
+        );
         for record in &records {
-            let a = format!("{:?}", fast.parse_single(record).map_err(|e| e.to_string()));
-            let b = format!("{:?}", careful.parse_single(record).map_err(|e| e.to_string()));
-            assert_eq!(a, b, "Example");
+            same("Example", fast.parse_single(record), careful.parse_single(record));
         }
     }
     for (fast, careful) in &parsers.sequences {
-        let a = format!("{:?}", fast.parse_batch(&records).map_err(|e| e.to_string()));
-        let b = format!("{:?}", careful.parse_batch(&records).map_err(|e| e.to_string()));
-        assert_eq!(a, b, "SequenceExample batch");
+        same(
+            "SequenceExample batch",
+            fast.parse_batch(&records),
+            careful.parse_batch(&records),
+        );
         for record in &records {
-            let a = format!("{:?}", fast.parse_single(record).map_err(|e| e.to_string()));
-            let b = format!("{:?}", careful.parse_single(record).map_err(|e| e.to_string()));
-            assert_eq!(a, b, "SequenceExample");
+            same(
+                "SequenceExample",
+                fast.parse_single(record),
+                careful.parse_single(record),
+            );
         }
     }
 });

@@ -53,6 +53,16 @@ pub(crate) fn dense_padded(column: Column, shape: &[usize], pad: &Values) -> Res
     DenseTensor::from_values(values, &full).map_err(shape_error)
 }
 
+/// The error for sparse indices that did not fit the room reserved for `rows` of them. The
+/// counts they come from are the column's, so they always fit: not fitting would be the
+/// parser's fault, reported as a shape the indices do not fill.
+pub(crate) fn indices_not_filled(rows: usize, cols: usize) -> ParseError {
+    shape_error(ShapeError {
+        len: 0,
+        shape: vec![rows, cols],
+    })
+}
+
 /// A VarLenFeature: indices `(example, position)`, dense shape `[B, longest]`.
 pub(crate) fn varlen_sparse(column: Column) -> Result<SparseTensor, ParseError> {
     let total = column.values.len();
@@ -64,13 +74,8 @@ pub(crate) fn varlen_sparse(column: Column) -> Result<SparseTensor, ParseError> 
         }
         Some(())
     });
-    // The counts are the column's, so they fit: not fitting would be this parser's fault,
-    // reported as a shape the indices do not fill.
     if written.is_none() {
-        return Err(shape_error(ShapeError {
-            len: 0,
-            shape: vec![total, 2],
-        }));
+        return Err(indices_not_filled(total, 2));
     }
     let indices = indices.into_flattened();
     let longest = column.counts.iter().max().copied().unwrap_or(0);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::assemble::{dense_fixed, dense_padded, index_matrix, RaggedBuild};
+use super::assemble::{dense_fixed, dense_padded, index_matrix, indices_not_filled, RaggedBuild};
 use super::columns::{splits_of, Column, ColumnSize};
 use super::error::{ParseError, ParseErrorKind, RaggedPartitionError};
 use super::example::{check_specs, strip_batch, ExampleParser, TensorMap};
@@ -24,7 +24,7 @@ use super::spec::{
     checked_elements, known_shape_string, shape_string, FeatureSpec, FeatureSpecs, FixedLenFeature, Partition,
     SequenceSpecs, SpecError,
 };
-use super::tensor::{DenseTensor, ShapeError, SparseTensor, Tensor};
+use super::tensor::{DenseTensor, SparseTensor, Tensor};
 use super::values::{BytesArray, DType, SplitsDType, Values};
 use crate::example::{FeatureListView, FeatureView, RawFeature, SequenceExampleView};
 
@@ -1279,12 +1279,7 @@ fn dense_in_place(
             }
         }
         if layout == StepLayout::Padded {
-            let padding = (longest - rows) * stride;
-            match &mut values {
-                Values::Int64(v) => v.resize(v.len() + padding, 0),
-                Values::Float32(v) => v.resize(v.len() + padding, 0.0),
-                Values::String(_) => return None,
-            }
+            values.extend_pad(&Values::zero(dtype), (longest - rows) * stride);
         }
     }
     let mut full = match layout {
@@ -1354,13 +1349,8 @@ fn sequence_varlen(column: Column, row_counts: &[usize]) -> Result<SparseTensor,
         }
         Some(())
     });
-    // The rows' counts are the column's, so they fit: not fitting would be this parser's
-    // fault, reported as a shape the indices do not fill.
     if written.is_none() {
-        return Err(ParseError::new(ParseErrorKind::Shape(ShapeError {
-            len: 0,
-            shape: vec![total, 3],
-        })));
+        return Err(indices_not_filled(total, 3));
     }
     let indices = rows.into_flattened();
     let most_rows = row_counts.iter().max().copied().unwrap_or(0);

@@ -6,17 +6,20 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{DataType, FieldRef, SchemaRef};
 use clap::{Args as ClapArgs, ValueEnum};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::arrow_writer::compute_leaves;
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
+use rayon::prelude::*;
+use rayon::ThreadPool;
 use serde_json::Value;
 use tfrec::columnar::{
     batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchReader, ColumnSpecs, StringColumns,
@@ -96,8 +99,9 @@ pub struct Args {
     /// Save the spec used (given or inferred) as a spec file.
     #[arg(long, value_name = "PATH")]
     save_spec: Option<PathBuf>,
-    /// Threads, 1 to 256 (default: one per core). With two or more, one writes the output
-    /// while the others read and parse the next batches; output stays in input order.
+    /// Threads, 1 to 256 (default: one per core). With two or more, the next batches are read
+    /// and parsed while one is written, and a Parquet output's columns are encoded in
+    /// parallel; the output is the same whatever the number.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: Option<u64>,
     /// Rows per record batch (and per Parquet row group write).
@@ -122,21 +126,91 @@ const PARQUET_DICTIONARY_MAX_COLUMNS: usize = 4096;
 /// would need 45 GB. Here only [`PARQUET_COLUMNS_AT_ONCE`] encoders live at once; each group's
 /// finished column chunks are spliced into the row group in schema order, so the file is
 /// the same kind of file `ArrowWriter` writes (its Arrow schema in the footer included).
+///
+/// With a pool of two threads or more, the columns of a group are encoded in parallel (a
+/// column's encoder is its own; only the splicing is in order), and within a column the
+/// next slice's levels are computed while the encoders take this one.
 struct ParquetColumns {
     file: SerializedFileWriter<File>,
     schema: SchemaRef,
     props: WriterProperties,
     row_groups: usize,
+    pool: Arc<ThreadPool>,
+}
+
+/// Arrow bytes of a column handed to its Parquet encoder at a time (see [`column_slices`]).
+const PARQUET_SLICE_BYTES: usize = 1 << 20;
+
+/// The row ranges in which a column of `rows` rows is given to its encoder: slices of about
+/// [`PARQUET_SLICE_BYTES`] (at least a row, and one empty slice for no rows).
+///
+/// `compute_leaves` builds a column's definition and repetition levels and an 8-byte index
+/// for every value at once, in vectors grown by doubling: for a batch of 65,536 sequences of
+/// 400 floats that was 300 MB and a third of the time of `convert`, most of it page faults
+/// and copies. By slices it is a few MB, reused. The column chunk holds the same values;
+/// its pages are cut by their size as before.
+fn column_slices(column: &ArrayRef, rows: usize) -> impl Iterator<Item = (usize, usize)> {
+    // The bytes the values take, not the buffers' capacity: that depends on how the parse
+    // grew them (on how many threads), and the file must not.
+    let bytes = column.to_data().get_slice_memory_size().unwrap_or(0);
+    let per_row = bytes / rows.max(1);
+    let step = (PARQUET_SLICE_BYTES / per_row.max(1)).max(1);
+    let count = rows.div_ceil(step).max(1);
+    (0..count).map(move |i| (i * step, step.min(rows - (i * step).min(rows))))
+}
+
+/// A column's encoders (one per Parquet leaf) given all its rows, then finished.
+///
+/// The levels of the next slice are computed while the encoders take this one (a `join`:
+/// another thread of the pool takes it when one is free, else it runs here after), so that
+/// one large column, the usual case of a sequence table, is not all on one thread.
+fn encode_column(
+    field: &FieldRef,
+    column: &ArrayRef,
+    mut writers: Vec<ArrowColumnWriter>,
+) -> parquet::errors::Result<Vec<ArrowColumnChunk>> {
+    let leaves_of = |(offset, len): (usize, usize)| compute_leaves(field, &column.slice(offset, len));
+    let mut slices = column_slices(column, column.len());
+    let mut leaves = slices.next().map(leaves_of).transpose()?;
+    while let Some(these) = leaves.take() {
+        if these.len() != writers.len() {
+            return Err(parquet::errors::ParquetError::General(format!(
+                "column '{}': {} Parquet leaves for {} encoders: schema and batch disagree",
+                field.name(),
+                these.len(),
+                writers.len()
+            )));
+        }
+        let next = slices.next();
+        let (following, written) = rayon::join(
+            || next.map(leaves_of).transpose(),
+            || {
+                these
+                    .iter()
+                    .zip(&mut writers)
+                    .try_for_each(|(leaf, writer)| writer.write(leaf))
+            },
+        );
+        written?;
+        leaves = following?;
+    }
+    writers.into_iter().map(ArrowColumnWriter::close).collect()
 }
 
 impl ParquetColumns {
-    fn try_new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Self, CliError> {
+    fn try_new(
+        file: File,
+        schema: SchemaRef,
+        props: WriterProperties,
+        pool: Arc<ThreadPool>,
+    ) -> Result<Self, CliError> {
         let (file, _) = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))?.into_serialized_writer()?;
         Ok(ParquetColumns {
             file,
             schema,
             props,
             row_groups: 0,
+            pool,
         })
     }
 
@@ -150,19 +224,27 @@ impl ParquetColumns {
             let part = SchemaRef::new(arrow_schema::Schema::new(fields[start..end].to_vec()));
             let (_, factory) =
                 ArrowWriter::try_new(std::io::sink(), part, Some(self.props.clone()))?.into_serialized_writer()?;
-            let mut writers = factory.create_column_writers(self.row_groups)?;
-            let mut next = 0;
+            let mut writers = factory.create_column_writers(self.row_groups)?.into_iter();
+            let mut columns = Vec::with_capacity(end - start);
             for (field, column) in fields[start..end].iter().zip(&batch.columns()[start..end]) {
-                for leaf in compute_leaves(field, column)? {
-                    let writer = writers
-                        .get_mut(next)
-                        .ok_or("a Parquet leaf column without an encoder: schema and batch disagree")?;
-                    writer.write(&leaf)?;
-                    next += 1;
+                // A column has as many encoders as leaves (a sparse feature's struct, several).
+                let leaves = compute_leaves(field, &column.slice(0, 0))?.len();
+                let own: Vec<ArrowColumnWriter> = writers.by_ref().take(leaves).collect();
+                if own.len() != leaves {
+                    return Err("a Parquet leaf column without an encoder: schema and batch disagree".into());
                 }
+                columns.push((field, column, own));
             }
-            for writer in writers {
-                writer.close()?.append_to_row_group(&mut row_group)?;
+            // On the pool in any case: with one thread, the joins in `encode_column` then run
+            // in turn here rather than on rayon's global pool.
+            let chunks: Vec<Vec<ArrowColumnChunk>> = self.pool.install(|| {
+                columns
+                    .into_par_iter()
+                    .map(|(field, column, own)| encode_column(field, column, own))
+                    .collect::<parquet::errors::Result<_>>()
+            })?;
+            for chunk in chunks.into_iter().flatten() {
+                chunk.append_to_row_group(&mut row_group)?;
             }
         }
         row_group.close()?;
@@ -215,7 +297,7 @@ fn spec_json(spec: &SpecFile) -> Value {
     serde_json::from_str(&spec.to_json_string()).unwrap_or(Value::Null)
 }
 
-fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, CliError> {
+fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>) -> Result<Input, CliError> {
     crate::input::check_openable(&files)?;
     let (spec, strings, order) = spec_of(args, &files)?;
     if args.print_spec {
@@ -230,11 +312,7 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, CliError> {
     let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows);
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |n| n as usize,
-    );
-    let batches = parsed_batches(reader, threads)?.map(|batch| match batch {
+    let batches = parsed_batches(reader, pool.clone())?.map(|batch| match batch {
         Ok(b) => Ok(b),
         Err(BatchError::Record(e)) => Err(CliError::from(e)),
         Err(e) => Err(data(e.to_string())),
@@ -246,18 +324,15 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>) -> Result<Input, CliError> {
     })
 }
 
-/// The reader's batches, each parsed on `threads` threads: with one, here as they are asked
+/// The reader's batches, each parsed on the pool: with one thread, here as they are asked
 /// for; with more, a thread reads and parses ahead while the caller writes, two batches at
-/// most waiting between them (the parse threads are idle while the writer works alone, so
-/// they are not counted against it).
+/// most waiting between them (the pool's threads parse and encode; the reading thread and
+/// the caller mostly wait on them, so they are not counted against `--threads`).
 fn parsed_batches(
     mut reader: BatchReader,
-    threads: usize,
+    pool: Arc<ThreadPool>,
 ) -> Result<Box<dyn Iterator<Item = Result<RecordBatch, BatchError>>>, CliError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .map_err(|e| format!("cannot start the parse threads: {e}"))?;
+    let threads = pool.current_num_threads();
     let mut next = move || pool.install(|| reader.next_batch()).transpose();
     if threads < 2 {
         return Ok(Box::new(std::iter::from_fn(next)));
@@ -423,7 +498,13 @@ fn check_csv_columns(schema: &SchemaRef) -> Result<(), CliError> {
 }
 
 impl Sink {
-    fn create(format: Format, args: &Args, inputs: &[PathBuf], schema: &SchemaRef) -> Result<Sink, CliError> {
+    fn create(
+        format: Format,
+        args: &Args,
+        inputs: &[PathBuf],
+        schema: &SchemaRef,
+        pool: Arc<ThreadPool>,
+    ) -> Result<Sink, CliError> {
         let path = &args.output;
         if format == Format::Tfrecord {
             let output = OutputArgs {
@@ -448,7 +529,7 @@ impl Sink {
                     .set_compression(ParquetCompression::SNAPPY)
                     .set_dictionary_enabled(dictionary)
                     .build();
-                Sink::Parquet(ParquetColumns::try_new(file, schema.clone(), props)?, pending)
+                Sink::Parquet(ParquetColumns::try_new(file, schema.clone(), props, pool)?, pending)
             }
             Format::Arrow => Sink::Arrow(
                 arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?,
@@ -553,11 +634,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .chain(args.save_spec.as_deref())
         .collect();
     refuse_overlaps(&reads, &writes)?;
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n as usize,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| format!("cannot start the threads: {e}"))?;
+    let pool = Arc::new(pool);
     let input = match from {
-        Format::Tfrecord => tfrecord_input(&args, files.clone())?,
+        Format::Tfrecord => tfrecord_input(&args, files.clone(), &pool)?,
         _ => columnar_input(from, files.clone(), args.batch_rows)?,
     };
-    let mut sink = Sink::create(to, &args, &reads, &input.schema)?;
+    let mut sink = Sink::create(to, &args, &reads, &input.schema, pool)?;
     let mut rows = 0u64;
     for batch in input.batches {
         let batch = batch?;

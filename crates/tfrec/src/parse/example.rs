@@ -510,8 +510,7 @@ impl ExampleParser {
         let rest: Vec<Vec<Column>> = parts.collect();
         for (i, column) in columns.iter_mut().enumerate() {
             // Each column grows once to its final size rather than by doubling.
-            let more: usize = rest.iter().map(|p| p[i].values.len()).sum();
-            column.values.reserve(more);
+            column.values.reserve_for_parts(rest.iter().map(|p| &p[i].values));
             column.counts.reserve(rest.iter().map(|p| p[i].counts.len()).sum());
         }
         for part in rest {

@@ -459,24 +459,27 @@ impl SequenceParser {
             .par_chunks(minibatch)
             .map(|chunk| self.fast_columns(chunk, false).map(|(columns, _)| columns))
             .collect();
-        let mut joined: Option<Vec<ListColumn>> = None;
-        for part in parts {
-            let Some(part) = part else {
-                return self.parse(records, false, layout);
-            };
-            match joined.as_mut() {
-                None => joined = Some(part),
-                Some(all) => {
-                    for ((column, rows), (c, mut r)) in all.iter_mut().zip(part) {
-                        column.append(c);
-                        rows.append(&mut r);
-                    }
-                }
-            }
-        }
-        let Some(columns) = joined else {
+        let Some(parts) = parts.into_iter().collect::<Option<Vec<Vec<ListColumn>>>>() else {
             return self.parse(records, false, layout);
         };
+        let mut parts = parts.into_iter();
+        let Some(mut columns) = parts.next() else {
+            return self.parse(records, false, layout);
+        };
+        let rest: Vec<Vec<ListColumn>> = parts.collect();
+        for (i, (column, rows)) in columns.iter_mut().enumerate() {
+            // Each list grows once to its final size rather than by doubling (a copy of every
+            // value a doubling, and fresh pages to fault in).
+            column.values.reserve_for_parts(rest.iter().map(|p| &p[i].0.values));
+            column.counts.reserve(rest.iter().map(|p| p[i].0.counts.len()).sum());
+            rows.reserve(rest.iter().map(|p| p[i].1.len()).sum());
+        }
+        for part in rest {
+            for ((column, rows), (c, mut r)) in columns.iter_mut().zip(part) {
+                column.append(c);
+                rows.append(&mut r);
+            }
+        }
         let mut out = ParsedSequences::default();
         if let Some(parser) = &self.context_other {
             // An error is reported by the sequential path, so that which error (and its

@@ -450,6 +450,16 @@ impl Values {
         }
     }
 
+    /// Reserves room for the values of `parts` (a string's bytes too), before appending them:
+    /// the column then grows once, not by doubling.
+    pub(crate) fn reserve_for_parts<'a>(&mut self, parts: impl Iterator<Item = &'a Values> + Clone) {
+        let n = parts.clone().map(Values::len).sum();
+        match self {
+            Values::String(v) => v.reserve(n, parts.filter_map(Values::as_bytes).map(|b| b.data().len()).sum()),
+            _ => self.reserve(n),
+        }
+    }
+
     /// Reserves room for `n` more values (and no bytes of strings: their sizes are unknown).
     pub(crate) fn reserve(&mut self, n: usize) {
         match self {

@@ -437,3 +437,97 @@ fn large_columns_encode_in_slices_whatever_the_threads() {
         }
     }
 }
+
+/// A batch of more records than a part holds (4,096) goes to Parquet in parts, parsed a few at
+/// a time while the row group is written: the same file whatever the number of threads, one
+/// row group per batch, every record back; a bad record in a late part is the error a whole
+/// batch gives, at that record, whatever the number of threads.
+#[test]
+fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    let examples: Vec<Example> = (0..10_000).map(example).collect();
+    write_examples(&d.join("in.tfrecord"), &examples, false);
+    std::fs::write(
+        d.join("spec.json"),
+        r#"{"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "pair": {"type": "FixedLenFeature", "shape": [2], "dtype": "float32"},
+            "name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+            "tags": {"type": "VarLenFeature", "dtype": "int64"}}"#,
+    )
+    .expect("spec");
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out = format!("t{threads}.parquet");
+        let args = [
+            "convert",
+            "in.tfrecord",
+            "-o",
+            &out,
+            "--spec",
+            "spec.json",
+            "--batch-rows",
+            "9000",
+            "--threads",
+            threads,
+        ];
+        ok(d, &args);
+        outputs.push(std::fs::read(d.join(&out)).expect("output"));
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    let file = std::fs::File::open(d.join("t2.parquet")).expect("parquet");
+    let reader = parquet::file::reader::SerializedFileReader::new(file).expect("reader");
+    let groups: Vec<i64> = parquet::file::reader::FileReader::metadata(&reader)
+        .row_groups()
+        .iter()
+        .map(|g| g.num_rows())
+        .collect();
+    assert_eq!(groups, [9000, 1000]);
+    ok(d, &["convert", "t2.parquet", "-o", "back.tfrecord"]);
+    let got = read_examples(&d.join("back.tfrecord"));
+    assert_eq!(got.len(), examples.len());
+    for (a, b) in examples.iter().zip(&got) {
+        for key in ["id", "pair", "name", "tags"] {
+            let feature = |e: &Example| e.features().get(key).cloned().filter(|f| !f.is_empty());
+            assert_eq!(feature(b), feature(a), "{key}");
+        }
+    }
+
+    // Record 8,500 of the first batch, in its third part, has a float `id`.
+    let mut bad = examples.clone();
+    bad[8500].features_mut().insert("id", Feature::Float(vec![1.5]));
+    write_examples(&d.join("late.tfrecord"), &bad, false);
+    let offset = {
+        let mut r = RecordReader::open(d.join("late.tfrecord"), ReaderOptions::default()).expect("open");
+        (0..8500).for_each(|_| {
+            r.next_record().expect("read").expect("record");
+        });
+        r.position()
+    };
+    let mut errors = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out = format!("late{threads}.parquet");
+        let args = [
+            "convert",
+            "late.tfrecord",
+            "-o",
+            &out,
+            "--spec",
+            "spec.json",
+            "--batch-rows",
+            "9000",
+            "--threads",
+            threads,
+        ];
+        let (code, stderr) = fails(d, &args);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(!d.join(&out).exists());
+        errors.push(stderr.replace(&out, "OUT"));
+    }
+    assert!(errors.windows(2).all(|w| w[0] == w[1]), "{errors:?}");
+    assert!(
+        errors[0].contains(&format!("late.tfrecord@{offset}")),
+        "{} (record at {offset})",
+        errors[0]
+    );
+}

@@ -46,7 +46,7 @@ pub use examples::ExampleColumns;
 pub use from_arrow::{batch_to_examples, batch_to_records};
 pub use infer::infer_specs;
 pub use order::spec_order;
-pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs};
+pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs, PART_ROWS};
 pub use sequences::SequenceColumns;
 
 /// An error of the columnar layer, naming the column (and row) at fault.

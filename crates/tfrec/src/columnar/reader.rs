@@ -91,6 +91,9 @@ pub struct BatchReader {
     places: Vec<(usize, u64)>,
     records_read: u64,
     failed: bool,
+    /// Records of the batch in `arena` already handed out as parts (see
+    /// [`BatchReader::next_parts`]); all of them when no batch is being handed out.
+    parts_taken: usize,
 }
 
 impl BatchReader {
@@ -155,6 +158,7 @@ impl BatchReader {
             places: Vec::new(),
             records_read: 0,
             failed: false,
+            parts_taken: 0,
         }
     }
 
@@ -280,34 +284,100 @@ impl BatchReader {
         if n == 0 {
             return Ok(None);
         }
+        self.parts_taken = n;
+        let records = self.records();
+        let batch = self.columns.to_batch(&records);
+        drop(records);
+        batch.map(Some).map_err(|error| self.columns_error(error, n))
+    }
+
+    /// The next batch in parts of [`PART_ROWS`] rows (the last may be shorter), `at_once`
+    /// of them at a time, parsed in parallel on the current rayon pool; with `true` when
+    /// they end the batch. `Ok(None)` at the end.
+    ///
+    /// The parts of a batch hold its rows in order: a writer that takes them one after the
+    /// other (a Parquet row group) writes what it would write of the whole batch, without
+    /// the batch ever built whole, and can start on a part while the next ones are parsed.
+    /// Parts do not depend on `at_once`, so neither does what is written. An error is the
+    /// one [`next_batch`](Self::next_batch) gives: the batch is parsed again whole to find it.
+    pub fn next_parts(&mut self, at_once: usize) -> Result<Option<(Vec<RecordBatch>, bool)>, BatchError> {
+        if self.failed {
+            return Ok(None);
+        }
+        if self.parts_taken == self.ends.len() {
+            self.parts_taken = 0;
+            let n = self.fill().map_err(|e| {
+                self.failed = true;
+                BatchError::Record(e)
+            })?;
+            if n == 0 {
+                self.parts_taken = self.ends.len();
+                return Ok(None);
+            }
+        }
+        let n = self.ends.len();
+        let records = self.records();
+        let start = self.parts_taken;
+        let end = (start + PART_ROWS * at_once.max(1)).min(n);
+        let parsed: Vec<Result<RecordBatch, ColumnarError>> = {
+            use rayon::prelude::*;
+            records[start..end]
+                .par_chunks(PART_ROWS)
+                .map(|part| self.columns.to_batch(part))
+                .collect()
+        };
+        let parts: Result<Vec<RecordBatch>, ColumnarError> = parsed.into_iter().collect();
+        let outcome = match parts {
+            Ok(parts) => Ok(parts),
+            // The whole batch's error: its record index and wording are the batch's.
+            Err(part_error) => Err(self.columns.to_batch(&records).err().unwrap_or(part_error)),
+        };
+        drop(records);
+        match outcome {
+            Ok(parts) => {
+                self.parts_taken = end;
+                Ok(Some((parts, end == n)))
+            }
+            Err(error) => Err(self.columns_error(error, n)),
+        }
+    }
+
+    /// The records of the batch in the arena.
+    fn records(&self) -> Vec<&[u8]> {
         let mut start = 0;
-        let records: Vec<&[u8]> = self
-            .ends
+        self.ends
             .iter()
             .map(|&end| {
                 let record = self.arena.get(start..end).unwrap_or_default();
                 start = end;
                 record
             })
-            .collect();
-        let batch = self.columns.to_batch(&records);
-        batch.map(Some).map_err(|error| {
-            self.failed = true;
-            let row = error.row();
-            let place = row
-                .and_then(|r| self.places.get(r).copied())
-                .or_else(|| self.places.first().copied());
-            let at = place.map_or_else(String::new, |(file, offset)| {
-                format!("{}@{}", self.path_of(file), offset)
-            });
-            BatchError::Columns {
-                at,
-                first_record: self.records_read - n as u64,
-                error: Box::new(error),
-            }
-        })
+            .collect()
+    }
+
+    /// A batch of `n` records failed to parse: the error, placed at its record, and the
+    /// reader stops.
+    fn columns_error(&mut self, error: ColumnarError, n: usize) -> BatchError {
+        self.failed = true;
+        let row = error.row();
+        let place = row
+            .and_then(|r| self.places.get(r).copied())
+            .or_else(|| self.places.first().copied());
+        let at = place.map_or_else(String::new, |(file, offset)| {
+            format!("{}@{}", self.path_of(file), offset)
+        });
+        BatchError::Columns {
+            at,
+            first_record: self.records_read - n as u64,
+            error: Box::new(error),
+        }
     }
 }
+
+/// Rows of a part of a batch (see [`BatchReader::next_parts`]): parsed on their own, a part's
+/// columns take a few MB, which a thread of the pool keeps in its caches and the allocator
+/// reuses from one part to the next.
+pub const PART_ROWS: usize = 4096;
 
 /// An error of [`BatchReader`]: reading the records, or making columns of them.
 #[derive(Debug, thiserror::Error)]

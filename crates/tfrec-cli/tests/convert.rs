@@ -82,6 +82,56 @@ fn same(a: &Example, b: &Example) {
     assert_eq!(x, y);
 }
 
+/// The Parquet file `tfrec convert INPUT -o OUT ARGS --threads N` writes, for N of 1, 2 and 3:
+/// the same bytes each time (those bytes).
+fn same_file_whatever_the_threads(d: &Path, input: &str, args: &[&str]) -> Vec<u8> {
+    let outputs: Vec<Vec<u8>> = ["1", "2", "3"]
+        .iter()
+        .map(|threads| {
+            let out = format!("t{threads}.parquet");
+            let mut all = vec!["convert", input, "-o", &out];
+            all.extend_from_slice(args);
+            all.extend_from_slice(&["--threads", threads]);
+            ok(d, &all);
+            std::fs::read(d.join(&out)).expect("output")
+        })
+        .collect();
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{input}: the files differ");
+    outputs.into_iter().next().unwrap_or_default()
+}
+
+/// The error of `tfrec convert INPUT -o OUT ARGS --threads N`, for each N of `threads`: the
+/// same each time (exit status 1, the output's name aside), with no output left behind.
+fn same_error_whatever_the_threads(d: &Path, input: &str, args: &[&str], threads: &[&str]) -> String {
+    let errors: Vec<String> = threads
+        .iter()
+        .map(|threads| {
+            let out = format!("late{threads}.parquet");
+            let mut all = vec!["convert", input, "-o", &out];
+            all.extend_from_slice(args);
+            all.extend_from_slice(&["--threads", threads]);
+            let (code, stderr) = fails(d, &all);
+            assert_eq!(code, 1, "{stderr}");
+            assert!(!d.join(&out).exists());
+            stderr.replace(&out, "OUT")
+        })
+        .collect();
+    assert!(errors.windows(2).all(|w| w[0] == w[1]), "{errors:?}");
+    errors.into_iter().next().unwrap_or_default()
+}
+
+/// Every record of `got` has the features `keys` of the record of `want` at its place (an
+/// empty list and no feature alike: a column cannot tell them apart).
+fn same_features(want: &[Example], got: &[Example], keys: &[&str]) {
+    assert_eq!(got.len(), want.len());
+    for (a, b) in want.iter().zip(got) {
+        for key in keys {
+            let feature = |e: &Example| e.features().get(key).cloned().filter(|f| !f.is_empty());
+            assert_eq!(feature(b), feature(a), "{key}");
+        }
+    }
+}
+
 #[test]
 fn parquet_and_ipc_round_trips_keep_every_feature() {
     let dir = tempfile::tempdir().expect("temp");
@@ -310,25 +360,7 @@ fn threads_write_the_same_file_and_the_same_error() {
         &(0..500).map(example).collect::<Vec<_>>(),
         false,
     );
-    let mut outputs = Vec::new();
-    for threads in ["1", "2", "3"] {
-        let out = format!("t{threads}.parquet");
-        ok(
-            d,
-            &[
-                "convert",
-                "in.tfrecord",
-                "-o",
-                &out,
-                "--batch-rows",
-                "64",
-                "--threads",
-                threads,
-            ],
-        );
-        outputs.push(std::fs::read(d.join(&out)).expect("output"));
-    }
-    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    same_file_whatever_the_threads(d, "in.tfrecord", &["--batch-rows", "64"]);
     assert_eq!(read_examples(&d.join("in.tfrecord")).len(), 500);
 
     // Record 400 of 500 has a float `id` where the spec says int64.
@@ -340,28 +372,13 @@ fn threads_write_the_same_file_and_the_same_error() {
         r#"{"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}"#,
     )
     .expect("spec");
-    let mut errors = Vec::new();
-    for threads in ["1", "2"] {
-        let out = format!("late{threads}.parquet");
-        let args = [
-            "convert",
-            "late.tfrecord",
-            "-o",
-            &out,
-            "--spec",
-            "ids.json",
-            "--batch-rows",
-            "64",
-            "--threads",
-            threads,
-        ];
-        let (code, stderr) = fails(d, &args);
-        assert_eq!(code, 1, "{stderr}");
-        assert!(!d.join(&out).exists());
-        errors.push(stderr.replace(&out, "OUT"));
-    }
-    assert_eq!(errors[0], errors[1]);
-    assert!(errors[0].contains("late.tfrecord@"), "{}", errors[0]);
+    let error = same_error_whatever_the_threads(
+        d,
+        "late.tfrecord",
+        &["--spec", "ids.json", "--batch-rows", "64"],
+        &["1", "2"],
+    );
+    assert!(error.contains("late.tfrecord@"), "{error}");
 }
 
 /// A column of several MB is given to its Parquet encoder in slices, and with two threads
@@ -399,23 +416,7 @@ fn large_columns_encode_in_slices_whatever_the_threads() {
             "s": {"type": "SparseFeature", "index_key": "at", "value_key": "w", "dtype": "float32", "size": 100}}"#,
     )
     .expect("spec");
-    let mut outputs = Vec::new();
-    for threads in ["1", "2", "3"] {
-        let out = format!("t{threads}.parquet");
-        let args = [
-            "convert",
-            "in.tfrecord",
-            "-o",
-            &out,
-            "--spec",
-            "spec.json",
-            "--threads",
-            threads,
-        ];
-        ok(d, &args);
-        outputs.push(std::fs::read(d.join(&out)).expect("output"));
-    }
-    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    same_file_whatever_the_threads(d, "in.tfrecord", &["--spec", "spec.json"]);
     // More floats than one slice of the column (1 MB) holds.
     let floats: usize = examples
         .iter()
@@ -427,15 +428,11 @@ fn large_columns_encode_in_slices_whatever_the_threads() {
     assert!(floats * 4 > 4 << 20, "{floats}");
 
     ok(d, &["convert", "t2.parquet", "-o", "back.tfrecord"]);
-    let got = read_examples(&d.join("back.tfrecord"));
-    assert_eq!(got.len(), examples.len());
-    for (a, b) in examples.iter().zip(&got) {
-        let feature = |e: &Example, key: &str| e.features().get(key).cloned();
-        for key in ["big", "ids", "name", "at", "w"] {
-            let want = feature(a, key).filter(|f| !f.is_empty());
-            assert_eq!(feature(b, key).filter(|f| !f.is_empty()), want, "{key}");
-        }
-    }
+    same_features(
+        &examples,
+        &read_examples(&d.join("back.tfrecord")),
+        &["big", "ids", "name", "at", "w"],
+    );
 }
 
 /// A batch of more records than a part holds (4,096) goes to Parquet in parts, parsed a few at
@@ -456,25 +453,7 @@ fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
             "tags": {"type": "VarLenFeature", "dtype": "int64"}}"#,
     )
     .expect("spec");
-    let mut outputs = Vec::new();
-    for threads in ["1", "2", "3"] {
-        let out = format!("t{threads}.parquet");
-        let args = [
-            "convert",
-            "in.tfrecord",
-            "-o",
-            &out,
-            "--spec",
-            "spec.json",
-            "--batch-rows",
-            "9000",
-            "--threads",
-            threads,
-        ];
-        ok(d, &args);
-        outputs.push(std::fs::read(d.join(&out)).expect("output"));
-    }
-    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    same_file_whatever_the_threads(d, "in.tfrecord", &["--spec", "spec.json", "--batch-rows", "9000"]);
     let file = std::fs::File::open(d.join("t2.parquet")).expect("parquet");
     let reader = parquet::file::reader::SerializedFileReader::new(file).expect("reader");
     let groups: Vec<i64> = parquet::file::reader::FileReader::metadata(&reader)
@@ -484,14 +463,11 @@ fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
         .collect();
     assert_eq!(groups, [9000, 1000]);
     ok(d, &["convert", "t2.parquet", "-o", "back.tfrecord"]);
-    let got = read_examples(&d.join("back.tfrecord"));
-    assert_eq!(got.len(), examples.len());
-    for (a, b) in examples.iter().zip(&got) {
-        for key in ["id", "pair", "name", "tags"] {
-            let feature = |e: &Example| e.features().get(key).cloned().filter(|f| !f.is_empty());
-            assert_eq!(feature(b), feature(a), "{key}");
-        }
-    }
+    same_features(
+        &examples,
+        &read_examples(&d.join("back.tfrecord")),
+        &["id", "pair", "name", "tags"],
+    );
 
     // Record 8,500 of the first batch, in its third part, has a float `id`.
     let mut bad = examples.clone();
@@ -504,30 +480,14 @@ fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
         });
         r.position()
     };
-    let mut errors = Vec::new();
-    for threads in ["1", "2", "3"] {
-        let out = format!("late{threads}.parquet");
-        let args = [
-            "convert",
-            "late.tfrecord",
-            "-o",
-            &out,
-            "--spec",
-            "spec.json",
-            "--batch-rows",
-            "9000",
-            "--threads",
-            threads,
-        ];
-        let (code, stderr) = fails(d, &args);
-        assert_eq!(code, 1, "{stderr}");
-        assert!(!d.join(&out).exists());
-        errors.push(stderr.replace(&out, "OUT"));
-    }
-    assert!(errors.windows(2).all(|w| w[0] == w[1]), "{errors:?}");
+    let error = same_error_whatever_the_threads(
+        d,
+        "late.tfrecord",
+        &["--spec", "spec.json", "--batch-rows", "9000"],
+        &["1", "2", "3"],
+    );
     assert!(
-        errors[0].contains(&format!("late.tfrecord@{offset}")),
-        "{} (record at {offset})",
-        errors[0]
+        error.contains(&format!("late.tfrecord@{offset}")),
+        "{error} (record at {offset})"
     );
 }

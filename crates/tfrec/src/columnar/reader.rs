@@ -436,3 +436,100 @@ pub fn sample_records(files: &[PathBuf], options: ReaderOptions, n: usize) -> Re
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::test_support::{encoded_example, encoded_sequence_example};
+    use crate::example::Feature;
+    use crate::record::{RecordWriter, WriterOptions};
+
+    /// A file of `records`, and a reader of it in batches of `batch_rows` under `spec`.
+    fn reader_of(dir: &Path, records: &[Vec<u8>], spec: serde_json::Value, batch_rows: usize) -> BatchReader {
+        let path = dir.join("in.tfrecord");
+        let mut writer = RecordWriter::create(&path, WriterOptions::default()).expect("create");
+        for r in records {
+            writer.write_record(r).expect("write");
+        }
+        writer.finish().expect("finish");
+        let spec = SpecFile::from_json_str(&spec.to_string()).expect("spec");
+        let columns = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
+        BatchReader::new(vec![path], ReaderOptions::default(), columns, batch_rows)
+    }
+
+    /// Every batch of a reader, and every batch's parts (`at_once` at a time, on a pool of
+    /// `threads`) glued back into batches: they must be the same.
+    fn whole_and_in_parts(make: impl Fn() -> BatchReader, at_once: usize, threads: usize) {
+        let mut whole = make();
+        let mut batches = Vec::new();
+        while let Some(b) = whole.next_batch().expect("batch") {
+            batches.push(b);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let mut in_parts = make();
+        let mut glued: Vec<Vec<RecordBatch>> = vec![Vec::new()];
+        while let Some((parts, ends)) = pool.install(|| in_parts.next_parts(at_once)).expect("parts") {
+            assert!(parts.iter().all(|p| p.num_rows() <= PART_ROWS));
+            glued.last_mut().expect("a batch").extend(parts);
+            if ends {
+                glued.push(Vec::new());
+            }
+        }
+        assert!(glued.pop().is_some_and(|rest| rest.is_empty()));
+        assert_eq!(glued.len(), batches.len());
+        for (batch, parts) in batches.iter().zip(&glued) {
+            let mut at = 0;
+            for part in parts {
+                assert_eq!(part, &batch.slice(at, part.num_rows()), "rows from {at}");
+                at += part.num_rows();
+            }
+            assert_eq!(at, batch.num_rows());
+        }
+        assert_eq!(in_parts.records_read(), whole.records_read());
+    }
+
+    /// A batch's parts hold its rows in order (nullable lists and strings of Examples, feature
+    /// lists and a context of SequenceExamples), whatever the number of parts at a time and
+    /// of threads; batches of several parts, of one, and a short last part.
+    #[test]
+    fn a_batch_in_parts_is_the_batch() {
+        let dir = tempfile::tempdir().expect("temp");
+        let n = 2 * PART_ROWS + 300;
+        let examples: Vec<Vec<u8>> = (0..n as i64)
+            .map(|i| {
+                let mut f = vec![("id", Feature::Int64(vec![i]))];
+                if i % 3 != 0 {
+                    f.push(("tags", Feature::Int64((0..i % 5).collect())));
+                }
+                f.push(("name", Feature::Bytes(vec![format!("n{i}").into_bytes()])));
+                encoded_example(&f)
+            })
+            .collect();
+        let spec = serde_json::json!({
+            "id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "tags": {"type": "VarLenFeature", "dtype": "int64"},
+            "name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+        });
+        let sequences: Vec<Vec<u8>> = (0..n as i64)
+            .map(|i| {
+                let steps = (0..i % 4).map(|s| Feature::Float(vec![s as f32, i as f32])).collect();
+                encoded_sequence_example(&[("id", Feature::Int64(vec![i]))], &[("x", steps)])
+            })
+            .collect();
+        let sequence_spec = serde_json::json!({
+            "context_features": {"id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"}},
+            "sequence_features": {"x": {"type": "FixedLenSequenceFeature", "shape": [2], "dtype": "float32", "allow_missing": true}},
+        });
+        for (records, spec) in [(&examples, &spec), (&sequences, &sequence_spec)] {
+            for batch_rows in [PART_ROWS * 2 + 100, 1000, n] {
+                for (at_once, threads) in [(1, 1), (2, 2), (3, 2)] {
+                    let make = || reader_of(dir.path(), records, spec.clone(), batch_rows);
+                    whole_and_in_parts(make, at_once, threads);
+                }
+            }
+        }
+    }
+}

@@ -508,7 +508,10 @@ fn parsed_pieces(
             }
         })));
     }
-    let (sender, receiver) = std::sync::mpsc::sync_channel(2 * threads);
+    // Waiting: two rounds of parts, or two whole batches (each a batch and its end), so that
+    // memory does not grow with the number of threads by whole batches.
+    let waiting = if in_parts { 2 * threads } else { 4 };
+    let (sender, receiver) = std::sync::mpsc::sync_channel(waiting);
     std::thread::Builder::new()
         .name("tfrec-convert-read".into())
         .spawn(move || {

@@ -298,10 +298,9 @@ impl ColumnEncoding {
         Ok(())
     }
 
-    /// `encoders` finished, their chunks spliced into `row_group` in order. A few columns at a
-    /// time (as many as the pool has threads, closed in parallel): a chunk is the column's
-    /// encoded bytes, and holding every chunk of a row group at once took wide_sparse 100 MB
-    /// more memory and 1.2x the time (pages faulted in).
+    /// `encoders` finished, their chunks spliced into `row_group` in order, as many columns at
+    /// a time as the pool has threads (closed in parallel): a chunk holds its column's encoded
+    /// bytes, so the row group's chunks are not all held at once.
     fn finish(
         &self,
         encoders: Vec<Vec<ArrowColumnWriter>>,

@@ -183,7 +183,8 @@ fn column_slices(column: &ArrayRef, rows: usize) -> impl Iterator<Item = (usize,
     let per_row = bytes / rows.max(1);
     let step = (PARQUET_SLICE_BYTES / per_row.max(1)).max(1);
     let count = rows.div_ceil(step).max(1);
-    (0..count).map(move |i| (i * step, step.min(rows - (i * step).min(rows))))
+    // Every slice but the one of no rows starts inside the column: `i * step < rows`.
+    (0..count).map(move |i| (i * step, step.min(rows - i * step)))
 }
 
 /// A column's encoders (one per Parquet leaf) given all the rows of `column`.
@@ -921,7 +922,7 @@ mod tests {
         std::fs::read(&path).expect("read")
     }
 
-    /// Parts written one after the other make the row group of the whole batch, with every
+    /// Parts written one after the other (one of no rows among them) make the row group of the whole batch, with every
     /// column's encoders given each part as it comes, with the parts kept and encoded column
     /// by column, and with the columns encoded a slice of `PARQUET_COLUMNS_AT_ONCE` at a time;
     /// the bytes do not depend on the number of threads.
@@ -929,7 +930,12 @@ mod tests {
     fn a_row_group_from_parts_holds_the_whole_batch() {
         for columns in [4, PARQUET_STREAMED_COLUMNS + 3, PARQUET_COLUMNS_AT_ONCE + 5] {
             let groups = vec![
-                vec![table(columns, 0..5), table(columns, 5..6), table(columns, 6..13)],
+                vec![
+                    table(columns, 0..5),
+                    table(columns, 5..5),
+                    table(columns, 5..6),
+                    table(columns, 6..13),
+                ],
                 vec![table(columns, 13..20)],
             ];
             let bytes = written(&groups, 1);

@@ -922,10 +922,10 @@ mod tests {
         std::fs::read(&path).expect("read")
     }
 
-    /// Parts written one after the other (one of no rows among them) make the row group of the whole batch, with every
-    /// column's encoders given each part as it comes, with the parts kept and encoded column
-    /// by column, and with the columns encoded a slice of `PARQUET_COLUMNS_AT_ONCE` at a time;
-    /// the bytes do not depend on the number of threads.
+    /// Parts written one after the other (one of no rows among them) make the row group of
+    /// the whole batch, with every column's encoders given each part as it comes, with the
+    /// parts kept and encoded column by column, and with the columns encoded a slice of
+    /// `PARQUET_COLUMNS_AT_ONCE` at a time; the bytes do not depend on the number of threads.
     #[test]
     fn a_row_group_from_parts_holds_the_whole_batch() {
         for columns in [4, PARQUET_STREAMED_COLUMNS + 3, PARQUET_COLUMNS_AT_ONCE + 5] {

@@ -374,6 +374,14 @@ fn row_block<'a>(list: &'a [u8], pos: &mut usize, list_tag: u8) -> Option<&'a [u
             return Some(payload);
         }
     }
+    // An empty step (`0a 02 <list tag> 00`: a list of no values), which a VarLen feature
+    // list has often, in one check too.
+    if let Some(&[0x0a, 0x02, tag, 0x00]) = list.get(*pos..*pos + 4) {
+        if tag == list_tag {
+            *pos += 4;
+            return list.get(*pos..*pos);
+        }
+    }
     row_block_in_steps(list, pos, list_tag)
 }
 
@@ -687,9 +695,9 @@ mod tests {
     #[test]
     fn a_row_read_at_once_is_the_row_read_in_steps() {
         // Lists made of the bytes that matter (tags, lengths about each other, a length's
-        // continuation bit) and others, read at every position: the six-byte reading must
-        // give the same block and stop at the same place as the step-by-step one, or fail
-        // where it fails.
+        // continuation bit) and others, read at every position: the reading at once (six
+        // bytes, or four for an empty step) must give the same block and stop at the same
+        // place as the step-by-step one, or fail where it fails.
         let alphabet = [
             0x0a, 0x12, 0x1a, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x7f, 0x80, 0x81, 0x22, 0xfe, 0xff,
         ];
@@ -738,6 +746,15 @@ mod tests {
                 }
             }
         }
+        // Empty steps (`0a 02 <tag> 00`) of either list tag and another, alone, before more
+        // rows and before stray bytes; and the same four bytes with the lengths off by one.
+        for head in [[0x0a, 0x02, 0x1a, 0x00], [0x0a, 0x02, 0x12, 0x00], [0x0a, 0x02, 0x22, 0x00]] {
+            for tail in [&[][..], &[0x0a, 0x02, 0x1a, 0x00], &[0x0a, 0x05, 0x12, 0x03, 0x0a, 0x01, 0x07], &[0xff]] {
+                lists.push([&head[..], tail].concat());
+            }
+        }
+        lists.push(vec![0x0a, 0x03, 0x1a, 0x00, 0x00]);
+        lists.push(vec![0x0a, 0x02, 0x1a, 0x01, 0x00]);
         let mut fast_reads = 0;
         for list in &lists {
             for tag in [0x12, 0x1a] {

@@ -523,3 +523,71 @@ fn a_malformed_context_is_an_error_with_no_context_feature_asked_for() {
     );
     assert!(fast.parse_single(&record).is_err());
 }
+
+/// `tag <len> payload`, for records built by hand (every length here is below 128).
+fn field(tag: u8, payload: &[u8]) -> Vec<u8> {
+    assert!(payload.len() < 128);
+    [&[tag, payload.len() as u8][..], payload].concat()
+}
+
+/// An Example from its features' map entries, each `(key, serialized Feature)`, in order.
+fn example_of(features: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let entries: Vec<u8> = features
+        .iter()
+        .flat_map(|(key, feature)| field(0x0a, &[field(0x0a, key.as_bytes()), field(0x12, feature)].concat()))
+        .collect();
+    field(0x0a, &entries)
+}
+
+fn packed_ints(values: &[u8]) -> Vec<u8> {
+    field(0x1a, &field(0x0a, values))
+}
+
+fn floats(values: &[f32]) -> Vec<u8> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    field(0x12, &field(0x0a, &bytes))
+}
+
+#[test]
+fn a_record_the_fast_path_gives_up_on_midway_leaves_nothing_behind() {
+    // The fast path takes the canonical encoding only. The middle record's `c` is an int64
+    // list with each value its own field (valid protobuf, which the careful path reads), after
+    // `a` and `b` were taken: what the fast path added for them must be undone, or the batch
+    // holds them twice.
+    let unpacked = field(0x1a, &[0x08, 6, 0x08, 7, 0x08, 8]);
+    let records = [
+        example_of(&[
+            ("a", packed_ints(&[1])),
+            ("b", floats(&[0.5])),
+            ("c", packed_ints(&[3, 4])),
+            ("d", packed_ints(&[2])),
+        ]),
+        example_of(&[("a", packed_ints(&[5])), ("b", floats(&[1.5, 2.5])), ("c", unpacked)]),
+        example_of(&[
+            ("a", packed_ints(&[9])),
+            ("b", floats(&[])),
+            ("c", packed_ints(&[10])),
+            ("d", packed_ints(&[11])),
+        ]),
+    ];
+    let spec = json!({
+        "a": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+        "b": {"type": "VarLenFeature", "dtype": "float32"},
+        "c": {"type": "VarLenFeature", "dtype": "int64"},
+        "d": {"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": 7},
+    });
+    let fast = parser(spec.clone());
+    let careful = parser(spec).without_fast_path();
+    let batch = fast.parse_batch(&records).expect("parses");
+    assert_eq!(
+        format!("{batch:?}"),
+        format!("{:?}", careful.parse_batch(&records).expect("parses"))
+    );
+    assert_eq!(batch["a"].as_dense().expect("dense").as_i64(), Some(&[1, 5, 9][..]));
+    assert_eq!(batch["d"].as_dense().expect("dense").as_i64(), Some(&[2, 7, 11][..]));
+    let b = batch["b"].as_sparse().expect("sparse");
+    assert_eq!((b.values.shape(), b.dense_shape.as_slice()), (&[3][..], &[3, 2][..]));
+    let c = batch["c"].as_sparse().expect("sparse");
+    assert_eq!(c.values.as_i64(), Some(&[3, 4, 6, 7, 8, 10][..]));
+    assert_eq!(c.dense_shape, vec![3, 3]);
+}

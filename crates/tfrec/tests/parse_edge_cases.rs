@@ -539,10 +539,13 @@ fn example_of(features: &[(&str, Vec<u8>)]) -> Vec<u8> {
     field(0x0a, &entries)
 }
 
+/// An int64 Feature in the canonical encoding (one packed block) of values below 128, each a
+/// one-byte varint.
 fn packed_ints(values: &[u8]) -> Vec<u8> {
     field(0x1a, &field(0x0a, values))
 }
 
+/// A float Feature in the canonical encoding.
 fn floats(values: &[f32]) -> Vec<u8> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     field(0x12, &field(0x0a, &bytes))

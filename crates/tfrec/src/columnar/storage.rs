@@ -166,24 +166,16 @@ mod tests {
 
     use super::*;
 
-    fn strings(values: &[&[u8]]) -> BytesArray {
-        let mut out = BytesArray::new();
-        for v in values {
-            out.push(v);
-        }
-        out
-    }
-
     #[test]
     fn owned_strings_keep_every_value_and_its_bounds() {
         let cases: [&[&[u8]]; 4] = [&[], &[b""], &[b"a", b"", b"bcd", b"", b""], &[b"", b"xyz"]];
         for values in cases {
-            let binary = owned_bytes_array(strings(values), false, "s", &|i| i).expect("binary");
+            let binary = owned_bytes_array(values.iter().collect(), false, "s", &|i| i).expect("binary");
             let binary = binary.as_any().downcast_ref::<BinaryArray>().expect("a BinaryArray");
             let got: Vec<&[u8]> = binary.iter().map(|v| v.expect("no nulls")).collect();
             assert_eq!(got, values);
 
-            let text = owned_bytes_array(strings(values), true, "s", &|i| i).expect("utf8");
+            let text = owned_bytes_array(values.iter().collect(), true, "s", &|i| i).expect("utf8");
             let text = text.as_any().downcast_ref::<StringArray>().expect("a StringArray");
             let got: Vec<&[u8]> = text.iter().map(|v| v.expect("no nulls").as_bytes()).collect();
             assert_eq!(got, values);
@@ -193,7 +185,7 @@ mod tests {
     #[test]
     fn owned_strings_name_the_row_of_bad_utf8() {
         let values: [&[u8]; 4] = [b"ok", b"", b"\xff\xfe", b"fine"];
-        match owned_bytes_array(strings(&values), true, "s", &|i| 10 + i) {
+        match owned_bytes_array(values.iter().collect(), true, "s", &|i| 10 + i) {
             Err(ColumnarError::Utf8 { column, row }) => assert_eq!((column.as_str(), row), ("s", 12)),
             other => panic!("expected the row of the bad value, got {other:?}"),
         }

@@ -889,3 +889,70 @@ fn batches_take_from_the_window_exactly_what_the_record_path_reads() {
         }
     }
 }
+
+#[test]
+fn batches_kept_while_the_readers_read_on_keep_their_records() {
+    // Batches kept while the readers go on reading into their buffers (a consumer that
+    // collects them, a shuffle of batches) keep their records as read, however they hold them:
+    // plain and GZIP files, records larger than the window and smaller, one worker or several.
+    use tfrec::record::{Compression, ReaderOptions};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let files: Vec<PathBuf> = (0..4)
+        .map(|f| {
+            let name = format!("kept-{f}.tfrecord{}", if f % 2 == 1 { ".gz" } else { "" });
+            let path = dir.path().join(name);
+            let compression = if f % 2 == 1 {
+                Compression::Gzip
+            } else {
+                Compression::None
+            };
+            let mut w = RecordWriter::create(&path, WriterOptions::default().compression(compression)).expect("create");
+            for r in 0..600u32 {
+                let len = match rng.below(20) {
+                    0 => 66_000 + rng.below(30_000),
+                    1..=4 => 2_000 + rng.below(10_000),
+                    _ => rng.below(400),
+                } as usize;
+                let mut record = format!("{f}/{r}/").into_bytes();
+                record.extend((0..len).map(|i| (i as u8) ^ (r as u8)));
+                w.write_record(&record).expect("write");
+            }
+            w.finish().expect("finish");
+            path
+        })
+        .collect();
+    let mut options = ReaderOptions::default();
+    options.buffer_size = 64 << 10;
+    let dataset = || {
+        Dataset::from_files(files.clone())
+            .reader_options(options.clone())
+            .interleave(2, 3)
+            .expect("interleave")
+    };
+    let mut expected: Vec<Vec<u8>> = dataset().records().map(|r| r.expect("record")).collect();
+    assert_eq!(expected.len(), 4 * 600);
+    expected.sort();
+    for threads in [0, 1, 3] {
+        for shuffled in [false, true] {
+            let batched = dataset().batch(1 + rng.below(50) as usize, false).expect("batch");
+            let batched = if shuffled {
+                batched.shuffle(8, 5).expect("shuffle")
+            } else {
+                batched
+            };
+            let kept: Vec<tfrec::pipeline::RecordBatch> = batched
+                .raw()
+                .threads(threads)
+                .prefetch(4)
+                .iter()
+                .collect::<Result<_, _>>()
+                .expect("batches");
+            let mut got: Vec<Vec<u8>> = kept.iter().flat_map(|b| b.records()).map(<[u8]>::to_vec).collect();
+            got.sort();
+            assert!(got == expected, "{threads} threads, shuffled: {shuffled}");
+            let bytes: usize = kept.iter().map(|b| b.data_len()).sum();
+            assert_eq!(bytes, expected.iter().map(Vec::len).sum::<usize>());
+        }
+    }
+}

@@ -114,6 +114,22 @@ impl ColumnarError {
         }
     }
 
+    /// The error with its row counted `before` rows later: a part's (rows counted from the
+    /// part's first) as its batch's.
+    pub(crate) fn rows_after(mut self, before: usize) -> Self {
+        match &mut self {
+            ColumnarError::Parse(e) => {
+                if let Some(example) = e.example.as_mut() {
+                    *example += before;
+                }
+            }
+            ColumnarError::Decode { record, .. } => *record += before,
+            ColumnarError::Utf8 { row, .. } | ColumnarError::Value { row, .. } => *row += before,
+            _ => {}
+        }
+        self
+    }
+
     /// The column (feature) the error is about, when it names one.
     pub fn column(&self) -> Option<&str> {
         match self {

@@ -88,19 +88,21 @@ pub struct BatchReader {
     batch_rows: usize,
     /// Records still allowed (`None`: no limit).
     remaining: Option<u64>,
-    /// The records of the batch being built, one after another: a batch parses from one
-    /// contiguous buffer (a buffer per record cost the Arrow path a third more time reading
-    /// and parsing than the pipeline's parse of the same batches, issue 28).
+    /// The records read last (a batch, or a round of parts), one after another: they parse
+    /// from one contiguous buffer (a buffer per record cost the Arrow path a third more time
+    /// reading and parsing than the pipeline's parse of the same batches, issue 28).
     arena: Vec<u8>,
-    /// Where each record of the batch ends in `arena`.
+    /// Where each record in `arena` ends.
     ends: Vec<usize>,
-    /// `path@offset` of each record of the batch being built, for errors.
+    /// `path@offset` of each record in `arena`, for errors.
     places: Vec<(usize, u64)>,
     records_read: u64,
     failed: bool,
-    /// Records of the batch in `arena` already handed out as parts (see
-    /// [`BatchReader::next_parts`]); all of them when no batch is being handed out.
-    parts_taken: usize,
+    /// Rows of the batch being handed out in parts not read yet (see
+    /// [`BatchReader::next_parts`]); 0 when none is.
+    batch_left: usize,
+    /// Rows of the batch being handed out in parts that were read before those in `arena`.
+    batch_done: usize,
 }
 
 impl BatchReader {
@@ -165,7 +167,8 @@ impl BatchReader {
             places: Vec::new(),
             records_read: 0,
             failed: false,
-            parts_taken: 0,
+            batch_left: 0,
+            batch_done: 0,
         }
     }
 
@@ -222,11 +225,11 @@ impl BatchReader {
         }
     }
 
-    /// Reads up to `batch_rows` records into the arena; returns how many.
-    fn fill(&mut self) -> Result<usize, RecordError> {
+    /// Reads up to `limit` records into the arena (in place of what it held); returns how many.
+    fn fill(&mut self, limit: usize) -> Result<usize, RecordError> {
         let want = match self.remaining {
-            Some(r) => (self.batch_rows as u64).min(r) as usize,
-            None => self.batch_rows,
+            Some(r) => (limit as u64).min(r) as usize,
+            None => limit,
         };
         self.places.clear();
         self.arena.clear();
@@ -304,14 +307,15 @@ impl BatchReader {
         if self.failed {
             return Ok(None);
         }
-        let n = self.fill().map_err(|e| {
+        // A batch being handed out in parts is left: this batch starts after its rows so far.
+        (self.batch_left, self.batch_done) = (0, 0);
+        let n = self.fill(self.batch_rows).map_err(|e| {
             self.failed = true;
             BatchError::Record(e)
         })?;
         if n == 0 {
             return Ok(None);
         }
-        self.parts_taken = n;
         let records = self.records();
         let batch = self.columns.to_batch(&records);
         drop(records);
@@ -320,35 +324,43 @@ impl BatchReader {
 
     /// The next batch in parts of [`PART_ROWS`] rows (the last may be shorter), `at_once`
     /// of them at a time, parsed in parallel on the current rayon pool; with `true` when
-    /// they end the batch. `Ok(None)` at the end.
+    /// they end the batch (an input that ends just after a round of parts ends its batch
+    /// with a round of none). `Ok(None)` at the end.
     ///
     /// The parts of a batch hold its rows in order: a writer that takes them one after the
     /// other (a Parquet row group) writes what it would write of the whole batch, without
     /// the batch ever built whole, and can start on a part while the next ones are parsed.
-    /// Parts do not depend on `at_once`, so neither does what is written. An error is the
-    /// one [`next_batch`](Self::next_batch) gives: the batch is parsed again whole to find it.
+    /// Only a round's records are read at a time, so neither are the batch's records all in
+    /// memory at once: a batch of 65,536 long sequences held 90 MB of them, a third of what
+    /// `convert` touched. Parts do not depend on `at_once`, so neither does what is written.
+    /// An error is the one [`next_batch`](Self::next_batch) gives for a record's problem: the
+    /// round is parsed again whole to find it, and its row is counted in the batch.
     pub fn next_parts(&mut self, at_once: usize) -> Result<Option<(Vec<RecordBatch>, bool)>, BatchError> {
         if self.failed {
             return Ok(None);
         }
-        if self.parts_taken == self.ends.len() {
-            self.parts_taken = 0;
-            let n = self.fill().map_err(|e| {
-                self.failed = true;
-                BatchError::Record(e)
-            })?;
-            if n == 0 {
-                self.parts_taken = self.ends.len();
-                return Ok(None);
-            }
+        let starts_batch = self.batch_left == 0;
+        if starts_batch {
+            (self.batch_left, self.batch_done) = (self.batch_rows, 0);
+        } else {
+            self.batch_done += self.ends.len();
         }
-        let n = self.ends.len();
+        // Whole parts only, but for the batch's last: parts start where they would in the batch.
+        let asked = (PART_ROWS * at_once.max(1)).min(self.batch_left);
+        let n = self.fill(asked).map_err(|e| {
+            self.failed = true;
+            BatchError::Record(e)
+        })?;
+        if n == 0 {
+            self.batch_left = 0;
+            return Ok((!starts_batch).then(|| (Vec::new(), true)));
+        }
+        // Fewer than asked: the input (or the limit) has ended.
+        self.batch_left = if n < asked { 0 } else { self.batch_left - n };
         let records = self.records();
-        let start = self.parts_taken;
-        let end = (start + PART_ROWS * at_once.max(1)).min(n);
         let parsed: Vec<Result<RecordBatch, ColumnarError>> = {
             use rayon::prelude::*;
-            records[start..end]
+            records
                 .par_chunks(PART_ROWS)
                 .map(|part| self.columns.to_batch(part))
                 .collect()
@@ -356,20 +368,17 @@ impl BatchReader {
         let parts: Result<Vec<RecordBatch>, ColumnarError> = parsed.into_iter().collect();
         let outcome = match parts {
             Ok(parts) => Ok(parts),
-            // The whole batch's error: its record index and wording are the batch's.
+            // The round's error, with its record index and wording as the whole round has them.
             Err(part_error) => Err(self.columns.to_batch(&records).err().unwrap_or(part_error)),
         };
         drop(records);
         match outcome {
-            Ok(parts) => {
-                self.parts_taken = end;
-                Ok(Some((parts, end == n)))
-            }
+            Ok(parts) => Ok(Some((parts, self.batch_left == 0))),
             Err(error) => Err(self.columns_error(error, n)),
         }
     }
 
-    /// The records of the batch in the arena.
+    /// The records in the arena.
     fn records(&self) -> Vec<&[u8]> {
         let mut start = 0;
         self.ends
@@ -382,8 +391,8 @@ impl BatchReader {
             .collect()
     }
 
-    /// A batch of `n` records failed to parse: the error, placed at its record, and the
-    /// reader stops.
+    /// The `n` records in the arena failed to parse: the error, placed at its record and
+    /// with its row counted in the batch, and the reader stops.
     fn columns_error(&mut self, error: ColumnarError, n: usize) -> BatchError {
         self.failed = true;
         let row = error.row();
@@ -395,8 +404,8 @@ impl BatchReader {
         });
         BatchError::Columns {
             at,
-            first_record: self.records_read - n as u64,
-            error: Box::new(error),
+            first_record: self.records_read - (self.batch_done + n) as u64,
+            error: Box::new(error.rows_after(self.batch_done)),
         }
     }
 }
@@ -571,14 +580,107 @@ mod tests {
             .collect();
         let spec = serde_json::json!({"x": {"type": "VarLenFeature", "dtype": "int64"}});
         let mut reader = reader_of(dir.path(), &records, spec.clone(), 6_000);
-        assert_eq!(reader.fill().expect("fill"), 6_000);
+        assert_eq!(reader.fill(6_000).expect("fill"), 6_000);
         let (len, capacity, at) = (reader.arena.len(), reader.arena.capacity(), reader.arena.as_ptr());
         assert!(len > 1 << 20, "{len} bytes: enough for many doublings");
         assert!(capacity <= len + len / 4, "{capacity} bytes of room for {len}");
-        assert_eq!(reader.fill().expect("fill"), 6_000);
+        assert_eq!(reader.fill(6_000).expect("fill"), 6_000);
         assert_eq!(reader.arena.as_ptr(), at, "the second batch reuses the arena");
         let mut short = reader_of(dir.path(), &records[..3], spec, usize::MAX);
-        assert_eq!(short.fill().expect("fill"), 3);
+        assert_eq!(short.fill(usize::MAX).expect("fill"), 3);
         assert!(short.arena.capacity() <= MAX_ARENA_RESERVE);
+    }
+
+    /// A record's error in a later round of parts is the error the whole batch gives: its row
+    /// and place counted in the batch, the batch's first record, the same words; and nothing
+    /// is handed out after it. Also an input that ends just after a round: its batch ends with
+    /// a round of no parts.
+    #[test]
+    fn an_error_in_a_later_round_of_parts_is_the_batch_error() {
+        let dir = tempfile::tempdir().expect("temp");
+        let n = 3 * PART_ROWS + 50;
+        // Record `bad` lacks its id (`utf8`: has a name that is not UTF-8 instead).
+        let record = |i: usize, bad: Option<usize>, utf8: bool| {
+            let name = if bad == Some(i) && utf8 {
+                vec![0xff, 0xfe]
+            } else {
+                format!("n{i}").into_bytes()
+            };
+            let mut f = vec![("name", Feature::Bytes(vec![name]))];
+            if bad != Some(i) || utf8 {
+                f.push(("id", Feature::Int64(vec![i as i64])));
+            }
+            encoded_example(&f)
+        };
+        let spec = serde_json::json!({
+            "id": {"type": "FixedLenFeature", "shape": [], "dtype": "int64"},
+            "name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+        });
+        let columns = |utf8: bool| {
+            let spec = SpecFile::from_json_str(&spec.to_string()).expect("spec");
+            let strings = if utf8 {
+                StringColumns::Utf8
+            } else {
+                StringColumns::Binary
+            };
+            ColumnSpecs::new(&spec, &strings).expect("columns")
+        };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+        // A missing required feature (a parse error), and a string that is not UTF-8.
+        let cases = [
+            (PART_ROWS + 4_000 + 7, false),
+            (2 * PART_ROWS + 3, true),
+            (PART_ROWS + 40, true),
+            (n + PART_ROWS + 5, false),
+            (n + 2 * PART_ROWS + 9, true),
+        ];
+        for (bad, utf8) in cases {
+            let records: Vec<Vec<u8>> = (0..2 * n).map(|i| record(i, Some(bad), utf8)).collect();
+            let path = dir.path().join(format!("bad-{bad}.tfrecord"));
+            let mut writer = RecordWriter::create(&path, WriterOptions::default()).expect("create");
+            for r in &records {
+                writer.write_record(r).expect("write");
+            }
+            writer.finish().expect("finish");
+            let make = || BatchReader::new(vec![path.clone()], ReaderOptions::default(), columns(utf8), n);
+            let mut whole = make();
+            let expected = loop {
+                match whole.next_batch() {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => panic!("no error for record {bad}"),
+                    Err(e) => break e.to_string(),
+                }
+            };
+            assert!(
+                expected.contains(&format!("batch from record {}", bad / n * n)),
+                "{expected}"
+            );
+            let row = if utf8 {
+                format!("row {}", bad % n)
+            } else {
+                format!("(example {})", bad % n)
+            };
+            assert!(expected.contains(&row), "{expected}");
+            for at_once in [1, 2] {
+                let mut in_parts = make();
+                let got = loop {
+                    match pool.install(|| in_parts.next_parts(at_once)) {
+                        Ok(Some(_)) => continue,
+                        Ok(None) => panic!("no error for record {bad} in parts"),
+                        Err(e) => break e.to_string(),
+                    }
+                };
+                assert_eq!(got, expected, "record {bad}, {at_once} parts at a time");
+                assert!(matches!(in_parts.next_parts(at_once), Ok(None)));
+            }
+        }
+        // 2 * PART_ROWS records in batches of more: the second round ends the input, and the
+        // batch with a round of none.
+        let records: Vec<Vec<u8>> = (0..2 * PART_ROWS).map(|i| record(i, None, false)).collect();
+        let mut reader = reader_of(dir.path(), &records, spec, n);
+        let rounds: Vec<(usize, bool)> = std::iter::from_fn(|| reader.next_parts(1).expect("parts"))
+            .map(|(parts, ends)| (parts.len(), ends))
+            .collect();
+        assert_eq!(rounds, [(1, false), (1, false), (0, true)]);
     }
 }

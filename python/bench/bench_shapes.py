@@ -371,13 +371,17 @@ def inputs_stamp(a):
 
 
 def reused_inputs(d, a):
-    """The inputs ``d`` holds from an earlier run with the same seed, scale and shapes, as
-    ``write_all`` returns them; ``None`` when it holds none."""
+    """The inputs ``d`` holds from an earlier run with the same seed and scale, and the same
+    shapes or all of them, as ``write_all`` returns them; ``None`` when it holds none."""
     try:
         with open(os.path.join(d, "inputs.json")) as f:
-            if json.load(f) != inputs_stamp(a):
-                return None
+            stamp = json.load(f)
     except (OSError, ValueError):
+        return None
+    wanted = inputs_stamp(a)
+    # Inputs written for every shape also serve a run of some of them (the shapes' files are
+    # then those of the full set, which one generator draws in turn).
+    if stamp != wanted and stamp != dict(wanted, shapes=None):
         return None
     shapes = [s for s in _shapes.SHAPES if a.shapes is None or s.name in a.shapes]
     return [(s, os.path.join(d, f"{s.name}.tfrecord"), _shapes.count_at(s, a.scale)) for s in shapes]

@@ -286,11 +286,11 @@ impl BatchReader {
         Ok(n)
     }
 
-    /// Makes room in the arena for a batch of `want` records at the average size of the `n`
-    /// read so far, when it has less. The first batch then grows the arena once, early, rather
-    /// than by doubling: each doubling copied what it held into memory never touched before,
-    /// and on a 65,536-row batch those steps were most of `convert`'s page clearing. Later
-    /// batches find the room already there.
+    /// Makes room in the arena for `want` records (a batch, or a round of parts) at the
+    /// average size of the `n` read so far, when it has less. The first fill then grows the
+    /// arena once, early, rather than by doubling: each doubling copied what it held into
+    /// memory never touched before, and on seq_bytes' 65,536-row batches those steps were more
+    /// than half of `convert`'s page clearing. Later fills find the room already there.
     fn reserve_for_batch(&mut self, n: usize, want: usize) {
         let per_record = self.arena.len() / n.max(1) + 1;
         let batch = per_record.saturating_mul(want);

@@ -286,6 +286,14 @@ impl BatchReader {
         Ok(n)
     }
 
+    /// [`fill`](Self::fill), the reader stopping at a read error.
+    fn fill_or_stop(&mut self, limit: usize) -> Result<usize, BatchError> {
+        self.fill(limit).map_err(|e| {
+            self.failed = true;
+            BatchError::Record(e)
+        })
+    }
+
     /// Makes room in the arena for `want` records (a batch, or a round of parts) at the
     /// average size of the `n` read so far, when it has less. The first fill then grows the
     /// arena once, early, rather than by doubling: each doubling copied what it held into
@@ -309,10 +317,7 @@ impl BatchReader {
         }
         // A batch being handed out in parts is left: this batch starts after its rows so far.
         (self.batch_left, self.batch_done) = (0, 0);
-        let n = self.fill(self.batch_rows).map_err(|e| {
-            self.failed = true;
-            BatchError::Record(e)
-        })?;
+        let n = self.fill_or_stop(self.batch_rows)?;
         if n == 0 {
             return Ok(None);
         }
@@ -347,10 +352,7 @@ impl BatchReader {
         }
         // Whole parts only, but for the batch's last: parts start where they would in the batch.
         let asked = (PART_ROWS * at_once.max(1)).min(self.batch_left);
-        let n = self.fill(asked).map_err(|e| {
-            self.failed = true;
-            BatchError::Record(e)
-        })?;
+        let n = self.fill_or_stop(asked)?;
         if n == 0 {
             self.batch_left = 0;
             return Ok((!starts_batch).then(|| (Vec::new(), true)));

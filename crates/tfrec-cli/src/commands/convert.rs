@@ -1113,6 +1113,22 @@ mod tests {
         std::fs::read(&path).expect("read")
     }
 
+    /// The rows of the row groups of a Parquet file that must hold `table(columns, 0..n)`,
+    /// read back `batch_rows` at a time and checked against the table.
+    fn read_back(bytes: Vec<u8>, columns: usize, batch_rows: usize) -> Vec<i64> {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).expect("reader");
+        let row_groups: Vec<i64> = builder.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        let mut at = 0;
+        for batch in builder.with_batch_size(batch_rows).build().expect("batches") {
+            let batch = batch.expect("batch");
+            let rows = batch.num_rows() as i64;
+            assert_eq!(batch, table(columns, at..at + rows), "{columns} columns, from row {at}");
+            at += rows;
+        }
+        assert_eq!(at, row_groups.iter().sum::<i64>());
+        row_groups
+    }
+
     /// Parts written one after the other (one of no rows among them) make the row group of
     /// the whole batch, with every column's encoders given each part as it comes, with the
     /// parts kept and encoded column by column, and with the columns encoded a slice of
@@ -1131,17 +1147,7 @@ mod tests {
             ];
             let bytes = written(&groups, 1);
             assert_eq!(written(&groups, 3), bytes, "{columns} columns");
-            let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).expect("reader");
-            let row_groups: Vec<i64> = builder.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
-            assert_eq!(row_groups, [13, 7]);
-            let mut at = 0;
-            for batch in builder.with_batch_size(6).build().expect("batches") {
-                let batch = batch.expect("batch");
-                let rows = batch.num_rows() as i64;
-                assert_eq!(batch, table(columns, at..at + rows), "{columns} columns, from row {at}");
-                at += rows;
-            }
-            assert_eq!(at, 20);
+            assert_eq!(read_back(bytes, columns, 6), [13, 7], "{columns} columns");
         }
     }
 
@@ -1170,21 +1176,12 @@ mod tests {
         for threads in [2, 3, PARQUET_GROUPS_AT_ONCE + 1] {
             assert_eq!(written(&groups, threads), bytes, "{threads} threads");
         }
-        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).expect("reader");
-        let row_groups: Vec<i64> = builder.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
         let expected: Vec<i64> = groups
             .iter()
             .map(|parts| parts.iter().map(|p| p.num_rows() as i64).sum())
             .collect();
-        assert_eq!(row_groups, expected);
-        let mut at = 0;
-        for batch in builder.with_batch_size(10).build().expect("batches") {
-            let batch = batch.expect("batch");
-            let rows = batch.num_rows() as i64;
-            assert_eq!(batch, table(columns, at..at + rows), "from row {at}");
-            at += rows;
-        }
-        assert_eq!(at, row);
+        assert_eq!(read_back(bytes, columns, 10), expected);
+        assert_eq!(expected.iter().sum::<i64>(), row);
     }
 
     /// A part larger than the backlog's limit still goes when nothing else waits; one that

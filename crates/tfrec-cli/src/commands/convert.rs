@@ -380,14 +380,7 @@ impl ColumnEncoding {
                 let encoded = received
                     .into_iter()
                     .try_for_each(|queued| columns.encode(&mut encoders, &queued.part))
-                    .and_then(|()| {
-                        let all: Vec<ArrowColumnWriter> = encoders.into_iter().flatten().collect();
-                        columns.pool.install(|| {
-                            all.into_par_iter()
-                                .map(ArrowColumnWriter::close)
-                                .collect::<parquet::errors::Result<Vec<_>>>()
-                        })
-                    });
+                    .and_then(|()| columns.close(encoders.into_iter().flatten().collect()));
                 let _ = done.send(encoded);
             })
             .map_err(|e| format!("cannot start a Parquet encoding thread: {e}"))?;
@@ -425,6 +418,12 @@ impl ColumnEncoding {
         Ok(())
     }
 
+    /// `writers` finished in parallel on the pool; their chunks, in order.
+    fn close(&self, writers: Vec<ArrowColumnWriter>) -> parquet::errors::Result<Vec<ArrowColumnChunk>> {
+        self.pool
+            .install(|| writers.into_par_iter().map(ArrowColumnWriter::close).collect())
+    }
+
     /// `encoders` finished, their chunks spliced into `row_group` in order, as many columns at
     /// a time as the pool has threads (closed in parallel): a chunk holds its column's encoded
     /// bytes, so the row group's chunks are not all held at once.
@@ -437,13 +436,7 @@ impl ColumnEncoding {
         let at_once = self.pool.current_num_threads().max(1);
         while encoders.peek().is_some() {
             let window: Vec<ArrowColumnWriter> = encoders.by_ref().take(at_once).collect();
-            let chunks: Vec<ArrowColumnChunk> = self.pool.install(|| {
-                window
-                    .into_par_iter()
-                    .map(ArrowColumnWriter::close)
-                    .collect::<parquet::errors::Result<_>>()
-            })?;
-            for chunk in chunks {
+            for chunk in self.close(window)? {
                 chunk.append_to_row_group(row_group)?;
             }
         }

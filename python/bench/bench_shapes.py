@@ -12,6 +12,9 @@ TensorFlow per kind, beside every shape's own:
              whole process
   gzip read  TensorFlow: TFRecordDataset(path.gz, "GZIP").batch(1024), iterated;
              tfrec: `tfrec count FILE.gz` (a whole process; it checks every CRC)
+  pipeline   the parse rows' TensorFlow times against the Python package's pipeline,
+             ``Dataset(path).batch(1024).parse(spec).threads(1)`` iterated in a child process
+             (its import excluded), NumPy arrays out: the parse as a Python user gets it
 
 Then tfrec against itself, on every wide and sequence shape:
 
@@ -89,9 +92,10 @@ def run_cli(tfrec_bin, *args, cores=None):
 
 
 def configurations(tf, options, tfrec_bin, inputs):
-    """The pairs timed: ``[(row, tensorflow_fn, tfrec_fn)]``, a row being a dict of the
-    shape's facts (kind, shape, what, records, bytes); one parse pair per shape, then a GZIP
-    pair per shape that has a GZIP copy."""
+    """The pairs timed: ``[(row, tensorflow_fn, tfrec_fn, pipeline_run)]``, a row being a dict
+    of the shape's facts (kind, shape, what, records, bytes); one parse pair per shape, whose
+    ``pipeline_run`` times the Python pipeline on the same file, then a GZIP pair per shape
+    that has a GZIP copy (``pipeline_run`` None)."""
 
     def cli(*args):
         run_cli(tfrec_bin, *args)
@@ -107,6 +111,7 @@ def configurations(tf, options, tfrec_bin, inputs):
             lambda path=path, parse=parse: drain(tf.data.TFRecordDataset(path).batch(BATCH).map(parse).with_options(options)),
             lambda path=path, spec=spec: cli("parse", "--spec", spec, "--format", "none", "--threads", "1",
                                              "--batch", str(BATCH), path),
+            lambda path=path, spec=spec: run_dataset([path], spec, 1),
         ))
         if shape.gzip:
             gz = path + ".gz"
@@ -114,6 +119,7 @@ def configurations(tf, options, tfrec_bin, inputs):
                 dict(row, kind="gzip", what="gzip read", gz_bytes=os.path.getsize(gz)),
                 lambda gz=gz: drain(tf.data.TFRecordDataset(gz, compression_type="GZIP").batch(BATCH).with_options(options)),
                 lambda gz=gz: cli("count", gz),
+                None,
             ))
     return parse_pairs + gzip_pairs
 
@@ -133,27 +139,36 @@ def timed(fn):
 
 
 def measure(pairs, rounds, log):
-    """Each pair's TensorFlow and tfrec times, ``rounds`` of them after one warm-up run of
-    everything; a round runs every configuration once, in turn, so that drift on a shared
-    machine falls on both sides alike. Returns the rows, each with every round's wall and CPU
-    seconds, and the ratios of the medians."""
-    for _, tf_fn, tfrec_fn in pairs:
+    """Each pair's TensorFlow and tfrec times (and the Python pipeline's, where a pair has it),
+    ``rounds`` of them after one warm-up run of everything; a round runs every configuration
+    once, in turn, so that drift on a shared machine falls on all sides alike. Returns the
+    rows, each with every round's wall and CPU seconds, and the ratios of the medians."""
+    for _, tf_fn, tfrec_fn, pipeline_run in pairs:
         tf_fn()
         tfrec_fn()
-    times = [([], []) for _ in pairs]
+        if pipeline_run:
+            pipeline_run()
+    times = [([], [], []) for _ in pairs]
     for r in range(rounds):
         log(f"round {r + 1} of {rounds}")
-        for (_, tf_fn, tfrec_fn), (tf_times, tfrec_times) in zip(pairs, times):
+        for (_, tf_fn, tfrec_fn, pipeline_run), (tf_times, tfrec_times, pipeline_times) in zip(pairs, times):
             tf_times.append(timed(tf_fn))
             tfrec_times.append(timed(tfrec_fn))
+            if pipeline_run:
+                pipeline_times.append(pipeline_run())
     rows = []
-    for (row, _, _), (tf_times, tfrec_times) in zip(pairs, times):
+    for (row, _, _, _), (tf_times, tfrec_times, pipeline_times) in zip(pairs, times):
         (tf_s, tf_cpu), (tfrec_s, tfrec_cpu) = (
             [statistics.median(column) for column in zip(*t)] for t in (tf_times, tfrec_times))
         rows.append(dict(row, tf_seconds=[w for w, _ in tf_times], tfrec_seconds=[w for w, _ in tfrec_times],
                          tf_cpu_seconds=[c for _, c in tf_times], tfrec_cpu_seconds=[c for _, c in tfrec_times],
                          tf_records_per_s=row["records"] / tf_s, tfrec_records_per_s=row["records"] / tfrec_s,
                          ratio=tf_s / tfrec_s, cpu_ratio=tf_cpu / max(tfrec_cpu, 1e-6)))
+        if pipeline_times:
+            pipeline_s = statistics.median(w for w, _ in pipeline_times)
+            rows[-1].update(pipeline_seconds=[w for w, _ in pipeline_times],
+                            pipeline_cpu_seconds=[c for _, c in pipeline_times],
+                            pipeline_records_per_s=row["records"] / pipeline_s, pipeline_ratio=tf_s / pipeline_s)
     return rows
 
 
@@ -175,6 +190,17 @@ for _ in ds.threads(threads):
     pass
 print(json.dumps([time.perf_counter() - t, cpu() - c]))
 """
+
+
+def run_dataset(paths, spec, threads, cores=None):
+    """``(wall seconds, CPU seconds)`` of one pass of the Python pipeline over ``paths``, as
+    the child measures it (its import excluded); ``cores``: the set the child may run on
+    (default: this process's)."""
+    preexec = None if cores is None else (lambda: os.sched_setaffinity(0, cores))
+    out = subprocess.run([sys.executable, "-c", DATASET_CHILD, json.dumps(paths), spec, str(threads)],
+                         check=True, capture_output=True, text=True, preexec_fn=preexec)
+    wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
+    return wall, cpu
 
 
 def split_into(path, parts):
@@ -201,14 +227,7 @@ def worker_configurations(tfrec_bin, inputs, cores, scratch, repeat):
         return lambda threads: timed(lambda: run_cli(tfrec_bin, *args, "--threads", str(threads), cores=cores))
 
     def dataset(paths, spec):
-        def run(threads):
-            out = subprocess.run([sys.executable, "-c", DATASET_CHILD, json.dumps(paths), spec, str(threads)],
-                                 check=True,
-                                 capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, cores))
-            wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
-            return wall, cpu
-
-        return run
+        return lambda threads: run_dataset(paths, spec, threads, cores)
 
     out_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else scratch
     pairs, outputs = [], []
@@ -334,14 +353,17 @@ def arrow_table(rows):
     return "\n".join(lines)
 
 
-def minima(rows):
-    """Per kind (``narrow``, ``wide``, ``sequence``, ``gzip``): the smallest ratio and the
-    shape it was on."""
+def minima(rows, of="ratio"):
+    """Per kind (``narrow``, ``wide``, ``sequence``, ``gzip``): the smallest ratio ``of`` (the
+    CLI's ``ratio``, the Python pipeline's ``pipeline_ratio``) and the shape it was on; kinds
+    with no row that has it are left out."""
     out = {}
     for row in rows:
+        if of not in row:
+            continue
         best = out.get(row["kind"])
-        if best is None or row["ratio"] < best["ratio"]:
-            out[row["kind"]] = {"ratio": row["ratio"], "shape": row["shape"]}
+        if best is None or row[of] < best["ratio"]:
+            out[row["kind"]] = {"ratio": row[of], "shape": row["shape"]}
     return out
 
 
@@ -349,19 +371,28 @@ def rate(x):
     return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x / 1e3:.0f} k"
 
 
-def table(rows, lows):
-    """The Markdown report: every shape's row, grouped by kind, then the minimum per kind."""
-    lines = ["| kind | shape | records | MB | TensorFlow rec/s | tfrec rec/s | × TF | × TF, CPU time |",
-             "|---|---|--:|--:|--:|--:|--:|--:|"]
+def table(rows, lows, pipeline_lows):
+    """The Markdown report: every shape's row, grouped by kind, then the minimum per kind, of
+    the CLI and of the Python pipeline."""
+    lines = ["| kind | shape | records | MB | TensorFlow rec/s | tfrec rec/s | × TF | × TF, CPU time "
+             "| Python Dataset rec/s | Python Dataset × TF |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for kind in _shapes.KINDS + ["gzip"]:
         for row in (r for r in rows if r["kind"] == kind):
             mb = row.get("gz_bytes", row["bytes"]) / 1e6
+            pipeline = (f"{rate(row['pipeline_records_per_s'])} | {row['pipeline_ratio']:.2f}×"
+                        if "pipeline_ratio" in row else "— | —")
             lines.append(f"| {kind} | {row['shape']} ({row['about']}) | {row['records']:,} | {mb:.1f} | "
                          f"{rate(row['tf_records_per_s'])} | {rate(row['tfrec_records_per_s'])} | {row['ratio']:.2f}× | "
-                         f"{row['cpu_ratio']:.2f}× |")
-    lines += ["", "| kind | minimum × TF | on shape |", "|---|--:|---|"]
-    lines += [f"| {kind} | **{lows[kind]['ratio']:.2f}×** | {lows[kind]['shape']} |"
-              for kind in _shapes.KINDS + ["gzip"] if kind in lows]
+                         f"{row['cpu_ratio']:.2f}× | {pipeline} |")
+    lines += ["", "| kind | minimum × TF | on shape | Python Dataset: minimum × TF | on shape |",
+              "|---|--:|---|--:|---|"]
+    for kind in _shapes.KINDS + ["gzip"]:
+        if kind not in lows:
+            continue
+        low = pipeline_lows.get(kind)
+        pipeline = f"**{low['ratio']:.2f}×** | {low['shape']}" if low else "— | —"
+        lines.append(f"| {kind} | **{lows[kind]['ratio']:.2f}×** | {lows[kind]['shape']} | {pipeline} |")
     return "\n".join(lines)
 
 
@@ -443,15 +474,17 @@ def main():
     finally:
         if not a.dir:
             shutil.rmtree(d, ignore_errors=True)
-    lows = minima(rows)
+    lows, pipeline_lows = minima(rows), minima(rows, "pipeline_ratio")
     if rows:
         print(f"## tfrec against TensorFlow {tf_version}, per core\n")
         print(f"seed {a.seed}, scale {a.scale}, median of {a.rounds} round(s), cores {cores}, "
               f"batch {BATCH}, tfrec: {a.tfrec}\n")
-        print(table(rows, lows))
+        print(table(rows, lows, pipeline_lows))
         print("\nparse: TFRecordDataset.batch(1024).map(parse) against `tfrec parse --format none --threads 1`;"
               " gzip: TFRecordDataset(GZIP).batch(1024) against `tfrec count` (MB: the .gz file's)."
-              " × TF: wall time, the figure the minimum is of; CPU time (user + system) beside it.")
+              " × TF: wall time, the figure the minimum is of; CPU time (user + system) beside it."
+              " Python Dataset: the parse rows' TensorFlow time against"
+              " `Dataset(path).batch(1024).parse(spec).threads(1)` iterated (NumPy out), wall time.")
     if arrow_rows:
         print("\n## Arrow conversion against the parse it wraps, one core\n")
         print(arrow_table(arrow_rows))
@@ -464,6 +497,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"seed": a.seed, "scale": a.scale, "rounds": a.rounds, "cores": cores, "batch": BATCH,
                        "tensorflow": tf_version, "tfrec": a.tfrec, "rows": rows, "minimum": lows,
+                       "pipeline_minimum": pipeline_lows,
                        "arrow": arrow_rows, "workers": worker_rows}, f, indent=1)
 
 

@@ -31,6 +31,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Whether this is a build with debug assertions (the dev profile the tests use): a
+    // benchmark says so beside a figure timed on it, which is not a speed figure.
+    m.add("DEBUG_BUILD", cfg!(debug_assertions))?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_class::<records::RecordWriter>()?;
     m.add_class::<records::RecordIterator>()?;

@@ -11,6 +11,7 @@ from typing_extensions import Self, TypeAlias
 
 __all__ = [
     "__version__",
+    "DEBUG_BUILD",
     "cli_main",
     "RecordWriter",
     "RecordIterator",
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 __version__: str
+# True for a build with debug assertions (the dev profile the tests use): not one to time.
+DEBUG_BUILD: bool
 
 # A feature in the plain form the message functions use: ``(name, kind, values)``, ``kind``
 # being "bytes_list", "float_list", "int64_list" or ``None`` (no kind set).

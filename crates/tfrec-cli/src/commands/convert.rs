@@ -101,8 +101,9 @@ pub struct Args {
     save_spec: Option<PathBuf>,
     /// Threads, 1 to 256 (default: one per core). With two or more, the next batches are read
     /// and parsed while one is written, and a Parquet output's columns are encoded in
-    /// parallel (for a table of up to 16 columns, so are up to 4 row groups, each holding its
-    /// encoded pages until it is written); the output is the same whatever the number.
+    /// parallel (for a table of up to 16 columns, so are up to 4 row groups of less than 64 MB,
+    /// each holding its encoded pages until it is written); the output is the same whatever
+    /// the number.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: Option<u64>,
     /// Rows per record batch (and per Parquet row group write).
@@ -128,6 +129,13 @@ const PARQUET_DICTIONARY_MAX_COLUMNS: usize = 4096;
 /// see [`ParquetColumns`]). Each holds its encoded pages until it is written.
 const PARQUET_GROUPS_AT_ONCE: usize = 4;
 
+/// A row group starts beside those still encoding only while they hold fewer bytes than
+/// this (their encoders' memory, as each last told after a part). A row group as large
+/// grows as large again: two 150 MB row groups of seq_long_rows at once took its peak from
+/// about 440 to 640 MB, and its time nowhere; row groups of 20-30 MB (seq_bytes,
+/// seq_many_steps) gain from it.
+const PARQUET_GROUPS_BYTES: usize = 64 << 20;
+
 /// The most bytes of parts waiting for the encoders of row groups on their threads (see
 /// [`Backlog`]); a part larger than this still goes when nothing else waits.
 const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
@@ -151,11 +159,12 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 /// With a pool of two threads or more, columns are encoded in parallel (a column's encoder
 /// is its own; only the splicing is in order), and within a column the next slice's levels
 /// are computed while the encoders take this one. A streamed schema's row groups are then
-/// also encoded several at once (up to [`PARQUET_GROUPS_AT_ONCE`], and no more than the
-/// threads), each by its own encoders on a thread that takes its parts as they come: a
-/// table of one large column (a sequence feature) has one encoder a row group, and encoding
-/// row groups one after the other left the other threads idle (two threads converted
-/// seq_bytes only 1.16x as fast as one). The chunks are spliced in row group order.
+/// also encoded several at once (up to [`PARQUET_GROUPS_AT_ONCE`], no more than the threads,
+/// and while those encoding hold less than [`PARQUET_GROUPS_BYTES`]), each by its own
+/// encoders on a thread that takes its parts as they come: a table of one large column (a
+/// sequence feature) has one encoder a row group, and encoding row groups one after the
+/// other left the other threads idle (two threads converted seq_bytes only 1.16x as fast as
+/// one). The chunks are spliced in row group order.
 struct ParquetColumns {
     file: SerializedFileWriter<File>,
     columns: Arc<ColumnEncoding>,
@@ -163,9 +172,11 @@ struct ParquetColumns {
     /// The row group being written, if one is.
     open: Option<OpenGroup>,
     /// Row groups ended but still encoding on their threads, oldest first.
-    ending: std::collections::VecDeque<GroupChunks>,
+    ending: std::collections::VecDeque<GroupAway>,
     /// Row groups encoded at once: the open one and those ending.
     groups_at_once: usize,
+    /// Those ending must hold fewer bytes than this for another to start beside them.
+    groups_bytes: usize,
     /// The parts sent to the row groups' threads and not yet encoded.
     backlog: Arc<Backlog>,
 }
@@ -185,11 +196,15 @@ enum OpenGroup {
     Parts(Vec<RecordBatch>),
     /// Encoded on a thread of its own (see [`ColumnEncoding::encode_away`]), which is sent the
     /// parts; dropping the sender ends the group.
-    Away(std::sync::mpsc::Sender<QueuedPart>, GroupChunks),
+    Away(std::sync::mpsc::Sender<QueuedPart>, GroupAway),
 }
 
-/// A row group's column chunks in schema order, when its thread has encoded them all.
-type GroupChunks = std::sync::mpsc::Receiver<parquet::errors::Result<Vec<ArrowColumnChunk>>>;
+/// A row group encoding on its thread: its column chunks in schema order, once the thread has
+/// encoded them all, and the bytes its encoders held after the last part they took.
+struct GroupAway {
+    chunks: std::sync::mpsc::Receiver<parquet::errors::Result<Vec<ArrowColumnChunk>>>,
+    held: Arc<std::sync::atomic::AtomicUsize>,
+}
 
 /// The bytes of the parts sent to row groups' threads and not yet encoded. The parse runs
 /// ahead of the encoders, so without a bound each row group encoding would have up to its
@@ -368,23 +383,30 @@ impl ColumnEncoding {
     fn encode_away(
         self: &Arc<Self>,
         encoders: Vec<Vec<ArrowColumnWriter>>,
-    ) -> Result<(std::sync::mpsc::Sender<QueuedPart>, GroupChunks), CliError> {
+    ) -> Result<(std::sync::mpsc::Sender<QueuedPart>, GroupAway), CliError> {
         let (parts, received) = std::sync::mpsc::channel::<QueuedPart>();
         // Room for the result, so that the thread ends even if no one waits for it any more.
         let (done, chunks) = std::sync::mpsc::sync_channel(1);
+        let held = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let columns = Arc::clone(self);
+        let told = Arc::clone(&held);
         std::thread::Builder::new()
             .name("tfrec-parquet-group".into())
             .spawn(move || {
                 let mut encoders = encoders;
                 let encoded = received
                     .into_iter()
-                    .try_for_each(|queued| columns.encode(&mut encoders, &queued.part))
+                    .try_for_each(|queued| {
+                        columns.encode(&mut encoders, &queued.part)?;
+                        let bytes = encoders.iter().flatten().map(ArrowColumnWriter::memory_size).sum();
+                        told.store(bytes, std::sync::atomic::Ordering::Relaxed);
+                        Ok(())
+                    })
                     .and_then(|()| columns.close(encoders.into_iter().flatten().collect()));
                 let _ = done.send(encoded);
             })
             .map_err(|e| format!("cannot start a Parquet encoding thread: {e}"))?;
-        Ok((parts, chunks))
+        Ok((parts, GroupAway { chunks, held }))
     }
 
     /// The columns `first..` of `parts` given to `encoders` (one entry per column) and each
@@ -460,8 +482,20 @@ impl ParquetColumns {
             open: None,
             ending: std::collections::VecDeque::new(),
             groups_at_once,
+            groups_bytes: PARQUET_GROUPS_BYTES,
             backlog: Arc::new(Backlog::new(PARQUET_BACKLOG_BYTES)),
         })
+    }
+
+    /// Whether another row group may start beside those ending: fewer than the threads allow,
+    /// holding fewer bytes than `groups_bytes`.
+    fn room_beside_ending(&self) -> bool {
+        let held: usize = self
+            .ending
+            .iter()
+            .map(|group| group.held.load(std::sync::atomic::Ordering::Relaxed))
+            .sum();
+        self.ending.len() < self.groups_at_once && (self.ending.is_empty() || held < self.groups_bytes)
     }
 
     /// The next rows of the row group being written (which this starts if none is).
@@ -471,12 +505,12 @@ impl ParquetColumns {
             Some(open) => open,
             None if columns <= PARQUET_STREAMED_COLUMNS && self.groups_at_once > 1 => {
                 // Room for this group among those encoding: the oldest is waited for.
-                while self.ending.len() >= self.groups_at_once {
+                while !self.room_beside_ending() {
                     self.append_oldest()?;
                 }
                 let encoders = self.columns.encoders(0..columns, self.row_groups)?;
-                let (parts, chunks) = self.columns.encode_away(encoders)?;
-                OpenGroup::Away(parts, chunks)
+                let (parts, away) = self.columns.encode_away(encoders)?;
+                OpenGroup::Away(parts, away)
             }
             None if columns <= PARQUET_STREAMED_COLUMNS => {
                 OpenGroup::Encoding(self.columns.encoders(0..columns, self.row_groups)?)
@@ -501,9 +535,9 @@ impl ParquetColumns {
             return Ok(());
         };
         match open {
-            OpenGroup::Away(parts, chunks) => {
+            OpenGroup::Away(parts, away) => {
                 drop(parts);
-                self.ending.push_back(chunks);
+                self.ending.push_back(away);
                 self.row_groups += 1;
                 return self.append_finished();
             }
@@ -530,7 +564,7 @@ impl ParquetColumns {
     /// The row groups at the front of those ending that have finished encoding, appended.
     fn append_finished(&mut self) -> Result<(), CliError> {
         while let Some(oldest) = self.ending.front() {
-            match oldest.try_recv() {
+            match oldest.chunks.try_recv() {
                 Ok(encoded) => {
                     self.ending.pop_front();
                     self.append(encoded)?;
@@ -547,7 +581,7 @@ impl ParquetColumns {
         let Some(oldest) = self.ending.pop_front() else {
             return Ok(());
         };
-        let encoded = oldest.recv().map_err(|_| GROUP_THREAD_LOST)?;
+        let encoded = oldest.chunks.recv().map_err(|_| GROUP_THREAD_LOST)?;
         self.append(encoded)
     }
 
@@ -1082,6 +1116,12 @@ mod tests {
 
     /// The file `ParquetColumns` writes of `groups` (each a row group's parts), on `threads`.
     fn written(groups: &[Vec<RecordBatch>], threads: usize) -> Vec<u8> {
+        written_holding(groups, threads, PARQUET_GROUPS_BYTES)
+    }
+
+    /// [`written`], a row group starting beside those encoding only while they hold fewer
+    /// than `groups_bytes`; with none, it checks that each started alone.
+    fn written_holding(groups: &[Vec<RecordBatch>], threads: usize, groups_bytes: usize) -> Vec<u8> {
         let dir = tempfile::tempdir().expect("temp");
         let path = dir.path().join("t.parquet");
         let pool = Arc::new(
@@ -1096,9 +1136,13 @@ mod tests {
             .build();
         let mut file =
             ParquetColumns::try_new(File::create(&path).expect("create"), schema, props, pool).expect("writer");
+        file.groups_bytes = groups_bytes;
         for parts in groups {
             for part in parts {
                 file.write_part(part).expect("part");
+                if groups_bytes == 0 {
+                    assert!(file.ending.is_empty(), "a row group started beside another");
+                }
             }
             file.end_row_group().expect("end");
         }
@@ -1169,6 +1213,8 @@ mod tests {
         for threads in [2, 3, PARQUET_GROUPS_AT_ONCE + 1] {
             assert_eq!(written(&groups, threads), bytes, "{threads} threads");
         }
+        // Row groups too large to encode beside one another: each waits for those before.
+        assert_eq!(written_holding(&groups, 3, 0), bytes);
         let expected: Vec<i64> = groups
             .iter()
             .map(|parts| parts.iter().map(|p| p.num_rows() as i64).sum())

@@ -211,8 +211,6 @@ def run_dataset(paths, spec, threads, cores=None):
 
 def split_into(path, parts):
     """The records of ``path`` dealt round-robin into ``parts`` files beside it; their paths."""
-    import tfrec
-
     stem = path[: -len(".tfrecord")]
     paths = [f"{stem}.part{i}of{parts}.tfrecord" for i in range(parts)]
     writers = [tfrec.TFRecordWriter(p) for p in paths]

@@ -211,7 +211,7 @@ struct GroupAway {
 /// whole batch of parts waiting in memory (131 MB for seq_issue's 65,536-row batches); with
 /// it, at most [`PARQUET_BACKLOG_BYTES`] wait, and the writer, and the parse behind it, wait
 /// for the encoders. (On seq_issue read 4 times with two threads, the bound took the peak
-/// from 490 to 462 MB; the rest of the growth is each row group's encoded pages.)
+/// from 490 to 462 MB, when its row groups were still encoded side by side.)
 struct Backlog {
     bytes: std::sync::Mutex<usize>,
     drained: std::sync::Condvar,

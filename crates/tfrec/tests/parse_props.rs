@@ -868,3 +868,115 @@ proptest! {
         prop_assert_eq!(outcome(fast.parse_batch(&records)), outcome(careful.parse_batch(&records)));
     }
 }
+
+/// How a record of [`long_batch_record`] is written.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    Canonical,
+    /// `c` written one field per value: valid protobuf that only the careful path reads.
+    Unpacked,
+    /// Every map entry value first (see [`value_first`]): only the careful path reads it.
+    ValueFirst,
+    /// `a` holds floats: an error.
+    WrongKind,
+}
+
+/// An Example of `a` (one int64, or missing), `b` (0-3 floats) and `c` (0-3 int64s), written
+/// in the canonical encoding, or in one only the careful path reads, or with an error.
+fn long_batch_record() -> impl Strategy<Value = Vec<u8>> {
+    let form = prop_oneof![
+        90 => Just(Form::Canonical),
+        5 => Just(Form::Unpacked),
+        4 => Just(Form::ValueFirst),
+        1 => Just(Form::WrongKind),
+    ];
+    (
+        prop::option::of(-99i64..99),
+        prop::collection::vec(-9i64..9, 0..4),
+        prop::collection::vec(-99i64..99, 0..4),
+        form,
+    )
+        .prop_map(|(a, b, c, form)| {
+            let int64s = |values: &[i64], packed: bool| {
+                let mut list = Vec::new();
+                if packed {
+                    let mut block = Vec::new();
+                    values.iter().for_each(|&v| put_varint(&mut block, v as u64));
+                    put_field(&mut list, 0x0a, &block);
+                } else {
+                    for &v in values {
+                        list.push(0x08);
+                        put_varint(&mut list, v as u64);
+                    }
+                }
+                let mut feature = Vec::new();
+                put_field(&mut feature, 0x1a, &list);
+                feature
+            };
+            let floats = |values: &[i64]| {
+                let block: Vec<u8> = values.iter().flat_map(|&v| (v as f32 * 0.5).to_le_bytes()).collect();
+                let mut list = Vec::new();
+                put_field(&mut list, 0x0a, &block);
+                let mut feature = Vec::new();
+                put_field(&mut feature, 0x12, &list);
+                feature
+            };
+            let mut entries = Vec::new();
+            let mut entry = |key: &[u8], feature: Vec<u8>| {
+                let mut e = Vec::new();
+                put_field(&mut e, 0x0a, key);
+                put_field(&mut e, 0x12, &feature);
+                put_field(&mut entries, 0x0a, &e);
+            };
+            match (a, form) {
+                (Some(a), Form::WrongKind) => entry(b"a", floats(&[a])),
+                (Some(a), _) => entry(b"a", int64s(&[a], true)),
+                (None, _) => {}
+            }
+            entry(b"b", floats(&b));
+            entry(b"c", int64s(&c, !matches!(form, Form::Unpacked)));
+            let mut record = Vec::new();
+            put_field(&mut record, 0x0a, &entries);
+            match form {
+                Form::ValueFirst => value_first(&record),
+                _ => record,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Batches of up to a few hundred Examples, some written in forms only the careful path
+    /// reads, and now and then one with an error, at any place: the fast path takes records a
+    /// chunk at a time and gives a chunk back to the record-by-record path when a record of it
+    /// needs the careful one, and gives the careful path's tensors, error (the lowest failing
+    /// example's) and keys seen.
+    #[test]
+    fn long_batches_read_the_same_with_and_without_the_fast_path(
+        records in prop::collection::vec(long_batch_record(), 0..300),
+        default_a in any::<bool>(),
+    ) {
+        let a = if default_a {
+            json!({"type": "FixedLenFeature", "shape": [], "dtype": "int64", "default_value": 7})
+        } else {
+            json!({"type": "VarLenFeature", "dtype": "int64"})
+        };
+        let specs = specs_from_json_str(&json!({
+            "a": a,
+            "b": {"type": "VarLenFeature", "dtype": "float32"},
+            "c": {"type": "VarLenFeature", "dtype": "int64"},
+        }).to_string()).expect("spec");
+        let fast = ExampleParser::new(&specs).expect("compiles");
+        let careful = ExampleParser::new(&specs).expect("compiles").without_fast_path();
+        prop_assert_eq!(result_json(fast.parse_batch(&records)), result_json(careful.parse_batch(&records)));
+        // The error names the first record that fails alone (the two paths above share the
+        // loop that counts the records).
+        let first_bad = records.iter().position(|r| careful.parse_batch(std::slice::from_ref(r)).is_err());
+        prop_assert_eq!(fast.parse_batch(&records).err().and_then(|e| e.example), first_bad);
+        let seen = |r: Result<(TensorMap, tfrec::parse::KeysSeen), tfrec::parse::ParseError>| {
+            r.map(|(t, seen)| (json_of(&t), ["a", "b", "c"].map(|k| seen.rows(k)))).map_err(|e| e.to_string())
+        };
+        prop_assert_eq!(seen(fast.parse_batch_seeing_keys(&records)), seen(careful.parse_batch_seeing_keys(&records)));
+    }
+}

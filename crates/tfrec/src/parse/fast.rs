@@ -159,79 +159,97 @@ pub(crate) enum Taken {
 /// the call) and more time (the Python pipeline about 7% slower).
 #[inline(never)]
 pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
+    match values {
+        Values::Int64(out) => take_int64s(feature, out),
+        Values::Float32(out) => take_floats(feature, out),
+        Values::String(out) => take_bytes(feature, out),
+    }
+}
+
+/// [`take_feature`] for an int64 column.
+#[inline(always)]
+pub(crate) fn take_int64s(feature: &[u8], out: &mut Vec<i64>) -> Taken {
     if feature.is_empty() {
         return Taken::KindUnset;
     }
-    match values {
-        Values::Int64(out) => {
-            let Some(block) = feature_block(feature, 0x1a) else {
+    let Some(block) = feature_block(feature, 0x1a) else {
+        return Taken::GiveUp;
+    };
+    // Sized from the block's varint terminators when it may not fit: growing by
+    // doubling would leave up to twice a huge list's values allocated.
+    if block.len() > out.capacity() - out.len() {
+        out.reserve(block.iter().filter(|&&b| b < 0x80).count());
+    }
+    let before = out.len();
+    let mut pos = 0;
+    while pos < block.len() {
+        match varint(block, &mut pos) {
+            Some(v) => out.push(v as i64),
+            None => {
+                out.truncate(before);
                 return Taken::GiveUp;
-            };
-            // Sized from the block's varint terminators when it may not fit: growing by
-            // doubling would leave up to twice a huge list's values allocated.
-            if block.len() > out.capacity() - out.len() {
-                out.reserve(block.iter().filter(|&&b| b < 0x80).count());
             }
-            let before = out.len();
-            let mut pos = 0;
-            while pos < block.len() {
-                match varint(block, &mut pos) {
-                    Some(v) => out.push(v as i64),
-                    None => {
-                        out.truncate(before);
-                        return Taken::GiveUp;
-                    }
-                }
-            }
-            Taken::Values(out.len() - before)
         }
-        Values::Float32(out) => {
-            let Some(block) = feature_block(feature, 0x12) else {
+    }
+    Taken::Values(out.len() - before)
+}
+
+/// [`take_feature`] for a float column.
+#[inline(always)]
+pub(crate) fn take_floats(feature: &[u8], out: &mut Vec<f32>) -> Taken {
+    if feature.is_empty() {
+        return Taken::KindUnset;
+    }
+    let Some(block) = feature_block(feature, 0x12) else {
+        return Taken::GiveUp;
+    };
+    let (values, []) = block.as_chunks::<4>() else {
+        return Taken::GiveUp;
+    };
+    // A scalar (most float features) is one push; a list goes by a plain loop into
+    // reserved room: `extend` over the chunks cost about 70 instructions a call,
+    // which a short list (a sequence step's) pays in full.
+    if let [v] = values {
+        out.push(f32::from_le_bytes(*v));
+        return Taken::Values(1);
+    }
+    out.reserve(values.len());
+    for v in values {
+        out.push(f32::from_le_bytes(*v));
+    }
+    Taken::Values(values.len())
+}
+
+/// [`take_feature`] for a string column.
+#[inline(always)]
+pub(crate) fn take_bytes(feature: &[u8], out: &mut BytesArray) -> Taken {
+    if feature.is_empty() {
+        return Taken::KindUnset;
+    }
+    let Some(list) = single_field(feature, 0x0a) else {
+        return Taken::GiveUp;
+    };
+    // A value takes at least two bytes of the list, and its bytes at most all of
+    // them: when that may not fit, count first and grow once (by doubling, a huge
+    // list of short strings would leave twice its offsets allocated).
+    let (spare_values, spare_bytes) = out.spare();
+    if list.len() / 2 > spare_values || list.len() > spare_bytes {
+        let (mut values, mut bytes) = (0, 0);
+        for value in list_rows(list) {
+            let Some(value) = value else {
                 return Taken::GiveUp;
             };
-            let (values, []) = block.as_chunks::<4>() else {
-                return Taken::GiveUp;
-            };
-            // A scalar (most float features) is one push; a list goes by a plain loop into
-            // reserved room: `extend` over the chunks cost about 70 instructions a call,
-            // which a short list (a sequence step's) pays in full.
-            if let [v] = values {
-                out.push(f32::from_le_bytes(*v));
-                return Taken::Values(1);
-            }
-            out.reserve(values.len());
-            for v in values {
-                out.push(f32::from_le_bytes(*v));
-            }
-            Taken::Values(values.len())
+            values += 1;
+            bytes += value.len();
         }
-        Values::String(out) => {
-            let Some(list) = single_field(feature, 0x0a) else {
-                return Taken::GiveUp;
-            };
-            // A value takes at least two bytes of the list, and its bytes at most all of
-            // them: when that may not fit, count first and grow once (by doubling, a huge
-            // list of short strings would leave twice its offsets allocated).
-            let (spare_values, spare_bytes) = out.spare();
-            if list.len() / 2 > spare_values || list.len() > spare_bytes {
-                let (mut values, mut bytes) = (0, 0);
-                for value in list_rows(list) {
-                    let Some(value) = value else {
-                        return Taken::GiveUp;
-                    };
-                    values += 1;
-                    bytes += value.len();
-                }
-                out.reserve(values, bytes);
-            }
-            let before = out.len();
-            match take_strings(list, 0, list.len(), out) {
-                Some(n) => Taken::Values(n),
-                None => {
-                    out.truncate(before);
-                    Taken::GiveUp
-                }
-            }
+        out.reserve(values, bytes);
+    }
+    let before = out.len();
+    match take_strings(list, 0, list.len(), out) {
+        Some(n) => Taken::Values(n),
+        None => {
+            out.truncate(before);
+            Taken::GiveUp
         }
     }
 }

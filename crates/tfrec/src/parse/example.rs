@@ -572,7 +572,7 @@ impl ExampleParser {
         };
         let mut found: Vec<Option<&[u8]>> = vec![None; self.slots.len()];
         let mut marks: Vec<(usize, usize)> = vec![(0, 0); self.slots.len()];
-        let mut predicted = fast::KeyOrder::new();
+        let mut predicted = fast::KeyOrder::new(self.slots.len());
         // The records of a chunk, so that its table of features stays small for a wide spec.
         let chunk_len = (CHUNK_FEATURES / self.slots.len().max(1)).clamp(1, CHUNK);
         let mut chunk_found: Vec<Option<&[u8]>> = Vec::new();
@@ -637,16 +637,14 @@ impl ExampleParser {
         record: &'r [u8],
         columns: &mut [Column],
         found: &mut [Option<&'r [u8]>],
-        predicted: &mut fast::KeyOrder<'r, Option<usize>>,
+        predicted: &mut fast::KeyOrder<'r>,
     ) -> bool {
         found.iter_mut().for_each(|f| *f = None);
-        let mut entry = 0;
+        predicted.start_record();
         let walked = fast::walk_entries(record, 0x0a, |key, value| {
-            let slot = predicted.get(entry, key, |key| self.lookup.get(key).copied());
-            if let Some(slot) = slot {
+            if let Some(slot) = predicted.get(key, |key| self.lookup.get(key).copied()) {
                 found[slot] = Some(value);
             }
-            entry += 1;
         });
         if !walked {
             return false;
@@ -671,19 +669,17 @@ impl ExampleParser {
         chunk_len: usize,
         columns: &mut [Column],
         found: &mut Vec<Option<&'r [u8]>>,
-        predicted: &mut fast::KeyOrder<'r, Option<usize>>,
+        predicted: &mut fast::KeyOrder<'r>,
         marks: &mut [(usize, usize)],
     ) -> bool {
         found.clear();
         found.resize(self.slots.len() * chunk_len, None);
         for (r, record) in chunk.iter().enumerate() {
-            let mut entry = 0;
+            predicted.start_record();
             let walked = fast::walk_entries(record.as_ref(), 0x0a, |key, value| {
-                let slot = predicted.get(entry, key, |key| self.lookup.get(key).copied());
-                if let Some(slot) = slot {
+                if let Some(slot) = predicted.get(key, |key| self.lookup.get(key).copied()) {
                     found[slot * chunk_len + r] = Some(value);
                 }
-                entry += 1;
             });
             if !walked {
                 return false;

@@ -1,8 +1,10 @@
 //! `tf.io.parse_example` / `parse_single_example`: serialized Examples into tensors.
 //!
 //! The hot path, measured by `cargo bench -p tfrec-cli --bench parse`: the specs are compiled once
-//! into a hash table of the requested keys; each record is walked with the zero-copy view, so
-//! features nobody asked for are skipped without decoding; requested values are appended
+//! into a hash table of the requested keys; records are taken a chunk at a time, each record's
+//! entries walked to find its features (through the writer's key order, learned as it goes, and
+//! the hash table when that misses), so features nobody asked for are skipped without decoding;
+//! then each requested key's column takes its values from every record of the chunk, appended
 //! straight into one growing column per key (packed floats copied in one pass); tensors are
 //! assembled from the columns at the end. Large batches are split into minibatches parsed in
 //! parallel (rayon) whose columns are joined in order, so the result is identical to the

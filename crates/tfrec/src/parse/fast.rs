@@ -65,6 +65,28 @@ impl<'r> KeyOrder<'r> {
         }
     }
 
+    /// An order that starts as `slots` (the requested keys, each once, as an earlier batch
+    /// left them; see [`KeyOrder::remember_slots`]), `key` giving each slot's key.
+    pub(crate) fn starting_with(slots: usize, order: &[usize], key: impl Fn(usize) -> &'r [u8]) -> Self {
+        let mut start = KeyOrder::new(slots);
+        for &slot in order {
+            if start.place.get(slot) == Some(&usize::MAX) {
+                start.place[slot] = start.order.len();
+                start.order.push((key(slot), Some(slot), slot));
+            }
+        }
+        start
+    }
+
+    /// The requested keys' slots in the order learned, for the next batch to start from
+    /// (left as they are when the order was turned off: those records are in no order).
+    pub(crate) fn remember_slots(&self, slots: &mut Vec<usize>) {
+        if !self.off {
+            slots.clear();
+            slots.extend(self.order.iter().filter_map(|&(_, slot, _)| slot));
+        }
+    }
+
     /// Each record starts at the beginning of the order.
     #[inline(always)]
     pub(crate) fn start_record(&mut self) {
@@ -867,6 +889,19 @@ mod tests {
                 "ordered" => assert!(hashed * 50 < looked, "{shape}: {hashed} of {looked} hashed"),
                 "shuffled" => assert!(order.off, "{shape}: the order stayed on"),
                 _ => {}
+            }
+            // The next batch starts from the requested keys' order: an ordered record with
+            // every requested key then needs no hash lookup for them.
+            let mut slots = Vec::new();
+            order.remember_slots(&mut slots);
+            if shape == "ordered" {
+                let mut next = KeyOrder::starting_with(keys.len(), &slots, |s| keys[s].as_slice());
+                next.start_record();
+                for key in keys.iter().filter(|k| slot_of(k).is_some()) {
+                    assert_eq!(next.get(key, |_| panic!("{key:?} looked up by hash")), slot_of(key));
+                }
+            } else if shape == "shuffled" {
+                assert!(slots.is_empty(), "an order turned off is not passed on");
             }
         }
     }

@@ -305,14 +305,22 @@ pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
     }
 }
 
+/// The packed block of a numeric Feature (see [`feature_block`]), or what the fast path makes
+/// of a Feature without one: no kind set (an empty Feature), or anything else.
+#[inline(always)]
+fn numeric_block(feature: &[u8], list_tag: u8) -> Result<&[u8], Taken> {
+    if feature.is_empty() {
+        return Err(Taken::KindUnset);
+    }
+    feature_block(feature, list_tag).ok_or(Taken::GiveUp)
+}
+
 /// [`take_feature`] for an int64 column.
 #[inline(always)]
 pub(crate) fn take_int64s(feature: &[u8], out: &mut Vec<i64>) -> Taken {
-    if feature.is_empty() {
-        return Taken::KindUnset;
-    }
-    let Some(block) = feature_block(feature, 0x1a) else {
-        return Taken::GiveUp;
+    let block = match numeric_block(feature, 0x1a) {
+        Ok(block) => block,
+        Err(taken) => return taken,
     };
     // Sized from the block's varint terminators when it may not fit: growing by
     // doubling would leave up to twice a huge list's values allocated.
@@ -336,11 +344,9 @@ pub(crate) fn take_int64s(feature: &[u8], out: &mut Vec<i64>) -> Taken {
 /// [`take_feature`] for a float column.
 #[inline(always)]
 pub(crate) fn take_floats(feature: &[u8], out: &mut Vec<f32>) -> Taken {
-    if feature.is_empty() {
-        return Taken::KindUnset;
-    }
-    let Some(block) = feature_block(feature, 0x12) else {
-        return Taken::GiveUp;
+    let block = match numeric_block(feature, 0x12) {
+        Ok(block) => block,
+        Err(taken) => return taken,
     };
     let (values, []) = block.as_chunks::<4>() else {
         return Taken::GiveUp;

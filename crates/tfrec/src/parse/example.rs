@@ -1072,7 +1072,9 @@ fn take_features<V: FastValues>(role: &Role, out: &mut V, counts: &mut Vec<usize
 }
 
 /// One record's feature (`None`: the record lacks the key) into its slot's column, on the
-/// fast path; `false` when the record needs the careful path.
+/// fast path; `false` when the record needs the careful path. The rules of [`take_features`]
+/// for one record, kept apart: through [`take_column`], a record at a time took 1.4-4.5% more
+/// instructions in batches of one and four.
 #[inline(always)]
 fn take_value(spec: &Slot, column: &mut Column, value: Option<&[u8]>) -> bool {
     let taken = match value {

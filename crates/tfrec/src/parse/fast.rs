@@ -122,10 +122,12 @@ impl<'r> KeyOrder<'r> {
             }
         }
         let slot = lookup(key);
-        self.learn(key, slot);
+        let new = self.learn(key, slot);
         if self.further < Self::PROBE {
             self.further += 1;
-            self.hashed += 1;
+            // A key the order did not hold yet is learned, not missed: a record of more
+            // keys than the probe would otherwise turn the order off while it learns them.
+            self.hashed += u32::from(!new);
         }
         if self.further == Self::PROBE && self.hashed * 4 > Self::PROBE * Self::OFF_QUARTERS {
             self.off = true;
@@ -136,8 +138,8 @@ impl<'r> KeyOrder<'r> {
     /// `key`, found by its hash, goes where this record has it: after the record's last key,
     /// if new or if the order has it earlier. The writer's order is learned so from records
     /// that lack keys: a key learned in the wrong place (before a key the record lacked) moves
-    /// when a record shows its place.
-    fn learn(&mut self, key: &'r [u8], slot: Option<usize>) {
+    /// when a record shows its place. Whether the key was new to the order.
+    fn learn(&mut self, key: &'r [u8], slot: Option<usize>) -> bool {
         let id = match slot {
             Some(slot) => slot,
             None => match self.unknown.get(key) {
@@ -148,16 +150,16 @@ impl<'r> KeyOrder<'r> {
                     self.unknown.insert(key, id);
                     id
                 }
-                None => return,
+                None => return false,
             },
         };
         let Some(&from) = self.place.get(id) else {
-            return;
+            return false;
         };
         let at_end = self.next >= self.order.len();
         let (to, first, last) = if from == usize::MAX {
             if self.order.len() >= Self::MOST_MOVED && !at_end {
-                return;
+                return true;
             }
             self.order.insert(self.next, (key, slot, id));
             (self.next, self.next, self.order.len() - 1)
@@ -165,7 +167,7 @@ impl<'r> KeyOrder<'r> {
             // Further on than looked: the record lacks the keys between, and the order holds.
             if from >= self.next || self.order.len() >= Self::MOST_MOVED {
                 self.next = from + 1;
-                return;
+                return false;
             }
             let entry = self.order.remove(from);
             let to = self.next - 1;
@@ -180,6 +182,7 @@ impl<'r> KeyOrder<'r> {
             }
         }
         self.next = to + 1;
+        from == usize::MAX
     }
 }
 
@@ -909,6 +912,32 @@ mod tests {
             } else if shape == "shuffled" {
                 assert!(slots.is_empty(), "an order turned off is not passed on");
             }
+        }
+    }
+
+    /// Records of more keys than the probe counts, all asked for, in order: learning them does
+    /// not turn the order off, and the next batch finds every key without the hash.
+    #[test]
+    fn key_order_learns_a_record_of_many_keys() {
+        let keys: Vec<Vec<u8>> = (0..2000).map(|k| format!("f{k}").into_bytes()).collect();
+        let slot_of = |key: &[u8]| keys.iter().position(|k| k == key);
+        let mut slots = Vec::new();
+        for batch in 0..2 {
+            let mut order = KeyOrder::starting_with(keys.len(), &slots, |s| keys[s].as_slice());
+            let mut hashed = 0;
+            for _ in 0..3 {
+                order.start_record();
+                for key in &keys {
+                    let got = order.get(key, |k| {
+                        hashed += 1;
+                        slot_of(k)
+                    });
+                    assert_eq!(got, slot_of(key));
+                }
+            }
+            assert!(!order.off, "batch {batch}: learning turned the order off");
+            assert_eq!(hashed, if batch == 0 { keys.len() } else { 0 }, "batch {batch}");
+            order.remember_slots(&mut slots);
         }
     }
 

@@ -973,35 +973,29 @@ trait FastValues {
     fn extend_default(&mut self, default: &Values);
 }
 
-impl FastValues for Vec<i64> {
-    #[inline(always)]
-    fn take(&mut self, feature: &[u8]) -> fast::Taken {
-        fast::take_int64s(feature, self)
-    }
-    #[inline(always)]
-    fn extend_default(&mut self, default: &Values) {
-        match default {
-            Values::Int64(d) if d.len() == 1 => self.push(d[0]),
-            Values::Int64(d) => self.extend_from_slice(d),
-            _ => {}
+/// The numeric columns' [`FastValues`]: the kind's taker, and a default's values (a scalar,
+/// most often, is one push rather than a slice copy).
+macro_rules! numeric_fast_values {
+    ($t:ty, $kind:ident, $take:path) => {
+        impl FastValues for Vec<$t> {
+            #[inline(always)]
+            fn take(&mut self, feature: &[u8]) -> fast::Taken {
+                $take(feature, self)
+            }
+            #[inline(always)]
+            fn extend_default(&mut self, default: &Values) {
+                match default {
+                    Values::$kind(d) if d.len() == 1 => self.push(d[0]),
+                    Values::$kind(d) => self.extend_from_slice(d),
+                    _ => {}
+                }
+            }
         }
-    }
+    };
 }
 
-impl FastValues for Vec<f32> {
-    #[inline(always)]
-    fn take(&mut self, feature: &[u8]) -> fast::Taken {
-        fast::take_floats(feature, self)
-    }
-    #[inline(always)]
-    fn extend_default(&mut self, default: &Values) {
-        match default {
-            Values::Float32(d) if d.len() == 1 => self.push(d[0]),
-            Values::Float32(d) => self.extend_from_slice(d),
-            _ => {}
-        }
-    }
-}
+numeric_fast_values!(i64, Int64, fast::take_int64s);
+numeric_fast_values!(f32, Float32, fast::take_floats);
 
 impl FastValues for BytesArray {
     #[inline(always)]

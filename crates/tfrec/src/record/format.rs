@@ -37,15 +37,18 @@ pub fn masked_crc32c(bytes: &[u8]) -> u32 {
     mask_crc(crc32c(bytes))
 }
 
-/// From this many bytes a CRC goes to `crc-fast`, which folds 64-byte blocks with carry-less
-/// multiplication (AVX-512 VPCLMULQDQ where the CPU has it, PCLMULQDQ or ARMv8 PMULL
-/// otherwise) instead of running the CRC instruction 8 bytes at a time. On this project's
-/// machine (AMD EPYC, AVX-512), in cache, it checked 1.5-2.8x as many bytes a second as the
-/// `crc32c` crate from 1,000 to 100,000 bytes a record, and 1.5-2.7x as many as
-/// [`short_crc32c`] from 448 to 700; below about 400 bytes it was slower than
-/// [`short_crc32c`] (0.7-0.9x from 64 to 384): 512 leaves a margin for CPUs whose folding
-/// starts later.
-const SHORT_CRC: usize = 512;
+/// Below this many bytes the `crc32c` crate runs one chain of CRC instructions, as
+/// [`short_crc32c`] does; from here it runs three interleaved chains, which pay.
+const SHORT_CRC: usize = 768;
+
+/// From this many bytes, on a CPU that folds 64 bytes at a time with carry-less
+/// multiplication (AVX-512 VPCLMULQDQ), a CRC goes to `crc-fast`. On this project's machine
+/// (AMD EPYC), in cache, it checked 1.5-2.8x as many bytes a second as the `crc32c` crate
+/// from 1,000 to 100,000 bytes, and 1.5-2.7x as many as [`short_crc32c`] from 448 to 700;
+/// below about 400 it was slower (0.7-0.9x from 64 to 384 bytes), so 512 leaves a margin.
+/// Its other paths (PCLMULQDQ with SSE, ARMv8) were not measured here, so CPUs without the
+/// wide folding keep the crate.
+const FOLDED_CRC: usize = 512;
 
 /// CRC-32C of `bytes`. A short input (every header's length, and each record of a narrow
 /// Example) goes on x86-64 through [`short_crc32c`]: the `crc32c` crate steps byte by byte
@@ -53,15 +56,18 @@ const SHORT_CRC: usize = 512;
 /// before, and on records of about 100 bytes that was a sixth of a whole parse.
 #[inline]
 fn crc32c(bytes: &[u8]) -> u32 {
-    if bytes.len() >= SHORT_CRC {
-        // The algorithm's CRC is 32 bits wide; the crate returns every width as a u64.
-        return crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, bytes) as u32;
-    }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("sse4.2") {
-        // SAFETY: `short_crc32c` needs SSE4.2 and nothing else, and the CPU was just found
-        // to have it.
-        return unsafe { short_crc32c(bytes) };
+    {
+        use std::arch::is_x86_feature_detected;
+        if bytes.len() >= FOLDED_CRC && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("vpclmulqdq") {
+            // The algorithm's CRC is 32 bits wide; the crate returns every width as a u64.
+            return crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, bytes) as u32;
+        }
+        if bytes.len() < SHORT_CRC && is_x86_feature_detected!("sse4.2") {
+            // SAFETY: `short_crc32c` needs SSE4.2 and nothing else, and the CPU was just
+            // found to have it.
+            return unsafe { short_crc32c(bytes) };
+        }
     }
     crc32c::crc32c(bytes)
 }
@@ -184,9 +190,10 @@ mod tests {
         let bytes: Vec<u8> = (0..70_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
-        // Every length about the switch to `crc-fast` and through its first blocks (64 bytes
-        // and their remainders), then a few long ones, each from 8 alignments.
-        let lengths = (0..=4 * SHORT_CRC).chain([8191, 8192, 8193, 65_535, 65_536, 69_990]);
+        // Every length about the switches (to `crc-fast`, to the crate's three chains) and
+        // through `crc-fast`'s first blocks (64 bytes and their remainders), then a few long
+        // ones, each from 8 alignments.
+        let lengths = (0..=3 * SHORT_CRC).chain([8191, 8192, 8193, 65_535, 65_536, 69_990]);
         for len in lengths {
             for start in 0..8 {
                 let part = &bytes[start..start + len];

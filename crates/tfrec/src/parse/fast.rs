@@ -1033,48 +1033,45 @@ mod tests {
                 }
             }
         }
-        // The nine bytes of a header of two-byte lengths, each about the others, about the
-        // continuation bits and about a byte's wrapping, followed by enough bytes or not.
-        let lows = [0x7fu8, 0x80, 0x83, 0x86, 0xfd, 0xfe, 0xff];
-        let highs = [0x00u8, 0x01, 0x7f, 0x80];
-        let two_byte: Vec<[u8; 2]> = lows
-            .iter()
-            .flat_map(|&low| highs.iter().map(move |&high| [low, high]))
-            .collect();
-        for row in &two_byte {
-            for feature in &two_byte {
-                for block in &two_byte {
-                    for tail in [0usize, 400] {
-                        let mut list = vec![
-                            0x0a, row[0], row[1], 0x1a, feature[0], feature[1], 0x0a, block[0], block[1],
-                        ];
-                        list.resize(9 + tail, 0x55);
-                        lists.push(list);
+        // Nine-byte headers `0a <row> 1a <feature> 0a <block>` whose lengths are each two
+        // bytes of the given first and second bytes.
+        let headers = |lows: &[u8], highs: &[u8]| {
+            let lengths: Vec<[u8; 2]> = lows
+                .iter()
+                .flat_map(|&low| highs.iter().map(move |&high| [low, high]))
+                .collect();
+            let mut headers = Vec::new();
+            for [r0, r1] in &lengths {
+                for [f0, f1] in &lengths {
+                    for [b0, b1] in &lengths {
+                        headers.push([0x0a, *r0, *r1, 0x1a, *f0, *f1, 0x0a, *b0, *b1]);
                     }
                 }
+            }
+            headers
+        };
+        // Two-byte lengths, each about the others, about the continuation bits and about a
+        // byte's wrapping, followed by enough bytes or not.
+        for header in headers(&[0x7f, 0x80, 0x83, 0x86, 0xfd, 0xfe, 0xff], &[0x00, 0x01, 0x7f, 0x80]) {
+            for tail in [0usize, 400] {
+                let mut list = header.to_vec();
+                list.resize(9 + tail, 0x55);
+                lists.push(list);
             }
         }
         // The same with one-byte and three-byte lengths among them, before enough bytes for
         // any two-byte length: a header read as two-byte lengths where it is not must not be
         // taken for one, nor a one-byte length's tag for a length's second byte. Read from the
         // start only (these are long).
-        let lows = [0x06u8, 0x0a, 0x1a, 0x80, 0x83, 0x86];
-        let highs = [0x00u8, 0x0a, 0x1a, 0x80];
         let mut long = vec![0x55u8; 9 + 16_500];
-        for row in lows.iter().flat_map(|&low| highs.iter().map(move |&high| [low, high])) {
-            for feature in lows.iter().flat_map(|&low| highs.iter().map(move |&high| [low, high])) {
-                for block in lows.iter().flat_map(|&low| highs.iter().map(move |&high| [low, high])) {
-                    long[..9].copy_from_slice(&[
-                        0x0a, row[0], row[1], 0x1a, feature[0], feature[1], 0x0a, block[0], block[1],
-                    ]);
-                    for tag in [0x12, 0x1a] {
-                        let (mut a, mut b) = (0, 0);
-                        let at_once = row_block(&long, &mut a, tag);
-                        assert_eq!(at_once, row_block_in_steps(&long, &mut b, tag), "{:02x?}", &long[..9]);
-                        if at_once.is_some() {
-                            assert_eq!(a, b, "{:02x?}", &long[..9]);
-                        }
-                    }
+        for header in headers(&[0x06, 0x0a, 0x1a, 0x80, 0x83, 0x86], &[0x00, 0x0a, 0x1a, 0x80]) {
+            long[..9].copy_from_slice(&header);
+            for tag in [0x12, 0x1a] {
+                let (mut a, mut b) = (0, 0);
+                let at_once = row_block(&long, &mut a, tag);
+                assert_eq!(at_once, row_block_in_steps(&long, &mut b, tag), "{header:02x?}");
+                if at_once.is_some() {
+                    assert_eq!(a, b, "{header:02x?}");
                 }
             }
         }

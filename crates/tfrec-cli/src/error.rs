@@ -1,6 +1,14 @@
 //! The exit-code convention of every command: 0 success, 1 the data has problems (damage found,
-//! a record that does not parse or convert), 2 a usage or I/O error. A closed standard output
-//! (`tfrec count … | head -1`) is a normal way to stop and ends with 0, quietly.
+//! a record that does not parse or convert), 2 a usage or I/O error.
+//!
+//! A closed standard output (`tfrec cat … | head -1`) never turns damage into success. A
+//! command that checks its input or writes files (`count`, `verify`, `schema`, `index`,
+//! `shard`, …) finishes its work when its reader goes away and exits with the data's status (the
+//! report is lost, not the verdict; see [`crate::report::report_stdout`]). A command whose
+//! output *is* the data (`cat`, `parse`) stops there, quietly, with [`EXIT_OUTPUT_CLOSED`], as a
+//! process killed by SIGPIPE would: it did not check the records it did not read. When the
+//! reader goes away only after the command has read all it was asked to, the data's status
+//! stands ([`crate::report::flush_at_end`]).
 //!
 //! Commands fail with a [`CliError`]; [`CliError::exit_code`] is the one place that turns it
 //! into a status, and a library error's status follows its [`tfrec::ErrorCategory`].
@@ -16,6 +24,10 @@ use tfrec::ErrorCategory;
 pub const EXIT_DATA: u8 = 1;
 /// Exit status for a usage or I/O error.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit status when standard output closed before the command had read all its input: the
+/// status a shell reports for a process that SIGPIPE ended (128 + 13), so a pipeline run with
+/// `set -o pipefail` treats `tfrec cat` as it treats `cat`.
+pub const EXIT_OUTPUT_CLOSED: u8 = 141;
 
 /// A command's exit status. A number rather than `std::process::ExitCode`, so that
 /// [`crate::run`] can hand it to any caller (the binary, or Python through the extension).
@@ -42,10 +54,11 @@ pub enum CliError {
     /// An error of the library: its category decides the status (boxed: it is large).
     Library(Box<tfrec::Error>),
     /// The command's own reading or writing failed (standard output, an output file): 2, or
-    /// a quiet 0 for a closed pipe.
+    /// [`EXIT_OUTPUT_CLOSED`] for a closed pipe.
     Io(io::Error),
-    /// An error of another library (Arrow, Parquet, JSON, images): 2, or a quiet 0 when a
-    /// closed pipe is in its `source()` chain (Arrow's writers wrap the I/O error).
+    /// An error of another library (Arrow, Parquet, JSON, images): 2, or
+    /// [`EXIT_OUTPUT_CLOSED`] when a closed pipe is in its `source()` chain (Arrow's writers
+    /// wrap the I/O error).
     Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
@@ -55,24 +68,24 @@ pub fn data(message: impl Into<String>) -> CliError {
 }
 
 impl CliError {
-    /// What the command exits with, or `None` when it only lost its reader (a closed pipe).
-    pub fn exit_code(&self) -> Option<u8> {
+    /// What the command exits with.
+    pub fn exit_code(&self) -> u8 {
         if self.is_closed_pipe() {
-            return None;
+            return EXIT_OUTPUT_CLOSED;
         }
-        Some(match self {
+        match self {
             CliError::Data(_) => EXIT_DATA,
             CliError::Usage(_) | CliError::Io(_) | CliError::Other(_) => EXIT_USAGE,
             CliError::Library(e) => match e.category() {
                 ErrorCategory::Data => EXIT_DATA,
                 _ => EXIT_USAGE,
             },
-        })
+        }
     }
 
     /// A write to a closed pipe: the library's errors hold their I/O error as data, not as
     /// `source()` (their text already includes it), so it is looked for there.
-    fn is_closed_pipe(&self) -> bool {
+    pub fn is_closed_pipe(&self) -> bool {
         let broken = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
         match self {
             CliError::Io(e) => broken(e),
@@ -188,7 +201,7 @@ other_errors!(
 pub fn report_record_failure(error: RecordError) -> ExitCode {
     let error = CliError::from(error);
     say!("tfrec: {error}");
-    ExitCode::from(error.exit_code().unwrap_or(EXIT_USAGE))
+    ExitCode::from(error.exit_code())
 }
 
 #[cfg(test)]
@@ -206,32 +219,30 @@ mod tests {
     }
 
     #[test]
-    fn broken_pipe_is_quiet_and_data_is_one() {
+    fn broken_pipe_is_141_and_data_is_one() {
         assert_eq!(
             CliError::from(io::Error::from(io::ErrorKind::BrokenPipe)).exit_code(),
-            None
+            EXIT_OUTPUT_CLOSED
         );
-        assert_eq!(data("bad").exit_code(), Some(EXIT_DATA));
+        assert_eq!(data("bad").exit_code(), EXIT_DATA);
         let mut writer = tfrec::record::RecordWriter::new(ClosedPipe);
         let write = writer.write_record(b"x").err().or_else(|| writer.finish().err());
         let write = CliError::from(write.expect("the pipe is closed"));
-        assert_eq!(write.exit_code(), None);
-        assert_eq!(CliError::from("no such flag").exit_code(), Some(EXIT_USAGE));
-        assert_eq!(
-            CliError::from(io::Error::other("disk full")).exit_code(),
-            Some(EXIT_USAGE)
-        );
+        assert!(write.is_closed_pipe());
+        assert_eq!(write.exit_code(), EXIT_OUTPUT_CLOSED);
+        assert_eq!(CliError::from("no such flag").exit_code(), EXIT_USAGE);
+        assert_eq!(CliError::from(io::Error::other("disk full")).exit_code(), EXIT_USAGE);
     }
 
     #[test]
     fn library_errors_exit_by_category() {
         let decode = tfrec::example::Example::decode(b"\x0a\x05ab").err().map(CliError::from);
-        assert_eq!(decode.and_then(|e| e.exit_code()), Some(EXIT_DATA));
+        assert_eq!(decode.map(|e| e.exit_code()), Some(EXIT_DATA));
         let open = tfrec::record::expand_inputs(["no/such/dir/*.tfrecord"])
             .err()
             .map(CliError::from);
-        assert_eq!(open.and_then(|e| e.exit_code()), Some(EXIT_USAGE));
+        assert_eq!(open.map(|e| e.exit_code()), Some(EXIT_USAGE));
         let shards = tfrec::pipeline::DatasetError::NoShards;
-        assert_eq!(CliError::from(shards).exit_code(), Some(EXIT_USAGE));
+        assert_eq!(CliError::from(shards).exit_code(), EXIT_USAGE);
     }
 }

@@ -34,7 +34,9 @@ struct Cli {
 
 const EXIT_CODES: &str = "Exit status, the same for every command: 0 success; 1 the data has problems \
 (damage found, a record that does not parse or convert); 2 a usage or I/O error. \
-A closed standard output (`| head`) ends quietly with 0.";
+A closed standard output (`| head`) never hides damage: a command that checks or writes files \
+finishes and exits with the data's status; `cat` and `parse` stop quietly with 141 \
+(as SIGPIPE would) unless they had already read all they were asked to.";
 
 #[derive(Subcommand)]
 enum Command {
@@ -101,12 +103,11 @@ where
     };
     match result {
         Ok(code) => code.0,
-        Err(error) => match error.exit_code() {
-            None => 0,
-            Some(code) => {
-                say!("tfrec: {error}");
-                code
-            }
-        },
+        // A closed standard output is a normal way for a reader to stop: no message.
+        Err(error) if error.is_closed_pipe() => error.exit_code(),
+        Err(error) => {
+            say!("tfrec: {error}");
+            error.exit_code()
+        }
     }
 }

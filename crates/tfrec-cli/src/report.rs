@@ -76,10 +76,78 @@ pub fn print_skipped_stats(stats: &ReadStats, problems: &[&RecordError]) {
     }
 }
 
-/// Buffered standard output. Write with `writeln!(out, …)?`: a closed pipe then ends the
-/// command quietly (see [`crate::error::exit_code`]) instead of panicking as `println!` does.
+/// Buffered standard output for a command's data (records, tensors). Write with
+/// `writeln!(out, …)?`: a closed pipe then stops the command, which exits with
+/// [`crate::error::EXIT_OUTPUT_CLOSED`] since it did not check the input it had left (see
+/// [`crate::error`]), instead of panicking as `println!` does. End with [`flush_at_end`].
 pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::new(std::io::stdout().lock())
+}
+
+/// Flushes a command's data output after the command has read all the input it was asked to
+/// (to the end, or to `--limit`). A reader that went away only now lost nothing the command
+/// still had to check, so the command's verdict on the data stands: a closed pipe is not an
+/// error here. Any other failure is.
+pub fn flush_at_end(out: &mut impl Write) -> std::io::Result<()> {
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Standard output for a report about work the command finishes whatever happens to its
+/// reader: a check (`count`, `verify`, `schema`) or the summary of written outputs (`shard`,
+/// `index`). Once the reader has gone, what is written is dropped and the command goes on, so
+/// its exit status is still the data's: `tfrec verify data | head -0` exits 1 on damage.
+pub fn report_stdout() -> ReportOut {
+    ReportOut {
+        inner: stdout(),
+        closed: false,
+    }
+}
+
+/// See [`report_stdout`].
+pub struct ReportOut {
+    inner: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    closed: bool,
+}
+
+impl ReportOut {
+    fn lossy(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
+        match result {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+impl Write for ReportOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let written = self.inner.write_all(buf);
+        self.lossy(written).map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let flushed = self.inner.flush();
+        self.lossy(flushed)
+    }
+}
+
+impl Drop for ReportOut {
+    fn drop(&mut self) {
+        // What is still buffered goes out now, or is dropped if the reader has gone; the
+        // BufWriter's own drop would try again and ignore the error just the same.
+        let _ = self.flush();
+    }
 }
 
 /// An `io::Write` seen as a `fmt::Write`, keeping the I/O error (a closed pipe) it meets.

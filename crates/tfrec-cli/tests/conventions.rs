@@ -1,6 +1,6 @@
 //! One convention for every command: exit 0 success, 1 data problems, 2 usage or I/O errors;
-//! a closed standard output ends quietly; JSON output is valid JSON; errors name the file, the
-//! byte offset and the record index.
+//! a closed standard output ends quietly and never turns damage into success; JSON output is
+//! valid JSON; errors name the file, the byte offset and the record index.
 
 mod common;
 
@@ -39,33 +39,84 @@ fn printing_commands() -> Vec<Vec<&'static str>> {
     ]
 }
 
+/// Runs `tfrec args` in `dir` with its standard output closed before it writes, as `| head -0`
+/// does; gives the exit status (a signal as 128 + its number) and stderr.
+fn with_closed_stdout(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(binary())
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    let status = child.wait().expect("wait");
+    use std::os::unix::process::ExitStatusExt;
+    let code = status.code().or(status.signal().map(|s| 128 + s)).expect("a status");
+    (code, err)
+}
+
+/// The commands whose output is the data itself, which stop when their reader goes away.
+fn prints_the_data(args: &[&str]) -> bool {
+    matches!(args[0], "cat" | "parse")
+}
+
 #[test]
 fn a_closed_stdout_ends_every_command_quietly() {
     let dir = data_dir();
     for args in printing_commands() {
-        let mut child = Command::new(binary())
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        // Like `| head -0`: the reader goes away before the command writes.
-        drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .expect("stderr")
-            .read_to_string(&mut err)
-            .expect("stderr");
-        let status = child.wait().expect("wait");
-        use std::os::unix::process::ExitStatusExt;
-        let quiet = status.code() == Some(0) || status.signal() == Some(13);
-        assert!(quiet, "{args:?}: {status:?}, stderr {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        let (code, err) = with_closed_stdout(dir.path(), &args);
+        // The checks and the writers finish their work and succeed on good data; cat and parse
+        // stop at once, as a process killed by SIGPIPE (they did not read the rest).
+        let expected = if prints_the_data(&args) { 141 } else { 0 };
+        assert_eq!(code, expected, "{args:?}: stderr {err}");
+        // Notes may come (the message kind guessed); no error and no panic.
+        assert!(
+            !err.contains("tfrec:") && !err.contains("panicked"),
+            "{args:?}: not quiet: {err}"
+        );
         let _ = std::fs::remove_dir_all(dir.path().join("shards"));
         let _ = std::fs::remove_dir_all(dir.path().join("shuffled"));
+    }
+}
+
+/// Issue 54: `tfrec verify damaged | head -0` exited 0. A closed standard output never turns
+/// damage into success: every command exits non-zero on a damaged input, and the ones that
+/// check exit 1, as with their output open.
+#[test]
+fn a_closed_stdout_never_turns_damage_into_success() {
+    let dir = data_dir();
+    for args in printing_commands() {
+        let args: Vec<&str> = args
+            .iter()
+            .map(|&a| if a == "big.tfrecord" { "bad.tfrecord" } else { a })
+            .collect();
+        let open = tfrec_in(dir.path(), &args);
+        let _ = std::fs::remove_dir_all(dir.path().join("shards"));
+        let _ = std::fs::remove_dir_all(dir.path().join("shuffled"));
+        let (code, err) = with_closed_stdout(dir.path(), &args);
+        assert_eq!(open.status.code(), Some(1), "{args:?} with stdout open");
+        if prints_the_data(&args) {
+            assert_ne!(code, 0, "{args:?}: stderr {err}");
+        } else {
+            assert_eq!(code, 1, "{args:?}: stderr {err}");
+        }
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // The issue's own reproduction: one flipped bit in a sample, `verify | head -0`.
+    let mut damaged = std::fs::read(repo().join("samples/notebook.tfrecord")).expect("sample");
+    damaged[500] ^= 1;
+    std::fs::write(dir.path().join("dmg.tfrecord"), damaged).expect("write");
+    for command in ["verify", "count", "cat"] {
+        let (code, err) = with_closed_stdout(dir.path(), &[command, "dmg.tfrecord"]);
+        assert_eq!(code, 1, "{command} dmg.tfrecord | head -0: stderr {err}");
     }
 }
 

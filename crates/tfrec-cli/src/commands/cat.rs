@@ -10,7 +10,7 @@ use tfrec::record::{LocatedRecord, MultiFileReader, RecordError};
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
-use crate::report::{print_skipped, render_to, stdout};
+use crate::report::{flush_at_end, print_skipped, render_to, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
@@ -206,7 +206,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
         }
     }
-    out.flush()?;
+    // Every record asked for was read (or the damage that ended the reading was met).
+    flush_at_end(&mut out)?;
     if printer.cut_any {
         say!("note: values longer than {max_bytes} bytes were cut (--max-bytes 0 prints everything)");
     }

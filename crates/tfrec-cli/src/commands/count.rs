@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
-use crate::report::{print_skipped, problem_json, skipped_json, stdout};
+use crate::report::{print_skipped, problem_json, report_stdout, skipped_json};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     progress.finish();
     let total: u64 = counts.iter().sum();
     let checked = if args.lengths_only { "lengths only" } else { "all" };
-    let mut out = stdout();
+    let mut out = report_stdout();
     if args.json {
         let files: Vec<_> = reader
             .files()

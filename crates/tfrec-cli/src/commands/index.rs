@@ -9,7 +9,7 @@ use tfrec::record::{IndexError, RecordIndex};
 
 use crate::error::{CliError, ExitCode};
 use crate::output::{refuse_same_file, PendingFile};
-use crate::report::stdout;
+use crate::report::report_stdout;
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     for (_, out) in &targets {
         refuse_same_file(out, &files)?;
     }
-    let mut stdout = stdout();
+    let mut stdout = report_stdout();
     let mut reports = Vec::new();
     let (progress, done) = crate::progress::Progress::for_files(&files);
     for (file, output) in &targets {

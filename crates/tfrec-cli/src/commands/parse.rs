@@ -16,7 +16,7 @@ use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::output::{parent_dir, refuse_same_file, PendingFile};
 use crate::progress::Progress;
-use crate::report::{print_skipped_stats, render_to, stdout};
+use crate::report::{flush_at_end, print_skipped_stats, render_to, stdout};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Format {
@@ -230,7 +230,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         count += 1;
     }
     progress.finish();
-    out.flush()?;
+    flush_at_end(&mut out)?;
     if let Some((file, npz)) = npz_file {
         npz.finish()?;
         file.commit()?;

@@ -11,7 +11,7 @@ use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{MessageArgs, DETECT_BYTES, DETECT_RECORDS};
 use crate::progress::Progress;
-use crate::report::{print_skipped, stdout};
+use crate::report::{print_skipped, report_stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     progress.finish();
     print_skipped(&reader);
-    let mut out = stdout();
+    let mut out = report_stdout();
     if args.json {
         let inferred = inferrer.finish();
         for (name, why) in &inferred.skipped {

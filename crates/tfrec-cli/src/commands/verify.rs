@@ -9,7 +9,7 @@ use tfrec::record::{OnCorruption, RecordError, RecordReader};
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::progress::Progress;
-use crate::report::{describe, problem_json, stdout};
+use crate::report::{describe, problem_json, report_stdout};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .reader_options(SkipArgs { skip_corrupt: true })
         .on_corruption(OnCorruption::Resync);
     let (progress, done) = Progress::for_files(&files);
-    let mut out = stdout();
+    let mut out = report_stdout();
     let mut reports = Vec::new();
     let mut bad_files = 0;
     let mut unreadable = false;

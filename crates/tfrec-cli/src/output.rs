@@ -3,14 +3,22 @@
 //! name in its target directory, renamed into place only when the command succeeds. On any
 //! failure the temporary file is removed, so nothing partial is ever left to read as whole.
 //! A command that writes a whole directory (`shard`, `shuffle`) claims it for the run, so two
-//! runs never mix their files. An output named by an object store URL is written to a local
+//! runs never mix their files.
+//!
+//! A run killed outright (`kill -9`, a power cut) cannot remove its temporary files, so each is
+//! locked by its writer for as long as the writer lives (an advisory lock, which the operating
+//! system releases when the process dies): the next run that writes into the directory removes
+//! every temporary file that nobody holds, and says so, and leaves the ones a live run is
+//! writing. The directory claim is such a lock too. An output named by an object store URL is written to a local
 //! temporary file the same way and uploaded at the commit (the object appears only whole). A
 //! bucket prefix is checked for other objects as a directory is, but has no lock to claim.
 
+use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use clap::Args;
 use tempfile::NamedTempFile;
@@ -153,6 +161,7 @@ impl DirClaim {
         let path = dir.join(Self::FILE_NAME);
         let named = |e: io::Error| format!("{}: {e}", path.display());
         loop {
+            let left_before = path.exists();
             let file = fs::OpenOptions::new()
                 .create(true)
                 .truncate(false)
@@ -176,6 +185,12 @@ impl DirClaim {
             let held = file.metadata().map_err(named)?;
             let named_now = fs::metadata(&path).ok();
             if named_now.is_some_and(|m| (m.dev(), m.ino()) == (held.dev(), held.ino())) {
+                if left_before {
+                    say!(
+                        "tfrec: {} was left by a run that did not finish; taking it over",
+                        path.display()
+                    );
+                }
                 return Ok(DirClaim { path, _file: file });
             }
         }
@@ -198,8 +213,13 @@ pub struct PendingFile {
 }
 
 impl PendingFile {
+    /// The temporary files' names: `.tfrec-XXXXXX.partial`.
+    const PREFIX: &'static str = ".tfrec-";
+    const SUFFIX: &'static str = ".partial";
+
     /// Starts writing what will become `path` (whose directory must exist; for a URL, in the
-    /// system's temporary directory).
+    /// system's temporary directory). Temporary files that dead runs left in that directory are
+    /// removed first (see the module's documentation).
     pub fn create(path: &Path) -> io::Result<PendingFile> {
         let dir = match path.to_str().filter(|_| is_url_path(path)) {
             Some(url) => {
@@ -208,17 +228,28 @@ impl PendingFile {
             }
             None => parent_dir(path).to_path_buf(),
         };
-        // Created as a new file would be (0666 less the umask), not private as temp files are.
-        let temp = tempfile::Builder::new()
-            .prefix(".tfrec-")
-            .suffix(".partial")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(&dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-        Ok(PendingFile {
-            temp,
-            path: path.to_path_buf(),
-        })
+        clear_debris_once(&dir);
+        loop {
+            // Created as a new file would be (0666 less the umask), not private as temp files are.
+            let temp = tempfile::Builder::new()
+                .prefix(Self::PREFIX)
+                .suffix(Self::SUFFIX)
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+                .tempfile_in(&dir)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+            let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", temp.path().display()));
+            temp.as_file().lock().map_err(named)?;
+            // Another run's clean-up may have found the file between its creation and the lock,
+            // taken it for a dead run's and removed it: then write under a new name.
+            let held = temp.as_file().metadata().map_err(named)?;
+            let named_now = fs::symlink_metadata(temp.path()).ok();
+            if named_now.is_some_and(|m| (m.dev(), m.ino()) == (held.dev(), held.ino())) {
+                return Ok(PendingFile {
+                    temp,
+                    path: path.to_path_buf(),
+                });
+            }
+        }
     }
 
     /// A second handle on the temporary file, to write through.
@@ -246,6 +277,43 @@ impl PendingFile {
             .persist(&path)
             .map(drop)
             .map_err(|e| io::Error::new(e.error.kind(), format!("{}: {}", path.display(), e.error)))
+    }
+}
+
+/// Removes the temporary files of dead runs from `dir` ([`clear_debris`]), once per directory
+/// and process: a command that writes many files into one directory looks at it once.
+pub fn clear_debris_once(dir: &Path) {
+    static CLEARED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let key = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let first = CLEARED
+        .get_or_init(Default::default)
+        .lock()
+        .map_or(true, |mut cleared| cleared.insert(key));
+    if first {
+        clear_debris(dir);
+    }
+}
+
+/// Removes from `dir` every temporary file of ours (`.tfrec-*.partial`) that no live run holds,
+/// saying so on stderr. A file a live run is writing is locked, and left alone. Failing to look
+/// or to remove is not an error of the command's: the debris stays.
+fn clear_debris(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !(name.starts_with(PendingFile::PREFIX) && name.ends_with(PendingFile::SUFFIX)) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = File::open(&path) else { continue };
+        // Held: a live run is writing it. Locked by us: removed while we hold it, so that a run
+        // that created it just now (and has yet to lock it) sees it gone and starts another.
+        if file.try_lock().is_ok() && fs::remove_file(&path).is_ok() {
+            say!("tfrec: removed {}, left by a run that did not finish", path.display());
+        }
     }
 }
 

@@ -19,9 +19,9 @@ use tfrec::record::{Compression, CompressionChoice, RecordShuffler, RecordWriter
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::{finish_and_check, refuse_dir_holding_inputs, DirClaim, PendingFile};
+use crate::output::{clear_debris_once, finish_and_check, refuse_dir_holding_inputs, DirClaim, PendingFile};
 use crate::progress::Progress;
-use crate::report::{print_skipped, skipped_json, stdout};
+use crate::report::{print_skipped, report_stdout, skipped_json};
 
 /// The most shards one run writes (each is an open file).
 pub const MAX_SHARDS: u64 = 10_000;
@@ -289,7 +289,7 @@ pub fn run(args: ShardArgs) -> Result<ExitCode, CliError> {
     };
     let (paths, counts) = result?;
 
-    let mut out = stdout();
+    let mut out = report_stdout();
     let verified: u64 = counts.iter().sum();
     if common.json {
         let report = json!({
@@ -321,6 +321,8 @@ fn write_local(
     // What the directory holds is looked at only under the claim: checked before it, a second
     // run could find it empty, then write beside (or over) the first one's shards.
     let result = DirClaim::take(&args.output).and_then(|_claim| {
+        // A dead run's temporary shards are no reason to refuse the directory.
+        clear_debris_once(&args.output);
         let earlier = earlier_shards(&args.output, &args.prefix, args.common.overwrite)?;
         write_shards(args, reader, shards, &earlier)
     });

@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::io;
+use std::path::{Path, PathBuf};
 
 use tfrec::pipeline::PipelineError;
 use tfrec::record::{IndexError, RecordError};
@@ -56,6 +57,9 @@ pub enum CliError {
     /// The command's own reading or writing failed (standard output, an output file): 2, or
     /// [`EXIT_OUTPUT_CLOSED`] for a closed pipe.
     Io(io::Error),
+    /// An error met writing an output file, which its text names (Arrow's, Parquet's and the
+    /// npz writer's own errors do not): the status of the error under it.
+    Writing { path: PathBuf, error: Box<CliError> },
     /// An error of another library (Arrow, Parquet, JSON, images): 2, or
     /// [`EXIT_OUTPUT_CLOSED`] when a closed pipe is in its `source()` chain (Arrow's writers
     /// wrap the I/O error).
@@ -68,12 +72,21 @@ pub fn data(message: impl Into<String>) -> CliError {
 }
 
 impl CliError {
+    /// This error as one met writing the output `path`, so that its text names the file.
+    pub fn writing(self, path: &Path) -> CliError {
+        CliError::Writing {
+            path: path.to_path_buf(),
+            error: Box::new(self),
+        }
+    }
+
     /// What the command exits with.
     pub fn exit_code(&self) -> u8 {
         if self.is_closed_pipe() {
             return EXIT_OUTPUT_CLOSED;
         }
         match self {
+            CliError::Writing { error, .. } => error.exit_code(),
             CliError::Data(_) => EXIT_DATA,
             CliError::Usage(_) | CliError::Io(_) | CliError::Other(_) => EXIT_USAGE,
             CliError::Library(e) => match e.category() {
@@ -83,28 +96,33 @@ impl CliError {
         }
     }
 
-    /// A write to a closed pipe: the library's errors hold their I/O error as data, not as
-    /// `source()` (their text already includes it), so it is looked for there.
+    /// A write to a closed pipe.
     pub fn is_closed_pipe(&self) -> bool {
-        let broken = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
+        self.io_cause().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    }
+
+    /// The I/O error under this one, if any: the library's errors hold theirs as data, not as
+    /// `source()` (their text already includes it), so it is looked for there.
+    fn io_cause(&self) -> Option<&io::Error> {
         match self {
-            CliError::Io(e) => broken(e),
+            CliError::Io(e) => Some(e),
+            CliError::Writing { error, .. } => error.io_cause(),
             CliError::Library(e) => match &**e {
-                tfrec::Error::Io(e) => broken(e),
-                tfrec::Error::Write(w) => broken(&w.source),
-                _ => false,
+                tfrec::Error::Io(e) => Some(e),
+                tfrec::Error::Write(w) => Some(&w.source),
+                _ => None,
             },
             CliError::Other(e) => {
                 let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
                 while let Some(e) = cause {
-                    if e.downcast_ref::<io::Error>().is_some_and(broken) {
-                        return true;
+                    if let Some(io) = e.downcast_ref::<io::Error>() {
+                        return Some(io);
                     }
                     cause = e.source();
                 }
-                false
+                None
             }
-            _ => false,
+            CliError::Data(_) | CliError::Usage(_) => None,
         }
     }
 
@@ -128,6 +146,12 @@ impl fmt::Display for CliError {
             return f.write_str(&crate::report::describe(e));
         }
         match self {
+            // The cause in the I/O error's words ("No space left on device"), without the
+            // wrapping library's ("External: …").
+            CliError::Writing { path, error } => match error.io_cause() {
+                Some(io) => write!(f, "{}: {io}", path.display()),
+                None => write!(f, "{}: {error}", path.display()),
+            },
             CliError::Data(m) | CliError::Usage(m) => f.write_str(m),
             CliError::Library(e) => write!(f, "{e}"),
             CliError::Io(e) => write!(f, "{e}"),

@@ -665,7 +665,8 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
     }
     if let Some(path) = &args.save_spec {
         let pending = PendingFile::create(path)?;
-        writeln!(pending.file()?, "{:#}", spec_json(&spec))?;
+        let write = || writeln!(pending.file()?, "{:#}", spec_json(&spec));
+        write().map_err(|e| CliError::from(e).writing(path))?;
         pending.commit()?;
     }
     let columns = ColumnSpecs::with_order(&spec, &order, &strings).map_err(|e| format!("spec: {e}"))?;
@@ -1061,18 +1062,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Format::Tfrecord => tfrecord_input(&args, files.clone(), &pool, to)?,
         _ => columnar_input(from, files.clone(), args.batch_rows)?,
     };
-    let mut sink = Sink::create(to, &args, &reads, &input.schema, pool)?;
+    // The columnar writers' errors do not say which file they were writing; the record
+    // writer's do.
+    let named = |e: CliError| match to {
+        Format::Tfrecord => e,
+        _ => e.writing(&args.output),
+    };
+    let mut sink = Sink::create(to, &args, &reads, &input.schema, pool).map_err(named)?;
     let mut rows = 0u64;
     for piece in input.pieces {
         match piece? {
             Piece::Rows(batch) => {
                 rows += batch.num_rows() as u64;
-                sink.write(&batch)?;
+                sink.write(&batch).map_err(named)?;
             }
-            Piece::End => sink.end_batch()?,
+            Piece::End => sink.end_batch().map_err(named)?,
         }
     }
-    sink.finish(rows)?;
+    sink.finish(rows).map_err(named)?;
     say!("{rows} records written to {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -55,9 +55,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             other => CliError::from(other),
         })?;
         let pending = PendingFile::create(output)?;
-        let mut w = BufWriter::new(pending.file()?);
-        index.write_to(&mut w)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        let write = || -> std::io::Result<()> {
+            let mut w = BufWriter::new(pending.file()?);
+            index.write_to(&mut w)?;
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()
+        };
+        write().map_err(|e| CliError::from(e).writing(output))?;
         pending.commit()?;
         done.fetch_add(
             std::fs::metadata(file).map_or(0, |m| m.len()),

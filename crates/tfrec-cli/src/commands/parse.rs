@@ -219,8 +219,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 writeln!(out)?;
             }
             Format::Npz => {
-                if let Some((_, npz)) = &mut npz_file {
-                    npz.push(parts)?;
+                if let Some((file, npz)) = &mut npz_file {
+                    npz.push(parts).map_err(|e| CliError::from(e).writing(file.path()))?;
                 }
             }
             Format::None => {}
@@ -232,7 +232,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     progress.finish();
     flush_at_end(&mut out)?;
     if let Some((file, npz)) = npz_file {
-        npz.finish()?;
+        npz.finish().map_err(|e| CliError::from(e).writing(file.path()))?;
         file.commit()?;
     }
     if let Ok(problems) = counters.problems.lock() {

@@ -4,14 +4,18 @@ write it back with write_tfrecords and read that with tfrec; Ray's own read_tfre
 TensorFlow) gives the same rows for the features both support; a damaged file fails the job
 naming file and offset, or is skipped and counted."""
 
+import gzip
+import json
 import os
 import shutil
+import subprocess
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import ray
+from conftest import tfrec_binary
 from ray.data.aggregate import Count, Sum
 
 import tfrec
@@ -239,3 +243,48 @@ def test_damaged_file_skipped_and_counted(dataset, tmp_path):
     assert report["by_file"] == {damaged[1]: report["skipped_regions"]}
     assert any(damaged[1] in p for p in report["problems"])
     assert int(pc.sum(table.column("id")).as_py()) <= sum(truth["id"])
+
+
+def test_ray_dataset_and_cli_see_the_same_files(tmp_path):
+    """Issue 56: one directory rule for every door. Nested directories are walked; names that
+    start with ``_`` (Spark's ``_temporary/``, ``_SUCCESS``) or ``.`` are left out, and so are
+    index files; a GZIP file under a plain name is read; a file named explicitly is read
+    whatever its name."""
+    root = tmp_path / "out"
+    counts = {
+        "part-0.tfrecord": 30,
+        "sub/deeper/part-1.tfrecord": 20,
+        "gz-under-plain-name.tfrecord": 10,
+        "_temporary/0/part-0.tfrecord": 7,
+        ".staging/part-9.tfrecord": 5,
+        "sub/_attempt.tfrecord": 3,
+    }
+    ids = 0
+    for name, n in counts.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tfrec.TFRecordWriter(str(path)) as w:
+            for _ in range(n):
+                w.write(_tfrec.encode_example([("id", "int64_list", [ids])]))
+                ids += 1
+    plain = root / "gz-under-plain-name.tfrecord"
+    plain.write_bytes(gzip.compress(plain.read_bytes()))
+    (root / "_SUCCESS").write_bytes(b"")
+    subprocess.run([tfrec_binary(), "index", str(root / "part-0.tfrecord")], check=True, capture_output=True)
+    assert (root / "part-0.tfrecord.idx").exists()
+    expected = sum(n for name, n in counts.items() if not any(p.startswith(("_", ".")) for p in name.split("/")))
+
+    id_spec = {"id": io.FixedLenFeature([], tfrec.int64)}
+    files = tfrec.ray.TFRecordDatasource(str(root), id_spec)._files
+    assert sorted(os.path.relpath(f, root) for f in files) == sorted(
+        ["part-0.tfrecord", "sub/deeper/part-1.tfrecord", "gz-under-plain-name.tfrecord"]
+    )
+    assert tfrec.ray.read_tfrecords(str(root), id_spec).count() == expected
+    assert sum(1 for _ in tfrec.data.Dataset(str(root))) == expected
+    out = subprocess.run([tfrec_binary(), "count", str(root), "--json"], check=True, capture_output=True, text=True)
+    report = json.loads(out.stdout)
+    assert report["total"] == expected
+    assert sorted(f["path"] for f in report["files"]) == sorted(files)
+    # Named explicitly, a file under `_` is read.
+    named = str(root / "_temporary" / "0" / "part-0.tfrecord")
+    assert tfrec.ray.read_tfrecords(named, id_spec).count() == counts["_temporary/0/part-0.tfrecord"]

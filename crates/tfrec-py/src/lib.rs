@@ -38,7 +38,8 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<records::RecordWriter>()?;
     m.add_class::<records::RecordIterator>()?;
     m.add_function(wrap_pyfunction!(records::expand_inputs, m)?)?;
-    m.add_function(wrap_pyfunction!(records::object_head, m)?)?;
+    m.add_function(wrap_pyfunction!(records::file_size, m)?)?;
+    m.add_function(wrap_pyfunction!(records::plan_read_units, m)?)?;
     m.add_function(wrap_pyfunction!(records::is_url, m)?)?;
     m.add_class::<parsing::Parser>()?;
     m.add_class::<random_access::RecordFiles>()?;

@@ -3,12 +3,13 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use tfrec::record::remote::{RemoteObject, RemoteOptions, RemoteWriter};
+use tfrec::record::remote::RemoteWriter;
 use tfrec::record::{
     Compression, CompressionChoice, Location, MultiFileReader, OnCorruption, ReadStats, ReaderOptions, RecordError,
     RecordErrorKind, RecordReader, RecordWriter as Writer, TornTail, WriteError, WriterOptions,
@@ -456,17 +457,35 @@ pub fn is_url(path: &str) -> bool {
     tfrec::record::remote::is_url(path)
 }
 
-/// The size of the object a URL names and its first `n` bytes (fewer if it is shorter): what
-/// the Ray datasource plans its read units by.
+/// The size in bytes of a local file, or of the object a URL names (one request).
 #[pyfunction]
-pub fn object_head<'py>(py: Python<'py>, url: String, n: usize) -> PyResult<(u64, Bound<'py, PyBytes>)> {
-    let read = py.detach(|| -> std::io::Result<(u64, Vec<u8>)> {
-        let object = RemoteObject::open(&url, RemoteOptions::from_env())?;
-        let len = object.len();
-        let mut head = vec![0; usize::try_from(len).map_or(n, |len| len.min(n))];
-        object.read_exact_at(&mut head, 0)?;
-        Ok((len, head))
-    });
-    let (len, head) = read.map_err(|e| open_failed(&url, e))?;
-    Ok((len, PyBytes::new(py, &head)))
+pub fn file_size(py: Python<'_>, path: String) -> PyResult<u64> {
+    py.detach(|| tfrec::record::remote::size_of(Path::new(&path)))
+        .map_err(|e| open_failed(&path, e))
+}
+
+/// The read units of `files` for workers that read apart (`record::plan_read_units`): `(path,
+/// (start, end) or None, records or None, bytes)` each. `split_bytes=None` keeps every file
+/// whole.
+#[pyfunction]
+#[pyo3(signature = (files, compression=None, split_bytes=None))]
+#[allow(clippy::type_complexity)]
+pub fn plan_read_units(
+    py: Python<'_>,
+    files: Vec<String>,
+    compression: Option<&str>,
+    split_bytes: Option<u64>,
+) -> PyResult<Vec<(String, Option<(u64, u64)>, Option<u64>, u64)>> {
+    let compression = compression_choice(compression, CompressionChoice::Auto)?;
+    let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    let units = py
+        .detach(|| tfrec::record::plan_read_units(&paths, compression, split_bytes.unwrap_or(u64::MAX)))
+        .map_err(PyTfrecError::from)?;
+    Ok(units
+        .into_iter()
+        .map(|u| {
+            let range = u.range.map(|r| (r.start, r.end));
+            (u.path.to_string_lossy().into_owned(), range, u.records, u.bytes)
+        })
+        .collect())
 }

@@ -17,7 +17,8 @@ __all__ = [
     "RecordIterator",
     "expand_inputs",
     "is_url",
-    "object_head",
+    "file_size",
+    "plan_read_units",
     "Parser",
     "RecordFiles",
     "Dataset",
@@ -372,9 +373,14 @@ def encode_sequence_example(
 def is_url(path: str) -> bool:
     """Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`, …) rather
     than a local file (`file://` is one), by the rules every reader follows."""
-def object_head(url: str, n: int) -> tuple[int, bytes]:
-    """The size of the object a URL names and its first `n` bytes (fewer if it is shorter): what
-    the Ray datasource plans its read units by."""
+def file_size(path: str) -> int:
+    """The size in bytes of a local file, or of the object a URL names (one request)."""
+def plan_read_units(
+    files: Sequence[str], compression: str | None = None, split_bytes: int | None = None
+) -> list[tuple[str, tuple[int, int] | None, int | None, int]]:
+    """The read units of `files` for workers that read apart (`record::plan_read_units`): `(path,
+    (start, end) or None, records or None, bytes)` each. `split_bytes=None` keeps every file
+    whole."""
 def expand_inputs(inputs: Sequence[str]) -> list[str]:
     """The files that paths, directories and glob patterns name, in the order the readers take
     them (`record::expand_inputs`): a data set expands its inputs once, so every process it is

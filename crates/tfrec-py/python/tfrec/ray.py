@@ -11,7 +11,6 @@ Ray schedules the work, on one machine or a cluster; tfrec only reads and writes
 """
 
 import functools
-import glob
 import logging
 import os
 import warnings
@@ -31,7 +30,6 @@ logger = logging.getLogger(__name__)
 # A plain file larger than this (or than its share of the data set, if larger) is read by
 # several tasks, each taking the records that start in its byte range.
 MIN_SPLIT_BYTES = 64 << 20
-_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zlib", ".zz", ".z")
 
 
 class TFRecordReadError(DataLossError):
@@ -48,118 +46,21 @@ def _rebuild_read_error(message, attrs):
 
 
 def _expand(paths):
-    """The files of paths, directories (their files, sorted, ``*.idx`` left out) and globs."""
+    """The files of paths, directories and globs, by the library's rules (as ``tfrec.Dataset``
+    and ``tfrec count`` take them): directories walked at any depth, leaving out names that
+    start with ``.`` or ``_`` (Spark's ``_temporary/``), index files and other files that hold
+    no records; a file named or matched by a glob is read."""
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    files = []
+    inputs = []
     for p in paths:
         if _is_stream(p):
             raise TypeError("Ray's read tasks open their inputs themselves: give paths or object store URLs, "
                             "not file objects")
-        p = os.fsdecode(p)
-        if _is_url(p):
-            # Listings, globs and prefixes by the library's rules (index objects left out).
-            files += [f for f in _tfrec.expand_inputs([p]) if not f.endswith(".idx")]
-        elif os.path.isdir(p):
-            names = sorted(n for n in os.listdir(p) if not n.startswith((".", "_")) and not n.endswith(".idx"))
-            files += [os.path.join(p, n) for n in names if os.path.isfile(os.path.join(p, n))]
-        elif glob.has_magic(p):
-            matched = sorted(m for m in glob.glob(p) if os.path.isfile(m) and not m.endswith(".idx"))
-            if not matched:
-                raise FileNotFoundError(f"{p}: no file matches the pattern")
-            files += matched
-        elif os.path.isfile(p):
-            files.append(p)
-        else:
-            raise FileNotFoundError(f"{p}: no such file")
-    if not files:
+        inputs.append(os.fsdecode(p))
+    if not inputs:
         raise ValueError("no input files given")
-    return files
-
-
-def _is_plain(path, size, compression, head=None):
-    """Whether a file is an uncompressed TFRecord file (so byte ranges of it can be read);
-    ``head``: its first 8 bytes, when already read."""
-    if compression is not None:
-        return str(compression).upper() in ("", "NONE")
-    if path.lower().endswith(_COMPRESSED_SUFFIXES):
-        return False
-    if head is None:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    if head[:2] == b"\x1f\x8b":  # gzip magic
-        return False
-    # A plain file starts with its first record's length, which must fit in the file.
-    return len(head) == 8 and int.from_bytes(head, "little") + 16 <= size
-
-
-def _remote_index_offsets(url):
-    """The record offsets of the index object beside ``url`` (``tfrec index URL`` writes it),
-    or None without one."""
-    try:
-        # The whole index object in one read (it is far smaller than the records it indexes).
-        _, text = _tfrec.object_head(url + ".idx", 1 << 40)
-        return [int(line.split()[0]) for line in text.decode("ascii").splitlines() if line.strip()]
-    except (OSError, ValueError, IndexError, UnicodeDecodeError, TfrecError):
-        return None
-
-
-def _index_offsets(path):
-    """The record offsets of ``path.idx`` (``tfrec index``'s ``offset length`` lines), or
-    None without a usable index."""
-    idx = path + ".idx"
-    try:
-        with open(idx) as f:
-            return [int(line.split()[0]) for line in f if line.strip()]
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _is_url(path):
-    """Whether ``path`` names an object in a store, by the library's rules (``file://`` is a
-    local path)."""
-    return _tfrec.is_url(path)
-
-
-def _size(path):
-    return _tfrec.object_head(path, 0)[0] if _is_url(path) else os.path.getsize(path)
-
-
-def _plan_file(path, compression, split_bytes):
-    """The read units of one file: ``(path, byte_range or None, num_rows or None, size)``."""
-    if _is_url(path):
-        size, head = _tfrec.object_head(path, 8)
-        plain = _is_plain(path, size, compression, head)
-        offsets = _remote_index_offsets(path) if plain and size > split_bytes else None
-        if offsets is None:
-            # Without an index object, an object is read whole by one task: finding its record
-            # offsets would read it once more before the tasks start.
-            return [(path, None, None, size)]
-    else:
-        size = os.path.getsize(path)
-        plain = _is_plain(path, size, compression)
-        offsets = _index_offsets(path) if plain else None
-    if not plain or size <= split_bytes:
-        rows = len(offsets) if offsets is not None else None
-        return [(path, None, rows, size)]
-    bounds = list(range(0, size, split_bytes)) + [size]
-    if offsets is not None:
-        # Snap the cuts to record starts, so each range's row count is known exactly.
-        import bisect
-
-        cuts = sorted({offsets[min(bisect.bisect_left(offsets, b), len(offsets) - 1)] for b in bounds[1:-1]})
-        bounds = [0] + [c for c in cuts if 0 < c < size] + [size]
-    units = []
-    for start, end in zip(bounds, bounds[1:]):
-        if end <= start:
-            continue
-        rows = None
-        if offsets is not None:
-            import bisect
-
-            rows = bisect.bisect_left(offsets, end) - bisect.bisect_left(offsets, start)
-        units.append((path, (start, end), rows, end - start))
-    return units
+    return _tfrec.expand_inputs(inputs)
 
 
 @ray.remote(num_cpus=0)
@@ -272,7 +173,7 @@ class TFRecordDatasource(Datasource):
         # Asked for more than once (by Ray and by `get_read_tasks`): an object's size costs a
         # request, so it is taken once.
         if self._total_size is None:
-            self._total_size = sum(_size(f) for f in self._files)
+            self._total_size = sum(_tfrec.file_size(f) for f in self._files)
         return self._total_size
 
     def _units(self, parallelism):
@@ -281,11 +182,9 @@ class TFRecordDatasource(Datasource):
         if self._on_corruption == "skip":
             # Skipping resynchronises past damage from the start of a file, so each file is
             # read whole by one task.
-            split = float("inf")
-        units = []
-        for f in self._files:
-            units += _plan_file(f, self._compression, split)
-        return units
+            split = None
+        # (path, byte_range or None, num_rows or None, size), by the library's rules.
+        return _tfrec.plan_read_units(self._files, self._compression, split)
 
     def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
         columns = self._get_data_columns()

@@ -18,7 +18,8 @@ use super::remote;
 /// in it and in its subdirectories, at any depth (as TFX's `Split-train/…` layout needs), sorted
 /// by path: files named as records (`.tfrecord`, `.tfrecords`, `.tfrec`, `.gz`, `.zz`, `.zlib`,
 /// or no extension as in `train-00000-of-00010`), and other files whose first bytes are a valid
-/// record header or a gzip/zlib stream; hidden files and directories and the rest (`.idx`,
+/// record header or a gzip/zlib stream; hidden files and directories, names starting with `_`
+/// (Spark's and Hadoop's `_SUCCESS` and `_temporary/`) and the rest (`.idx`,
 /// `.json`, scripts…) are left out. A pattern with `*`, `?` or `[` is a glob (matches sorted by
 /// name). A glob that matches nothing, a path that does not exist, or a directory that holds no
 /// record file is an error: a typo must not read as an empty data set (see
@@ -401,7 +402,13 @@ mod tests {
     fn directories_are_walked_recursively_and_hidden_ones_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for sub in ["Split-train", "Split-eval/deeper", ".hidden"] {
+        for sub in [
+            "Split-train",
+            "Split-eval/deeper",
+            ".hidden",
+            "_temporary/0",
+            "Split-train/_attempt",
+        ] {
             fs::create_dir_all(root.join(sub)).unwrap();
         }
         for file in [
@@ -409,6 +416,11 @@ mod tests {
             "Split-eval/deeper/b.gz",
             ".hidden/c.tfrecord",
             "notes.json",
+            // Spark's and Hadoop's: a job's marker and its unfinished attempts, not data.
+            "_SUCCESS",
+            "_temporary/0/part-00000.tfrecord",
+            "Split-train/_attempt/d.tfrecord",
+            "Split-train/_e.tfrecord",
         ] {
             fs::write(root.join(file), b"").unwrap();
         }
@@ -418,6 +430,14 @@ mod tests {
             .map(|p| p.strip_prefix(root).unwrap().display().to_string())
             .collect();
         assert_eq!(names, ["Split-eval/deeper/b.gz", "Split-train/a.tfrecord"]);
+        // Named, or matched by a glob, such a file is read.
+        let named = root.join("Split-train/_e.tfrecord");
+        assert_eq!(
+            expand_inputs([named.to_str().unwrap()]).unwrap(),
+            std::slice::from_ref(&named)
+        );
+        let pattern = root.join("Split-train/_*.tfrecord");
+        assert_eq!(expand_inputs([pattern.to_str().unwrap()]).unwrap(), [named]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod format;
 mod index;
 mod inflate;
 mod names;
+mod plan;
 mod random_access;
 mod reader;
 pub mod remote;
@@ -25,6 +26,7 @@ pub use error::{Location, RecordError, RecordErrorKind};
 pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFileReader};
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
+pub use plan::{plan_read_units, ReadUnit};
 pub use random_access::{RecordFile, RecordFiles};
 #[cfg(feature = "pipeline")]
 pub(crate) use reader::check_deferred_crc;

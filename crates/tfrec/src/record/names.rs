@@ -6,9 +6,12 @@ use std::path::Path;
 use super::compression::Compression;
 use super::format::{Header, HEADER_LEN};
 
-/// Whether a file or directory is left out of a directory's expansion for its name.
+/// Whether a file or directory is left out of a directory's expansion for its name: hidden
+/// names (`.`), and names starting with `_`, where Hadoop and Spark jobs keep what is not data
+/// (`_SUCCESS`, `_temporary/` attempts, partial or duplicate) and which pyarrow.dataset leaves
+/// out too. A file named explicitly or matched by a glob is read whatever its name.
 pub(super) fn is_hidden_name(name: &str) -> bool {
-    name.starts_with('.')
+    name.starts_with(['.', '_'])
 }
 
 /// Whether a file's name says it holds records (`Some(true)`: a record extension, or none),

@@ -1,6 +1,6 @@
 //! Command-line options shared by every command that reads records.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tfrec::pipeline::Dataset;
@@ -34,6 +34,16 @@ pub struct SkipArgs {
     /// what was skipped is reported on stderr and in --json.
     #[arg(long)]
     pub skip_corrupt: bool,
+}
+
+/// Opens an input file the user named, with the file and the cause in the error. A directory
+/// is refused here: it opens, and fails only at the first read with no word of which file.
+pub fn open_input(path: &Path) -> Result<std::fs::File, CliError> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(format!("{}: is a directory, not a file; name the files in it", path.display()).into());
+    }
+    Ok(file)
 }
 
 /// Opens (and closes) each local file of `files`, so that one that cannot be read fails before

@@ -209,6 +209,8 @@ impl RecordError {
     pub fn category(&self) -> ErrorCategory {
         match self.kind {
             RecordErrorKind::Open(_) | RecordErrorKind::Io(_) => ErrorCategory::Io,
+            // The setting is wrong, not the data.
+            RecordErrorKind::WrongCompression { .. } => ErrorCategory::Usage,
             RecordErrorKind::LengthCrcMismatch { .. }
             | RecordErrorKind::DataCrcMismatch { .. }
             | RecordErrorKind::Truncated { .. }

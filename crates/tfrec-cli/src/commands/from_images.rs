@@ -26,8 +26,13 @@ pub struct Args {
 
 const IMAGE_EXTENSIONS: [&str; 5] = ["jpg", "jpeg", "png", "gif", "webp"];
 
-fn images_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+/// The entries of `dir`, or an error naming it.
+fn list(dir: &Path) -> Result<std::fs::ReadDir, CliError> {
+    std::fs::read_dir(dir).map_err(|e| format!("{}: cannot list the directory: {e}", dir.display()).into())
+}
+
+fn images_in(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let mut files: Vec<PathBuf> = list(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.is_file()
@@ -51,7 +56,7 @@ fn shape(path: &Path) -> Result<(u32, u32, u8), CliError> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let mut classes: Vec<PathBuf> = std::fs::read_dir(&args.dir)?
+    let mut classes: Vec<PathBuf> = list(&args.dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
@@ -70,7 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     for (path, label) in &sources {
         let (height, width, depth) =
             shape(path).map_err(|e| crate::error::data(format!("{}: not a readable image: {e}", path.display())))?;
-        let raw = std::fs::read(path)?;
+        let raw = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
         done.fetch_add(raw.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let example = Example::builder()
             .int64("height", height)

@@ -42,7 +42,9 @@ fn kind_named(name: &str) -> Option<Kind> {
 fn hints(args: &Args) -> Result<TypeHints, CliError> {
     let mut hints = TypeHints::new();
     if let Some(path) = &args.spec {
-        let spec: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let spec: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not a JSON spec: {e}", path.display()))?;
         let mut add = |map: &serde_json::Map<String, Value>| {
             for (name, s) in map {
                 if let Some(kind) = s.get("dtype").and_then(Value::as_str).and_then(kind_named) {
@@ -78,31 +80,45 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut output = args.output.create(&reads)?;
     let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
-        let mut input: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        let stdin = path.as_os_str() == "-";
+        let name = if stdin {
+            "standard input".to_owned()
+        } else {
+            path.display().to_string()
+        };
+        let mut input: Box<dyn BufRead> = if stdin {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
-            Box::new(BufReader::new(
-                std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?,
-            ))
+            Box::new(BufReader::new(crate::input::open_input(path)?))
         };
         // One buffer for all lines: a new one per line would leave the longest line's block and
         // the next line's both held by the allocator.
-        let mut buffer = String::new();
+        let mut buffer = Vec::new();
         for i in 0usize.. {
             buffer.clear();
-            if input.read_line(&mut buffer)? == 0 {
+            let read = input
+                .read_until(b'\n', &mut buffer)
+                .map_err(|e| format!("{name}:{}: cannot read: {e}", i + 1))?;
+            if read == 0 {
                 break;
             }
             // As `BufRead::lines`: without the `\n` or `\r\n`.
-            let line = buffer
-                .strip_suffix('\n')
-                .map_or(buffer.as_str(), |l| l.strip_suffix('\r').unwrap_or(l));
+            let bytes = buffer
+                .strip_suffix(b"\n")
+                .map_or(&buffer[..], |l| l.strip_suffix(b"\r").unwrap_or(l));
+            let line = std::str::from_utf8(bytes).map_err(|e| {
+                crate::error::data(format!(
+                    "{name}:{}: not UTF-8 text (byte {:#04x} at byte {} of the line); JSON lines must be UTF-8",
+                    i + 1,
+                    bytes.get(e.valid_up_to()).copied().unwrap_or_default(),
+                    e.valid_up_to() + 1
+                ))
+            })?;
             done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
             if line.trim().is_empty() {
                 continue;
             }
-            let place =
-                |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{}:{}: {e}", path.display(), i + 1));
+            let place = |e: tfrec::example::FriendlyJsonError| crate::error::data(format!("{name}:{}: {e}", i + 1));
             let message = match args.kind {
                 KindChoice::Auto => FriendlyMessage::Auto,
                 KindChoice::Example => FriendlyMessage::Example,

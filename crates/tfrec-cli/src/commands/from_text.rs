@@ -54,7 +54,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut output = args.output.create(&args.inputs)?;
     let (progress, done) = crate::progress::Progress::for_files(&args.inputs);
     for path in &args.inputs {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut crate::input::open_input(path)?, &mut text).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => crate::error::data(format!(
+                "{}: not UTF-8 text; text-format files must be UTF-8",
+                path.display()
+            )),
+            _ => format!("{}: cannot read: {e}", path.display()).into(),
+        })?;
         done.fetch_add(text.len() as u64, std::sync::atomic::Ordering::Relaxed);
         for (i, message) in messages(&text).iter().enumerate() {
             let place =

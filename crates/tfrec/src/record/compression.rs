@@ -204,7 +204,8 @@ fn detect(prefix: &[u8]) -> Compression {
     if guess == Compression::None {
         return guess;
     }
-    let mut decoder = Inflater::new(prefix, guess.container().unwrap_or(Container::Gzip));
+    // This is the check of what the bytes are: the decoder must not run it again.
+    let mut decoder = Inflater::new(prefix, guess.container().unwrap_or(Container::Gzip)).without_diagnosis();
     let mut out = [0u8; HEADER_LEN];
     let mut filled = 0;
     while filled < HEADER_LEN {

@@ -8,17 +8,40 @@ use std::sync::Arc;
 use super::compression::Compression;
 use super::inflate::StreamDamage;
 
-/// The end of a first-header error's text when the stream looks compressed: how to read it.
-fn compressed_hint(looks_compressed: Option<Compression>) -> String {
-    let (name, flag) = match looks_compressed {
-        Some(Compression::Gzip) => ("GZIP", "gzip"),
-        Some(Compression::Zlib) => ("ZLIB", "zlib"),
-        _ => return String::new(),
+/// How to read a stream as `compression`, in the CLI's and Python's words.
+fn how_to_read(compression: Compression) -> String {
+    match compression {
+        Compression::None => "read it without compression (`--compression none` in the CLI, \
+                              `compression_type=\"\"` in Python)"
+            .to_owned(),
+        c => format!(
+            "read it as {name} (`--compression {c}` in the CLI, `compression_type=\"{name}\"` in Python)",
+            name = c.tf_name()
+        ),
+    }
+}
+
+/// What a stream read as `expected` is instead.
+fn wrong_compression(expected: Compression, found: Compression) -> String {
+    let is = match found {
+        Compression::None => "a plain TFRecord".to_owned(),
+        c => format!("a {} stream", c.tf_name()),
     };
     format!(
-        "; the data starts like a {name} stream: read it as {name} (`--compression {flag}` in the CLI, \
-         `compression_type=\"{name}\"` in Python)"
+        "not a {} stream: this file is {is}; {}",
+        expected.tf_name(),
+        how_to_read(found)
     )
+}
+
+/// The end of a first-header error's text when the stream looks compressed: how to read it.
+fn compressed_hint(looks_compressed: Option<Compression>) -> String {
+    match looks_compressed {
+        Some(c @ (Compression::Gzip | Compression::Zlib)) => {
+            format!("; the data starts like a {} stream: {}", c.tf_name(), how_to_read(c))
+        }
+        _ => String::new(),
+    }
 }
 
 /// Where in the input a problem was found.
@@ -131,6 +154,19 @@ pub enum RecordErrorKind {
     #[error("the compressed stream is damaged: {0}")]
     Decompress(io::Error),
 
+    /// The stream is not of the compression it was read as: it was read as GZIP or ZLIB, and
+    /// its first bytes are a plain TFRecord (a header whose length CRC holds) or a stream of
+    /// the other compression. Nothing was read; it ends reading under every
+    /// [`OnCorruption`](crate::record::OnCorruption), as it is the setting that is wrong, not
+    /// the data.
+    #[error("{}", wrong_compression(*expected, *found))]
+    WrongCompression {
+        /// The compression the stream was read as.
+        expected: Compression,
+        /// What the stream is.
+        found: Compression,
+    },
+
     /// Reading the underlying file or stream failed.
     #[error("I/O error: {0}")]
     Io(io::Error),
@@ -185,6 +221,7 @@ impl RecordError {
             RecordErrorKind::LengthExceedsFile { .. } => "length_exceeds_file",
             RecordErrorKind::LengthOverLimit { .. } => "length_over_limit",
             RecordErrorKind::Decompress(_) => "decompress",
+            RecordErrorKind::WrongCompression { .. } => "wrong_compression",
             RecordErrorKind::Io(_) => "io",
             RecordErrorKind::Open(_) => "open",
         }
@@ -220,7 +257,9 @@ impl fmt::Display for RecordError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.kind, &self.location.path) {
             // Nothing was read, so only the file is worth naming.
-            (RecordErrorKind::Open(_), Some(path)) => write!(f, "{}: {}", path.display(), self.kind),
+            (RecordErrorKind::Open(_) | RecordErrorKind::WrongCompression { .. }, Some(path)) => {
+                write!(f, "{}: {}", path.display(), self.kind)
+            }
             _ => write!(f, "{}: {}", self.location, self.kind),
         }
     }

@@ -7,11 +7,17 @@
 //! an error is returned first, and the error comes on the next call. GZIP member framing
 //! (RFC 1952 header, CRC-32 and ISIZE trailer, concatenated members) is done here for the same
 //! reason; ZLIB framing (RFC 1950) is left to the inflater.
+//!
+//! First bytes that are no stream of the expected kind at all (a plain TFRecord, or the other
+//! compression) are reported as such, not as damage: that is a setting to change, not data lost.
 
 use std::fmt;
 use std::io::{self, BufRead};
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
+
+use super::compression::{Compression, DETECT_PREFIX};
+use super::format::{Header, HEADER_LEN};
 
 /// Damage in a compressed stream, with where it was found. It travels inside the
 /// [`io::Error`] of [`RecordErrorKind::Decompress`](super::RecordErrorKind::Decompress); get it
@@ -38,9 +44,50 @@ impl fmt::Display for StreamDamage {
 
 impl std::error::Error for StreamDamage {}
 
+/// A stream that is not of the compression it is read as at all: its first bytes are a plain
+/// TFRecord header, or a stream of the other compression (checked by decoding it). It travels
+/// inside an [`io::Error`] as [`StreamDamage`] does, and the reader turns it into
+/// [`RecordErrorKind::WrongCompression`](super::RecordErrorKind::WrongCompression).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NotCompressedAs {
+    /// The compression the stream was read as.
+    pub(crate) expected: Compression,
+    /// What its first bytes are.
+    pub(crate) found: Compression,
+}
+
+impl fmt::Display for NotCompressedAs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "not a {} stream but {}", self.expected, self.found)
+    }
+}
+
+impl std::error::Error for NotCompressedAs {}
+
+/// Why a decoder stopped; it gives the same error again on every later read.
+#[derive(Debug, Clone)]
+enum Failure {
+    Damage(StreamDamage),
+    NotCompressedAs(NotCompressedAs),
+}
+
+impl From<StreamDamage> for Failure {
+    fn from(damage: StreamDamage) -> Self {
+        Failure::Damage(damage)
+    }
+}
+
+impl Failure {
+    fn to_io(&self) -> io::Error {
+        match self {
+            Failure::Damage(damage) => io::Error::new(io::ErrorKind::InvalidData, damage.clone()),
+            Failure::NotCompressedAs(not) => io::Error::new(io::ErrorKind::InvalidData, *not),
+        }
+    }
+}
+
 /// The wrapping around the deflate data: an RFC 1952 GZIP stream (of one or more members) or
-/// an RFC 1950 ZLIB stream. (The caller maps its compression setting to this, so the decoder
-/// needs nothing from the rest of the record layer.)
+/// an RFC 1950 ZLIB stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Container {
     /// GZIP members, one after another.
@@ -73,8 +120,8 @@ enum State {
     Zlib,
     /// The stream ended cleanly; later reads return 0.
     Done,
-    /// The stream is damaged; later reads return this error again.
-    Failed(StreamDamage),
+    /// The stream is damaged, or not of this compression; later reads return this error again.
+    Failed(Failure),
 }
 
 /// A decompressing reader over a buffered compressed stream (see the module doc).
@@ -89,10 +136,14 @@ pub(crate) struct Inflater<R> {
     /// Decompressed bytes returned.
     produced: u64,
     /// An error met while producing the bytes last returned, to return once they are out.
-    pending: Option<StreamDamage>,
+    pending: Option<Failure>,
     /// Output decompressed for a small read; `spill[spill_range]` is not handed out yet.
     spill: Vec<u8>,
     spill_range: std::ops::Range<usize>,
+    /// When the first bytes do not decode, check whether they are a plain TFRecord or the
+    /// other compression (off in the decoder that [`Compression::detect`] runs, which is
+    /// such a check itself).
+    diagnose: bool,
 }
 
 /// Reads into a buffer at least this large decompress straight into it: more than the 32 KiB
@@ -188,7 +239,14 @@ impl<R: BufRead> Inflater<R> {
             pending: None,
             spill: Vec::new(),
             spill_range: 0..0,
+            diagnose: true,
         }
+    }
+
+    /// The same decoder without the check of what undecodable first bytes are.
+    pub(crate) fn without_diagnosis(mut self) -> Self {
+        self.diagnose = false;
+        self
     }
 
     fn damage(&self, what: impl Into<String>) -> StreamDamage {
@@ -199,9 +257,11 @@ impl<R: BufRead> Inflater<R> {
         }
     }
 
-    fn fail(&mut self, damage: StreamDamage) -> io::Error {
-        self.state = State::Failed(damage.clone());
-        io::Error::new(io::ErrorKind::InvalidData, damage)
+    fn fail(&mut self, failure: impl Into<Failure>) -> io::Error {
+        let failure = failure.into();
+        let error = failure.to_io();
+        self.state = State::Failed(failure);
+        error
     }
 
     fn consume(&mut self, n: usize) {
@@ -264,9 +324,14 @@ impl<R: BufRead> Inflater<R> {
                 State::Failed(damage) => return Err(self.fail(damage)),
                 State::Gzip(GzipState::Header(mut buf)) => {
                     let first = self.consumed == 0;
-                    let collected = self.collect(&mut buf, 10, gzip_header_len);
                     // An I/O error (even `Interrupted`) leaves the decoder where it was.
-                    let collected = collected.inspect_err(|_| self.state = State::Gzip(GzipState::Header(buf)))?;
+                    let collected = match self.collect(&mut buf, 10, gzip_header_len) {
+                        Ok(collected) => collected,
+                        Err(e) => {
+                            self.state = State::Gzip(GzipState::Header(buf));
+                            return Err(e);
+                        }
+                    };
                     match collected {
                         Collected::Complete => {
                             self.inflate.reset(false);
@@ -280,12 +345,26 @@ impl<R: BufRead> Inflater<R> {
                             return Err(self.fail(damage));
                         }
                         Collected::Invalid(what) => {
+                            if first {
+                                // Bytes that are not GZIP at all say more than "bad magic":
+                                // the header collected so far and the input buffered after it.
+                                let mut prefix = buf.clone();
+                                if let Ok(more) = self.src.fill_buf() {
+                                    prefix.extend_from_slice(&more[..more.len().min(DETECT_PREFIX)]);
+                                }
+                                let not = self.diagnose.then(|| what_it_is(&prefix, Compression::Gzip)).flatten();
+                                if let Some(not) = not {
+                                    return Err(self.fail(Failure::NotCompressedAs(not)));
+                                }
+                            }
                             let what = if first {
                                 what.to_owned()
                             } else {
                                 format!("bytes after a gzip member: {what}")
                             };
-                            let damage = self.damage(what);
+                            // Named where the member's header starts, not where it was found bad.
+                            let mut damage = self.damage(what);
+                            damage.compressed_offset = damage.compressed_offset.saturating_sub(buf.len() as u64);
                             return Err(self.fail(damage));
                         }
                     }
@@ -332,12 +411,23 @@ impl<R: BufRead> Inflater<R> {
                     let eof = input.is_empty();
                     let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
                     let result = self.inflate.decompress(input, target, FlushDecompress::None);
+                    // A ZLIB stream refused from its first bytes may be no ZLIB stream at all.
+                    let not_zlib = match (&result, &self.state) {
+                        (Err(_), State::Zlib) if in_before == 0 && self.diagnose => {
+                            what_it_is(input, Compression::Zlib)
+                        }
+                        _ => None,
+                    };
                     let consumed = (self.inflate.total_in() - in_before) as usize;
                     let written = (self.inflate.total_out() - out_before) as usize;
                     if matches!(self.state, State::Gzip(_)) {
                         self.crc.update(&target[..written]);
                     }
                     self.consume(consumed);
+                    if let Some(not) = not_zlib {
+                        // What it decoded from bytes that are no ZLIB stream is nothing.
+                        return Err(self.fail(Failure::NotCompressedAs(not)));
+                    }
                     self.produced += written as u64;
                     let written = if direct {
                         written
@@ -358,13 +448,16 @@ impl<R: BufRead> Inflater<R> {
                             self.state = State::Done;
                             None
                         }
-                        Ok(_) if eof && written == 0 => Some(self.damage("the compressed stream ends early")),
+                        Ok(_) if eof && written == 0 => Some(self.damage("the compressed stream ends early").into()),
                         // Input left and room for output, yet nothing moved: never spin on it.
                         Ok(_) if consumed == 0 && written == 0 => {
-                            Some(self.damage("the decompressor made no progress"))
+                            Some(self.damage("the decompressor made no progress").into())
                         }
                         Ok(_) => None,
-                        Err(e) => Some(self.damage(format!("invalid compressed data ({e})"))),
+                        Err(e) => Some(
+                            self.damage(format!("invalid compressed data ({})", deflate_error(&e)))
+                                .into(),
+                        ),
                     };
                     match trouble {
                         Some(damage) if written > 0 => {
@@ -378,6 +471,37 @@ impl<R: BufRead> Inflater<R> {
                 }
             }
         }
+    }
+}
+
+/// First bytes of the stream that do not decode as `expected`: what they are instead, when
+/// that is certain (a plain TFRecord header whose length CRC holds, or a stream of the other
+/// compression that decodes to one). `None` if they are only damage.
+fn what_it_is(prefix: &[u8], expected: Compression) -> Option<NotCompressedAs> {
+    let prefix = &prefix[..prefix.len().min(DETECT_PREFIX)];
+    let plain = <[u8; HEADER_LEN]>::try_from(prefix.get(..HEADER_LEN).unwrap_or(&[]))
+        .is_ok_and(|header| Header::decode(&header).is_valid());
+    let found = if plain {
+        Compression::None
+    } else {
+        match Compression::detect(prefix) {
+            Compression::None => return None,
+            other => other,
+        }
+    };
+    (found != expected).then_some(NotCompressedAs { expected, found })
+}
+
+/// The inflater's words for what is wrong with the deflate data. zlib-rs reports damage found
+/// in its fast decoding loop (an invalid literal/length or distance code, or a distance
+/// reaching back before the start of the data) as "repeated call with bad state", as if it had
+/// been called again after an error; this decoder never is, so that text always stands for one
+/// of those, and zlib's own word for the likeliest is used.
+fn deflate_error(error: &flate2::DecompressError) -> String {
+    let text = error.to_string();
+    match text.strip_suffix("repeated call with bad state") {
+        Some(head) => format!("{head}invalid distance too far back, or an invalid code"),
+        None => text,
     }
 }
 
@@ -480,5 +604,57 @@ mod tests {
         let at = header.len() - body.len() + 10 - 1;
         header[at] ^= 1;
         assert!(drain(&header, Compression::Gzip).1.is_some(), "header CRC checked");
+    }
+
+    /// What a decoder that refuses `bytes` from the start says they are, if it says.
+    fn found_instead(bytes: &[u8], container: Container) -> Option<NotCompressedAs> {
+        let error = Inflater::new(bytes, container).read_to_end(&mut Vec::new()).err()?;
+        error.get_ref()?.downcast_ref::<NotCompressedAs>().copied()
+    }
+
+    #[test]
+    fn bytes_of_another_kind_are_named_not_called_damage() {
+        let plain = framed(&[b"one", b"two"]);
+        // A first record of 376 bytes starts `78 01`, a valid ZLIB header.
+        let zlib_like = framed(&[&[5u8; 376], b"two"]);
+        let gzip = compressed(&[b"one"], Compression::Gzip);
+        let zlib = compressed(&[b"one"], Compression::Zlib);
+        let not = |expected, found| Some(NotCompressedAs { expected, found });
+        assert_eq!(
+            found_instead(&plain, Container::Gzip),
+            not(Compression::Gzip, Compression::None)
+        );
+        assert_eq!(
+            found_instead(&plain, Container::Zlib),
+            not(Compression::Zlib, Compression::None)
+        );
+        assert_eq!(
+            found_instead(&zlib_like, Container::Zlib),
+            not(Compression::Zlib, Compression::None)
+        );
+        assert_eq!(
+            found_instead(&gzip, Container::Zlib),
+            not(Compression::Zlib, Compression::Gzip)
+        );
+        assert_eq!(
+            found_instead(&zlib, Container::Gzip),
+            not(Compression::Gzip, Compression::Zlib)
+        );
+        // A damaged magic byte is only damage, named where the member starts.
+        let mut bad = gzip.clone();
+        bad[1] ^= 0x40;
+        assert_eq!(found_instead(&bad, Container::Gzip), None);
+        let damage = drain(&bad, Compression::Gzip).1.expect("damage");
+        assert_eq!(damage.compressed_offset, 0, "{damage}");
+    }
+
+    #[test]
+    fn damage_found_in_the_fast_loop_is_named_as_zlib_names_it() {
+        // zlib says "invalid distance too far back" for this byte flipped.
+        let mut bytes = include_bytes!("../../../../testdata/golden/records/gzip.tfrecord.gz").to_vec();
+        bytes[74] ^= 1;
+        let damage = drain(&bytes, Compression::Gzip).1.expect("damage");
+        assert!(damage.what.contains("invalid distance too far back"), "{damage}");
+        assert!(!damage.what.contains("repeated call"), "{damage}");
     }
 }

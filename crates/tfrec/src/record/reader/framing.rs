@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use super::super::compression::{Compression, DETECT_PREFIX};
 use super::super::error::{RecordError, RecordErrorKind};
 use super::super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
-use super::super::inflate::StreamDamage;
+use super::super::inflate::{NotCompressedAs, StreamDamage};
 use super::{RecordReader, Span};
 
 impl<R: Read> RecordReader<R> {
@@ -255,7 +255,8 @@ impl<R: Read> RecordReader<R> {
 
 /// One `read` call, retried on `Interrupted`; 0 at the end of the source. An error ends the
 /// source and is kept in `error`: a decoder's report of damage as
-/// [`RecordErrorKind::Decompress`], anything else as [`RecordErrorKind::Io`].
+/// [`RecordErrorKind::Decompress`], of a stream that is not of its compression as
+/// [`RecordErrorKind::WrongCompression`], anything else as [`RecordErrorKind::Io`].
 pub(super) fn read_source<R: Read>(
     src: &mut R,
     buf: &mut [u8],
@@ -274,11 +275,15 @@ pub(super) fn read_source<R: Read>(
             Ok(n) => return n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
+                let not = e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<NotCompressedAs>())
+                    .copied();
                 let damage = e.get_ref().is_some_and(|inner| inner.is::<StreamDamage>());
-                *error = Some(if damage {
-                    RecordErrorKind::Decompress(e)
-                } else {
-                    RecordErrorKind::Io(e)
+                *error = Some(match not {
+                    Some(NotCompressedAs { expected, found }) => RecordErrorKind::WrongCompression { expected, found },
+                    None if damage => RecordErrorKind::Decompress(e),
+                    None => RecordErrorKind::Io(e),
                 });
                 *eof = true;
                 return 0;

@@ -30,7 +30,9 @@ impl<R: Read> RecordReader<R> {
         };
         let error = self.error_at(kind, at);
         match (&error.kind, self.options.on_corruption) {
-            (RecordErrorKind::Io(_), _) | (_, OnCorruption::Fail) => Err(error),
+            (RecordErrorKind::Io(_) | RecordErrorKind::WrongCompression { .. }, _) | (_, OnCorruption::Fail) => {
+                Err(error)
+            }
             _ => {
                 self.stats.skipped_files += 1;
                 self.keep_problem(error);
@@ -69,13 +71,13 @@ impl<R: Read> RecordReader<R> {
         let fatal = matches!(kind, RecordErrorKind::Io(_) | RecordErrorKind::Open(_));
         match self.options.on_corruption {
             OnCorruption::Resync if !fatal => {
-                // The source's error, if that is what cut the record short, is kept where the
-                // scan runs out of bytes.
-                if !cut_short {
-                    let error = self.error_at(kind, at);
+                let error = self.error_at(kind, at);
+                if cut_short {
+                    self.resync(at, Some(error))
+                } else {
                     self.keep_problem(error);
+                    self.resync(at, None)
                 }
-                self.resync(at, cut_short)
             }
             OnCorruption::SkipFile if !fatal => {
                 self.ended = true;
@@ -102,19 +104,26 @@ impl<R: Read> RecordReader<R> {
     /// Scans from the byte after `at` (where `window[pos]` still is) for the next intact record:
     /// a plausible header at each offset, then the whole record with both CRCs. Returns it, or
     /// `None` when the data ends first (the reader has then ended). `cut_short`: the region
-    /// began with a record cut short by the source's error, which is then named at `at`.
+    /// began with this record, cut short where the source's error ended the data.
     #[cold]
     #[inline(never)]
-    fn resync(&mut self, at: u64, cut_short: bool) -> Result<Option<Span>, RecordError> {
+    fn resync(&mut self, at: u64, cut_short: Option<RecordError>) -> Result<Option<Span>, RecordError> {
         self.stats.skipped_regions += 1;
         match self.scan_from(at)? {
             Scan::Found { span, skipped } => {
+                // An intact record inside the bytes the cut record claimed: it was damage of its
+                // own, not the source's error, so it is a problem here as in a plain file (the
+                // source's error comes where the data runs out).
+                if let Some(error) = cut_short {
+                    self.keep_problem(error);
+                }
                 self.stats.skipped_bytes += skipped;
                 Ok(Some(span))
             }
             Scan::End { skipped } => {
                 self.stats.skipped_bytes += skipped;
-                self.end_of_data(if cut_short { at } else { self.offset })?;
+                // Nothing intact after it: the source's error is what cut it, named there.
+                self.end_of_data(if cut_short.is_some() { at } else { self.offset })?;
                 Ok(None)
             }
         }

@@ -476,3 +476,73 @@ fn a_compressed_stream_read_as_plain_says_what_it_looks_like() {
     let mut reader = RecordReader::with_options(plain.as_slice(), Compression::None, resync());
     assert_eq!(read_all(&mut reader).unwrap(), records[1..].to_vec());
 }
+
+#[test]
+fn damaged_records_before_a_stream_error_are_each_reported() {
+    use std::io::Write;
+    // A record, then twice a header promising more bytes than the stream holds and an intact
+    // empty record; then the gzip trailer's CRC is damaged. Read as plain, the two headers are
+    // two damaged regions (at 19 and 47); read as GZIP they must be too, before the stream error.
+    let mut plain = framed(&[b"abc"]);
+    for _ in 0..2 {
+        plain.extend_from_slice(&crate::record::format::encode_header(1_000_000));
+        plain.extend_from_slice(&framed(&[b""]));
+    }
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(&plain).unwrap();
+    let mut bytes = gzip.finish().unwrap();
+    let crc = bytes.len() - 8;
+    bytes[crc] ^= 1;
+    let options = ReaderOptions::default()
+        .compression(Compression::Gzip)
+        .on_corruption(OnCorruption::Resync);
+    let mut reader = RecordReader::from_stream(bytes.as_slice(), options).unwrap();
+    assert_eq!(read_all(&mut reader).unwrap(), [b"abc".to_vec(), vec![], vec![]]);
+    let problems: Vec<(u64, &str)> = reader
+        .problems()
+        .iter()
+        .map(|p| (p.location.offset, p.kind_name()))
+        .collect();
+    let end = plain.len() as u64;
+    assert_eq!(problems, [(19, "truncated"), (47, "truncated"), (end, "decompress")]);
+    assert_eq!(reader.stats().skipped_regions, 2);
+    assert_eq!(reader.stats().skipped_files, 1);
+}
+
+#[test]
+fn a_stream_read_as_the_wrong_compression_says_what_it_is_under_every_policy() {
+    let records = numbered(3, 50);
+    let plain = framed_owned(&records);
+    let gzip = compressed(&records, Compression::Gzip);
+    let cases = [
+        (
+            &plain,
+            Compression::Gzip,
+            Compression::None,
+            "this file is a plain TFRecord",
+        ),
+        (&plain, Compression::Zlib, Compression::None, "`--compression none`"),
+        (
+            &gzip,
+            Compression::Zlib,
+            Compression::Gzip,
+            "this file is a GZIP stream",
+        ),
+    ];
+    for (bytes, expected, found, words) in cases {
+        for policy in [OnCorruption::Fail, OnCorruption::Resync, OnCorruption::SkipFile] {
+            let options = ReaderOptions::default().compression(expected).on_corruption(policy);
+            let (got, error, problems) = read_stream(bytes, options);
+            let what = format!("{found} read as {expected}, {policy:?}");
+            assert!(got.is_empty(), "{what}");
+            assert!(problems.is_empty(), "{what}: not skipped as damage");
+            let error = error.expect("an error");
+            assert!(
+                matches!(error.kind, RecordErrorKind::WrongCompression { expected: e, found: f } if e == expected && f == found),
+                "{what}: {error}"
+            );
+            assert!(error.to_string().contains(words), "{what}: {error}");
+            assert_eq!(error.category(), crate::ErrorCategory::Usage);
+        }
+    }
+}

@@ -158,5 +158,7 @@ fn a_file_read_as_the_wrong_compression_says_what_it_is() {
         let all = text(&out.stdout) + &text(&out.stderr);
         assert!(all.contains(words), "{args:?}: {all}");
         assert!(!all.contains("magic"), "{args:?}: {all}");
+        // verify's table does not call a file read with the wrong setting damaged.
+        assert!(!text(&out.stdout).contains("DAMAGED"), "{args:?}: {all}");
     }
 }

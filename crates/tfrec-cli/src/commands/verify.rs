@@ -67,9 +67,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let mut data_bytes = 0u64;
         let mut torn_tail_bytes = 0u64;
         let mut compression = None;
+        // A file that could not be read through (not found, the wrong compression): not damage.
+        let mut unreadable_file = false;
         match RecordReader::open(path, options.clone()) {
             Err(error) => {
-                unreadable = true;
+                unreadable_file = true;
                 regions.push(vec![error]);
             }
             Ok(mut reader) => {
@@ -90,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 torn_tail_bytes = reader.stats().torn_tail_bytes;
                 let mut last = reader.take_problems();
                 if let Some(e) = end {
-                    unreadable |= e.category() != tfrec::ErrorCategory::Data;
+                    unreadable_file |= e.category() != tfrec::ErrorCategory::Data;
                     last.push(e);
                 }
                 if !last.is_empty() {
@@ -106,8 +108,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if !problems.is_empty() {
             bad_files += 1;
         }
+        unreadable |= unreadable_file;
         if !args.json {
-            let status = if problems.is_empty() { "ok" } else { "DAMAGED" };
+            let status = match (problems.is_empty(), unreadable_file) {
+                (true, _) => "ok",
+                (false, true) => "ERROR",
+                (false, false) => "DAMAGED",
+            };
             writeln!(out, "{status:>8}  {records:>10} records  {}", path.display())?;
             for region in &regions {
                 writeln!(out, "          {}", region_text(region))?;

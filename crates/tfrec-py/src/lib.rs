@@ -47,6 +47,8 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dataset::DatasetIterator>()?;
     m.add_class::<state_saver::StateSaver>()?;
     m.add_class::<state_saver::SaverBatch>()?;
+    m.add_function(wrap_pyfunction!(messages::encode_feature, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::decode_feature, m)?)?;
     m.add_function(wrap_pyfunction!(messages::encode_example, m)?)?;
     m.add_function(wrap_pyfunction!(messages::decode_example, m)?)?;
     m.add_function(wrap_pyfunction!(messages::encode_sequence_example, m)?)?;

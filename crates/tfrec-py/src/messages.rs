@@ -120,6 +120,25 @@ fn features_to_py<'py>(py: Python<'py>, f: Option<&Features>) -> PyResult<Bound<
     Ok(out.into_any())
 }
 
+/// `Feature` bytes from its kind (`"int64_list"`…, or `None` for no kind) and values.
+#[pyfunction]
+#[pyo3(signature = (kind, values))]
+pub fn encode_feature<'py>(
+    py: Python<'py>,
+    kind: Option<&str>,
+    values: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let feature = feature_from_py("", kind, values)?;
+    Ok(PyBytes::new(py, &feature.encode()))
+}
+
+/// The kind (`None` when unset) and values of serialized `Feature` bytes.
+#[pyfunction]
+pub fn decode_feature<'py>(py: Python<'py>, serialized: &[u8]) -> PyResult<(Option<&'static str>, Bound<'py, PyList>)> {
+    let feature = Feature::decode(serialized).map_err(|e| PyTfrecError::decoding("Feature", e))?;
+    feature_to_py(py, &feature)
+}
+
 /// `Example` bytes from the plain form of its features (`None`: no `features` field).
 #[pyfunction]
 #[pyo3(signature = (features))]

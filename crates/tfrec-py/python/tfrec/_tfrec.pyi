@@ -25,6 +25,8 @@ __all__ = [
     "DatasetIterator",
     "StateSaver",
     "SaverBatch",
+    "encode_feature",
+    "decode_feature",
     "encode_example",
     "decode_example",
     "encode_sequence_example",
@@ -364,6 +366,10 @@ def decode_sequence_example(
     serialized: bytes,
 ) -> tuple[list[_PlainFeature] | None, list[tuple[str, list[tuple[str | None, list[Any]]]]] | None]:
     """`(context, feature_lists)` of a `SequenceExample` in the plain form (`None` when absent)."""
+def encode_feature(kind: str | None, values: Iterable[Any]) -> bytes:
+    """`Feature` bytes from its kind (`"int64_list"`…, or `None` for no kind) and values."""
+def decode_feature(serialized: bytes) -> tuple[str | None, list[Any]]:
+    """The kind (`None` when unset) and values of serialized `Feature` bytes."""
 def encode_example(features: Iterable[_PlainFeature] | None) -> bytes:
     """`Example` bytes from the plain form of its features (`None`: no `features` field)."""
 def encode_sequence_example(

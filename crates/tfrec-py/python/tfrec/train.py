@@ -11,22 +11,12 @@ import base64
 import json
 import numbers
 import operator
-import struct
 
 import numpy as np
 
 from . import _tfrec
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _describe(v):
@@ -210,27 +200,12 @@ class Feature:
 
     def SerializeToString(self, deterministic=None):
         """The ``Feature`` message's bytes (as protobuf writes them: packed numbers)."""
-        if self._kind is None:
-            return b""
-        values = self._list.value
-        if self._kind == "bytes_list":
-            body = b"".join(b"\x0a" + _varint(len(v)) + v for v in values)
-        elif self._kind == "float_list":
-            packed = struct.pack(f"<{len(values)}f", *values)
-            body = b"\x0a" + _varint(len(packed)) + packed if values else b""
-        else:
-            packed = b"".join(_varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)
-            body = b"\x0a" + _varint(len(packed)) + packed if values else b""
-        tag = {"bytes_list": b"\x0a", "float_list": b"\x12", "int64_list": b"\x1a"}[self._kind]
-        return tag + _varint(len(body)) + body
+        kind, values = self._plain()
+        return _tfrec.encode_feature(kind, values)
 
     @classmethod
     def FromString(cls, serialized):
-        # A Feature is the value of a Features map entry: decode it inside an Example.
-        entry = b"\x0a\x00\x12" + _varint(len(serialized)) + serialized
-        features = b"\x0a" + _varint(len(entry)) + entry
-        example = Example.FromString(b"\x0a" + _varint(len(features)) + features)
-        return example.features.feature[""]
+        return cls._from_plain(*_tfrec.decode_feature(as_bytes(serialized)))
 
     def __str__(self):
         ex = Example(features=Features(feature={"_": self}))

@@ -27,6 +27,20 @@ pub(super) fn decode_example(bytes: &[u8]) -> Result<Example, DecodeError> {
     Ok(example)
 }
 
+/// Decodes a serialized `tf.train.Feature` ([`Feature::decode`]).
+pub(super) fn decode_feature(bytes: &[u8]) -> Result<Feature, DecodeError> {
+    let mut feature = Feature::None;
+    merge_feature(&mut feature, WireReader::new(bytes))?;
+    Ok(feature)
+}
+
+/// The canonical encoding of `feature` ([`Feature::encode`]).
+pub(super) fn encode_feature(feature: &Feature) -> Vec<u8> {
+    let mut out = Vec::with_capacity(feature_len(feature));
+    put_feature(&mut out, feature);
+    out
+}
+
 /// Appends the canonical encoding of `example` to `out`.
 pub(super) fn encode_example_to(example: &Example, out: &mut Vec<u8>) {
     if let Some(features) = &example.features {
@@ -372,6 +386,30 @@ mod tests {
         let example = Example::decode(&bytes).unwrap();
         assert_eq!(example.get("a"), Some(&Feature::Int64(vec![1, 2])));
         assert_eq!(example.encode(), bytes);
+    }
+
+    #[test]
+    fn a_feature_alone_is_the_bytes_inside_its_example() {
+        // The spec vector's feature: int64_list [1, 2].
+        let bytes = hex("1a040a020102");
+        assert_eq!(Feature::decode(&bytes).unwrap(), Feature::Int64(vec![1, 2]));
+        for feature in [
+            Feature::None,
+            Feature::Bytes(vec![]),
+            Feature::Bytes(vec![b"a".to_vec(), vec![]]),
+            Feature::Float(vec![]),
+            Feature::Float(vec![2.5, -0.0]),
+            Feature::Int64(vec![-1, i64::MAX]),
+        ] {
+            let mut example = Example::default();
+            example.features_mut().insert("k", feature.clone());
+            let inside = example.encode();
+            let alone = feature.encode();
+            let found = alone.is_empty() || inside.windows(alone.len()).any(|w| w == alone.as_slice());
+            assert!(found, "{feature:?}");
+            assert_eq!(Feature::decode(&alone).unwrap(), feature);
+        }
+        assert!(Feature::decode(&hex("1a05")).is_err());
     }
 
     #[test]

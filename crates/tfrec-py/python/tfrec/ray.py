@@ -21,7 +21,7 @@ from ray.data.block import BlockAccessor, BlockMetadata
 
 from . import _tfrec, arrow as _arrow
 from ._records import is_stream as _is_stream
-from .errors import DataLossError, TfrecError
+from .errors import DataLossError
 
 __all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "read_tfrecords", "write_tfrecords"]
 
@@ -61,6 +61,12 @@ def _expand(paths):
     if not inputs:
         raise ValueError("no input files given")
     return _tfrec.expand_inputs(inputs)
+
+
+def _is_url(path):
+    """Whether ``path`` names an object in a store, by the library's rules (``file://`` is a
+    local path)."""
+    return _tfrec.is_url(path)
 
 
 @ray.remote(num_cpus=0)

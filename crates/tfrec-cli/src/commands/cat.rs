@@ -131,39 +131,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // further than the records that will be printed. An error met there is reported after
     // the good records before it are printed, as TensorFlow's `take` would give them.
     let guess = !matches!(format, Format::Raw) && args.message.forced().is_none();
-    let mut first: Vec<(Vec<u8>, String)> = Vec::new();
-    let mut pending_error: Option<RecordError> = None;
-    if guess {
-        let mut held = 0;
-        while (first.len() as u64) < wanted.min(DETECT_RECORDS as u64) && held < DETECT_BYTES {
-            match reader.next_located() {
-                Ok(Some(r)) => {
-                    held += r.data.len();
-                    first.push((r.data.to_vec(), place(&r)));
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    pending_error = Some(e);
-                    break;
-                }
-            }
-        }
-    }
-    let sequence = match args.message.forced() {
-        Some(s) => s,
-        None => guess && args.message.is_sequence(first.iter().map(|(r, _)| r.as_slice())),
-    };
+    let look = wanted.min(DETECT_RECORDS as u64);
     let max_bytes = match args.max_bytes {
         Some(n) => n,
         None if std::io::stdout().is_terminal() => TERMINAL_MAX_BYTES,
         None => 0,
     };
+    // The records looked at, copied until the kind is decided; `None` once it is.
+    let mut first: Option<Vec<(Vec<u8>, String)>> = (guess && look > 0).then(Vec::new);
     let mut printer = Printer {
         format,
-        sequence,
+        sequence: args.message.forced().unwrap_or(false),
         max_bytes,
         cut_any: false,
     };
+    let mut held = 0;
+    let mut pending_error: Option<RecordError> = None;
     let mut out = stdout();
     let mut index = 0u64;
     let mut emit = |out: &mut std::io::BufWriter<std::io::StdoutLock<'static>>,
@@ -183,26 +166,48 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Ok(index < wanted)
     };
     let mut more = true;
-    for (record, place) in &first {
-        if !emit(&mut out, &mut printer, record, place)? {
-            more = false;
-            break;
-        }
-    }
-    if more && pending_error.is_none() {
-        loop {
-            match reader.next_located() {
-                Ok(Some(r)) => {
-                    let place = place(&r);
-                    if !emit(&mut out, &mut printer, r.data, &place)? {
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    pending_error = Some(e);
+    while more {
+        let r = match reader.next_located() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                pending_error = Some(e);
+                break;
+            }
+        };
+        let place = place(&r);
+        if let Some(looked) = first.as_mut() {
+            let last = looked.len() as u64 + 1 >= look || held + r.data.len() >= DETECT_BYTES;
+            if !last {
+                held += r.data.len();
+                looked.push((r.data.to_vec(), place));
+                continue;
+            }
+            // The record that ends the look is looked at, and printed, where the reader holds
+            // it: a copy of a huge record would double what `cat` holds.
+            let looked = first.take().unwrap_or_default();
+            printer.sequence = args
+                .message
+                .is_sequence(looked.iter().map(|(r, _)| r.as_slice()).chain([r.data]));
+            for (record, place) in &looked {
+                more = emit(&mut out, &mut printer, record, place)?;
+                if !more {
                     break;
                 }
+            }
+            if !more {
+                break;
+            }
+        }
+        more = emit(&mut out, &mut printer, r.data, &place)?;
+    }
+    // The input (or its readable part) ended while looking: the kind is decided from what was.
+    if let Some(looked) = first.take() {
+        printer.sequence = args.message.is_sequence(looked.iter().map(|(r, _)| r.as_slice()));
+        for (record, place) in &looked {
+            more = emit(&mut out, &mut printer, record, place)?;
+            if !more {
+                break;
             }
         }
     }

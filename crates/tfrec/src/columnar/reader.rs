@@ -73,8 +73,11 @@ enum Source {
     },
 }
 
-/// The most room [`BatchReader`] reserves for a batch's records ahead of reading them.
-const MAX_ARENA_RESERVE: usize = 1 << 30;
+/// The most room [`BatchReader`] reserves for a batch's records beyond twice the bytes it has
+/// read: the records read so far only suggest what the rest hold (a file's records can change
+/// kind, a small one then large ones), so room past that is taken as records come, not on a
+/// guess.
+const ARENA_AHEAD: usize = 16 << 20;
 
 /// Records read one at a time (a byte range's, or around a window's refill) before the
 /// arena is sized from them (see [`BatchReader::reserve_for_batch`]).
@@ -235,7 +238,14 @@ impl BatchReader {
         self.arena.clear();
         self.ends.clear();
         let mut n = 0;
+        // The arena is sized once a fill, from its first records: sizing it again as more came
+        // moved it each time, and the allocator copies a block's whole room, read or not.
+        let mut sized = false;
         while n < want {
+            if !sized && n >= RECORDS_BEFORE_RESERVING {
+                self.reserve_for_batch(n, want);
+                sized = true;
+            }
             if let Source::Files(r) = &mut self.source {
                 // The records whole in the reader's window in one loop; the rest one by one.
                 let (arena, ends, places) = (&mut self.arena, &mut self.ends, &mut self.places);
@@ -246,7 +256,6 @@ impl BatchReader {
                 });
                 if taken > 0 {
                     n += taken;
-                    self.reserve_for_batch(n, want);
                     continue;
                 }
             }
@@ -275,9 +284,6 @@ impl BatchReader {
             self.ends.push(self.arena.len());
             self.places.push(place);
             n += 1;
-            if n == RECORDS_BEFORE_RESERVING {
-                self.reserve_for_batch(n, want);
-            }
         }
         if let Some(r) = self.remaining.as_mut() {
             *r -= n as u64;
@@ -288,10 +294,33 @@ impl BatchReader {
 
     /// [`fill`](Self::fill), the reader stopping at a read error.
     fn fill_or_stop(&mut self, limit: usize) -> Result<usize, BatchError> {
-        self.fill(limit).map_err(|e| {
-            self.failed = true;
-            BatchError::Record(e)
-        })
+        match self.fill(limit) {
+            Ok(0) => {
+                // The end: nothing more is read into the buffers.
+                self.release();
+                Ok(0)
+            }
+            Ok(n) => Ok(n),
+            Err(e) => {
+                self.stop();
+                Err(BatchError::Record(e))
+            }
+        }
+    }
+
+    /// Ends the reading after an error: nothing more is handed out, and the buffers of the
+    /// batch that failed are freed now, not when the reader is dropped (a caller that keeps
+    /// the reader, or the error's traceback that does, keeps no batch's worth of records).
+    fn stop(&mut self) {
+        self.failed = true;
+        self.release();
+    }
+
+    /// Frees the records read last and their places.
+    fn release(&mut self) {
+        self.arena = Vec::new();
+        self.ends = Vec::new();
+        self.places = Vec::new();
     }
 
     /// Makes room in the arena for `want` records (a batch, or a round of parts) at the
@@ -299,14 +328,27 @@ impl BatchReader {
     /// arena once, early, rather than by doubling: each doubling copied what it held into
     /// memory never touched before, and on seq_bytes' 65,536-row batches those steps were more
     /// than half of `convert`'s page clearing. Later fills find the room already there.
+    ///
+    /// The guess is bounded by what was read ([`ARENA_AHEAD`]): a batch that starts with
+    /// small records and goes on with large ones (or the reverse) is not given room for
+    /// `want` records of the wrong size.
     fn reserve_for_batch(&mut self, n: usize, want: usize) {
-        let per_record = self.arena.len() / n.max(1) + 1;
+        let len = self.arena.len();
+        let per_record = len / n.max(1) + 1;
         let batch = per_record.saturating_mul(want);
-        let room = batch.saturating_add(batch / 8).min(MAX_ARENA_RESERVE);
+        let room = batch
+            .saturating_add(batch / 8)
+            .min(len.saturating_add(len.max(ARENA_AHEAD)));
         if room > self.arena.capacity() {
-            // Only room: pages are touched as records fill them. Larger batches than this
-            // (or a failed reservation) grow the arena as before.
-            let _ = self.arena.try_reserve_exact(room - self.arena.len());
+            // Only room: pages are touched as records fill them. A new block takes the bytes
+            // read, not `realloc`, which copies the old block's whole room (read or not) and
+            // so touches pages no record needed. Larger batches than this (or a failed
+            // reservation) grow the arena as before.
+            let mut grown = Vec::new();
+            if grown.try_reserve_exact(room).is_ok() {
+                grown.extend_from_slice(&self.arena);
+                self.arena = grown;
+            }
         }
     }
 
@@ -396,7 +438,6 @@ impl BatchReader {
     /// The `n` records in the arena failed to parse: the error, placed at its record and
     /// with its row counted in the batch, and the reader stops.
     fn columns_error(&mut self, error: ColumnarError, n: usize) -> BatchError {
-        self.failed = true;
         let row = error.row();
         let place = row
             .and_then(|r| self.places.get(r).copied())
@@ -404,6 +445,7 @@ impl BatchReader {
         let at = place.map_or_else(String::new, |(file, offset)| {
             format!("{}@{}", self.path_of(file), offset)
         });
+        self.stop();
         BatchError::Columns {
             at,
             first_record: self.records_read - (self.batch_done + n) as u64,
@@ -573,7 +615,7 @@ mod tests {
 
     /// The first batch's arena is sized from its first records and then filled, not grown by
     /// doubling (which leaves up to twice the room it needs and copies it all at each step);
-    /// the next batch reuses it; a short input does not reserve past the cap.
+    /// the next batch reuses it; a short input does not reserve room for records it lacks.
     #[test]
     fn the_arena_grows_to_a_batch_once() {
         let dir = tempfile::tempdir().expect("temp");
@@ -590,7 +632,56 @@ mod tests {
         assert_eq!(reader.arena.as_ptr(), at, "the second batch reuses the arena");
         let mut short = reader_of(dir.path(), &records[..3], spec, usize::MAX);
         assert_eq!(short.fill(usize::MAX).expect("fill"), 3);
-        assert!(short.arena.capacity() <= MAX_ARENA_RESERVE);
+        assert!(short.arena.capacity() <= 2 * short.arena.len());
+    }
+
+    /// The input of issue 54: one SequenceExample, then Examples of a 100 KB image each, under
+    /// a sequence spec whose required context feature the Examples lack. The batch fails at
+    /// its second record; filling it must not reserve room for a whole batch of images (the
+    /// guess from its first records, then a guess again as each window came, moved the arena
+    /// each time and touched gigabytes for 5 MB), and the failed batch's records are freed
+    /// before the error is handed out. Whole or in parts, at the default batch size.
+    #[test]
+    fn a_batch_whose_records_change_kind_takes_what_it_holds() {
+        let dir = tempfile::tempdir().expect("temp");
+        let mut records = vec![encoded_sequence_example(
+            &[("age", Feature::Float(vec![19.0]))],
+            &[("x", vec![Feature::Int64(vec![1, 2])])],
+        )];
+        for i in 0..48u8 {
+            let image: Vec<u8> = (0..100_000u32).map(|b| (b as u8) ^ i).collect();
+            records.push(encoded_example(&[
+                ("label", Feature::Int64(vec![i64::from(i % 2)])),
+                ("image_raw", Feature::Bytes(vec![image])),
+            ]));
+        }
+        let total: usize = records.iter().map(Vec::len).sum();
+        let spec = serde_json::json!({
+            "context_features": {"age": {"type": "FixedLenFeature", "shape": [], "dtype": "float32"}},
+            "sequence_features": {"x": {"type": "VarLenFeature", "dtype": "int64"}},
+        });
+        let bound = 2 * total + ARENA_AHEAD;
+        let mut reader = reader_of(dir.path(), &records, spec.clone(), 65_536);
+        assert_eq!(reader.fill(65_536).expect("fill"), records.len());
+        assert!(
+            reader.arena.capacity() <= bound,
+            "{} bytes of room for {total} bytes of records",
+            reader.arena.capacity()
+        );
+        let mut whole = reader_of(dir.path(), &records, spec.clone(), 65_536);
+        let error = whole
+            .next_batch()
+            .expect_err("the second record lacks `age`")
+            .to_string();
+        assert!(error.contains("age") && error.contains("example 1"), "{error}");
+        assert_eq!(whole.arena.capacity(), 0, "the failed batch's records are freed");
+        assert!(whole.places.capacity() == 0 && whole.ends.capacity() == 0);
+        assert!(matches!(whole.next_batch(), Ok(None)));
+        let mut in_parts = reader_of(dir.path(), &records, spec, 65_536);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+        let got = pool.install(|| in_parts.next_parts(2)).expect_err("the same error");
+        assert_eq!(got.to_string(), error);
+        assert_eq!(in_parts.arena.capacity(), 0, "the failed round's records are freed");
     }
 
     /// A record's error in a later round of parts is the error the whole batch gives: its row

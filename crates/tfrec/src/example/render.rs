@@ -17,7 +17,7 @@ use super::view::{
     feature_view_of, has_field, Entry, ExampleView, FeatureListView, FeatureView, Lists, MapEntries,
     SequenceExampleView, Value,
 };
-use crate::json_text::{base64, write_bytes, write_float, write_string, Items, Layout};
+use crate::json_text::{write_base64, write_bytes, write_float, Items, Layout};
 use crate::wire::{DecodeError, DecodeErrorKind, WireReader};
 
 /// The forms a message renders in.
@@ -422,7 +422,7 @@ impl Renderer {
                 self.each_value(feature, |v| {
                     values.next(out)?;
                     match v {
-                        Value::Bytes(b) => write_string(out, &base64(b), layout.ascii()),
+                        Value::Bytes(b) => write_base64(out, b),
                         Value::Float(x) => write_float(out, x),
                         Value::Int64(i) => write!(out, "\"{i}\""),
                     }

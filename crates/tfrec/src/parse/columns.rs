@@ -17,7 +17,9 @@ pub(crate) struct Column {
 /// A column's size in the last batch, per 1,024 records: counts, values, and for strings
 /// their bytes. The next batch's column starts that large instead of growing by doubling (a
 /// realloc and a copy each time; a 120-feature parse made about 600 a batch). Shared by a
-/// parser's clones and threads; only a size hint.
+/// parser's clones and threads; only a size hint, and never more than the next batch's records
+/// could hold: records can change kind between batches (a batch of large images, then one of
+/// many small records), and a hint taken from other records must not size this batch.
 #[derive(Debug, Default)]
 pub(crate) struct ColumnSize {
     counts: AtomicUsize,
@@ -26,19 +28,25 @@ pub(crate) struct ColumnSize {
 }
 
 impl ColumnSize {
-    /// Room for `records` records, as the last batch had and an eighth more: a batch only a
-    /// little larger than the last would otherwise double a column (copying it) near its end.
-    pub fn reserve(&self, records: usize, column: &mut Column) {
-        column.counts.reserve(scaled(&self.counts, records));
-        self.reserve_values(records, &mut column.values);
+    /// Room for `records` records holding `bytes` bytes, as the last batch had and an eighth
+    /// more: a batch only a little larger than the last would otherwise double a column
+    /// (copying it) near its end.
+    pub fn reserve(&self, records: usize, bytes: usize, column: &mut Column) {
+        // Every count is of a row, a Feature of at least two bytes (its tag and length).
+        column.counts.reserve(scaled(&self.counts, records).min(bytes / 2));
+        self.reserve_values(records, bytes, &mut column.values);
     }
 
     /// [`ColumnSize::reserve`] for the values (and string bytes) alone, for a column whose
     /// counts are sized otherwise (an Example column has one a record).
-    pub fn reserve_values(&self, records: usize, values: &mut Values) {
+    pub fn reserve_values(&self, records: usize, bytes: usize, values: &mut Values) {
+        let most = most_values(values.dtype(), bytes);
         match values {
-            Values::String(v) => v.reserve(scaled(&self.values, records), scaled(&self.bytes, records)),
-            values => values.reserve(scaled(&self.values, records)),
+            Values::String(v) => v.reserve(
+                scaled(&self.values, records).min(most),
+                scaled(&self.bytes, records).min(bytes),
+            ),
+            values => values.reserve(scaled(&self.values, records).min(most)),
         }
     }
 
@@ -53,6 +61,17 @@ impl ColumnSize {
             }
         }
     }
+}
+
+/// The most values of `dtype` that `bytes` bytes of records can hold: each takes at least one
+/// byte (a packed int64), four (a packed float) or two (a string's tag and length).
+pub(crate) fn most_values(dtype: DType, bytes: usize) -> usize {
+    bytes
+        / match dtype {
+            DType::Int64 => 1,
+            DType::Float32 => 4,
+            DType::String => 2,
+        }
 }
 
 /// `records` records' worth of a per-1,024 size, and an eighth more.
@@ -127,4 +146,65 @@ pub(crate) fn splits_of(counts: &[usize]) -> Vec<i64> {
         splits.push(total);
     }
     splits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Room a column has for more values and, for strings, more bytes.
+    fn spare(values: &Values) -> (usize, usize) {
+        match values {
+            Values::Int64(v) => (v.capacity() - v.len(), 0),
+            Values::Float32(v) => (v.capacity() - v.len(), 0),
+            Values::String(v) => v.spare(),
+        }
+    }
+
+    /// Records that change kind between batches: a batch of one large string (an image), then
+    /// a batch of many small records. The hint from the first must not size the second for
+    /// strings of that size (issue 54: a hint of 64 KiB a record, times the rows of the next
+    /// batch, is gigabytes for a batch of kilobytes); it still sizes a batch that could hold
+    /// what it says.
+    #[test]
+    fn a_hint_never_reserves_more_than_the_records_hold() {
+        let size = ColumnSize::default();
+        let mut image = Column::new(DType::String);
+        if let Values::String(v) = &mut image.values {
+            v.push(&vec![7u8; 64 << 10]);
+        }
+        image.counts.push(1);
+        size.remember(1, &image);
+        let mut small = Column::new(DType::String);
+        size.reserve(1_000, 20_000, &mut small);
+        let (values, bytes) = spare(&small.values);
+        assert!(bytes <= 20_000, "{bytes} bytes of room for 20,000 bytes of records");
+        assert!(values <= 10_000, "room for {values} strings in 20,000 bytes");
+        assert!(
+            small.counts.capacity() <= 10_000,
+            "room for {} rows",
+            small.counts.capacity()
+        );
+        let mut like_it = Column::new(DType::String);
+        size.reserve(2, 140_000, &mut like_it);
+        assert!(
+            spare(&like_it.values).1 >= 128 << 10,
+            "records as large are still sized ahead"
+        );
+
+        let numbers = ColumnSize::default();
+        let mut many = Column::new(DType::Int64);
+        many.values = Values::Int64(vec![1; 100_000]);
+        many.counts.push(100_000);
+        numbers.remember(1, &many);
+        for (dtype, most) in [(DType::Int64, 5_000), (DType::Float32, 1_250)] {
+            let mut values = Values::empty(dtype);
+            numbers.reserve_values(1_000, 5_000, &mut values);
+            assert!(
+                spare(&values).0 <= most,
+                "{dtype:?}: room for {} values",
+                spare(&values).0
+            );
+        }
+    }
 }

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::assemble::{dense_fixed, dense_padded, sparse_feature, varlen_ragged, varlen_sparse, RaggedBuild};
-use super::columns::{Column, ColumnSize};
+use super::columns::{most_values, Column, ColumnSize};
 use super::error::{ParseError, ParseErrorKind};
 use super::fast;
 use super::ragged;
@@ -559,17 +559,12 @@ impl ExampleParser {
         for ((column, slot), size) in columns.iter_mut().zip(&self.slots).zip(self.column_sizes.iter()) {
             column.counts.reserve(records.len());
             if let Role::Fixed { stride, .. } = &slot.role {
-                let most = bytes
-                    / match slot.dtype {
-                        DType::Int64 => 1,
-                        DType::Float32 => 4,
-                        DType::String => 2,
-                    };
+                let most = most_values(slot.dtype, bytes);
                 column.values.reserve(records.len().saturating_mul(*stride).min(most));
             }
             // Variable lengths, and strings' bytes, as the last batch had them.
             if !matches!(slot.role, Role::Fixed { .. }) || slot.dtype == DType::String {
-                size.reserve_values(records.len(), &mut column.values);
+                size.reserve_values(records.len(), bytes, &mut column.values);
             }
         }
         let mut careful = Careful {

@@ -953,13 +953,14 @@ impl SequenceParser {
             return None;
         }
         let batch = records.len();
+        let bytes: usize = records.iter().map(|r| r.as_ref().len()).sum();
         let mut columns: Vec<ListColumn> = self
             .lists
             .iter()
             .zip(self.column_sizes.iter())
             .map(|(s, size)| {
                 let mut column = (Column::new(s.dtype), Vec::with_capacity(batch));
-                size.reserve(batch, &mut column.0);
+                size.reserve(batch, bytes, &mut column.0);
                 column
             })
             .collect();

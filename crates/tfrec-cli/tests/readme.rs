@@ -93,7 +93,10 @@ fn run_in_samples_copy(commands: &[String]) -> tempfile::TempDir {
 #[test]
 fn the_readme_first_screen_example_runs_as_written() {
     let commands = commands_of("README.md", "## Try it");
-    assert!(commands.len() >= 5, "the README's example lost its commands: {commands:?}");
+    assert!(
+        commands.len() >= 5,
+        "the README's example lost its commands: {commands:?}"
+    );
     let dir = run_in_samples_copy(&commands);
     assert!(dir.path().join("notebook.parquet").exists());
 }

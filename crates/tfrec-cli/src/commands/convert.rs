@@ -130,10 +130,9 @@ const PARQUET_DICTIONARY_MAX_COLUMNS: usize = 4096;
 const PARQUET_GROUPS_AT_ONCE: usize = 4;
 
 /// A row group starts beside those still encoding only while they hold fewer bytes than
-/// this (their encoders' memory, as each last told after a part). A row group as large
-/// grows as large again: two 150 MB row groups of seq_long_rows at once took its peak from
-/// about 440 to 640 MB, and its time nowhere; row groups of 20-30 MB (seq_bytes,
-/// seq_many_steps) gain from it.
+/// this (their encoders' memory, as each last told after a part). Overlapping large row
+/// groups doubled the peak memory and gained no time; small ones gain from it (the guide's
+/// performance page has the measurements).
 const PARQUET_GROUPS_BYTES: usize = 64 << 20;
 
 /// The most bytes of parts waiting for the encoders of row groups on their threads (see
@@ -146,8 +145,8 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 /// every column's encoder take each part as it comes, and the part is then dropped: the
 /// batch is never whole in memory, and encoding overlaps the parse of the next parts. A wider
 /// schema's batch is kept until its end (it comes whole, see `tfrecord_input`) and encoded
-/// column by column, each column taking all its rows while its dictionary is in the caches:
-/// 4,096-row parts that went through every column in turn took wide_issue 1.3-1.4x the time.
+/// column by column, each column taking all its rows while its dictionary is in the caches
+/// (parts that went through every column in turn were slower: each left the caches cold).
 ///
 /// `ArrowWriter` keeps an encoder for every column of the schema while a row group is open
 /// (about 45 KB each with dictionary encoding): a record of a million one-value features
@@ -163,8 +162,7 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 /// and while those encoding hold less than [`PARQUET_GROUPS_BYTES`]), each by its own
 /// encoders on a thread that takes its parts as they come: a table of one large column (a
 /// sequence feature) has one encoder a row group, and encoding row groups one after the
-/// other left the other threads idle (two threads converted seq_bytes only 1.16x as fast as
-/// one). The chunks are spliced in row group order.
+/// other left the other threads idle. The chunks are spliced in row group order.
 struct ParquetColumns {
     file: SerializedFileWriter<File>,
     columns: Arc<ColumnEncoding>,
@@ -208,10 +206,8 @@ struct GroupAway {
 
 /// The bytes of the parts sent to row groups' threads and not yet encoded. The parse runs
 /// ahead of the encoders, so without a bound each row group encoding would have up to its
-/// whole batch of parts waiting in memory (131 MB for seq_issue's 65,536-row batches); with
-/// it, at most [`PARQUET_BACKLOG_BYTES`] wait, and the writer, and the parse behind it, wait
-/// for the encoders. (On seq_issue read 4 times with two threads, the bound took the peak
-/// from 490 to 462 MB, when its row groups were still encoded side by side.)
+/// whole batch of parts waiting in memory; with it, at most [`PARQUET_BACKLOG_BYTES`] wait,
+/// and the writer, and the parse behind it, wait for the encoders.
 struct Backlog {
     bytes: std::sync::Mutex<usize>,
     drained: std::sync::Condvar,
@@ -281,9 +277,9 @@ const PARQUET_SLICE_BYTES: usize = 1 << 20;
 /// [`PARQUET_SLICE_BYTES`] (at least a row, and one empty slice for no rows).
 ///
 /// `compute_leaves` builds a column's definition and repetition levels and an 8-byte index
-/// for every value at once, in vectors grown by doubling: for a batch of 65,536 sequences of
-/// 400 floats that was 300 MB and a third of the time of `convert`, most of it page faults
-/// and copies. By slices it is a few MB, reused. The column chunk holds the same values;
+/// for every value at once, in vectors grown by doubling: for a batch of long sequences that
+/// was a large share of `convert`'s memory and time (page faults and copies). By slices it is
+/// a few MB, reused. The column chunk holds the same values;
 /// its pages are cut by their size as before.
 fn column_slices(column: &ArrayRef, rows: usize) -> impl Iterator<Item = (usize, usize)> {
     // The bytes the values take, not the buffers' capacity: that depends on how the parse
@@ -656,7 +652,7 @@ fn spec_json(spec: &SpecFile) -> Value {
 /// The TFRecord inputs' batches, parsed on `pool`. For a Parquet output of a schema that it
 /// encodes part by part (up to [`PARQUET_STREAMED_COLUMNS`] columns), each batch comes in
 /// parts of [`PART_ROWS`](tfrec::columnar::PART_ROWS) rows; else whole (a wide schema's
-/// Examples parsed in parts took wide_sparse 1.2-1.4x the time, and more memory).
+/// Examples parsed in parts took more time and more memory).
 fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: Format) -> Result<Input, CliError> {
     crate::input::check_openable(&files)?;
     let (spec, strings, order) = spec_of(args, &files)?;

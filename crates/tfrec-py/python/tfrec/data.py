@@ -169,7 +169,7 @@ class Dataset:
 
     def interleave(self, cycle_length, block_length=1):
         """Reads ``cycle_length`` files at a time, ``block_length`` records from each in turn
-        (tf.data's ``interleave`` of ``TFRecordDataset``s over the file list). It chooses and
+        (tf.data's ``interleave`` of a ``TFRecordDataset`` per file of the list). It chooses and
         orders files, so it comes before every record stage."""
         if cycle_length == AUTOTUNE:
             import os

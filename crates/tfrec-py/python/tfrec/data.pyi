@@ -92,7 +92,7 @@ class Dataset:
         are Python and NumPy values here, so nothing is converted)."""
     def interleave(self, cycle_length: int, block_length: int = 1) -> Self:
         """Reads ``cycle_length`` files at a time, ``block_length`` records from each in turn
-        (tf.data's ``interleave`` of ``TFRecordDataset``s over the file list). It chooses and
+        (tf.data's ``interleave`` of a ``TFRecordDataset`` per file of the list). It chooses and
         orders files, so it comes before every record stage."""
     def shard(self, num_shards: int, index: int, by: Literal["record", "file"] = "record") -> Self:
         """Keeps part ``index`` of ``num_shards``: every ``num_shards``-th element of the

@@ -148,9 +148,9 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 /// column by column, each column taking all its rows while its dictionary is in the caches
 /// (parts that went through every column in turn were slower: each left the caches cold).
 ///
-/// `ArrowWriter` keeps an encoder for every column of the schema while a row group is open
-/// (about 45 KB each with dictionary encoding): a record of a million one-value features
-/// would need 45 GB. So the kept parts are encoded a slice of [`PARQUET_COLUMNS_AT_ONCE`]
+/// `ArrowWriter` keeps an encoder for every column of the schema while a row group is open,
+/// tens of kilobytes each with dictionary encoding: a record of a million one-value features
+/// would need more memory than a machine has. So the kept parts are encoded a slice of [`PARQUET_COLUMNS_AT_ONCE`]
 /// columns at a time, and only that many encoders live at once. Either way the finished
 /// column chunks are spliced into the row group in schema order, so the file is the same
 /// kind of file `ArrowWriter` writes (its Arrow schema in the footer included).
@@ -924,8 +924,8 @@ impl Sink {
         Ok(match format {
             Format::Parquet => {
                 // A dictionary page for every column chunk: worth it for the many rows of a
-                // narrow table, more than doubles the file of a wide sparse one (features
-                // present in few records) and costs 45 KB of encoder state a column.
+                // narrow table, but it enlarges the file of a wide sparse one (features present
+                // in few records) and costs encoder state in every column.
                 let dictionary = schema.fields().len() <= PARQUET_DICTIONARY_MAX_COLUMNS;
                 let props = WriterProperties::builder()
                     .set_compression(ParquetCompression::SNAPPY)

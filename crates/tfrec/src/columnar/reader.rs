@@ -378,8 +378,8 @@ impl BatchReader {
     /// other (a Parquet row group) writes what it would write of the whole batch, without
     /// the batch ever built whole, and can start on a part while the next ones are parsed.
     /// Only a round's records are read at a time, so neither are the batch's records all in
-    /// memory at once: a batch of 65,536 long sequences held 90 MB of them, a third of what
-    /// `convert` touched. Parts do not depend on `at_once`, so neither does what is written.
+    /// memory at once (for a batch of long sequences they were a large share of what `convert`
+    /// touched). Parts do not depend on `at_once`, so neither does what is written.
     /// An error is the one [`next_batch`](Self::next_batch) gives for a record's problem: the
     /// round is parsed again whole to find it, and its row is counted in the batch.
     pub fn next_parts(&mut self, at_once: usize) -> Result<Option<(Vec<RecordBatch>, bool)>, BatchError> {

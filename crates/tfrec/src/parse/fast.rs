@@ -7,7 +7,7 @@
 //! encoding, a type or count problem, a malformed byte) makes it give up, and the caller
 //! re-runs that example through the careful path, which has the exact protobuf semantics and
 //! TensorFlow's errors. So results and errors are identical whichever path ran.
-//! `cargo bench -p tfrec-cli --bench parse` measures what it buys (about 2x on wide Examples).
+//! `cargo bench -p tfrec-cli --bench parse` measures what it buys.
 
 use std::mem::MaybeUninit;
 
@@ -17,14 +17,13 @@ use super::values::{BytesArray, Values};
 /// looked up to (its slot, or `None` for a key nobody asked for). Records of one writer list
 /// their features in one order, so a record's next key is most often the one after its last
 /// in this order, or a few further on when the record lacks some: checking those replaces
-/// the hash lookup (17% of the instructions of a 48-feature parse went to hashing and
-/// probing). A key learned from the record before by position alone missed on 77 of
-/// wide_sparse's 84 keys a record, since each missing feature put every later key out of
-/// place.
+/// the hash lookup, a large share of a wide parse's instructions. A key learned from the record
+/// before by position alone would miss on most keys of a record that lacks a few features,
+/// since each missing feature puts every later key out of place.
 pub(crate) struct KeyOrder<'r> {
     /// Each key, its slot, and its id: its slot, or for a key nobody asked for, a number
-    /// after the slots' (see `unknown`). The slot could be derived from the id; kept beside it,
-    /// since deriving it on each match took 0.4-1.1% more instructions on the wide shapes.
+    /// after the slots' (see `unknown`). The slot could be derived from the id; it is kept
+    /// beside it, since deriving it on each match costs instructions on the hot path.
     order: Vec<(&'r [u8], Option<usize>, usize)>,
     /// Per id, its key's place in `order` (`usize::MAX`: not there yet).
     place: Vec<usize>,
@@ -44,8 +43,8 @@ impl<'r> KeyOrder<'r> {
     /// a row and still find its key without it.
     const LOOK_AHEAD: usize = 4;
     /// Keys not next in the order counted before the order may be turned off, and the share
-    /// of them (in quarters) that must have needed the hash for that: records that shuffle
-    /// their keys took 1.5x the time of a hash lookup for every key, with the order on.
+    /// of them (in quarters) that must have needed the hash for that: for records that shuffle
+    /// their keys, the order's misses cost more than a hash lookup for every key.
     const PROBE: u32 = 512;
     const OFF_QUARTERS: u32 = 3;
     /// Keys nobody asked for that get an id; later ones go to the hash each time.
@@ -298,8 +297,7 @@ pub(crate) enum Taken {
 ///
 /// Never inlined, so that every build gets the same code. The compiler chose differently per
 /// crate: the CLI called it, the Python extension inlined it into the Example loop, and there
-/// the loop took more instructions (wide Examples, 5,000 records: 74.7 M against 68.7 M with
-/// the call) and more time (the Python pipeline about 7% slower).
+/// the loop took more instructions and more time.
 #[inline(never)]
 pub(crate) fn take_feature(feature: &[u8], values: &mut Values) -> Taken {
     match values {
@@ -547,8 +545,8 @@ fn row_block<'a>(list: &'a [u8], pos: &mut usize, list_tag: u8) -> Option<&'a [u
         }
     }
     // A row of 128 bytes to 16 KB (32 floats or more) has two-byte lengths, each three more
-    // than the one inside it: nine bytes checked at once. Reading them in steps was 4% of a
-    // parse of seq_long_rows' rows of 64 floats.
+    // than the one inside it: nine bytes checked at once, since reading them in steps showed
+    // in the parse of sequences with long rows.
     if let Some(&[0x0a, r0, r1, tag, f0, f1, 0x0a, b0, b1]) = list.get(*pos..*pos + 9) {
         let two_bytes = |low: u8, high: u8| usize::from(low & 0x7f) | usize::from(high) << 7;
         let (row, feature, block) = (two_bytes(r0, r1), two_bytes(f0, f1), two_bytes(b0, b1));

@@ -42,10 +42,9 @@ pub fn masked_crc32c(bytes: &[u8]) -> u32 {
 const SHORT_CRC: usize = 768;
 
 /// From this many bytes, on a CPU that folds 64 bytes at a time with carry-less
-/// multiplication (AVX-512 VPCLMULQDQ), a CRC goes to `crc-fast`. On this project's machine
-/// (AMD EPYC), in cache, it checked 1.5-2.8x as many bytes a second as the `crc32c` crate
-/// from 1,000 to 100,000 bytes, and 1.5-2.7x as many as [`short_crc32c`] from 448 to 700;
-/// below about 400 it was slower (0.7-0.9x from 64 to 384 bytes), so 512 leaves a margin.
+/// multiplication (AVX-512 VPCLMULQDQ), a CRC goes to `crc-fast`: faster than the `crc32c`
+/// crate and than [`short_crc32c`] above a few hundred bytes, slower below (the figures are in
+/// the guide's performance page), so the switch sits a margin above where it starts to pay.
 /// Its other paths (PCLMULQDQ with SSE, ARMv8) were not measured here, so CPUs without the
 /// wide folding keep the crate.
 const FOLDED_CRC: usize = 512;

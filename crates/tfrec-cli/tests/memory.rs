@@ -1,5 +1,5 @@
 //! `tfrec cat` renders a huge record within the memory bound the README promises: twice the
-//! largest record, and 64 MB (issue 54: `cat --format jsonl --limit 1` on a file of 1 GB
+//! largest record, and 64 MB (issue 54: `cat --format jsonl --limit 1` on a file of huge
 //! records held the record three times, a copy kept to tell Example from SequenceExample, and
 //! `--format json` more, the value's whole base64). It failed on the build before the fix (run
 //! with `TFREC_BIN=<old tfrec>` to see it).

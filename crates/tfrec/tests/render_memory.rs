@@ -135,7 +135,7 @@ fn a_huge_feature_list_renders_in_little_memory() {
 
 /// One huge value, not UTF-8 (an image): both JSON forms write it as base64, which was
 /// encoded whole into a string a third larger than the value before it was written (issue 54:
-/// `tfrec cat --format json` of a 1 GB record held 4 GB).
+/// `tfrec cat --format json` of a huge record held it several times over).
 #[test]
 fn a_huge_bytes_value_renders_in_little_memory() {
     let image: Vec<u8> = (0..VALUES).map(|i| (i % 251) as u8 | 0x80).collect();

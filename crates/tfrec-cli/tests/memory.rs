@@ -1,4 +1,4 @@
-//! `tfrec cat` renders a huge record within the memory bound the README promises: twice the
+//! `tfrec cat` renders a huge record within the memory bound the guide promises: twice the
 //! largest record, and 64 MB (issue 54: `cat --format jsonl --limit 1` on a file of huge
 //! records held the record three times, a copy kept to tell Example from SequenceExample, and
 //! `--format json` more, the value's whole base64). It failed on the build before the fix (run

@@ -21,7 +21,7 @@ use std::fmt;
 
 use super::codec;
 use super::json_read::{encode_friendly_json, FriendlyJsonError, FriendlyMessage, TypeHints};
-use super::model::{Example, SequenceExample};
+use super::model::{Example, Feature, SequenceExample};
 use super::render::RenderFormat;
 use super::text::{self, TextError};
 use super::view::{ExampleView, SequenceExampleView};
@@ -144,6 +144,19 @@ pub trait Message: sealed::Sealed + Sized {
 
 impl sealed::Sealed for Example {
     const FRIENDLY: FriendlyMessage = FriendlyMessage::Example;
+}
+
+impl Feature {
+    /// Decodes a serialized `tf.train.Feature` (as protobuf does: a repeated kind field merges
+    /// into the last, another kind replaces it).
+    pub fn decode(bytes: &[u8]) -> Result<Feature, DecodeError> {
+        codec::decode_feature(bytes)
+    }
+
+    /// The canonical encoding, as protobuf writes it (numbers packed).
+    pub fn encode(&self) -> Vec<u8> {
+        codec::encode_feature(self)
+    }
 }
 
 impl Message for Example {

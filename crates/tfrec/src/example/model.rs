@@ -22,19 +22,6 @@ pub enum Feature {
     Int64(Vec<i64>),
 }
 
-impl Feature {
-    /// Decodes a serialized `tf.train.Feature` (as protobuf does: a repeated kind field merges
-    /// into the last, another kind replaces it).
-    pub fn decode(bytes: &[u8]) -> Result<Feature, crate::wire::DecodeError> {
-        super::codec::decode_feature(bytes)
-    }
-
-    /// The canonical encoding, as protobuf writes it (numbers packed).
-    pub fn encode(&self) -> Vec<u8> {
-        super::codec::encode_feature(self)
-    }
-}
-
 /// The three value types a feature can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {

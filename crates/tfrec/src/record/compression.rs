@@ -10,7 +10,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use super::format::{Header, HEADER_LEN};
-use super::inflate::{Container, Inflater};
+use super::inflate::{Container, Inflater, NotCompressedAs};
 
 /// The compression of a TFRecord stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -52,6 +52,15 @@ impl Compression {
             "zz" | "zlib" => Some(Compression::Zlib),
             "tfrecord" | "tfrecords" | "tfrec" | "record" => Some(Compression::None),
             _ => None,
+        }
+    }
+
+    /// The compression of a decoder's container (`None`: plain records).
+    pub(crate) fn of_container(container: Option<Container>) -> Compression {
+        match container {
+            None => Compression::None,
+            Some(Container::Gzip) => Compression::Gzip,
+            Some(Container::Zlib) => Compression::Zlib,
         }
     }
 
@@ -170,7 +179,7 @@ pub(crate) fn decoder<'a, R: Read + Send + 'a>(reader: R, compression: Compressi
         Compression::None => Box::new(reader),
         Compression::Gzip | Compression::Zlib => {
             let container = compression.container().unwrap_or(Container::Gzip);
-            Box::new(Inflater::new(buffered(reader), container))
+            Box::new(Inflater::new(buffered(reader), container).with_diagnosis(what_it_is))
         }
     }
 }
@@ -204,8 +213,8 @@ fn detect(prefix: &[u8]) -> Compression {
     if guess == Compression::None {
         return guess;
     }
-    // This is the check of what the bytes are: the decoder must not run it again.
-    let mut decoder = Inflater::new(prefix, guess.container().unwrap_or(Container::Gzip)).without_diagnosis();
+    // This is the check of what the bytes are: the decoder runs none of its own.
+    let mut decoder = Inflater::new(prefix, guess.container().unwrap_or(Container::Gzip));
     let mut out = [0u8; HEADER_LEN];
     let mut filled = 0;
     while filled < HEADER_LEN {
@@ -224,10 +233,29 @@ fn detect(prefix: &[u8]) -> Compression {
     }
 }
 
+/// What first bytes that do not decode as `expected` are instead, when that is certain (a plain
+/// TFRecord header whose length CRC holds, or a stream of the other compression that decodes to
+/// one): the decoders' [`Diagnosis`](super::inflate::Diagnosis). `None` if they are only damage.
+fn what_it_is(prefix: &[u8], expected: Container) -> Option<NotCompressedAs> {
+    let prefix = &prefix[..prefix.len().min(DETECT_PREFIX)];
+    let plain = <[u8; HEADER_LEN]>::try_from(prefix.get(..HEADER_LEN).unwrap_or(&[]))
+        .is_ok_and(|header| Header::decode(&header).is_valid());
+    let found = if plain {
+        None
+    } else {
+        match detect(prefix) {
+            Compression::None => return None,
+            other => other.container(),
+        }
+    };
+    (found != Some(expected)).then_some(NotCompressedAs { expected, found })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::record::format::encode_header;
+    use crate::record::inflate::StreamDamage;
     use crate::record::test_files::{compressed, framed};
 
     #[test]
@@ -289,5 +317,58 @@ mod tests {
                 "{len}"
             );
         }
+    }
+
+    /// What a decoder that refuses `bytes` from the start says they are, if it says.
+    fn found_instead(bytes: &[u8], container: Container) -> Option<NotCompressedAs> {
+        let decoder = Inflater::new(bytes, container).with_diagnosis(what_it_is);
+        let error = io::Read::read_to_end(&mut { decoder }, &mut Vec::new()).err()?;
+        error.get_ref()?.downcast_ref::<NotCompressedAs>().copied()
+    }
+
+    #[test]
+    fn bytes_of_another_kind_are_named_not_called_damage() {
+        let plain = framed(&[b"one", b"two"]);
+        // A first record of 376 bytes starts `78 01`, a valid ZLIB header.
+        let zlib_like = framed(&[&[5u8; 376], b"two"]);
+        let gzip = compressed(&[b"one"], Compression::Gzip);
+        let zlib = compressed(&[b"one"], Compression::Zlib);
+        let not = |expected: Compression, found: Compression| {
+            Some(NotCompressedAs {
+                expected: expected.container()?,
+                found: found.container(),
+            })
+        };
+        assert_eq!(
+            found_instead(&plain, Container::Gzip),
+            not(Compression::Gzip, Compression::None)
+        );
+        assert_eq!(
+            found_instead(&plain, Container::Zlib),
+            not(Compression::Zlib, Compression::None)
+        );
+        assert_eq!(
+            found_instead(&zlib_like, Container::Zlib),
+            not(Compression::Zlib, Compression::None)
+        );
+        assert_eq!(
+            found_instead(&gzip, Container::Zlib),
+            not(Compression::Zlib, Compression::Gzip)
+        );
+        assert_eq!(
+            found_instead(&zlib, Container::Gzip),
+            not(Compression::Gzip, Compression::Zlib)
+        );
+        // A damaged magic byte is only damage, named where the member starts.
+        let mut bad = gzip.clone();
+        bad[1] ^= 0x40;
+        assert_eq!(found_instead(&bad, Container::Gzip), None);
+        let error =
+            io::Read::read_to_end(&mut decoder(&bad[..], Compression::Gzip), &mut Vec::new()).expect_err("damage");
+        let damage = error
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<StreamDamage>())
+            .expect("damage");
+        assert_eq!(damage.compressed_offset, 0, "{damage}");
     }
 }

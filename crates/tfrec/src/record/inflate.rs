@@ -16,9 +16,6 @@ use std::io::{self, BufRead};
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 
-use super::compression::{Compression, DETECT_PREFIX};
-use super::format::{Header, HEADER_LEN};
-
 /// Damage in a compressed stream, with where it was found. It travels inside the
 /// [`io::Error`] of [`RecordErrorKind::Decompress`](super::RecordErrorKind::Decompress); get it
 /// back with [`RecordError::stream_damage`](super::RecordError::stream_damage).
@@ -50,17 +47,25 @@ impl std::error::Error for StreamDamage {}
 /// [`RecordErrorKind::WrongCompression`](super::RecordErrorKind::WrongCompression).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NotCompressedAs {
-    /// The compression the stream was read as.
-    pub(crate) expected: Compression,
-    /// What its first bytes are.
-    pub(crate) found: Compression,
+    /// The wrapping the stream was read as.
+    pub(crate) expected: Container,
+    /// What its first bytes are: the other wrapping, or `None` for plain records.
+    pub(crate) found: Option<Container>,
 }
 
 impl fmt::Display for NotCompressedAs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "not a {} stream but {}", self.expected, self.found)
+        match self.found {
+            Some(found) => write!(f, "not a {:?} stream but {found:?}", self.expected),
+            None => write!(f, "not a {:?} stream but plain records", self.expected),
+        }
     }
 }
+
+/// Says what first bytes that do not decode as a container are instead, when that is certain
+/// (see [`Inflater::with_diagnosis`]); `None` if they are only damage. Given by the layer that
+/// knows the record format and the other container, so the decoder needs neither.
+pub(crate) type Diagnosis = fn(&[u8], Container) -> Option<NotCompressedAs>;
 
 impl std::error::Error for NotCompressedAs {}
 
@@ -140,10 +145,10 @@ pub(crate) struct Inflater<R> {
     /// Output decompressed for a small read; `spill[spill_range]` is not handed out yet.
     spill: Vec<u8>,
     spill_range: std::ops::Range<usize>,
-    /// When the first bytes do not decode, check whether they are a plain TFRecord or the
-    /// other compression (off in the decoder that [`Compression::detect`] runs, which is
-    /// such a check itself).
-    diagnose: bool,
+    /// When the first bytes do not decode, what says whether they are plain records or the
+    /// other container (none in the decoder that compression detection runs, which is such a
+    /// check itself).
+    diagnose: Option<Diagnosis>,
 }
 
 /// Reads into a buffer at least this large decompress straight into it: more than the 32 KiB
@@ -239,13 +244,14 @@ impl<R: BufRead> Inflater<R> {
             pending: None,
             spill: Vec::new(),
             spill_range: 0..0,
-            diagnose: true,
+            diagnose: None,
         }
     }
 
-    /// The same decoder without the check of what undecodable first bytes are.
-    pub(crate) fn without_diagnosis(mut self) -> Self {
-        self.diagnose = false;
+    /// The same decoder, asking `diagnosis` what first bytes that do not decode are instead:
+    /// when it knows, that is the error ([`NotCompressedAs`]), not damage.
+    pub(crate) fn with_diagnosis(mut self, diagnosis: Diagnosis) -> Self {
+        self.diagnose = Some(diagnosis);
         self
     }
 
@@ -350,9 +356,9 @@ impl<R: BufRead> Inflater<R> {
                                 // the header collected so far and the input buffered after it.
                                 let mut prefix = buf.clone();
                                 if let Ok(more) = self.src.fill_buf() {
-                                    prefix.extend_from_slice(&more[..more.len().min(DETECT_PREFIX)]);
+                                    prefix.extend_from_slice(more);
                                 }
-                                let not = self.diagnose.then(|| what_it_is(&prefix, Compression::Gzip)).flatten();
+                                let not = self.diagnose.and_then(|diagnose| diagnose(&prefix, Container::Gzip));
                                 if let Some(not) = not {
                                     return Err(self.fail(Failure::NotCompressedAs(not)));
                                 }
@@ -407,14 +413,15 @@ impl<R: BufRead> Inflater<R> {
                         self.spill.resize(MIN_DIRECT_OUTPUT, 0);
                     }
                     let target: &mut [u8] = if direct { &mut *out } else { &mut self.spill };
+                    let diagnose = self.diagnose;
                     let input = self.src.fill_buf()?;
                     let eof = input.is_empty();
                     let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
                     let result = self.inflate.decompress(input, target, FlushDecompress::None);
                     // A ZLIB stream refused from its first bytes may be no ZLIB stream at all.
                     let not_zlib = match (&result, &self.state) {
-                        (Err(_), State::Zlib) if in_before == 0 && self.diagnose => {
-                            what_it_is(input, Compression::Zlib)
+                        (Err(_), State::Zlib) if in_before == 0 => {
+                            diagnose.and_then(|diagnose| diagnose(input, Container::Zlib))
                         }
                         _ => None,
                     };
@@ -472,24 +479,6 @@ impl<R: BufRead> Inflater<R> {
             }
         }
     }
-}
-
-/// First bytes of the stream that do not decode as `expected`: what they are instead, when
-/// that is certain (a plain TFRecord header whose length CRC holds, or a stream of the other
-/// compression that decodes to one). `None` if they are only damage.
-fn what_it_is(prefix: &[u8], expected: Compression) -> Option<NotCompressedAs> {
-    let prefix = &prefix[..prefix.len().min(DETECT_PREFIX)];
-    let plain = <[u8; HEADER_LEN]>::try_from(prefix.get(..HEADER_LEN).unwrap_or(&[]))
-        .is_ok_and(|header| Header::decode(&header).is_valid());
-    let found = if plain {
-        Compression::None
-    } else {
-        match Compression::detect(prefix) {
-            Compression::None => return None,
-            other => other,
-        }
-    };
-    (found != expected).then_some(NotCompressedAs { expected, found })
 }
 
 /// The inflater's words for what is wrong with the deflate data. zlib-rs reports damage found
@@ -604,48 +593,6 @@ mod tests {
         let at = header.len() - body.len() + 10 - 1;
         header[at] ^= 1;
         assert!(drain(&header, Compression::Gzip).1.is_some(), "header CRC checked");
-    }
-
-    /// What a decoder that refuses `bytes` from the start says they are, if it says.
-    fn found_instead(bytes: &[u8], container: Container) -> Option<NotCompressedAs> {
-        let error = Inflater::new(bytes, container).read_to_end(&mut Vec::new()).err()?;
-        error.get_ref()?.downcast_ref::<NotCompressedAs>().copied()
-    }
-
-    #[test]
-    fn bytes_of_another_kind_are_named_not_called_damage() {
-        let plain = framed(&[b"one", b"two"]);
-        // A first record of 376 bytes starts `78 01`, a valid ZLIB header.
-        let zlib_like = framed(&[&[5u8; 376], b"two"]);
-        let gzip = compressed(&[b"one"], Compression::Gzip);
-        let zlib = compressed(&[b"one"], Compression::Zlib);
-        let not = |expected, found| Some(NotCompressedAs { expected, found });
-        assert_eq!(
-            found_instead(&plain, Container::Gzip),
-            not(Compression::Gzip, Compression::None)
-        );
-        assert_eq!(
-            found_instead(&plain, Container::Zlib),
-            not(Compression::Zlib, Compression::None)
-        );
-        assert_eq!(
-            found_instead(&zlib_like, Container::Zlib),
-            not(Compression::Zlib, Compression::None)
-        );
-        assert_eq!(
-            found_instead(&gzip, Container::Zlib),
-            not(Compression::Zlib, Compression::Gzip)
-        );
-        assert_eq!(
-            found_instead(&zlib, Container::Gzip),
-            not(Compression::Gzip, Compression::Zlib)
-        );
-        // A damaged magic byte is only damage, named where the member starts.
-        let mut bad = gzip.clone();
-        bad[1] ^= 0x40;
-        assert_eq!(found_instead(&bad, Container::Gzip), None);
-        let damage = drain(&bad, Compression::Gzip).1.expect("damage");
-        assert_eq!(damage.compressed_offset, 0, "{damage}");
     }
 
     #[test]

@@ -281,7 +281,10 @@ pub(super) fn read_source<R: Read>(
                     .copied();
                 let damage = e.get_ref().is_some_and(|inner| inner.is::<StreamDamage>());
                 *error = Some(match not {
-                    Some(NotCompressedAs { expected, found }) => RecordErrorKind::WrongCompression { expected, found },
+                    Some(NotCompressedAs { expected, found }) => RecordErrorKind::WrongCompression {
+                        expected: Compression::of_container(Some(expected)),
+                        found: Compression::of_container(found),
+                    },
                     None if damage => RecordErrorKind::Decompress(e),
                     None => RecordErrorKind::Io(e),
                 });

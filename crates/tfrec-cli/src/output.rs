@@ -3,15 +3,15 @@
 //! name in its target directory, renamed into place only when the command succeeds. On any
 //! failure the temporary file is removed, so nothing partial is ever left to read as whole.
 //! A command that writes a whole directory (`shard`, `shuffle`) claims it for the run, so two
-//! runs never mix their files.
+//! runs never mix their files. An output named by an object store URL is written to a local
+//! temporary file the same way and uploaded at the commit (the object appears only whole). A
+//! bucket prefix is checked for other objects as a directory is, but has no lock to claim.
 //!
 //! A run killed outright (`kill -9`, a power cut) cannot remove its temporary files, so each is
 //! locked by its writer for as long as the writer lives (an advisory lock, which the operating
 //! system releases when the process dies): the next run that writes into the directory removes
 //! every temporary file that nobody holds, and says so, and leaves the ones a live run is
-//! writing. The directory claim is such a lock too. An output named by an object store URL is written to a local
-//! temporary file the same way and uploaded at the commit (the object appears only whole). A
-//! bucket prefix is checked for other objects as a directory is, but has no lock to claim.
+//! writing. The directory claim is such a lock too.
 
 use std::collections::HashSet;
 use std::fs::{self, File};

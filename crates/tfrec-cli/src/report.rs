@@ -89,9 +89,15 @@ pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
 /// still had to check, so the command's verdict on the data stands: a closed pipe is not an
 /// error here. Any other failure is.
 pub fn flush_at_end(out: &mut impl Write) -> std::io::Result<()> {
-    match out.flush() {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
+    unless_closed(out.flush()).map(drop)
+}
+
+/// `Ok(false)` for a write that failed because the reader went away; other failures stay
+/// errors.
+fn unless_closed(result: std::io::Result<()>) -> std::io::Result<bool> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        other => other.map(|()| true),
     }
 }
 
@@ -113,14 +119,10 @@ pub struct ReportOut {
 }
 
 impl ReportOut {
+    /// Notes a closed reader, so later writes are dropped.
     fn lossy(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
-        match result {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.closed = true;
-                Ok(())
-            }
-            other => other,
-        }
+        self.closed = !unless_closed(result)?;
+        Ok(())
     }
 }
 
@@ -139,14 +141,6 @@ impl Write for ReportOut {
         }
         let flushed = self.inner.flush();
         self.lossy(flushed)
-    }
-}
-
-impl Drop for ReportOut {
-    fn drop(&mut self) {
-        // What is still buffered goes out now, or is dropped if the reader has gone; the
-        // BufWriter's own drop would try again and ignore the error just the same.
-        let _ = self.flush();
     }
 }
 

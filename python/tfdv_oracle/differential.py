@@ -1,6 +1,8 @@
 """Differential test of `tfrec stats` against TFDV (issue 55), run in TFDV's environment.
 
-    VENV/bin/python python/tfdv_oracle/differential.py TFREC_BINARY FIRST_SEED COUNT [WORK_DIR]
+    VENV/bin/python python/tfdv_oracle/differential.py TFREC_COMMAND FIRST_SEED COUNT [WORK_DIR]
+
+TFREC_COMMAND is the `tfrec` binary, or a command line (`"python -m tfrec"`).
 
 For each seed: a random TFRecord file of Examples (every kind, missing features, empty lists,
 features with no kind set, NaN and infinities, non-UTF-8 bytes, extreme ints, repeated
@@ -16,6 +18,7 @@ on any mismatch.
 import math
 import os
 import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -177,7 +180,7 @@ def main(argv):
         path = os.path.join(work, "seed%d.tfrecord" % seed)
         write_examples(path, random_examples(random.Random(seed)))
         out = path + ".tfrec.pb"
-        ran = subprocess.run([binary, "stats", path, "-o", out, "--threads", "1"], capture_output=True, text=True)
+        ran = subprocess.run(shlex.split(binary) + ["stats", path, "-o", out, "--threads", "1"], capture_output=True, text=True)
         try:
             expected = tfdv.generate_statistics_from_tfrecord(data_location=path)
         except Exception as error:  # TFDV refuses the data: tfrec must refuse it too

@@ -598,3 +598,119 @@ fn quantiles_histogram(buckets: &[Bucket], num_nan: u64) -> proto::Histogram {
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::Example;
+    use proto::feature_name_statistics::{Stats, Type};
+
+    fn feature<'a>(stats: &'a proto::DatasetFeatureStatisticsList, name: &str) -> &'a proto::FeatureNameStatistics {
+        let found = stats.datasets[0].features.iter().find(
+            |f| matches!(&f.field_id, Some(proto::feature_name_statistics::FieldId::Path(p)) if p.step == [name]),
+        );
+        found.expect("feature present")
+    }
+
+    fn records() -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for i in 0..40i64 {
+            let mut b = Example::builder()
+                .int64("i", [i, i * i % 7])
+                .float("f", [i as f32 / 3.0]);
+            if i % 3 == 0 {
+                b = b.bytes("s", [format!("w{}", i % 5)]);
+            }
+            out.push(b.build().unwrap().encode());
+        }
+        out
+    }
+
+    #[test]
+    fn shards_merge_to_the_single_pass_figures() {
+        let mut whole = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let mut parts = [whole.clone(), whole.clone(), whole.clone()];
+        for (n, r) in records().iter().enumerate() {
+            whole.add_example(r, None).unwrap();
+            parts[n % 3].add_example(r, None).unwrap();
+        }
+        let [mut a, b, c] = parts;
+        a.merge(&b).unwrap();
+        a.merge(&c).unwrap();
+        // Below a block, the sketches are exact: everything equal but rounding in the mean.
+        let (x, y) = (whole.finish(), a.finish());
+        for name in ["i", "f", "s"] {
+            let (fx, fy) = (feature(&x, name), feature(&y, name));
+            match (&fx.stats, &fy.stats) {
+                (Some(Stats::NumStats(p)), Some(Stats::NumStats(q))) => {
+                    assert!((p.mean - q.mean).abs() <= 1e-12 * p.mean.abs().max(1.0));
+                    assert!((p.std_dev - q.std_dev).abs() <= 1e-12 * p.std_dev.max(1.0));
+                    assert_eq!(
+                        (&p.common_stats, &p.histograms, p.median),
+                        (&q.common_stats, &q.histograms, q.median)
+                    );
+                }
+                (s, t) => assert_eq!(s, t),
+            }
+        }
+    }
+
+    #[test]
+    fn a_kind_change_names_the_feature_and_counts_nothing_of_the_record() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        acc.add_example(&Example::builder().int64("k", 1).build().unwrap().encode(), None)
+            .unwrap();
+        let bad = Example::builder()
+            .int64("other", 5)
+            .float("k", 1.5)
+            .build()
+            .unwrap()
+            .encode();
+        let err = acc.add_example(&bad, None).unwrap_err();
+        assert!(
+            err.to_string().contains("\"k\"") && err.to_string().contains("INT and FLOAT"),
+            "{err}"
+        );
+        assert_eq!(acc.num_examples(), 1);
+        assert_eq!(feature(&acc.finish(), "k").r#type, Type::Int as i32);
+    }
+
+    #[test]
+    fn kindless_features_are_missing_strings_and_empty_lists_are_present() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let record = Example::builder()
+            .feature("none", crate::example::Feature::None)
+            .int64("empty", Vec::<i64>::new());
+        acc.add_example(&record.build().unwrap().encode(), None).unwrap();
+        let stats = acc.finish();
+        let none = feature(&stats, "none");
+        assert_eq!(none.r#type, Type::String as i32);
+        let Some(Stats::StringStats(s)) = &none.stats else {
+            panic!("string stats")
+        };
+        assert_eq!(
+            s.common_stats.as_ref().map(|c| (c.num_missing, c.num_non_missing)),
+            Some((1, 0))
+        );
+        let Some(Stats::NumStats(n)) = &feature(&stats, "empty").stats else {
+            panic!("num stats")
+        };
+        assert_eq!(
+            n.common_stats.as_ref().map(|c| (c.num_non_missing, c.tot_num_values)),
+            Some((1, 0))
+        );
+        assert!(n.histograms.is_empty());
+    }
+
+    #[test]
+    fn text_round_trips() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        for r in records() {
+            acc.add_example(&r, None).unwrap();
+        }
+        let stats = acc.finish();
+        let text = crate::stats::statistics_to_text(&stats).unwrap();
+        assert!(text.starts_with("datasets {\n  num_examples: 40\n"), "{text}");
+        assert_eq!(crate::stats::statistics_from_text(&text).unwrap(), stats);
+    }
+}

@@ -12,7 +12,8 @@ bounds and counts within 1e-9 relative (scaled by the feature's magnitude, where
 rounding of extreme ints dominates); quantiles histograms equal (exact below the sketch's
 buffer); top values, unique and rank histograms equal. Seeds whose data TFDV refuses (a kind
 that changes) must make tfrec fail too. Prints one line per mismatch and a summary; exits 1
-on any mismatch.
+on any mismatch. With TFDV_DIFF_LARGE=1 the files hold thousands of examples, so that the
+quantiles sketches compress.
 """
 
 import math
@@ -25,13 +26,18 @@ import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+#: TFDV_DIFF_LARGE=1: files of thousands of examples (see `random_examples`).
+LARGE = os.environ.get("TFDV_DIFF_LARGE") == "1"
+
 EXTREME_INTS = [0, 1, -1, 2**63 - 1, -(2**63), 2**53 + 1, -(2**31)]
 SPECIAL_FLOATS = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 3.4e38, -1.5e-45]
 WORDS = [b"a", b"bb", b"cat", b"dog", b"", b"\xff\xfe", b"caf\xc3\xa9", b"\x80", b"zz", b"x" * 40]
 
 
-def random_examples(rng):
-    """A list of Examples (as dicts name -> (kind, values) or None for a kind-less feature)."""
+def random_examples(rng, large=False):
+    """A list of Examples (as dicts name -> (kind, values) or None for a kind-less feature);
+    `large`: thousands of examples, so that the quantiles sketches compress (past 11,402
+    values of a feature)."""
     n_features = rng.randint(1, 7)
     features = {}
     for i in range(n_features):
@@ -39,7 +45,7 @@ def random_examples(rng):
         features["f%d_%s" % (i, kind)] = kind
     change_kind = rng.random() < 0.1
     examples = []
-    for _ in range(rng.randint(0, 60)):
+    for _ in range(rng.randint(5000, 9000) if large else rng.randint(0, 60)):
         ex = {}
         for name, kind in features.items():
             r = rng.random()
@@ -48,7 +54,7 @@ def random_examples(rng):
             if r < 0.25:
                 ex[name] = None  # Feature() with no kind
                 continue
-            n = rng.choice([0, 1, 1, 2, 3, 5, rng.randint(0, 40)])
+            n = rng.choice([0, 1, 1, 2, 3, 5, rng.randint(0, 20 if large else 40)])
             if change_kind and rng.random() < 0.05:
                 kind = {"i": "f", "f": "b", "b": "i"}[kind]
             if kind == "i":
@@ -178,7 +184,7 @@ def main(argv):
     mismatches = refused = compared = 0
     for seed in range(first, first + count):
         path = os.path.join(work, "seed%d.tfrecord" % seed)
-        write_examples(path, random_examples(random.Random(seed)))
+        write_examples(path, random_examples(random.Random(seed), large=LARGE))
         out = path + ".tfrec.pb"
         ran = subprocess.run(shlex.split(binary) + ["stats", path, "-o", out, "--threads", "1"], capture_output=True, text=True)
         try:

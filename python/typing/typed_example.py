@@ -325,6 +325,19 @@ def command(path: str) -> None:
         assert e.code == 0, e.code
 
 
+def statistics(tmp: str, files: list[str]) -> None:
+    import tfrec.stats as ts
+
+    out = os.path.join(tmp, "stats.pb")
+    options = ts.StatsOptions(num_top_values=5, epsilon=0.01)
+    stats = ts.generate_statistics_from_tfrecord(files, options, out, threads=2, on_corruption="skip")
+    text = os.path.join(tmp, "stats.txt")
+    ts.write_stats_text(stats, text)
+    ts.write_stats_binary(ts.load_stats_text(text), os.path.join(tmp, "again.pb"))
+    same = ts.Statistics.of(ts.load_statistics(out)) == ts.Statistics.of(ts.load_stats_binary(out))
+    print(same, ts.Statistics.of(stats).to_text()[:20], ts.Statistics(ts.Statistics.of(stats).SerializeToString()))
+
+
 def torch_part(files: list[str]) -> None:
     import tfrec.torch
 
@@ -372,6 +385,7 @@ def main() -> None:
         arrow_and_polars(tmp, files)
         state_saver(tmp)
         command(files[0])
+        statistics(tmp, files)
         if importlib.util.find_spec("torch") is not None:
             torch_part(files)
         if "--ray" in sys.argv:

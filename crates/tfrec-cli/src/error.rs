@@ -202,6 +202,7 @@ library_errors!(
     tfrec::columnar::ColumnarError,
     tfrec::example::DecodeError,
     tfrec::example::BuildError,
+    tfrec::stats::StatsError,
 );
 
 macro_rules! other_errors {

@@ -48,6 +48,8 @@ enum Command {
     Index(commands::index::Args),
     /// Print records as protobuf text format, protobuf JSON, friendly JSON lines, or raw.
     Cat(commands::cat::Args),
+    /// Statistics of Examples as TFDV computes them (a DatasetFeatureStatisticsList).
+    Stats(commands::stats::Args),
     /// Infer the features the records hold (kind, values per record, presence) and their spec.
     Schema(commands::schema::Args),
     /// Parse records with a feature spec into tensors (JSON, .npz, or timed and discarded).
@@ -93,6 +95,7 @@ where
         Command::Index(args) => commands::index::run(args),
         Command::Cat(args) => commands::cat::run(args),
         Command::Schema(args) => commands::schema::run(args),
+        Command::Stats(args) => commands::stats::run(args),
         Command::Parse(args) => commands::parse::run(args),
         Command::Shard(args) => commands::shard::run(args),
         Command::Shuffle(args) => commands::shard::run_shuffle(args),

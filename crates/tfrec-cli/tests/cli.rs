@@ -325,3 +325,21 @@ fn shard_and_shuffle_rewrite_every_record_once() {
     ]);
     assert_eq!(records_of(&files_in(&again)), out, "the same seed gives the same files");
 }
+
+#[test]
+fn stats_writes_tfdv_statistics_and_follows_skip_corrupt() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data.tfrecord");
+    common::write_damaged(&data, 10, 4);
+    // Damage stops the run (exit 1, naming the file), unless skipped.
+    let out = tfrec(&["stats", path_str(&data), "--text"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("data.tfrecord"));
+    let binary = dir.path().join("stats.pb");
+    ok(&["stats", path_str(&data), "--skip-corrupt", "-o", path_str(&binary)]);
+    let text = ok(&["stats", path_str(&data), "--skip-corrupt", "--text", "--threads", "2"]);
+    assert!(text.starts_with("datasets {\n  num_examples: 9\n"), "{text}");
+    // The binary file is the same statistics as the text.
+    let decoded = tfrec::stats::decode_statistics(&std::fs::read(&binary).expect("stats.pb")).expect("decodes");
+    assert_eq!(tfrec::stats::statistics_to_text(&decoded).expect("text"), text);
+}

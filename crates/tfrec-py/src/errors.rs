@@ -101,7 +101,7 @@ fn to_py(py: Python<'_>, e: PyTfrecError) -> PyErr {
     use tfrec::Error as E;
     let category = e.error.category();
     match e.error {
-        E::Record(r) => record_error(py, &r),
+        E::Record(r) | E::Stats(tfrec::stats::StatsError::Record(r)) => record_error(py, &r),
         E::Index(i) => index_error(py, i),
         E::Write(w) => raise::<WriteError>(py, w.to_string(), &[]),
         E::Parse(p) => parse_error(py, &p),

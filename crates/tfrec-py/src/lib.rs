@@ -14,6 +14,7 @@ mod pyfile;
 mod random_access;
 mod records;
 mod state_saver;
+mod statistics;
 mod stats;
 mod tensors;
 
@@ -68,5 +69,8 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dataset::ArrowPlan>()?;
     m.add_class::<arrow::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics::stats_generate, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics::stats_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics::stats_from_text, m)?)?;
     Ok(())
 }

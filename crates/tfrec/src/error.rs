@@ -44,6 +44,8 @@ use crate::parse::{ConcatError, ParseError, ParseErrorKind, RaggedError, ShapeEr
 use crate::pipeline::{DatasetError, PipelineError};
 #[cfg(feature = "state-saver")]
 use crate::state_saver::StateSaverError;
+#[cfg(feature = "stats")]
+use crate::stats::StatsError;
 #[cfg(feature = "tensor-proto")]
 use crate::tensor_proto::TensorProtoError;
 
@@ -145,6 +147,10 @@ pub enum Error {
     #[cfg(feature = "arrow")]
     #[error(transparent)]
     Batch(#[from] BatchError),
+    /// Statistics could not be computed, read or written.
+    #[cfg(feature = "stats")]
+    #[error(transparent)]
+    Stats(#[from] StatsError),
 }
 
 /// What kind of problem an [`Error`] is: the rule is in the [module documentation](self).
@@ -196,6 +202,8 @@ impl Error {
             Error::Columnar(e) => e.category(),
             #[cfg(feature = "arrow")]
             Error::Batch(e) => e.category(),
+            #[cfg(feature = "stats")]
+            Error::Stats(e) => e.category(),
         }
     }
 }

@@ -16,6 +16,8 @@
 //! - `columnar` (feature `arrow`, off by default): Examples and SequenceExamples to and from
 //!   Arrow record batches.
 //! - `npz` (feature `npz`, off by default): parsed batches joined into a NumPy `.npz` file.
+//! - `stats` (feature `stats`, off by default): statistics of Examples as TFDV computes them,
+//!   in tensorflow_metadata's `DatasetFeatureStatisticsList`.
 //! - [`rng`]: the seeded generator of every shuffle. Always built.
 //!
 //! Under the layers, three crate-private ground-floor modules that name no layer: `wire` (the
@@ -79,6 +81,8 @@ pub mod record;
 pub mod rng;
 #[cfg(feature = "state-saver")]
 pub mod state_saver;
+#[cfg(feature = "stats")]
+pub mod stats;
 #[cfg(feature = "tensor-proto")]
 pub mod tensor_proto;
 #[cfg(any(feature = "example", feature = "tensor-proto"))]

@@ -10,4 +10,5 @@ pub mod index;
 pub mod parse;
 pub mod schema;
 pub mod shard;
+pub mod stats;
 pub mod verify;

@@ -95,7 +95,7 @@ __version__ = _tfrec.__version__
 # The integrations import their libraries (pyarrow, Polars, Ray, PyTorch) when loaded, so they
 # load on first use (PEP 562): `import tfrec` stays light, and `tfrec.arrow.read(...)` works
 # without importing `tfrec.arrow` first. Not in `__all__`: `from tfrec import *` would load them.
-_LAZY_SUBMODULES = ("arrow", "polars", "ray", "torch")
+_LAZY_SUBMODULES = ("arrow", "polars", "ray", "stats", "torch")
 
 
 def __getattr__(name):

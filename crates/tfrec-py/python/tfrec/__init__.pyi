@@ -13,7 +13,7 @@ users, without TensorFlow. Built on the tfrec Rust library.
 from . import _tfrec as _tfrec, data as data, errors as errors, io as io, state_saver as state_saver, train as train
 # Loaded on first use (the package's ``__getattr__``): ``import tfrec`` then ``tfrec.arrow.read``
 # works without importing ``tfrec.arrow`` first.
-from . import arrow as arrow, polars as polars, ray as ray, torch as torch
+from . import arrow as arrow, polars as polars, ray as ray, stats as stats, torch as torch
 from .data import (
     AUTOTUNE as AUTOTUNE,
     Dataset as Dataset,

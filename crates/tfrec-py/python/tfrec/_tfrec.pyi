@@ -46,6 +46,9 @@ __all__ = [
     "ArrowPlan",
     "ArrowBatch",
     "arrow_write",
+    "stats_generate",
+    "stats_to_text",
+    "stats_from_text",
 ]
 
 __version__: str
@@ -409,3 +412,23 @@ def serialize_tensor(dtype_name: str, shape: Sequence[int], values: bytes | Iter
     buffer (numeric dtypes) or a list of `bytes` (strings)."""
 def tensor_dtype_names() -> list[str]:
     """The dtype names `serialize_tensor` and `parse_tensor` accept."""
+def stats_generate(
+    inputs: Sequence[str],
+    *,
+    num_top_values: int,
+    num_rank_histogram_buckets: int,
+    num_values_histogram_buckets: int,
+    num_histogram_buckets: int,
+    num_quantiles_histogram_buckets: int,
+    epsilon: float,
+    threads: int,
+    compression_type: str | None = None,
+    on_corruption: str = "raise",
+) -> bytes:
+    """The binary ``DatasetFeatureStatisticsList`` of the Examples in ``inputs``."""
+
+def stats_to_text(data: bytes) -> str:
+    """Binary statistics as protobuf text."""
+
+def stats_from_text(text: str) -> bytes:
+    """Protobuf text statistics as binary."""

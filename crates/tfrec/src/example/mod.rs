@@ -25,6 +25,7 @@ pub use message::Message;
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use render::RenderFormat;
 pub use schema::{FeatureStats, Schema};
+pub(crate) use text::escape_bytes;
 pub use text::TextError;
 pub use view::{detect_message, MessageKind};
 pub use view::{

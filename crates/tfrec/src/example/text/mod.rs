@@ -8,4 +8,5 @@ mod render;
 
 pub use parse::TextError;
 pub(super) use parse::{example_from_text, sequence_example_from_text};
-pub(super) use render::{close, escape_bytes, indent, open, render_key, write_text_float};
+pub(crate) use render::escape_bytes;
+pub(super) use render::{close, indent, open, render_key, write_text_float};

@@ -56,7 +56,7 @@ pub(in crate::example) fn write_text_float<W: fmt::Write>(out: &mut W, v: f32) -
 
 /// C-style escaping as protobuf's `CEscape`: printable ASCII as is, `\n \r \t \" \' \\`, and
 /// every other byte as three octal digits.
-pub(in crate::example) fn escape_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8]) -> fmt::Result {
+pub(crate) fn escape_bytes<W: fmt::Write>(out: &mut W, bytes: &[u8]) -> fmt::Result {
     // Runs of plain printable bytes go out in one write.
     let mut plain = 0;
     for (i, &b) in bytes.iter().enumerate() {

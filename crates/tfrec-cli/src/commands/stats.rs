@@ -1,0 +1,74 @@
+//! `tfrec stats`: statistics of Examples as TFDV computes them, written as a binary
+//! `DatasetFeatureStatisticsList` (what `tfdv.load_statistics` reads) or as protobuf text.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args as ClapArgs;
+
+use crate::error::{CliError, ExitCode};
+use crate::input::{InputArgs, SkipArgs};
+use crate::output::PendingFile;
+use crate::report::{print_skipped_stats, report_stdout};
+
+#[derive(ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    skip: SkipArgs,
+    /// Write the statistics to this file (or URL) instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Protobuf text format instead of binary (the default on a terminal).
+    #[arg(long)]
+    text: bool,
+    /// Threads, 1 to 256 (default: one per core); files are shared out whole, and the
+    /// statistics are the same whatever the number, up to the quantiles' epsilon.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: Option<u64>,
+    /// Most frequent values kept per string feature.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    num_top_values: usize,
+    /// Buckets of the numeric features' standard histograms.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    num_histogram_buckets: usize,
+    /// Rank error of the quantiles (TFDV's epsilon).
+    #[arg(long, default_value_t = 0.01, value_name = "EPS")]
+    epsilon: f64,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let reader = args.input.reader_options(args.skip);
+    let files = args.input.files()?;
+    let options = tfrec::stats::StatsOptions::default()
+        .num_top_values(args.num_top_values)
+        .num_histogram_buckets(args.num_histogram_buckets)
+        .epsilon(args.epsilon);
+    let threads = match args.threads {
+        Some(n) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let out = tfrec::stats::statistics_of_files(files, reader, &options, threads)?;
+    let bytes = if args.text || (args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout())) {
+        tfrec::stats::statistics_to_text(&out.statistics)?.into_bytes()
+    } else {
+        tfrec::stats::encode_statistics(&out.statistics)
+    };
+    match &args.output {
+        Some(path) => {
+            let pending = PendingFile::create(path)?;
+            let mut file = pending.file()?;
+            file.write_all(&bytes).map_err(|e| CliError::from(e).writing(path))?;
+            file.sync_all().map_err(|e| CliError::from(e).writing(path))?;
+            pending.commit()?;
+        }
+        None => {
+            let mut stdout = report_stdout();
+            stdout.write_all(&bytes)?;
+            stdout.flush()?;
+        }
+    }
+    print_skipped_stats(&out.read_stats, &[]);
+    Ok(ExitCode::SUCCESS)
+}

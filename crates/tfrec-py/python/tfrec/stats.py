@@ -1,0 +1,166 @@
+"""Statistics of TFRecord files of ``tf.train.Example``\\ s as TensorFlow Data Validation computes
+them, with TFDV's names: ``generate_statistics_from_tfrecord``, ``StatsOptions``,
+``load_statistics``, ``load_stats_binary``, ``write_stats_text``, ``load_stats_text``.
+
+The statistics are tensorflow_metadata's ``DatasetFeatureStatisticsList``: when the
+``tensorflow-metadata`` package is installed, the functions give and take its message class
+(what ``tfdv.visualize_statistics`` and TFX take); otherwise a :class:`Statistics` holding the
+same bytes. The figures are computed by the tfrec library, TFDV's rules ported (see the Rust
+crate's ``stats`` module), on every core, without TensorFlow or Beam.
+
+>>> import tfrec
+>>> with tfrec.TFRecordWriter("animals.tfrecord") as w:
+...     for word in ["cat", "dog", "cat"]:
+...         w.write(tfrec.train.Example.from_dict({"animal": word}).SerializeToString())
+>>> stats = tfrec.stats.generate_statistics_from_tfrecord("animals.tfrecord")
+>>> "num_examples: 3" in tfrec.stats.Statistics.of(stats).to_text()
+True
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+from . import _tfrec
+
+__all__ = [
+    "Statistics",
+    "StatsOptions",
+    "generate_statistics_from_tfrecord",
+    "load_statistics",
+    "load_stats_binary",
+    "load_stats_text",
+    "write_stats_binary",
+    "write_stats_text",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class StatsOptions:
+    """TFDV's ``StatsOptions``, the options tfrec computes (with TFDV's defaults)."""
+
+    num_top_values: int = 20
+    num_rank_histogram_buckets: int = 1000
+    num_values_histogram_buckets: int = 10
+    num_histogram_buckets: int = 10
+    num_quantiles_histogram_buckets: int = 10
+    epsilon: float = 0.01
+
+
+class Statistics:
+    """A serialized ``DatasetFeatureStatisticsList``, for when ``tensorflow-metadata`` is not
+    installed: ``SerializeToString()`` as a protobuf message has it, and its text form."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = bytes(data)
+
+    @classmethod
+    def of(cls, stats: Any) -> "Statistics":
+        """``stats`` (a :class:`Statistics` or tensorflow_metadata's message) as a
+        :class:`Statistics`."""
+        if isinstance(stats, Statistics):
+            return stats
+        return cls(stats.SerializeToString())
+
+    def SerializeToString(self) -> bytes:  # noqa: N802  (protobuf's name)
+        """The message's bytes."""
+        return self._data
+
+    def to_text(self) -> str:
+        """The protobuf text format, as TFDV's ``write_stats_text`` writes it."""
+        return _tfrec.stats_to_text(self._data)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Statistics) and other._data == self._data
+
+    def __hash__(self) -> int:
+        return hash(self._data)
+
+
+def _message(data: bytes) -> Any:
+    """tensorflow_metadata's message when the package is there, else a :class:`Statistics`."""
+    try:
+        from tensorflow_metadata.proto.v0 import statistics_pb2
+    except ImportError:
+        return Statistics(data)
+    message = statistics_pb2.DatasetFeatureStatisticsList()
+    message.ParseFromString(data)
+    return message
+
+
+def generate_statistics_from_tfrecord(
+    data_location: Union[PathLike, Sequence[PathLike]],
+    stats_options: Optional[StatsOptions] = None,
+    output_path: Optional[PathLike] = None,
+    *,
+    threads: Optional[int] = None,
+    compression_type: Optional[str] = None,
+    on_corruption: str = "raise",
+) -> Any:
+    """Statistics of the Examples in ``data_location`` (a path, glob, directory or URL, or a
+    list of them), as TFDV's function of the same name computes them; written to
+    ``output_path`` (binary) when given. ``threads`` defaults to one per core (files are
+    shared out whole); ``on_corruption`` (``"raise"``, ``"skip"``, ``"skip_file"``) is the
+    readers' policy for damaged records."""
+    options = stats_options or StatsOptions()
+    locations = [data_location] if isinstance(data_location, (str, os.PathLike)) else list(data_location)
+    data = _tfrec.stats_generate(
+        [os.fspath(p) for p in locations],
+        num_top_values=options.num_top_values,
+        num_rank_histogram_buckets=options.num_rank_histogram_buckets,
+        num_values_histogram_buckets=options.num_values_histogram_buckets,
+        num_histogram_buckets=options.num_histogram_buckets,
+        num_quantiles_histogram_buckets=options.num_quantiles_histogram_buckets,
+        epsilon=options.epsilon,
+        threads=threads or os.cpu_count() or 1,
+        compression_type=compression_type,
+        on_corruption=on_corruption,
+    )
+    if output_path is not None:
+        with open(output_path, "wb") as f:
+            f.write(data)
+    return _message(data)
+
+
+def load_stats_binary(input_path: PathLike) -> Any:
+    """Statistics from a binary ``DatasetFeatureStatisticsList`` file (TFDV's
+    ``load_stats_binary``)."""
+    with open(input_path, "rb") as f:
+        data = f.read()
+    # Decoding checks the bytes are the message (a text file or another message fails here).
+    _tfrec.stats_to_text(data)
+    return _message(data)
+
+
+def load_stats_text(input_path: PathLike) -> Any:
+    """Statistics from a protobuf text file (TFDV's ``load_stats_text``)."""
+    with open(input_path, encoding="utf-8") as f:
+        return _message(_tfrec.stats_from_text(f.read()))
+
+
+def load_statistics(input_path: PathLike) -> Any:
+    """Statistics from a file in either form (TFDV's ``load_statistics``: binary first, then
+    text)."""
+    try:
+        return load_stats_binary(input_path)
+    except Exception:  # not binary statistics: try the text form, whose error is the one shown
+        return load_stats_text(input_path)
+
+
+def write_stats_text(stats: Any, output_path: PathLike) -> None:
+    """Writes ``stats`` in the protobuf text format (TFDV's ``write_stats_text``)."""
+    with open(output_path, "w", encoding="utf-8") as f:
+        f.write(Statistics.of(stats).to_text())
+
+
+def write_stats_binary(stats: Any, output_path: PathLike) -> None:
+    """Writes ``stats`` as binary protobuf."""
+    with open(output_path, "wb") as f:
+        f.write(Statistics.of(stats).SerializeToString())

@@ -1,0 +1,716 @@
+//! The one-pass accumulator: per feature, what TFDV's basic and top-k generators keep, fed one
+//! `Example` at a time, mergeable across threads and shards, finished into the protos.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+use super::error::{RecordPlace, StatsError};
+use super::histogram::{self, Bucket};
+use super::options::StatsOptions;
+use super::proto;
+use super::quantiles::QuantilesSketch;
+use crate::example::{ExampleView, FeatureView, Kind};
+
+/// TFDV's `_NUM_QUANTILES_FACTOR_FOR_STD_HISTOGRAM`: the standard histogram is interpolated
+/// from a quantiles histogram this many times finer than the quantiles histogram shown.
+const STD_HISTOGRAM_QUANTILES_FACTOR: usize = 100;
+
+/// TFDV's label for a string value that is not UTF-8 (`constants.NON_UTF8_PLACEHOLDER`).
+const NON_UTF8_PLACEHOLDER: &str = "__BYTES_VALUE__";
+
+/// Mean and variance of the finite values: the sum kept compensated (Neumaier), the squared
+/// deviations by Welford's update, partial results combined as TFDV's `MeanVarAccumulator`
+/// combines batches. TFDV's own figures carry numpy's rounding, so the two agree to rounding,
+/// not bit for bit.
+#[derive(Debug, Clone, Default)]
+struct MeanVar {
+    count: u64,
+    sum: f64,
+    compensation: f64,
+    mean: f64,
+    /// Sum of squared deviations from `mean`.
+    m2: f64,
+    /// Whether an infinite value was seen: TFDV's mean is then NaN and its std_dev 0.
+    saw_infinity: bool,
+}
+
+impl MeanVar {
+    fn add(&mut self, x: f64) {
+        if x.is_infinite() {
+            self.saw_infinity = true;
+            return;
+        }
+        self.count += 1;
+        let t = self.sum + x;
+        self.compensation += if self.sum.abs() >= x.abs() {
+            (self.sum - t) + x
+        } else {
+            (x - t) + self.sum
+        };
+        self.sum = t;
+        let delta = x - self.mean;
+        self.mean += delta / self.count as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+
+    fn merge(&mut self, other: &MeanVar) {
+        self.saw_infinity |= other.saw_infinity;
+        let count = self.count + other.count;
+        if count == 0 {
+            return;
+        }
+        let delta = other.mean - self.mean;
+        let ratio = other.count as f64 / count as f64;
+        self.m2 += other.m2 + delta * delta * self.count as f64 * ratio;
+        self.mean += delta * ratio;
+        let t = self.sum + other.sum;
+        self.compensation += other.compensation
+            + if self.sum.abs() >= other.sum.abs() {
+                (self.sum - t) + other.sum
+            } else {
+                (other.sum - t) + self.sum
+            };
+        self.sum = t;
+        self.count = count;
+    }
+
+    /// TFDV's `(mean, std_dev)`: NaN and 0 once an infinity was seen.
+    fn mean_and_std_dev(&self) -> (f64, f64) {
+        if self.saw_infinity || self.count == 0 {
+            return (f64::NAN, 0.0);
+        }
+        let mean = (self.sum + self.compensation) / self.count as f64;
+        (mean, (self.m2 / self.count as f64).max(0.0).sqrt())
+    }
+}
+
+/// What TFDV keeps of one feature's numeric values.
+#[derive(Debug, Clone)]
+struct NumericAcc {
+    num_zeros: u64,
+    num_nan: u64,
+    min: f64,
+    max: f64,
+    finite_min: f64,
+    finite_max: f64,
+    pos_inf_count: u64,
+    mean_var: MeanVar,
+    sketch: QuantilesSketch,
+}
+
+impl NumericAcc {
+    fn new(eps: f64) -> Self {
+        NumericAcc {
+            num_zeros: 0,
+            num_nan: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            finite_min: f64::INFINITY,
+            finite_max: f64::NEG_INFINITY,
+            pos_inf_count: 0,
+            mean_var: MeanVar::default(),
+            sketch: QuantilesSketch::new(eps),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, x: f64) {
+        if x.is_nan() {
+            self.num_nan += 1;
+            return;
+        }
+        self.mean_var.add(x);
+        self.min = self.min.min(x);
+        self.max = self.max.max(x);
+        if x.is_finite() {
+            self.finite_min = self.finite_min.min(x);
+            self.finite_max = self.finite_max.max(x);
+        } else if x > 0.0 {
+            self.pos_inf_count += 1;
+        }
+        if x == 0.0 {
+            self.num_zeros += 1;
+        }
+        self.sketch.add(x);
+    }
+
+    fn merge(&mut self, other: &NumericAcc) {
+        self.num_zeros += other.num_zeros;
+        self.num_nan += other.num_nan;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.finite_min = self.finite_min.min(other.finite_min);
+        self.finite_max = self.finite_max.max(other.finite_max);
+        self.pos_inf_count += other.pos_inf_count;
+        self.mean_var.merge(&other.mean_var);
+        self.sketch.merge(&other.sketch);
+    }
+}
+
+/// What TFDV keeps of one feature's string values: their lengths, and every distinct value
+/// with its count (TFDV's top-k and uniques are exact).
+#[derive(Debug, Clone, Default)]
+struct StringAcc {
+    total_bytes: u64,
+    invalid_utf8: u64,
+    counts: FxHashMap<Box<[u8]>, u64>,
+}
+
+impl StringAcc {
+    #[inline]
+    fn add(&mut self, value: &[u8]) {
+        self.total_bytes += value.len() as u64;
+        if std::str::from_utf8(value).is_err() {
+            self.invalid_utf8 += 1;
+        }
+        match self.counts.get_mut(value) {
+            Some(n) => *n += 1,
+            None => {
+                self.counts.insert(value.into(), 1);
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &StringAcc) {
+        self.total_bytes += other.total_bytes;
+        self.invalid_utf8 += other.invalid_utf8;
+        for (value, n) in &other.counts {
+            *self.counts.entry(value.clone()).or_insert(0) += n;
+        }
+    }
+}
+
+/// One feature's partial statistics.
+#[derive(Debug, Clone)]
+struct FeatureAcc {
+    /// The kind of the first record that gave the feature one; `None` while every record that
+    /// had the feature left its kind unset (TFDV then reports it as a STRING, all missing).
+    kind: Option<Kind>,
+    /// Examples where the feature has a kind (an empty list counts; an unset kind does not).
+    num_non_missing: u64,
+    min_num_values: u64,
+    max_num_values: u64,
+    total_num_values: u64,
+    /// Examples by their number of values, exact (TFDV sketches counts aggregated per batch,
+    /// which is exact for the few distinct counts data has).
+    num_values_counts: FxHashMap<u64, u64>,
+    numeric: Option<NumericAcc>,
+    strings: Option<StringAcc>,
+}
+
+impl FeatureAcc {
+    fn new() -> Self {
+        FeatureAcc {
+            kind: None,
+            num_non_missing: 0,
+            min_num_values: u64::MAX,
+            max_num_values: 0,
+            total_num_values: 0,
+            num_values_counts: FxHashMap::default(),
+            numeric: None,
+            strings: None,
+        }
+    }
+
+    fn merge(&mut self, name: &[u8], other: &FeatureAcc) -> Result<(), StatsError> {
+        match (self.kind, other.kind) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(StatsError::KindChanged {
+                    place: RecordPlace {
+                        path: Default::default(),
+                        offset: 0,
+                        record_index: 0,
+                    },
+                    feature: String::from_utf8_lossy(name).into_owned(),
+                    first: type_name(a),
+                    second: type_name(b),
+                })
+            }
+            (None, Some(b)) => self.kind = Some(b),
+            _ => {}
+        }
+        self.num_non_missing += other.num_non_missing;
+        self.min_num_values = self.min_num_values.min(other.min_num_values);
+        self.max_num_values = self.max_num_values.max(other.max_num_values);
+        self.total_num_values += other.total_num_values;
+        for (&n, &count) in &other.num_values_counts {
+            *self.num_values_counts.entry(n).or_insert(0) += count;
+        }
+        match (&mut self.numeric, &other.numeric) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
+        match (&mut self.strings, &other.strings) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// TFDV's name of the type a kind gives.
+fn type_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Int64 => "INT",
+        Kind::Float => "FLOAT",
+        Kind::Bytes => "STRING",
+    }
+}
+
+/// Statistics of a stream of `Example`s, one pass, in memory bounded by the features and (for
+/// string features) their distinct values; partial accumulators of shards or threads merge.
+///
+/// ```
+/// use tfrec::example::Example;
+/// use tfrec::stats::{StatsAccumulator, StatsOptions};
+///
+/// let mut acc = StatsAccumulator::new(StatsOptions::default())?;
+/// for age in [19, 23, 31] {
+///     acc.add_example(&Example::builder().int64("age", age).build()?.encode(), None)?;
+/// }
+/// let stats = acc.finish();
+/// let dataset = &stats.datasets[0];
+/// assert_eq!(dataset.num_examples, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct StatsAccumulator {
+    options: StatsOptions,
+    num_examples: u64,
+    features: FxHashMap<Box<[u8]>, FeatureAcc>,
+    /// A record's entries, reused between records (keys and positions only).
+    scratch: Vec<(usize, usize)>,
+}
+
+impl StatsAccumulator {
+    /// An empty accumulator; fails when `options` are out of range.
+    pub fn new(options: StatsOptions) -> Result<Self, StatsError> {
+        options.validate()?;
+        Ok(StatsAccumulator {
+            options,
+            num_examples: 0,
+            features: FxHashMap::default(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The options it computes with.
+    pub fn options(&self) -> &StatsOptions {
+        &self.options
+    }
+
+    /// Examples added so far.
+    pub fn num_examples(&self) -> u64 {
+        self.num_examples
+    }
+
+    /// Adds one serialized `Example`; `place` names it in errors. On error nothing of the
+    /// record has been counted.
+    pub fn add_example(&mut self, record: &[u8], place: Option<&dyn Fn() -> RecordPlace>) -> Result<(), StatsError> {
+        let place = || {
+            place.map_or(
+                RecordPlace {
+                    path: Default::default(),
+                    offset: 0,
+                    record_index: self.num_examples,
+                },
+                |p| p(),
+            )
+        };
+        let view = ExampleView::new(record);
+        view.validate()
+            .map_err(|error| StatsError::Decode { place: place(), error })?;
+        // The entries in wire order; the last of a repeated key wins, as in decoding.
+        let mut entries: Vec<(&[u8], FeatureView<'_>)> = Vec::new();
+        for entry in view.entries() {
+            let (key, feature) = entry.map_err(|error| StatsError::Decode { place: place(), error })?;
+            entries.push((key, feature));
+        }
+        let mut order = std::mem::take(&mut self.scratch);
+        order.clear();
+        order.extend((0..entries.len()).map(|i| (i, i)));
+        order.sort_by(|a, b| entries[a.0].0.cmp(entries[b.0].0).then(b.1.cmp(&a.1)));
+        order.dedup_by(|later, first| entries[later.0].0 == entries[first.0].0);
+        // Check every kind before counting anything, so an error leaves the figures whole.
+        for &(i, _) in &order {
+            let (key, feature) = &entries[i];
+            if let (Some(kind), Some(acc)) = (feature.kind(), self.features.get(*key)) {
+                if let Some(first) = acc.kind.filter(|&k| k != kind) {
+                    self.scratch = order;
+                    return Err(StatsError::KindChanged {
+                        place: place(),
+                        feature: String::from_utf8_lossy(key).into_owned(),
+                        first: type_name(first),
+                        second: type_name(kind),
+                    });
+                }
+            }
+        }
+        let eps = self.options.epsilon;
+        for &(i, _) in &order {
+            let (key, feature) = &entries[i];
+            let acc = match self.features.get_mut(*key) {
+                Some(acc) => acc,
+                None => self.features.entry((*key).into()).or_insert_with(FeatureAcc::new),
+            };
+            let Some(kind) = feature.kind() else { continue };
+            acc.kind = Some(kind);
+            // Validated above: walking the values cannot fail.
+            let count = match kind {
+                Kind::Int64 => {
+                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                    feature.for_each_int64(|v| numeric.add(v as f64))
+                }
+                Kind::Float => {
+                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                    feature.for_each_float(|v| numeric.add(f64::from(v)))
+                }
+                Kind::Bytes => {
+                    let strings = acc.strings.get_or_insert_with(StringAcc::default);
+                    feature.for_each_bytes(|v| strings.add(v))
+                }
+            }
+            .map_err(|error| StatsError::Decode { place: place(), error })? as u64;
+            acc.num_non_missing += 1;
+            acc.min_num_values = acc.min_num_values.min(count);
+            acc.max_num_values = acc.max_num_values.max(count);
+            acc.total_num_values += count;
+            *acc.num_values_counts.entry(count).or_insert(0) += 1;
+        }
+        self.scratch = order;
+        self.num_examples += 1;
+        Ok(())
+    }
+
+    /// Adds `other`'s examples (a shard's or a thread's partial statistics).
+    pub fn merge(&mut self, other: &StatsAccumulator) -> Result<(), StatsError> {
+        if self.options != other.options {
+            return Err(StatsError::OptionsDiffer);
+        }
+        for (name, theirs) in &other.features {
+            if let Some(ours) = self.features.get(name) {
+                if let (Some(a), Some(b)) = (ours.kind, theirs.kind) {
+                    if a != b {
+                        return Err(StatsError::KindChanged {
+                            place: RecordPlace {
+                                path: Default::default(),
+                                offset: 0,
+                                record_index: self.num_examples,
+                            },
+                            feature: String::from_utf8_lossy(name).into_owned(),
+                            first: type_name(a),
+                            second: type_name(b),
+                        });
+                    }
+                }
+            }
+        }
+        for (name, theirs) in &other.features {
+            match self.features.get_mut(name) {
+                Some(ours) => ours.merge(name, theirs)?,
+                None => {
+                    self.features.insert(name.clone(), theirs.clone());
+                }
+            }
+        }
+        self.num_examples += other.num_examples;
+        Ok(())
+    }
+
+    /// The statistics, as TFDV's `generate_statistics_from_tfrecord` gives them with these
+    /// options: one dataset, its features in name order.
+    pub fn finish(&self) -> proto::DatasetFeatureStatisticsList {
+        let sorted: BTreeMap<&[u8], &FeatureAcc> = self.features.iter().map(|(k, v)| (&k[..], v)).collect();
+        let features = sorted
+            .into_iter()
+            .map(|(name, acc)| self.feature_stats(name, acc))
+            .collect();
+        proto::DatasetFeatureStatisticsList {
+            datasets: vec![proto::DatasetFeatureStatistics {
+                num_examples: self.num_examples,
+                features,
+                ..Default::default()
+            }],
+        }
+    }
+
+    fn feature_stats(&self, name: &[u8], acc: &FeatureAcc) -> proto::FeatureNameStatistics {
+        use proto::feature_name_statistics::{FieldId, Stats, Type};
+        let common = self.common_stats(acc);
+        let (r#type, stats) = match acc.kind {
+            Some(Kind::Int64) | Some(Kind::Float) => {
+                let t = if acc.kind == Some(Kind::Int64) {
+                    Type::Int
+                } else {
+                    Type::Float
+                };
+                (t, Stats::NumStats(self.numeric_stats(acc, common)))
+            }
+            Some(Kind::Bytes) | None => (Type::String, Stats::StringStats(self.string_stats(acc, common))),
+        };
+        proto::FeatureNameStatistics {
+            r#type: r#type as i32,
+            field_id: Some(FieldId::Path(proto::Path {
+                step: vec![String::from_utf8_lossy(name).into_owned()],
+            })),
+            stats: Some(stats),
+            ..Default::default()
+        }
+    }
+
+    fn common_stats(&self, acc: &FeatureAcc) -> proto::CommonStatistics {
+        let mut common = proto::CommonStatistics {
+            num_non_missing: acc.num_non_missing,
+            num_missing: self.num_examples - acc.num_non_missing,
+            tot_num_values: acc.total_num_values,
+            ..Default::default()
+        };
+        if acc.num_non_missing > 0 {
+            common.min_num_values = acc.min_num_values;
+            common.max_num_values = acc.max_num_values;
+            common.avg_num_values = (acc.total_num_values as f64 / acc.num_non_missing as f64) as f32;
+            let mut sketch = QuantilesSketch::new(self.options.epsilon);
+            let mut counts: Vec<(u64, u64)> = acc.num_values_counts.iter().map(|(&n, &c)| (n, c)).collect();
+            counts.sort_unstable();
+            for (n, c) in counts {
+                sketch.add_count(n as f64, c);
+            }
+            sketch.compact();
+            let (bounds, cumulative) =
+                sketch.quantiles_and_cumulative_weights(self.options.num_values_histogram_buckets);
+            common.num_values_histogram = Some(quantiles_histogram(
+                &histogram::quantiles_buckets(&bounds, &cumulative),
+                0,
+            ));
+        }
+        common
+    }
+
+    fn numeric_stats(&self, acc: &FeatureAcc, common: proto::CommonStatistics) -> proto::NumericStatistics {
+        use proto::histogram::HistogramType;
+        let mut stats = proto::NumericStatistics {
+            common_stats: Some(common),
+            ..Default::default()
+        };
+        let Some(numeric) = &acc.numeric else { return stats };
+        let values = acc.total_num_values - numeric.num_nan;
+        if values == 0 {
+            if numeric.num_nan > 0 {
+                for t in [HistogramType::Standard, HistogramType::Quantiles] {
+                    stats.histograms.push(proto::Histogram {
+                        num_nan: numeric.num_nan,
+                        r#type: t as i32,
+                        ..Default::default()
+                    });
+                }
+            }
+            return stats;
+        }
+        (stats.mean, stats.std_dev) = numeric.mean_var.mean_and_std_dev();
+        stats.num_zeros = numeric.num_zeros;
+        stats.min = numeric.min;
+        stats.max = numeric.max;
+        // TFDV compacts each sketch once before extracting (its combiner's `compact`).
+        let mut sketch = numeric.sketch.clone();
+        sketch.compact();
+        let num_quantiles = STD_HISTOGRAM_QUANTILES_FACTOR * self.options.num_quantiles_histogram_buckets;
+        let (bounds, cumulative) = sketch.quantiles_and_cumulative_weights(num_quantiles);
+        stats.median = histogram::median(&bounds);
+        let standard = histogram::equi_width_buckets(
+            &bounds,
+            &cumulative,
+            numeric.finite_min,
+            numeric.finite_max,
+            self.options.num_histogram_buckets,
+            numeric.pos_inf_count as f64,
+        );
+        let mut standard = quantiles_histogram(&standard, numeric.num_nan);
+        standard.r#type = HistogramType::Standard as i32;
+        stats.histograms.push(standard);
+        let (bounds, cumulative) = histogram::rebin(&bounds, &cumulative, STD_HISTOGRAM_QUANTILES_FACTOR);
+        stats.histograms.push(quantiles_histogram(
+            &histogram::quantiles_buckets(&bounds, &cumulative),
+            numeric.num_nan,
+        ));
+        stats
+    }
+
+    fn string_stats(&self, acc: &FeatureAcc, common: proto::CommonStatistics) -> proto::StringStatistics {
+        use proto::rank_histogram::Bucket as RankBucket;
+        use proto::string_statistics::FreqAndValue;
+        let mut stats = proto::StringStatistics {
+            common_stats: Some(common),
+            ..Default::default()
+        };
+        let Some(strings) = &acc.strings else { return stats };
+        if acc.total_num_values > 0 {
+            stats.avg_length = (strings.total_bytes as f64 / acc.total_num_values as f64) as f32;
+        }
+        stats.invalid_utf8_count = strings.invalid_utf8;
+        stats.unique = strings.counts.len() as u64;
+        // TFDV's order: by count, then by the value's bytes, both descending.
+        let keep = self.options.num_top_values.max(self.options.num_rank_histogram_buckets);
+        let mut ranked: Vec<(&[u8], u64)> = strings.counts.iter().map(|(v, &n)| (&v[..], n)).collect();
+        let by_rank = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then_with(|| b.0.cmp(a.0));
+        if ranked.len() > keep {
+            ranked.select_nth_unstable_by(keep, by_rank);
+            ranked.truncate(keep);
+        }
+        ranked.sort_unstable_by(by_rank);
+        for (rank, (value, count)) in ranked.into_iter().enumerate() {
+            let label = std::str::from_utf8(value).unwrap_or(NON_UTF8_PLACEHOLDER).to_owned();
+            if rank < self.options.num_top_values {
+                stats.top_values.push(FreqAndValue {
+                    value: label.clone(),
+                    frequency: count as f64,
+                });
+            }
+            if rank < self.options.num_rank_histogram_buckets {
+                let rank_histogram = stats.rank_histogram.get_or_insert_with(Default::default);
+                rank_histogram.buckets.push(RankBucket {
+                    low_rank: rank as u64,
+                    high_rank: rank as u64,
+                    label,
+                    sample_count: count as f64,
+                });
+            }
+        }
+        stats
+    }
+}
+
+/// A `QUANTILES` histogram of `buckets`.
+fn quantiles_histogram(buckets: &[Bucket], num_nan: u64) -> proto::Histogram {
+    proto::Histogram {
+        num_nan,
+        buckets: buckets
+            .iter()
+            .map(|b| proto::histogram::Bucket {
+                low_value: b.low,
+                high_value: b.high,
+                sample_count: b.count,
+            })
+            .collect(),
+        r#type: proto::histogram::HistogramType::Quantiles as i32,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::Example;
+    use proto::feature_name_statistics::{Stats, Type};
+
+    fn feature<'a>(stats: &'a proto::DatasetFeatureStatisticsList, name: &str) -> &'a proto::FeatureNameStatistics {
+        let found = stats.datasets[0].features.iter().find(
+            |f| matches!(&f.field_id, Some(proto::feature_name_statistics::FieldId::Path(p)) if p.step == [name]),
+        );
+        found.expect("feature present")
+    }
+
+    fn records() -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for i in 0..40i64 {
+            let mut b = Example::builder()
+                .int64("i", [i, i * i % 7])
+                .float("f", [i as f32 / 3.0]);
+            if i % 3 == 0 {
+                b = b.bytes("s", [format!("w{}", i % 5)]);
+            }
+            out.push(b.build().unwrap().encode());
+        }
+        out
+    }
+
+    #[test]
+    fn shards_merge_to_the_single_pass_figures() {
+        let mut whole = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let mut parts = [whole.clone(), whole.clone(), whole.clone()];
+        for (n, r) in records().iter().enumerate() {
+            whole.add_example(r, None).unwrap();
+            parts[n % 3].add_example(r, None).unwrap();
+        }
+        let [mut a, b, c] = parts;
+        a.merge(&b).unwrap();
+        a.merge(&c).unwrap();
+        // Below a block, the sketches are exact: everything equal but rounding in the mean.
+        let (x, y) = (whole.finish(), a.finish());
+        for name in ["i", "f", "s"] {
+            let (fx, fy) = (feature(&x, name), feature(&y, name));
+            match (&fx.stats, &fy.stats) {
+                (Some(Stats::NumStats(p)), Some(Stats::NumStats(q))) => {
+                    assert!((p.mean - q.mean).abs() <= 1e-12 * p.mean.abs().max(1.0));
+                    assert!((p.std_dev - q.std_dev).abs() <= 1e-12 * p.std_dev.max(1.0));
+                    assert_eq!(
+                        (&p.common_stats, &p.histograms, p.median),
+                        (&q.common_stats, &q.histograms, q.median)
+                    );
+                }
+                (s, t) => assert_eq!(s, t),
+            }
+        }
+    }
+
+    #[test]
+    fn a_kind_change_names_the_feature_and_counts_nothing_of_the_record() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        acc.add_example(&Example::builder().int64("k", 1).build().unwrap().encode(), None)
+            .unwrap();
+        let bad = Example::builder()
+            .int64("other", 5)
+            .float("k", 1.5)
+            .build()
+            .unwrap()
+            .encode();
+        let err = acc.add_example(&bad, None).unwrap_err();
+        assert!(
+            err.to_string().contains("\"k\"") && err.to_string().contains("INT and FLOAT"),
+            "{err}"
+        );
+        assert_eq!(acc.num_examples(), 1);
+        assert_eq!(feature(&acc.finish(), "k").r#type, Type::Int as i32);
+    }
+
+    #[test]
+    fn kindless_features_are_missing_strings_and_empty_lists_are_present() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let record = Example::builder()
+            .feature("none", crate::example::Feature::None)
+            .int64("empty", Vec::<i64>::new());
+        acc.add_example(&record.build().unwrap().encode(), None).unwrap();
+        let stats = acc.finish();
+        let none = feature(&stats, "none");
+        assert_eq!(none.r#type, Type::String as i32);
+        let Some(Stats::StringStats(s)) = &none.stats else {
+            panic!("string stats")
+        };
+        assert_eq!(
+            s.common_stats.as_ref().map(|c| (c.num_missing, c.num_non_missing)),
+            Some((1, 0))
+        );
+        let Some(Stats::NumStats(n)) = &feature(&stats, "empty").stats else {
+            panic!("num stats")
+        };
+        assert_eq!(
+            n.common_stats.as_ref().map(|c| (c.num_non_missing, c.tot_num_values)),
+            Some((1, 0))
+        );
+        assert!(n.histograms.is_empty());
+    }
+
+    #[test]
+    fn text_round_trips() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        for r in records() {
+            acc.add_example(&r, None).unwrap();
+        }
+        let stats = acc.finish();
+        let text = crate::stats::statistics_to_text(&stats).unwrap();
+        assert!(text.starts_with("datasets {\n  num_examples: 40\n"), "{text}");
+        assert_eq!(crate::stats::statistics_from_text(&text).unwrap(), stats);
+    }
+}

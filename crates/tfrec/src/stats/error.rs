@@ -1,0 +1,99 @@
+//! The statistics layer's one error: what went wrong, with the file, offset and record where
+//! it happened.
+
+use std::path::PathBuf;
+
+use crate::example::DecodeError;
+use crate::record::RecordError;
+
+/// Where a record came from, for errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordPlace {
+    /// The file (empty when the records did not come from a file).
+    pub path: PathBuf,
+    /// The offset of the record's header in the (decompressed) file.
+    pub offset: u64,
+    /// The index of the record among all records read (damaged ones not counted).
+    pub record_index: u64,
+}
+
+impl std::fmt::Display for RecordPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.as_os_str().is_empty() {
+            write!(f, "record {}", self.record_index)
+        } else {
+            write!(
+                f,
+                "{}@{} (record {})",
+                self.path.display(),
+                self.offset,
+                self.record_index
+            )
+        }
+    }
+}
+
+/// Why statistics could not be computed (or read, or written). Reading cannot go on after any
+/// of them: the figures would be wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StatsError {
+    /// Reading the records failed (damage not skipped, a missing file, I/O).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// A record is not a valid `Example`.
+    #[error("{place}: the record is not a valid Example: {error}")]
+    Decode {
+        /// The record.
+        place: RecordPlace,
+        /// What is wrong in it.
+        error: DecodeError,
+    },
+    /// A feature holds values of two kinds in different records: TFDV refuses such data too
+    /// ("Cannot determine the type of feature").
+    #[error("{place}: cannot determine the type of feature {feature:?}: found values of types {first} and {second}")]
+    KindChanged {
+        /// The record where the second kind was found.
+        place: RecordPlace,
+        /// The feature's key.
+        feature: String,
+        /// The kind seen first (TFDV's type name).
+        first: &'static str,
+        /// The kind found in this record.
+        second: &'static str,
+    },
+    /// Two partial statistics with different options were merged.
+    #[error("cannot merge statistics computed with different options")]
+    OptionsDiffer,
+    /// An option is out of its range.
+    #[error("invalid statistics option: {0}")]
+    InvalidOption(String),
+    /// Serialized statistics do not decode as a `DatasetFeatureStatisticsList`.
+    #[error("not a DatasetFeatureStatisticsList: {0}")]
+    Proto(String),
+    /// Statistics in the protobuf text format do not parse.
+    #[error("statistics text does not parse: {0}")]
+    Text(String),
+    /// Reading or writing a statistics file failed.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl StatsError {
+    /// The error's [`ErrorCategory`](crate::ErrorCategory), as [`crate::Error::category`] gives it.
+    pub fn category(&self) -> crate::ErrorCategory {
+        use crate::ErrorCategory::{Data, Io, Usage};
+        match self {
+            StatsError::Record(e) => e.category(),
+            StatsError::Decode { .. } | StatsError::KindChanged { .. } => Data,
+            StatsError::Proto(_) | StatsError::Text(_) => Data,
+            StatsError::OptionsDiffer | StatsError::InvalidOption(_) => Usage,
+            StatsError::File { .. } => Io,
+        }
+    }
+}

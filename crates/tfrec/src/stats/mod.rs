@@ -1,0 +1,38 @@
+//! Statistics of Examples as TensorFlow Data Validation (TFDV) computes them, in its format:
+//! tensorflow_metadata's `DatasetFeatureStatisticsList`, so that TFDV, TFX and Facets read
+//! tfrec's files and tfrec reads theirs.
+//!
+//! Start with [`generate_statistics`] (files in, statistics out) or, for records from
+//! elsewhere, a [`StatsAccumulator`]. The figures follow TFDV 1.16.1 with its default
+//! options, rule for rule (the sources are named where each rule is kept):
+//! - per feature, its type (`INT`, `FLOAT`, `STRING`; a feature whose kind is never set is a
+//!   `STRING` with every example missing), presence and values per example, and the
+//!   values-per-example quantiles histogram;
+//! - numeric features: mean, std_dev (population; NaN values left out, an infinite value makes
+//!   the mean NaN and std_dev 0, as TFDV's batch combine does), zeros, min, median, max, a
+//!   standard histogram interpolated from a 1000-quantile sketch (`histogram`) and a
+//!   quantiles histogram, with NaN counts;
+//! - string features: distinct values, top values and rank histogram (exact counts, ties by
+//!   the value's bytes, descending; values that are not UTF-8 shown as `__BYTES_VALUE__`),
+//!   average length in bytes and the count of values that are not UTF-8.
+//!
+//! Quantiles come from a port of TFDV's sketch (`quantiles`): exact below about 10,000 values
+//! per feature, within `epsilon` in rank above. A feature whose kind changes between records
+//! is an error, as it is for TFDV. SequenceExamples, weights, slicing and the schema-driven
+//! options are not computed yet.
+
+mod accumulate;
+mod error;
+mod generate;
+mod histogram;
+mod options;
+pub mod proto;
+mod quantiles;
+mod text;
+
+pub use accumulate::StatsAccumulator;
+pub use error::{RecordPlace, StatsError};
+pub use generate::{generate_statistics, statistics_of_files, GenerateOutput};
+pub use options::StatsOptions;
+pub use quantiles::QuantilesSketch;
+pub use text::{decode_statistics, encode_statistics, statistics_from_text, statistics_to_text};

@@ -1,0 +1,95 @@
+"""``tfrec.stats``: TFDV's statistics API (issue 55). The figures are checked against TFDV
+itself by ``python/tfdv_oracle/differential.py`` (run here on a few seeds when TFDV's
+environment is there: ``scripts/tfdv-venv`` makes it); the other tests need no TFDV."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tfrec
+from tfrec import stats as tfstats
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(path, rows):
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for row in rows:
+            w.write(tfrec.train.Example.from_dict(row).SerializeToString())
+
+
+def text_of(stats):
+    return tfstats.Statistics.of(stats).to_text()
+
+
+def test_counts_and_top_values(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write(path, [{"animal": "cat", "n": [1, 2]}, {"animal": "dog"}, {"animal": ["cat", "cat"], "n": 3}])
+    text = text_of(tfstats.generate_statistics_from_tfrecord(str(path)))
+    assert "num_examples: 3\n" in text
+    assert 'top_values {\n        value: "cat"\n        frequency: 3.0\n' in text
+    assert "unique: 2\n" in text
+    # n: present in 2 of 3 examples, 3 values, mean 2.
+    assert "num_non_missing: 2\n        num_missing: 1\n" in text
+    assert "mean: 2.0\n" in text
+
+
+def test_text_and_binary_round_trip(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write(path, [{"x": [0.5, float("nan")], "s": b"\xff"}, {"x": 2.5}])
+    out = tmp_path / "stats.pb"
+    stats = tfstats.generate_statistics_from_tfrecord(str(path), output_path=str(out))
+    binary = tfstats.Statistics.of(tfstats.load_stats_binary(out))
+    assert binary == tfstats.Statistics.of(stats)
+    tfstats.write_stats_text(stats, tmp_path / "stats.txt")
+    again = tfstats.load_stats_text(tmp_path / "stats.txt")
+    assert tfstats.Statistics.of(again) == binary
+    assert tfstats.Statistics.of(tfstats.load_statistics(tmp_path / "stats.txt")) == binary
+    assert tfstats.Statistics.of(tfstats.load_statistics(out)) == binary
+
+
+def test_options_reach_the_library(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write(path, [{"w": [str(i) for i in range(30)]}])
+    stats = tfstats.generate_statistics_from_tfrecord(str(path), tfstats.StatsOptions(num_top_values=3))
+    assert text_of(stats).count("top_values {") == 3
+
+
+def test_kind_change_is_an_error_naming_the_feature(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write(path, [{"k": 1}, {"k": 1.5}])
+    with pytest.raises(tfrec.errors.InvalidArgumentError, match="feature \"k\".*INT and FLOAT"):
+        tfstats.generate_statistics_from_tfrecord(str(path))
+
+
+def test_not_statistics_is_refused(tmp_path):
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"\xff\xff\xff")
+    with pytest.raises(Exception):
+        tfstats.load_statistics(bad)
+
+
+def tfdv_python():
+    given = os.environ.get("TFREC_TFDV_PYTHON")
+    if given:
+        return given
+    local = ROOT / ".venv-tfdv" / "bin" / "python"
+    return str(local) if local.exists() else None
+
+
+@pytest.mark.skipif(
+    tfdv_python() is None,
+    reason="TFDV's environment is absent: make it with scripts/tfdv-venv (or set TFREC_TFDV_PYTHON)",
+)
+def test_same_statistics_as_tfdv(tmp_path):
+    seeds = int(os.environ.get("TFREC_TFDV_SEEDS", "6"))
+    ran = subprocess.run(
+        [tfdv_python(), str(ROOT / "python" / "tfdv_oracle" / "differential.py"),
+         f"{sys.executable} -m tfrec", "0", str(seeds), str(tmp_path)],
+        capture_output=True, text=True, timeout=60 * (5 + seeds),
+    )
+    report = [line for line in ran.stdout.splitlines() if line.startswith("seed")]
+    assert ran.returncode == 0, "\n".join(report) or ran.stderr[-3000:]

@@ -41,6 +41,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(records::file_size, m)?)?;
     m.add_function(wrap_pyfunction!(records::plan_read_units, m)?)?;
     m.add_function(wrap_pyfunction!(records::is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(records::refuse_same_file, m)?)?;
     m.add_class::<parsing::Parser>()?;
     m.add_class::<random_access::RecordFiles>()?;
     m.add_class::<dataset::Dataset>()?;
@@ -68,5 +69,6 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dataset::ArrowPlan>()?;
     m.add_class::<arrow::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_write_parquet, m)?)?;
     Ok(())
 }

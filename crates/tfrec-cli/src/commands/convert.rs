@@ -24,7 +24,7 @@ use tfrec::record::CompressionChoice;
 
 use crate::error::{data, CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::{refuse_overlaps, refuse_same_file, OutputArgs, PendingFile};
+use crate::output::{pending_file, refuse_overlaps, refuse_same_file, OutputArgs, PendingFile};
 use crate::progress::Progress;
 
 /// A file format `convert` reads or writes.
@@ -160,7 +160,7 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
         say!("{:#}", spec_json(&spec));
     }
     if let Some(path) = &args.save_spec {
-        let pending = PendingFile::create(path)?;
+        let pending = pending_file(path)?;
         let write = || writeln!(pending.file()?, "{:#}", spec_json(&spec));
         write().map_err(|e| CliError::from(e).writing(path))?;
         pending.commit()?;
@@ -350,7 +350,7 @@ impl Sink {
         if format == Format::Csv {
             check_csv_columns(schema)?;
         }
-        let pending = PendingFile::create(path)?;
+        let pending = pending_file(path)?;
         let file = pending.file()?;
         Ok(match format {
             Format::Parquet => Sink::Parquet(ParquetWriter::new(file, schema.clone(), pool)?, pending),

@@ -57,16 +57,16 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 
 /// A Parquet file written a row group per batch, from the batch's parts.
 ///
-/// A schema of up to [`PARQUET_STREAMED_COLUMNS`] columns (a sequence table, most often) has
+/// A schema of up to 16 columns (a sequence table, most often) has
 /// every column's encoder take each part as it comes, and the part is then dropped: the
 /// batch is never whole in memory, and encoding overlaps the parse of the next parts. A wider
-/// schema's batch is kept until its end (it may as well come whole, see [`ParquetWriter::takes_parts`]) and encoded
-/// column by column, each column taking all its rows while its dictionary is in the caches
+/// schema's batch is kept until its end (it may as well come whole, see
+/// [`ParquetWriter::takes_parts`]) and encoded column by column, each column taking all its rows while its dictionary is in the caches
 /// (parts that went through every column in turn were slower: each left the caches cold).
 ///
 /// `ArrowWriter` keeps an encoder for every column of the schema while a row group is open,
 /// tens of kilobytes each with dictionary encoding: a record of a million one-value features
-/// would need more memory than a machine has. So the kept parts are encoded a slice of [`PARQUET_COLUMNS_AT_ONCE`]
+/// would need more memory than a machine has. So the kept parts are encoded a slice of 1024
 /// columns at a time, and only that many encoders live at once. Either way the finished
 /// column chunks are spliced into the row group in schema order, so the file is the same
 /// kind of file `ArrowWriter` writes (its Arrow schema in the footer included).
@@ -74,8 +74,8 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 /// With a pool of two threads or more, columns are encoded in parallel (a column's encoder
 /// is its own; only the splicing is in order), and within a column the next slice's levels
 /// are computed while the encoders take this one. A streamed schema's row groups are then
-/// also encoded several at once (up to [`PARQUET_GROUPS_AT_ONCE`], no more than the threads,
-/// and while those encoding hold less than [`PARQUET_GROUPS_BYTES`]), each by its own
+/// also encoded several at once (up to 4, no more than the threads, and while those encoding
+/// hold less than 64 MB), each by its own
 /// encoders on a thread that takes its parts as they come: a table of one large column (a
 /// sequence feature) has one encoder a row group, and encoding row groups one after the
 /// other left the other threads idle. The chunks are spliced in row group order.

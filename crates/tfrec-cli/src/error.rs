@@ -169,6 +169,17 @@ impl From<String> for CliError {
     }
 }
 
+/// A refused output is a usage error in the library's words; failing to look at or create it,
+/// an I/O error.
+impl From<tfrec::record::output::OutputError> for CliError {
+    fn from(e: tfrec::record::output::OutputError) -> Self {
+        match e {
+            tfrec::record::output::OutputError::Io(e) => CliError::Io(e),
+            refused => CliError::Usage(refused.to_string()),
+        }
+    }
+}
+
 impl From<&str> for CliError {
     fn from(message: &str) -> Self {
         CliError::Usage(message.to_owned())

@@ -15,10 +15,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 use serde_json::Value;
 use tfrec::columnar::{
-    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchReader, ColumnSpecs, StringColumns,
+    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchPiece, BatchReader, ColumnSpecs,
+    ParquetError, ParquetWriter, StringColumns,
 };
 use tfrec::parse::SpecFile;
 use tfrec::pipeline::{Counters, PipelineError, PipelineIter};
+use tfrec::record::output::PendingFile;
 use tfrec::record::{expand_inputs, CompressionChoice, ReaderOptions, WriterOptions};
 
 use crate::errors::PyTfrecError;
@@ -351,6 +353,25 @@ pub fn arrow_batches(
     Ok(ArrowBatches::new(BatchSource::Files(Box::new(reader)), spec.to_owned()))
 }
 
+/// The Arrow stream of a capsule from `__arrow_c_stream__`, moved out of it.
+fn stream_reader(stream: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
+    let expected = || PyTypeError::new_err("expected an 'arrow_array_stream' PyCapsule (from __arrow_c_stream__)");
+    let stream = stream.cast::<PyCapsule>().map_err(|_| expected())?;
+    let pointer = stream
+        .pointer_checked(Some(STREAM_CAPSULE))
+        .map_err(|_| expected())?
+        .as_ptr()
+        .cast::<FFI_ArrowArrayStream>();
+    // SAFETY: `pointer_checked` verified the capsule's name is "arrow_array_stream" and its
+    // pointer is not null, so by the Arrow PyCapsule interface it points to a valid,
+    // initialised `ArrowArrayStream` that the receiver may move out. `from_raw` moves it out
+    // and leaves a released stream (release = NULL) in its place, so the capsule's destructor
+    // does not release it again. No Python code runs between the check and the move (the
+    // capsule is borrowed for the whole call and the GIL is held).
+    unsafe { RecordBatchStreamReader::from_raw(pointer) }
+        .map_err(|e| PyValueError::new_err(format!("cannot read the Arrow stream: {e}")))
+}
+
 /// Writes the batches of an `arrow_array_stream` capsule (from `__arrow_c_stream__`) to
 /// `path` as Examples; returns the number of records written.
 #[pyfunction]
@@ -361,19 +382,7 @@ pub fn arrow_write(
     path: &Bound<'_, PyAny>,
     compression: Option<&str>,
 ) -> PyResult<u64> {
-    let pointer = stream
-        .pointer_checked(Some(STREAM_CAPSULE))
-        .map_err(|_| PyTypeError::new_err("expected an 'arrow_array_stream' PyCapsule (from __arrow_c_stream__)"))?
-        .as_ptr()
-        .cast::<FFI_ArrowArrayStream>();
-    // SAFETY: `pointer_checked` verified the capsule's name is "arrow_array_stream" and its
-    // pointer is not null, so by the Arrow PyCapsule interface it points to a valid,
-    // initialised `ArrowArrayStream` that the receiver may move out. `from_raw` moves it out
-    // and leaves a released stream (release = NULL) in its place, so the capsule's destructor
-    // does not release it again. No Python code runs between the check and the move (the
-    // capsule is borrowed for the whole call and the GIL is held).
-    let mut reader = unsafe { RecordBatchStreamReader::from_raw(pointer) }
-        .map_err(|e| PyValueError::new_err(format!("cannot read the Arrow stream: {e}")))?;
+    let mut reader = stream_reader(stream.as_any())?;
     let options = WriterOptions::default().compression(compression_choice(compression, CompressionChoice::Auto)?);
     let (mut writer, name) = Sink::create(py, path, options)?;
     enum Failure {
@@ -400,4 +409,117 @@ pub fn arrow_write(
     let n = writer.records_written();
     py.detach(|| writer.finish(&name))?;
     Ok(n)
+}
+
+/// Writes `source` to `path` as Parquet through the library's `ParquetWriter` (the writer
+/// `tfrec convert` uses): row groups encoded on `threads` threads (default: one per core), a
+/// row group per batch, the file's bytes the same whatever the number. `source` is the
+/// `ArrowBatches` of TFRecord files (then read, parsed and handed over in the pieces
+/// `convert` hands its writer, so the file is byte for byte `convert`'s), or any
+/// `arrow_array_stream` capsule. The file is written under a temporary name beside `path` and
+/// renamed (an object store URL: uploaded) only when complete. Returns the rows written.
+#[pyfunction]
+#[pyo3(signature = (source, path, threads=None))]
+pub fn arrow_write_parquet(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    path: PathBuf,
+    threads: Option<usize>,
+) -> PyResult<u64> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| PyValueError::new_err(format!("cannot start the threads: {e}")))?;
+    let pool = Arc::new(pool);
+    let batches = match source.cast::<ArrowBatches>() {
+        Ok(batches) => Some(
+            batches
+                .borrow()
+                .lock()?
+                .take()
+                .ok_or_else(|| PyValueError::new_err("the batches were already taken: read the files again"))?,
+        ),
+        Err(_) => None,
+    };
+    let mut stream = match batches {
+        Some(_) => None,
+        None => Some(stream_reader(source)?),
+    };
+    let pending = py
+        .detach(|| PendingFile::create(&path))
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let written = py.detach(|| -> Result<u64, ParquetFailure> {
+        let file = pending.file()?;
+        let rows = match (batches, stream.as_mut()) {
+            (Some(BatchSource::Files(reader)), _) => {
+                let schema = reader.schema();
+                let mut writer = ParquetWriter::new(file, schema.clone(), pool.clone())?;
+                let in_parts = ParquetWriter::<std::fs::File>::takes_parts(&schema);
+                for piece in reader.into_pieces(pool, in_parts)? {
+                    match piece.map_err(ParquetFailure::Batch)? {
+                        BatchPiece::Rows(part) => writer.write_part(&part)?,
+                        BatchPiece::End => writer.end_row_group()?,
+                    }
+                }
+                let rows = writer.rows_written();
+                writer.close()?;
+                rows
+            }
+            (Some(mut source), _) => {
+                let mut writer = ParquetWriter::new(file, source.schema(), pool)?;
+                while let Some(batch) = source.next_batch().map_err(ParquetFailure::Source)? {
+                    writer.write_batch(&batch)?;
+                }
+                let rows = writer.rows_written();
+                writer.close()?;
+                rows
+            }
+            (None, Some(stream)) => {
+                let mut writer = ParquetWriter::new(file, stream.schema(), pool)?;
+                for batch in stream.by_ref() {
+                    let batch = batch.map_err(|e| ParquetFailure::Other(format!("reading the Arrow stream: {e}")))?;
+                    writer.write_batch(&batch)?;
+                }
+                let rows = writer.rows_written();
+                writer.close()?;
+                rows
+            }
+            (None, None) => 0,
+        };
+        pending.commit()?;
+        Ok(rows)
+    });
+    written.map_err(|failure| -> PyErr {
+        match failure {
+            ParquetFailure::Batch(e) => PyTfrecError::from(e).into(),
+            ParquetFailure::Source(e) => PyTfrecError::from(e).into(),
+            ParquetFailure::Io(e) => pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())),
+            ParquetFailure::Parquet(e) => {
+                pyo3::exceptions::PyOSError::new_err(format!("{}: writing Parquet: {e}", path.display()))
+            }
+            ParquetFailure::Other(m) => PyValueError::new_err(m),
+        }
+    })
+}
+
+/// Why [`arrow_write_parquet`] failed, kept typed until it becomes a Python error.
+enum ParquetFailure {
+    Batch(BatchError),
+    Source(SourceError),
+    Io(std::io::Error),
+    Parquet(ParquetError),
+    Other(String),
+}
+
+impl From<std::io::Error> for ParquetFailure {
+    fn from(e: std::io::Error) -> Self {
+        ParquetFailure::Io(e)
+    }
+}
+
+impl From<ParquetError> for ParquetFailure {
+    fn from(e: ParquetError) -> Self {
+        ParquetFailure::Parquet(e)
+    }
 }

@@ -60,6 +60,7 @@ library_errors!(
     RecordError,
     IndexError,
     tfrec::record::WriteError,
+    tfrec::record::output::OutputError,
     tfrec::record::UnknownCompression,
     LibParseError,
     tfrec::parse::SpecError,

@@ -42,6 +42,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(records::file_size, m)?)?;
     m.add_function(wrap_pyfunction!(records::plan_read_units, m)?)?;
     m.add_function(wrap_pyfunction!(records::is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(records::refuse_same_file, m)?)?;
     m.add_class::<parsing::Parser>()?;
     m.add_class::<random_access::RecordFiles>()?;
     m.add_class::<dataset::Dataset>()?;
@@ -72,5 +73,6 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(statistics::stats_generate, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_write_parquet, m)?)?;
     Ok(())
 }

@@ -489,3 +489,13 @@ pub fn plan_read_units(
         })
         .collect())
 }
+
+/// Raises `ValueError` when the output `path` is one of `inputs` (the same path after
+/// resolving links, or the same file by device and inode), by the library's rule the CLI's
+/// commands follow: a writer never writes over a file it reads in the same call.
+#[pyfunction]
+pub fn refuse_same_file(path: String, inputs: Vec<String>) -> PyResult<()> {
+    let inputs: Vec<std::path::PathBuf> = inputs.into_iter().map(Into::into).collect();
+    tfrec::record::output::refuse_same_file(std::path::Path::new(&path), &inputs)
+        .map_err(|e| PyTfrecError::from(e).into())
+}

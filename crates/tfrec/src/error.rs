@@ -32,6 +32,7 @@
 //! An error that wraps another (a pipeline's parse failure, a state saver's file failure, a
 //! columnar batch's record failure) takes the category of what it wraps.
 
+use crate::record::output::OutputError;
 use crate::record::{IndexError, RecordError, RecordErrorKind, UnknownCompression, WriteError};
 
 #[cfg(feature = "arrow")]
@@ -87,6 +88,10 @@ pub enum Error {
     /// A compression name that is not one of ours or TensorFlow's.
     #[error(transparent)]
     UnknownCompression(#[from] UnknownCompression),
+    /// An output refused (one of the inputs, or a directory another run claims) or that could
+    /// not be started.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// Bytes that are not a valid `Example` / `SequenceExample` (or `Feature`…) message.
     #[cfg(feature = "example")]
     #[error(transparent)]
@@ -181,6 +186,8 @@ impl Error {
             Error::Record(e) => e.category(),
             Error::Index(e) => e.category(),
             Error::UnknownCompression(_) => Usage,
+            Error::Output(e) if e.is_refusal() => Usage,
+            Error::Output(_) => Io,
             #[cfg(feature = "example")]
             Error::Decode(_) | Error::Text(_) | Error::Json(_) => ErrorCategory::Data,
             // A value the caller handed the builder, not something read.

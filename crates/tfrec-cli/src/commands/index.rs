@@ -8,7 +8,7 @@ use clap::Args as ClapArgs;
 use tfrec::record::{IndexError, RecordIndex};
 
 use crate::error::{CliError, ExitCode};
-use crate::output::{refuse_same_file, PendingFile};
+use crate::output::{pending_file, refuse_same_file};
 use crate::report::report_stdout;
 
 #[derive(ClapArgs)]
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             // Damage is data, a failed read or write I/O (the library's categories).
             other => CliError::from(other),
         })?;
-        let pending = PendingFile::create(output)?;
+        let pending = pending_file(output)?;
         let write = || -> std::io::Result<()> {
             let mut w = BufWriter::new(pending.file()?);
             index.write_to(&mut w)?;

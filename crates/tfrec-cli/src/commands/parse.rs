@@ -14,7 +14,7 @@ use tfrec::parse::{ExampleParser, ParseError, SequenceParser, SpecError, SpecFil
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::{parent_dir, refuse_same_file, PendingFile};
+use crate::output::{parent_dir, pending_file, refuse_same_file};
 use crate::progress::Progress;
 use crate::report::{flush_at_end, print_skipped_stats, render_to, stdout};
 
@@ -161,7 +161,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let npz_file = match (args.format, &args.output) {
         (Format::Npz, Some(path)) => {
             refuse_same_file(path, &reads)?;
-            let pending = PendingFile::create(path)?;
+            let pending = pending_file(path)?;
             // Spooled beside the temporary file: the output's own directory, or for a URL the
             // local one the file is written in before its upload.
             let stream = NpzWriter::new(pending.file()?, parent_dir(pending.temp_path()));

@@ -15,11 +15,15 @@ use std::path::{Path, PathBuf};
 use clap::Args as ClapArgs;
 use serde_json::json;
 use tfrec::example::ExampleView;
-use tfrec::record::{Compression, CompressionChoice, RecordShuffler, RecordWriter, WriterOptions};
+use tfrec::record::{
+    is_shard_name, shard_name, Compression, CompressionChoice, RecordShuffler, RecordWriter, WriterOptions,
+};
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::{clear_debris_once, finish_and_check, refuse_dir_holding_inputs, DirClaim, PendingFile};
+use crate::output::{
+    claim_dir, clear_debris_once, finish_and_check, pending_file, refuse_dir_holding_inputs, DirClaim, PendingFile,
+};
 use crate::progress::Progress;
 use crate::report::{print_skipped, report_stdout, skipped_json};
 
@@ -107,34 +111,6 @@ pub fn run_shuffle(args: ShuffleArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-fn extension(compression: Compression) -> &'static str {
-    match compression {
-        Compression::None => "tfrecord",
-        Compression::Gzip => "tfrecord.gz",
-        Compression::Zlib => "tfrecord.zz",
-    }
-}
-
-fn shard_name(dir: &Path, prefix: &str, i: u64, n: u64, compression: Compression) -> PathBuf {
-    dir.join(format!("{prefix}-{i:05}-of-{n:05}.{}", extension(compression)))
-}
-
-/// Whether `name` is a shard name this command writes with `prefix` (any count, any
-/// compression).
-fn is_our_shard(name: &str, prefix: &str) -> bool {
-    let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')) else {
-        return false;
-    };
-    let digits = |s: &str| s.len() >= 5 && s.bytes().all(|b| b.is_ascii_digit());
-    let Some((numbers, ext)) = rest.split_once('.') else {
-        return false;
-    };
-    let Some((i, n)) = numbers.split_once("-of-") else {
-        return false;
-    };
-    digits(i) && digits(n) && ["tfrecord", "tfrecord.gz", "tfrecord.zz"].contains(&ext)
-}
-
 /// The shards of an earlier run in `dir`; an error if it holds anything else.
 fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathBuf>, CliError> {
     let Ok(entries) = fs::read_dir(dir) else {
@@ -147,7 +123,7 @@ fn earlier_shards(dir: &Path, prefix: &str, overwrite: bool) -> Result<Vec<PathB
         if name == DirClaim::FILE_NAME {
             continue; // Our own claim.
         }
-        if path.is_file() && is_our_shard(name, prefix) {
+        if path.is_file() && is_shard_name(name, prefix) {
             ours.push(path);
         } else {
             return Err(format!(
@@ -190,7 +166,7 @@ fn earlier_shards_in_bucket(output: &Path, prefix: &str, overwrite: bool) -> Res
     let mut ours = Vec::new();
     for object in objects {
         let name = object.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if !is_our_shard(name, prefix) {
+        if !is_shard_name(name, prefix) {
             return Err(foreign(&object.to_string_lossy()));
         }
         ours.push(object);
@@ -220,32 +196,6 @@ fn remove_earlier(old: &Path) -> Result<(), CliError> {
     fs::remove_file(old).map_err(|e| format!("{}: {e}", old.display()).into())
 }
 
-/// The shard of a record by the hash of a feature's values (CRC-32C of their encoding, which
-/// is stable across runs and versions); a record without the feature hashes as empty. Also
-/// says whether the record has the feature.
-fn shard_by_feature(record: &[u8], key: &str, shards: u64) -> Result<(u64, bool), String> {
-    let view = ExampleView::new(record)
-        .get(key.as_bytes())
-        .map_err(|e| format!("a record is not an Example: {e}"))?;
-    let mut hash = 0u32;
-    let found = view.is_some();
-    if let Some(v) = view {
-        let mut ints = Vec::new();
-        let mut floats = Vec::new();
-        v.extend_int64s(&mut ints).map_err(|e| e.to_string())?;
-        v.extend_floats(&mut floats).map_err(|e| e.to_string())?;
-        for i in ints {
-            hash = crc32c::crc32c_append(hash, &i.to_le_bytes());
-        }
-        for f in floats {
-            hash = crc32c::crc32c_append(hash, &f.to_le_bytes());
-        }
-        v.for_each_bytes(|b| hash = crc32c::crc32c_append(hash, b))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok((u64::from(hash) % shards, found))
-}
-
 /// The shards being written.
 struct Shards {
     writers: Vec<RecordWriter<fs::File>>,
@@ -260,8 +210,9 @@ impl Shards {
         let n = self.writers.len() as u64;
         let shard = match &self.by_feature {
             Some(key) => {
-                let (shard, found) = shard_by_feature(record, key, n)
-                    .map_err(|e| crate::error::data(format!("record {}: {e}", self.written)))?;
+                let (shard, found) = ExampleView::new(record).shard_of(key, n).map_err(|e| {
+                    crate::error::data(format!("record {}: a record is not an Example: {e}", self.written))
+                })?;
                 self.found_feature |= found;
                 shard
             }
@@ -320,7 +271,7 @@ fn write_local(
     fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
     // What the directory holds is looked at only under the claim: checked before it, a second
     // run could find it empty, then write beside (or over) the first one's shards.
-    let result = DirClaim::take(&args.output).and_then(|_claim| {
+    let result = claim_dir(&args.output).and_then(|_claim| {
         // A dead run's temporary shards are no reason to refuse the directory.
         clear_debris_once(&args.output);
         let earlier = earlier_shards(&args.output, &args.prefix, args.common.overwrite)?;
@@ -348,7 +299,7 @@ fn write_shards(
     let mut files = Vec::with_capacity(paths.len());
     let mut writers = Vec::with_capacity(paths.len());
     for p in &paths {
-        let file = PendingFile::create(p)?;
+        let file = pending_file(p)?;
         writers.push(RecordWriter::with_options(file.file()?, options.clone()).with_path(p));
         files.push(file);
     }
@@ -398,19 +349,4 @@ fn write_shards(
         file.commit()?;
     }
     Ok((paths, counts))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shard_names_are_recognised() {
-        let name = shard_name(Path::new("d"), "part", 3, 16, Compression::Gzip);
-        let name = name.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        assert!(is_our_shard(name, "part"), "{name}");
-        assert!(!is_our_shard(name, "shuffled"));
-        assert!(!is_our_shard("part-1-of-2.tfrecord", "part"));
-        assert!(!is_our_shard("part-00000-of-00002.json", "part"));
-    }
 }

@@ -17,6 +17,7 @@ __all__ = [
     "RecordIterator",
     "expand_inputs",
     "is_url",
+    "refuse_same_file",
     "file_size",
     "plan_read_units",
     "Parser",
@@ -49,6 +50,7 @@ __all__ = [
     "stats_generate",
     "stats_to_text",
     "stats_from_text",
+    "arrow_write_parquet",
 ]
 
 __version__: str
@@ -360,6 +362,14 @@ def arrow_infer_spec(
 def arrow_write(stream: object, path: object, compression: str | None = None) -> int:
     """Writes the batches of an `arrow_array_stream` capsule (from `__arrow_c_stream__`) to
     `path` as Examples; returns the number of records written."""
+def arrow_write_parquet(source: object, path: str, threads: int | None = None) -> int:
+    """Writes `source` to `path` as Parquet through the library's `ParquetWriter` (the writer
+    `tfrec convert` uses): row groups encoded on `threads` threads (default: one per core), a
+    row group per batch, the file's bytes the same whatever the number. `source` is the
+    `ArrowBatches` of TFRecord files (then read, parsed and handed over in the pieces
+    `convert` hands its writer, so the file is byte for byte `convert`'s), or any
+    `arrow_array_stream` capsule. The file is written under a temporary name beside `path` and
+    renamed (an object store URL: uploaded) only when complete. Returns the rows written."""
 def cli_main(argv: Sequence[str]) -> int:
     """Runs the `tfrec` command line `argv` (the program's name first) and returns its exit
     status. The GIL is released meanwhile."""
@@ -382,6 +392,10 @@ def encode_sequence_example(
 def is_url(path: str) -> bool:
     """Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`, …) rather
     than a local file (`file://` is one), by the rules every reader follows."""
+def refuse_same_file(path: str, inputs: Sequence[str]) -> None:
+    """Raises `ValueError` when the output `path` is one of `inputs` (the same path after
+    resolving links, or the same file by device and inode), by the library's rule the CLI's
+    commands follow: a writer never writes over a file it reads in the same call."""
 def file_size(path: str) -> int:
     """The size in bytes of a local file, or of the object a URL names (one request)."""
 def plan_read_units(

@@ -8,7 +8,8 @@ batches without a copy; ``tfrec.polars.read(...)`` gives the DataFrame in one ca
 stream that is not a pyarrow object a Series (``polars.from_arrow(pyarrow.table(stream))`` is a
 DataFrame). Without a spec, one is inferred from the first ``infer_rows`` records
 (``infer_spec``). ``write`` turns anything with ``__arrow_c_stream__`` (a pyarrow Table or
-RecordBatchReader, a Polars DataFrame) into Examples.
+RecordBatchReader, a Polars DataFrame) into Examples; ``write_parquet`` writes it (or the
+stream of ``read``) as a Parquet file, with the writer and the bytes of ``tfrec convert``.
 
 The columns come in the spec's order: the order of the keys of the dict (or JSON) given, for
 a sequence spec the context features then the feature lists; with ``columns=``, that list's
@@ -24,6 +25,7 @@ fails as ``tf.io.parse_example`` does).
 >>> table = stream.read_all()                      # a pyarrow.Table
 >>> df = polars.DataFrame(stream)                  # a polars.DataFrame
 >>> tfrec.arrow.write(table, "copy.tfrecord")
+>>> tfrec.arrow.write_parquet(tfrec.arrow.read("data.tfrecord", spec), "data.parquet")
 """
 
 import json
@@ -34,7 +36,7 @@ from . import _tfrec
 from ._records import is_stream as _is_stream, streams as _streams
 from ._specs import spec_dict
 
-__all__ = ["ArrowStream", "infer_spec", "read", "write"]
+__all__ = ["ArrowStream", "infer_spec", "read", "write", "write_parquet"]
 
 
 def _paths(paths):
@@ -141,6 +143,11 @@ class ArrowStream:
         self._make = lambda: _tfrec.arrow_batches(*args)
         self._last = None
 
+    def _inputs(self):
+        """The files the stream reads (none for a pipeline's stream), for the writers' check
+        that an output is none of them."""
+        return [] if self._paths is None else _tfrec.expand_inputs(self._paths)
+
     @classmethod
     def _of(cls, plan):
         """A stream over a pipeline's batches (a ``_tfrec.ArrowPlan``: each read starts the
@@ -238,6 +245,40 @@ def write(data, path, compression=None):
     are flattened; a struct column gives one feature per field; NULL is an absent feature."""
     if not hasattr(data, "__arrow_c_stream__"):
         raise TypeError(f"write() needs an object with __arrow_c_stream__, not {type(data).__name__}")
+    if isinstance(data, ArrowStream) and isinstance(path, (str, os.PathLike)):
+        # The records are read as they are written: never over one of the files they come from.
+        _tfrec.refuse_same_file(os.fsdecode(path), data._inputs())
     capsule = data.__arrow_c_stream__()
     # A path, a URL or a file object with write(): the extension tells them apart.
     return _tfrec.arrow_write(capsule, path, compression)
+
+
+def write_parquet(data, path, *, threads=None):
+    """Writes ``data`` to ``path`` (a file or an object store URL) as a Parquet file, a row group
+    per batch, with the writer of ``tfrec convert``: Snappy-compressed, dictionary-encoded (for up
+    to 4096 columns), the Arrow schema in the footer; the row groups' columns encoded on
+    ``threads`` threads (default: one per core), the file's bytes the same whatever the number,
+    and the encoders' memory bounded as ``convert``'s is. Returns the rows written.
+
+    ``data`` is an :class:`ArrowStream` (``tfrec.arrow.read(...)``), whose records are then read
+    and parsed as ``convert`` reads them, so the file is byte for byte the one ``tfrec convert
+    --spec … -o out.parquet`` writes from the same files, spec and ``batch_rows``; or anything with
+    ``__arrow_c_stream__`` (a pyarrow Table or RecordBatchReader, a Polars DataFrame), each of its
+    batches a row group.
+
+    The file is written under a temporary name beside ``path`` (``.tfrec-*.partial``) and renamed
+    into place (an object uploaded) only when complete, as ``convert`` does; temporary files that
+    a killed run left in that directory are removed. An output that is one of the stream's input
+    files is refused (``ValueError``) before anything is written."""
+    if not hasattr(data, "__arrow_c_stream__"):
+        raise TypeError(f"write_parquet() needs an object with __arrow_c_stream__, not {type(data).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"write_parquet() writes to a path or a URL, not {type(path).__name__}")
+    path = os.fsdecode(path)
+    if isinstance(data, ArrowStream):
+        _tfrec.refuse_same_file(path, data._inputs())
+        # The stream's own batches, so that Rust reads and parses the records as convert does.
+        source = data._last = data._make()
+    else:
+        source = data.__arrow_c_stream__()
+    return _tfrec.arrow_write_parquet(source, path, threads)

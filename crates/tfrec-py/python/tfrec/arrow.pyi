@@ -8,7 +8,8 @@ batches without a copy; ``tfrec.polars.read(...)`` gives the DataFrame in one ca
 stream that is not a pyarrow object a Series (``polars.from_arrow(pyarrow.table(stream))`` is a
 DataFrame). Without a spec, one is inferred from the first ``infer_rows`` records
 (``infer_spec``). ``write`` turns anything with ``__arrow_c_stream__`` (a pyarrow Table or
-RecordBatchReader, a Polars DataFrame) into Examples.
+RecordBatchReader, a Polars DataFrame) into Examples; ``write_parquet`` writes it (or the
+stream of ``read``) as a Parquet file, with the writer and the bytes of ``tfrec convert``.
 
 The columns come in the spec's order: the order of the keys of the dict (or JSON) given, for
 a sequence spec the context features then the feature lists; with ``columns=``, that list's
@@ -24,6 +25,7 @@ fails as ``tf.io.parse_example`` does).
 >>> table = stream.read_all()                      # a pyarrow.Table
 >>> df = polars.DataFrame(stream)                  # a polars.DataFrame
 >>> tfrec.arrow.write(table, "copy.tfrecord")
+>>> tfrec.arrow.write_parquet(tfrec.arrow.read("data.tfrecord", spec), "data.parquet")
 """
 
 import os
@@ -39,7 +41,7 @@ from ._records import _Inputs, _Paths, _Writable
 from ._tfrec import _ArrowStats
 from .io import _Features
 
-__all__ = ["ArrowStream", "infer_spec", "read", "write"]
+__all__ = ["ArrowStream", "infer_spec", "read", "write", "write_parquet"]
 
 # A spec: ``tfrec.io`` spec objects or their JSON form by feature name, a sequence spec
 # (``{"context_features": …, "sequence_features": …}``), or the JSON text of one.
@@ -137,6 +139,26 @@ def write(data: _ArrowStreamExportable, path: str | os.PathLike[str] | _Writable
     Examples, one per row; returns the number written. Integers become ``int64_list``, floating point
     ``float_list``, binary and strings ``bytes_list``, booleans ``int64_list`` of 0 / 1; lists
     are flattened; a struct column gives one feature per field; NULL is an absent feature."""
+
+def write_parquet(
+    data: _ArrowStreamExportable, path: str | os.PathLike[str], *, threads: int | None = None
+) -> int:
+    """Writes ``data`` to ``path`` (a file or an object store URL) as a Parquet file, a row group
+    per batch, with the writer of ``tfrec convert``: Snappy-compressed, dictionary-encoded (for up
+    to 4096 columns), the Arrow schema in the footer; the row groups' columns encoded on
+    ``threads`` threads (default: one per core), the file's bytes the same whatever the number,
+    and the encoders' memory bounded as ``convert``'s is. Returns the rows written.
+
+    ``data`` is an :class:`ArrowStream` (``tfrec.arrow.read(...)``), whose records are then read
+    and parsed as ``convert`` reads them, so the file is byte for byte the one ``tfrec convert
+    --spec … -o out.parquet`` writes from the same files, spec and ``batch_rows``; or anything with
+    ``__arrow_c_stream__`` (a pyarrow Table or RecordBatchReader, a Polars DataFrame), each of its
+    batches a row group.
+
+    The file is written under a temporary name beside ``path`` (``.tfrec-*.partial``) and renamed
+    into place (an object uploaded) only when complete, as ``convert`` does; temporary files that
+    a killed run left in that directory are removed. An output that is one of the stream's input
+    files is refused (``ValueError``) before anything is written."""
 
 class _ArrowStreamExportable(Protocol):
 

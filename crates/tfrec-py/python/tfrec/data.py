@@ -20,6 +20,7 @@ their shard.
 import itertools
 from io import BytesIO as _BytesIO
 import json
+import os
 import random
 
 from . import _engine, _specs, _tfrec
@@ -556,6 +557,11 @@ class _DatasetWriter:
         self._compression = compression_type or None
 
     def write(self, dataset):
+        # TensorFlow's writer truncates its file before reading the data set, so writing over
+        # one of its files loses it: refused here, before anything is opened.
+        source = getattr(dataset, "_source", None)
+        if source is not None and source[0] == "files" and isinstance(self._filename, (str, os.PathLike)):
+            _tfrec.refuse_same_file(os.fsdecode(self._filename), list(source[1]))
         with TFRecordWriter(self._filename, compression=self._compression) as writer:
             writer.write(dataset)
 

@@ -34,6 +34,9 @@ mod examples;
 mod from_arrow;
 mod infer;
 mod order;
+#[cfg(feature = "parquet")]
+mod parquet_writer;
+mod pieces;
 mod reader;
 mod sequences;
 mod storage;
@@ -46,6 +49,9 @@ pub use examples::ExampleColumns;
 pub use from_arrow::{batch_to_examples, batch_to_records};
 pub use infer::infer_specs;
 pub use order::spec_order;
+#[cfg(feature = "parquet")]
+pub use parquet_writer::{ParquetError, ParquetWriter};
+pub use pieces::{BatchPiece, BatchPieces};
 pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs, PART_ROWS};
 pub use sequences::SequenceColumns;
 

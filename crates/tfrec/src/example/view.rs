@@ -574,6 +574,24 @@ impl<'a> ExampleView<'a> {
         }
         found.map(|v| feature_view_of(&v)).transpose()
     }
+
+    /// The shard, of `shards`, that the values of feature `key` hash to
+    /// ([`ShardHash`](crate::record::ShardHash): integers, then floats, then bytes, so equal
+    /// values share a shard whatever the run), and whether the record has the feature (one
+    /// without it hashes as no values). `tfrec shard --by-feature` puts records where this says.
+    pub fn shard_of(&self, key: impl AsRef<[u8]>, shards: u64) -> Result<(u64, bool), DecodeError> {
+        let mut hash = crate::record::ShardHash::new();
+        let Some(feature) = self.get(key)? else {
+            return Ok((hash.shard(shards), false));
+        };
+        let (mut ints, mut floats) = (Vec::new(), Vec::new());
+        feature.extend_int64s(&mut ints)?;
+        feature.extend_floats(&mut floats)?;
+        ints.into_iter().for_each(|i| hash.add_int64(i));
+        floats.into_iter().for_each(|f| hash.add_float(f));
+        feature.for_each_bytes(|b| hash.add_bytes(b))?;
+        Ok((hash.shard(shards), true))
+    }
 }
 
 /// The entries of a `Features` map: `(key, feature)` pairs in wire order.

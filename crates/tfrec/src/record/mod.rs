@@ -4,7 +4,9 @@
 //! Start with [`RecordReader::open`] / [`RecordWriter::create`] for one file,
 //! [`MultiFileReader`] for paths, globs and directories, [`RecordIndex`] to read record N, and
 //! [`RecordFile`] / [`RecordFiles`] for random access (`pread`) to one file or many. With the
-//! `remote` feature every path may be an object store URL ([`remote`]).
+//! `remote` feature every path may be an object store URL ([`remote`]). Writers that replace
+//! files do it safely through [`output`] (never over an input, under a temporary name renamed
+//! when complete); sharded outputs are named by [`shard_name`].
 
 mod compression;
 mod error;
@@ -13,11 +15,13 @@ pub mod format;
 mod index;
 mod inflate;
 mod names;
+pub mod output;
 mod plan;
 mod random_access;
 mod reader;
 pub mod remote;
 mod scan;
+mod shards;
 mod shuffle;
 mod writer;
 
@@ -36,6 +40,7 @@ pub use reader::{
 };
 #[cfg(feature = "npz")]
 pub(crate) use remote::read_exact_at;
+pub use shards::{is_shard_name, shard_extension, shard_name, ShardHash};
 pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 

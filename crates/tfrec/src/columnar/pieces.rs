@@ -1,0 +1,93 @@
+//! A [`BatchReader`]'s batches parsed ahead on a thread pool while the caller writes them: the
+//! one reading loop under `tfrec convert` and `tfrec.arrow.write_parquet`, so both hand a
+//! writer the same pieces (and a Parquet file the same bytes) whatever the number of threads.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use rayon::ThreadPool;
+
+use super::reader::{BatchError, BatchReader};
+
+/// What the reader hands a writer: a batch's rows, whole or in parts, then the batch's end.
+#[derive(Debug)]
+pub enum BatchPiece {
+    /// The next rows of the batch.
+    Rows(RecordBatch),
+    /// The batch is complete (a Parquet row group ends here).
+    End,
+}
+
+/// Pieces parsed ahead of the writer, each an `Ok` or the reader's error (after which none
+/// comes).
+pub type BatchPieces = Box<dyn Iterator<Item = Result<BatchPiece, BatchError>> + Send>;
+
+impl BatchReader {
+    /// The batches as pieces, parsed on `pool`: with `in_parts`, each batch in parts of
+    /// [`PART_ROWS`](super::PART_ROWS) rows (see [`next_parts`](Self::next_parts)), else
+    /// whole. With one thread they are parsed here as they are asked for; with more, a thread
+    /// reads and parses ahead while the caller writes, a few pieces at most waiting between
+    /// them (the pool's threads parse and encode; the reading thread and the caller mostly
+    /// wait on them, so they are not counted against the pool). Fails only when that thread
+    /// cannot start.
+    pub fn into_pieces(mut self, pool: Arc<ThreadPool>, in_parts: bool) -> std::io::Result<BatchPieces> {
+        let threads = pool.current_num_threads();
+        // The next pieces: as many parts as there are threads (the last ones with the batch's
+        // end), or a whole batch and its end.
+        let mut next = move || -> Option<Result<Vec<BatchPiece>, BatchError>> {
+            let pieces = pool.install(|| {
+                if in_parts {
+                    self.next_parts(threads).map(|got| {
+                        got.map(|(parts, ends)| {
+                            let end = ends.then_some(BatchPiece::End);
+                            parts.into_iter().map(BatchPiece::Rows).chain(end).collect()
+                        })
+                    })
+                } else {
+                    self.next_batch()
+                        .map(|got| got.map(|batch| vec![BatchPiece::Rows(batch), BatchPiece::End]))
+                }
+            });
+            pieces.transpose()
+        };
+        if threads < 2 {
+            let mut ready = VecDeque::new();
+            return Ok(Box::new(std::iter::from_fn(move || loop {
+                if let Some(piece) = ready.pop_front() {
+                    return Some(Ok(piece));
+                }
+                match next()? {
+                    Ok(pieces) => ready.extend(pieces),
+                    Err(e) => return Some(Err(e)),
+                }
+            })));
+        }
+        // Waiting: two rounds of parts, or two whole batches (each a batch and its end), so
+        // that memory does not grow with the number of threads by whole batches.
+        let waiting = if in_parts { 2 * threads } else { 4 };
+        let (sender, receiver) = std::sync::mpsc::sync_channel(waiting);
+        std::thread::Builder::new()
+            .name("tfrec-batches-ahead".into())
+            .spawn(move || {
+                // Ends after the last batch or an error, or when the writer stops listening.
+                while let Some(pieces) = next() {
+                    match pieces {
+                        Ok(pieces) => {
+                            for piece in pieces {
+                                if sender.send(Ok(piece)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            let _ = sender.send(Err(e));
+                            return;
+                        }
+                    }
+                }
+            })
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start the reading thread: {e}")))?;
+        Ok(Box::new(receiver.into_iter()))
+    }
+}

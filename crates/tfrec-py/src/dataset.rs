@@ -351,7 +351,7 @@ impl Dataset {
                 let lift = move |output: Output, out: &mut VecDeque<Element>| {
                     Python::attach(|py| lift(py, output, records_one_by_one, &wrap, out)).map_err(|e| Box::new(e) as _)
                 };
-                Elements::from_pipeline(pipeline, Arc::new(lift), before)
+                Elements::from_pipeline(pipeline, Arc::new(lift), Some(callbacks::without_the_gil()), before)
             }
         };
         Ok(ElementsIterator::new(elements.stages(&self.elements).iter()))

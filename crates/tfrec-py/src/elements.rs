@@ -1,16 +1,16 @@
 //! Python's functions as the library's callback stages (`pipeline::ElementStage`): `map`,
 //! `filter`, a `batch` of Python values, a `parse` after a `map`, and a data set whose elements
-//! come from Python (in-memory slices, a generator, file objects). Each callback takes the GIL
-//! for its own call only; the library runs every other stage, and iterating
-//! ([`ElementsIterator`]) releases the GIL while it waits. A Python exception raised in a
-//! callback reaches the caller as itself.
+//! come from Python (in-memory slices, a generator, file objects). The iterating thread
+//! ([`ElementsIterator`]) keeps the GIL for the stages over elements and the callbacks, and
+//! lets go of it for every wait for the pipeline below ([`without_the_gil`]), whose threads
+//! never take it. A Python exception raised in a callback reaches the caller as itself.
 
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyIterator, PyList, PyTuple};
-use tfrec::pipeline::{CallbackError, ElementIter, ElementIterator, ElementStage, PipelineError};
+use tfrec::pipeline::{CallbackError, ElementIter, ElementIterator, ElementStage, PipelineError, WaitFn};
 
 use crate::errors::PyTfrecError;
 
@@ -84,6 +84,11 @@ impl Iterator for PythonIterator {
     }
 }
 
+/// The pipeline's waits run with the GIL let go (the iterating thread holds it otherwise).
+pub(crate) fn without_the_gil() -> WaitFn {
+    Arc::new(|wait: &mut (dyn FnMut() + Send)| Python::attach(|py| py.detach(wait)))
+}
+
 /// A pipeline error as the Python exception to raise: a callback's own exception unchanged.
 pub(crate) fn to_py_err(e: PipelineError) -> PyErr {
     match e {
@@ -113,18 +118,17 @@ impl ElementsIterator {
         slf
     }
 
-    /// The next element. The GIL is let go while the library works; each Python callback
-    /// takes it back for its call.
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Element>> {
+    /// The next element. The GIL is held for the stages over elements and let go while the
+    /// pipeline below is waited for.
+    fn __next__(&self) -> PyResult<Option<Element>> {
         // Never waits for the lock with the GIL held: another thread inside `next` may be
-        // waiting for the GIL in a callback. Iterating one iterator from two threads at once
-        // is refused, as a generator refuses it.
+        // waiting for the GIL to come back from a wait. Iterating one iterator from two
+        // threads at once is refused, as a generator refuses it.
         let mut iter = self
             .iter
             .try_lock()
             .map_err(|_| PyValueError::new_err("the data set's iterator is already running"))?;
-        let iter: &mut ElementIter<Element> = &mut iter;
-        match py.detach(|| iter.next()) {
+        match iter.next() {
             None => Ok(None),
             Some(Ok(element)) => Ok(Some(element)),
             Some(Err(e)) => Err(to_py_err(e)),

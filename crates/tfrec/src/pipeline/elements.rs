@@ -108,6 +108,10 @@ pub type ElementIterator<E> = Box<dyn Iterator<Item = Result<E, CallbackError>> 
 /// chunk of records becomes one element a record, a parsed batch one element).
 pub type LiftFn<T, E> = Arc<dyn Fn(T, &mut VecDeque<E>) -> Result<(), CallbackError> + Send + Sync>;
 
+/// Runs a wait for the pipeline below (`f`), letting go of whatever the iterating thread
+/// holds that the pipeline does not need: a binding's interpreter lock, say.
+pub type WaitFn = Arc<dyn Fn(&mut (dyn FnMut() + Send)) + Send + Sync>;
+
 /// A data set of elements: a source, then stages in the order they were added. Iterate it with
 /// [`Elements::iter`].
 pub struct Elements<E> {
@@ -134,10 +138,13 @@ impl<E: Send + 'static> Elements<E> {
     /// The outputs of `pipeline` as elements, each turned into elements by `lift` on the
     /// iterating thread. The pipeline starts at the first element asked for; a `repeat` of
     /// the elements restarts it, its own shuffles reshuffled as a `repeat` of its records
-    /// would reshuffle them. `cardinality`: how many elements the outputs make.
+    /// would reshuffle them. `cardinality`: how many elements the outputs make. Each wait for
+    /// the pipeline (for its next output, for its threads to stop) runs inside `waits`, when
+    /// given.
     pub fn from_pipeline<T: Send + 'static>(
         pipeline: Pipeline<T>,
         lift: LiftFn<T, E>,
+        waits: Option<WaitFn>,
         cardinality: Cardinality,
     ) -> Self {
         Elements {
@@ -145,6 +152,7 @@ impl<E: Send + 'static> Elements<E> {
                 pipeline: Some(pipeline),
                 running: None,
                 lift,
+                waits,
                 queue: VecDeque::new(),
             }),
             source_cardinality: cardinality,
@@ -250,8 +258,21 @@ struct FromPipeline<T, E> {
     pipeline: Option<Pipeline<T>>,
     running: Option<PipelineIter<T>>,
     lift: LiftFn<T, E>,
+    waits: Option<WaitFn>,
     /// Elements of the last output not yet given.
     queue: VecDeque<E>,
+}
+
+impl<T, E> FromPipeline<T, E> {
+    /// `f`, inside `waits` when there is one.
+    fn waiting<R: Send>(waits: &Option<WaitFn>, f: impl FnOnce() -> R + Send) -> R {
+        let Some(waits) = waits else { return f() };
+        let mut f = Some(f);
+        let mut result = None;
+        waits(&mut || result = f.take().map(|f| f()));
+        // `waits` must call its argument; one that did not is a caller's bug, caught here.
+        result.unwrap_or_else(|| panic!("a WaitFn did not run the wait it was given"))
+    }
 }
 
 impl<T: Send + 'static, E: Send> ItemStream<E> for FromPipeline<T, E> {
@@ -265,7 +286,7 @@ impl<T: Send + 'static, E: Send> ItemStream<E> for FromPipeline<T, E> {
                 (None, Some(pipeline)) => self.running.insert(pipeline.iter()),
                 (None, None) => return Ok(None),
             };
-            match running.next() {
+            match Self::waiting(&self.waits, || running.next()) {
                 Some(output) => (self.lift)(output?, &mut self.queue)
                     .map_err(|error| PipelineError::Callback { stage: "lift", error })?,
                 None => return Ok(None),
@@ -276,7 +297,7 @@ impl<T: Send + 'static, E: Send> ItemStream<E> for FromPipeline<T, E> {
     fn restart(&mut self) {
         self.queue.clear();
         if let Some(running) = &mut self.running {
-            running.restart();
+            Self::waiting(&self.waits, || running.restart());
         }
     }
 }
@@ -384,6 +405,7 @@ mod tests {
                 out.extend(batch.records().into_iter().map(<[u8]>::to_vec));
                 Ok(())
             }),
+            None,
             Cardinality::Unknown,
         )
     }

@@ -67,7 +67,7 @@ mod workers;
 pub use cardinality::Cardinality;
 pub use data::{Counters, RecordBatch, RecordOrigin};
 pub use dataset::{Batched, Dataset, DatasetRecords, Pipeline, ShardBy};
-pub use elements::{ElementIter, ElementIterator, ElementStage, Elements, LiftFn, SourceFn};
+pub use elements::{ElementIter, ElementIterator, ElementStage, Elements, LiftFn, SourceFn, WaitFn};
 pub use error::{DatasetError, PipelineError};
 pub use items::{CallbackError, MapFn, PredicateFn, StackFn};
 #[cfg(feature = "state-saver")]

@@ -74,7 +74,7 @@ _DEFAULT_OPTIONS = {"threads": 1, "prefetch": 2, "deterministic": True}
 class Dataset:
     """A pipeline over TFRecord files (paths, directories, glob patterns or object store URLs
     such as ``s3://bucket/train-*.tfrecord``), over file objects (anything with ``read()``:
-    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; their stages run in Python), or over
+    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; read on the iterating thread), or over
     in-memory elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
     Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``
@@ -98,8 +98,9 @@ class Dataset:
         )
         objs = _streams(filenames)
         if objs is not None:
-            # File objects: their records come through the stream reader, and every stage
-            # runs in Python (a stream cannot be split by file or read by the Rust threads).
+            # File objects: their records come through the stream reader on the iterating
+            # thread (a stream cannot be split by file or read by the Rust threads), and the
+            # library runs every stage over them as over Python's elements.
             _tfrec.RecordIterator.from_stream(_BytesIO(b""), **reader)
             self._start(("streams", tuple(_stream_starts(objs)), reader))
             return

@@ -56,7 +56,7 @@ UNKNOWN_CARDINALITY: Final = -2
 class Dataset:
     """A pipeline over TFRecord files (paths, directories, glob patterns or object store URLs
     such as ``s3://bucket/train-*.tfrecord``), over file objects (anything with ``read()``:
-    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; their stages run in Python), or over
+    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; read on the iterating thread), or over
     in-memory elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
     Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``

@@ -5,8 +5,7 @@ or on elements after a Python function) and runs them all. Here too are the two 
 library asks of Python for elements it cannot know: a ``batch`` of Python values (``stack``)
 and a ``parse`` of values a ``map`` made (``parse_element``)."""
 
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 from . import _specs, _tfrec
 from . import io as _io
@@ -18,12 +17,13 @@ def _name(f: object) -> str:
     return str(getattr(f, "__name__", type(f).__name__))
 
 
-@dataclass(frozen=True)
-class Interleave:
+class Interleave(NamedTuple):
     cycle_length: int
     block_length: int
 
-    name: ClassVar[str] = "interleave"
+    @property
+    def name(self) -> str:
+        return "interleave"
 
     def text(self) -> str:
         return f"interleave({self.cycle_length!r}, {self.block_length!r})"
@@ -32,29 +32,31 @@ class Interleave:
         return ds.interleave(self.cycle_length, self.block_length)
 
 
-@dataclass(frozen=True)
-class Shard:
+class Shard(NamedTuple):
     num_shards: int
-    index: int
+    shard_index: int
     by: str
 
-    name: ClassVar[str] = "shard"
+    @property
+    def name(self) -> str:
+        return "shard"
 
     def text(self) -> str:
-        return f"shard({self.num_shards}, {self.index}{', by=file' if self.by == 'file' else ''})"
+        return f"shard({self.num_shards}, {self.shard_index}{', by=file' if self.by == 'file' else ''})"
 
     def add_to(self, ds: _tfrec.Dataset, seed: Optional[int]) -> _tfrec.Dataset:
-        return ds.shard(self.num_shards, self.index, self.by)
+        return ds.shard(self.num_shards, self.shard_index, self.by)
 
 
-@dataclass(frozen=True)
-class Shuffle:
+class Shuffle(NamedTuple):
     buffer_size: int
     # None: drawn for each iteration (``seed`` of ``add_to``).
     seed: Optional[int]
     reshuffle_each_iteration: bool
 
-    name: ClassVar[str] = "shuffle"
+    @property
+    def name(self) -> str:
+        return "shuffle"
 
     def text(self) -> str:
         return f"shuffle({self.buffer_size}, seed={self.seed})"
@@ -64,54 +66,58 @@ class Shuffle:
         return ds.shuffle(self.buffer_size, chosen, self.reshuffle_each_iteration)
 
 
-@dataclass(frozen=True)
-class Repeat:
+class Repeat(NamedTuple):
     # None: forever.
-    count: Optional[int]
+    times: Optional[int]
 
-    name: ClassVar[str] = "repeat"
+    @property
+    def name(self) -> str:
+        return "repeat"
 
     def text(self) -> str:
-        return f"repeat({self.count!r})"
+        return f"repeat({self.times!r})"
 
     def add_to(self, ds: _tfrec.Dataset, seed: Optional[int]) -> _tfrec.Dataset:
-        return ds.repeat(self.count)
+        return ds.repeat(self.times)
 
 
-@dataclass(frozen=True)
-class Skip:
+class Skip(NamedTuple):
     # -1: all of them.
-    count: int
+    n: int
 
-    name: ClassVar[str] = "skip"
+    @property
+    def name(self) -> str:
+        return "skip"
 
     def text(self) -> str:
-        return f"skip({self.count!r})"
+        return f"skip({self.n!r})"
 
     def add_to(self, ds: _tfrec.Dataset, seed: Optional[int]) -> _tfrec.Dataset:
-        return ds.skip(_U64_MAX if self.count == -1 else self.count)
+        return ds.skip(_U64_MAX if self.n == -1 else self.n)
 
 
-@dataclass(frozen=True)
-class Take:
+class Take(NamedTuple):
     # -1: all of them.
-    count: int
+    n: int
 
-    name: ClassVar[str] = "take"
+    @property
+    def name(self) -> str:
+        return "take"
 
     def text(self) -> str:
-        return f"take({self.count!r})"
+        return f"take({self.n!r})"
 
     def add_to(self, ds: _tfrec.Dataset, seed: Optional[int]) -> _tfrec.Dataset:
-        return ds if self.count == -1 else ds.take(self.count)
+        return ds if self.n == -1 else ds.take(self.n)
 
 
-@dataclass(frozen=True)
-class Batch:
+class Batch(NamedTuple):
     batch_size: int
     drop_remainder: bool
 
-    name: ClassVar[str] = "batch"
+    @property
+    def name(self) -> str:
+        return "batch"
 
     def text(self) -> str:
         return f"batch({self.batch_size}{', drop_remainder=True' if self.drop_remainder else ''})"
@@ -120,13 +126,14 @@ class Batch:
         return ds.batch(self.batch_size, self.drop_remainder, stack)
 
 
-@dataclass(frozen=True)
-class Parse:
+class Parse(NamedTuple):
     # "example" (specs: a dict of features) or "sequence" (specs: context and sequence features).
     kind: str
     specs: Any
 
-    name: ClassVar[str] = "parse"
+    @property
+    def name(self) -> str:
+        return "parse"
 
     def text(self) -> str:
         n = len(self.specs) if self.kind == "example" else sum(len(s or {}) for s in self.specs)
@@ -155,11 +162,12 @@ class Parse:
         return _io.parse_example(x, self.specs)
 
 
-@dataclass(frozen=True)
-class Map:
+class Map(NamedTuple):
     func: Callable[..., Any]
 
-    name: ClassVar[str] = "map"
+    @property
+    def name(self) -> str:
+        return "map"
 
     def text(self) -> str:
         return f"map({_name(self.func)})"
@@ -168,11 +176,12 @@ class Map:
         return ds.map(self.func)
 
 
-@dataclass(frozen=True)
-class Filter:
+class Filter(NamedTuple):
     predicate: Callable[..., object]
 
-    name: ClassVar[str] = "filter"
+    @property
+    def name(self) -> str:
+        return "filter"
 
     def text(self) -> str:
         return f"filter({_name(self.predicate)})"

@@ -269,9 +269,17 @@ impl<T, E> FromPipeline<T, E> {
         let Some(waits) = waits else { return f() };
         let mut f = Some(f);
         let mut result = None;
-        waits(&mut || result = f.take().map(|f| f()));
-        // `waits` must call its argument; one that did not is a caller's bug, caught here.
-        result.unwrap_or_else(|| panic!("a WaitFn did not run the wait it was given"))
+        waits(&mut || {
+            if let Some(f) = f.take() {
+                result = Some(f());
+            }
+        });
+        match (result, f) {
+            (Some(result), _) => result,
+            // A `waits` that did not run the wait: it runs here.
+            (None, Some(f)) => f(),
+            (None, None) => unreachable!("the wait ran, so it gave a result"),
+        }
     }
 }
 

@@ -151,6 +151,106 @@ def test_reshuffle_each_iteration(tmp_path):
         assert (got[:40] != got[40:]) == reshuffle
 
 
+def record_id(record):
+    return int(io.parse_single_example(record, SPEC)["id"])
+
+
+def test_a_seeded_shuffle_gives_one_order_whether_a_map_comes_before_it_or_not(tmp_path):
+    # As in tf.data: one shuffle and one generator, wherever the shuffle stands; so also the
+    # second pass of a repeat (reshuffled) and a shuffle of batches.
+    paths = make_files(tmp_path, files=3, per_file=20)
+    keep_all = lambda r: record_id(r) >= 0  # noqa: E731
+    for threads in (1, 2):
+        ds = tfrec.Dataset(paths).threads(threads)
+        after = list(ds.shuffle(16, seed=5).map(record_id))
+        assert sorted(after) == list(range(60)) and after != list(range(60))
+        assert list(ds.map(record_id).shuffle(16, seed=5)) == after
+        assert list(ds.filter(keep_all).shuffle(16, seed=5).map(record_id)) == after
+        twice = list(ds.shuffle(16, seed=5).repeat(2).map(record_id))
+        assert twice[:60] == after and twice[60:] != after
+        assert list(ds.map(record_id).shuffle(16, seed=5).repeat(2)) == twice
+        assert list(ds.shuffle(16, seed=5).map(record_id).repeat(2)) == twice
+        batches = [b.tolist() for b in ds.batch(7).shuffle(4, seed=9).parse(SPEC).map(lambda d: d["id"])]
+        mapped = [b.tolist() for b in ds.map(record_id).batch(7).shuffle(4, seed=9)]
+        assert mapped == batches and sorted(sum(batches, [])) == list(range(60))
+
+
+def test_a_map_error_is_raised_as_itself_and_ends_the_iterator(tmp_path):
+    paths = make_files(tmp_path, files=2, per_file=10)
+    failure = KeyError("no such thing")
+
+    def fails_at_seven(record):
+        if record_id(record) == 7:
+            raise failure
+        return record_id(record)
+
+    for ds in (tfrec.Dataset(paths).map(fails_at_seven), tfrec.Dataset(paths).shuffle(4, seed=1).map(fails_at_seven).batch(3)):
+        it = iter(ds)
+        with pytest.raises(KeyError) as raised:
+            for _ in it:
+                pass
+        assert raised.value is failure
+        assert list(it) == []
+    with pytest.raises(ZeroDivisionError):
+        list(tfrec.Dataset(paths).filter(lambda r: 1 / 0))
+
+
+def threads_of_this_process():
+    import os
+
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
+def test_an_iterator_abandoned_midway_stops_its_threads(tmp_path):
+    import gc
+
+    paths = make_files(tmp_path, files=4, per_file=50)
+    before = threads_of_this_process()
+    for ds in (
+        tfrec.Dataset(paths).map(record_id).shuffle(10, seed=1).threads(3),
+        tfrec.Dataset(paths).batch(4).threads(2).parse(SPEC).map(lambda d: d["id"]).repeat(),
+    ):
+        it = iter(ds)
+        next(it)
+        next(it)
+        assert threads_of_this_process() > before
+        del it
+        gc.collect()
+        assert threads_of_this_process() == before
+
+
+def test_python_stages_on_two_threads_at_once(tmp_path):
+    # Each callback takes the GIL for its call only, with the pipeline waiting without it:
+    # two iterating threads and their workers never wait on each other for good.
+    paths = make_files(tmp_path, files=4, per_file=50)
+    ds = tfrec.Dataset(paths).threads(2).map(record_id).shuffle(8, seed=3).batch(5)
+    want = [b.tolist() for b in ds]
+    got = {}
+
+    def run(k):
+        got[k] = [b.tolist() for b in ds]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == {0: want, 1: want}
+
+
+def test_a_map_that_iterates_its_own_iterator_is_refused(tmp_path):
+    paths = make_files(tmp_path, files=1, per_file=5)
+    it = None
+
+    def reenters(record):
+        return next(it)
+
+    it = iter(tfrec.Dataset(paths).map(reenters))
+    with pytest.raises(ValueError, match="already running"):
+        next(it)
+
+
 def test_interleave_threads_prefetch_deterministic(tmp_path):
     paths = make_files(tmp_path)
     base = ids(tfrec.Dataset(paths).interleave(4, 2).batch(8).parse(SPEC))

@@ -1,9 +1,14 @@
 """tfrec's pipelines against tf.data itself: random chains of 1–6 stages (interleave, shard,
-skip, take, repeat, batch with and without drop_remainder, shuffle with a seed, map, parse)
-over several small files, built once with ``tfrec.TFRecordDataset`` and once with
+skip, take, repeat, batch with and without drop_remainder, shuffle with a seed, map, filter,
+parse) over several small files, built once with ``tfrec.TFRecordDataset`` and once with
 ``tf.data``. Without a shuffle the two must give the same elements in the same order; with
 one, the same multiset (or count, when a later take/skip/shard picks by position), and tfrec
 the same output twice under its seed. Cardinality and errors must agree too.
+
+A shuffle's order is tfrec's own (tf.data's generator is not reproduced), but like tf.data's it
+does not depend on where a ``map`` stands: every chain with a ``map`` is also run with its maps
+moved to the end (and its keep-everything filters left out), which must give the very same
+elements in the same order, shuffles, repeats and all.
 
 ``TFREC_TFDATA_CHAINS`` (default 2000) chains per run, in ``PARTS`` tests of consecutive chain
 numbers so that pytest-xdist spreads them over the workers (the cost is TensorFlow's: building
@@ -64,10 +69,14 @@ def files(tmp_path_factory):
 
 # Element kinds as a chain goes: "rec" (a record), "recs" (a batch of records), "dict" (one
 # parsed Example of scalars), "dicts" (a parsed batch), "int" (a scalar), "ints" (a vector).
+SCALAR_KINDS = ("rec", "dict", "int")
+MAPPED_KIND = {"rec": "int", "recs": "ints", "dict": "int", "dicts": "ints", "int": "int", "ints": "ints"}
+
+
 def stage_choices(kind, has_interleave_slot):
     choices = ["shard", "skip", "take", "repeat", "shuffle", "map"]
-    if kind in ("rec", "dict", "int"):
-        choices.append("batch")
+    if kind in SCALAR_KINDS:
+        choices += ["batch", "filter"]
     if kind in ("rec", "recs"):
         choices.append("parse")
     if has_interleave_slot:
@@ -98,8 +107,32 @@ def random_chain(rng):
             kind = {"rec": "dict", "recs": "dicts"}[kind]
         elif name == "map":
             chain.append(("map", kind))
-            kind = {"rec": "int", "recs": "ints", "dict": "int", "dicts": "ints", "int": "int", "ints": "ints"}[kind]
+            kind = MAPPED_KIND[kind]
+        elif name == "filter":
+            chain.append(("filter", kind, rng.choice(["all", "even"])))
     return chain
+
+
+def number(kind, lib):
+    """The number an element of a scalar kind stands for: a record's or a dict's ``i``, or the
+    value itself."""
+    if kind == "rec" and lib == "tf":
+        spec = tf_spec(SCALAR_SPEC)
+        return lambda x: tf.io.parse_single_example(x, spec)["i"]
+    if kind == "rec":
+        spec = tfrec_spec(SCALAR_SPEC)
+        return lambda x: tfrec.io.parse_single_example(x, spec)["i"]
+    if kind == "dict":
+        return lambda d: d["i"]
+    return lambda v: v
+
+
+def filter_function(kind, which, lib):
+    """Keeps everything (``all``: numbers are never negative) or the even numbers."""
+    of = number(kind, lib)
+    if which == "all":
+        return lambda x: of(x) >= 0
+    return lambda x: of(x) % 2 == 0
 
 
 def map_function(kind, lib):
@@ -151,6 +184,8 @@ def build_tf(files, chain):
                 ds = ds.map(lambda x: tf.io.parse_example(x, spec))
         elif name == "map":
             ds = ds.map(map_function(stage[1], "tf"))
+        elif name == "filter":
+            ds = ds.filter(filter_function(stage[1], stage[2], "tf"))
     # tf.data fuses shuffle + repeat into one op that refuses repeat(0) ("count must be greater
     # than zero or equal to -1"), though an unfused repeat(0) is simply empty; the fusion only
     # changes the shuffled order, which is not compared.
@@ -177,7 +212,33 @@ def build_tfrec(files, chain):
             ds = ds.parse(tfrec_spec(SCALAR_SPEC if stage[1] == "rec" else BATCH_SPEC))
         elif name == "map":
             ds = ds.map(map_function(stage[1], "tfrec"))
+        elif name == "filter":
+            ds = ds.filter(filter_function(stage[1], stage[2], "tfrec"))
     return ds
+
+
+def maps_moved_to_the_end(chain):
+    """``chain`` with its maps applied after every other stage instead, and its keep-everything
+    filters left out: the same elements in the same order, since each map is applied to each
+    element alone (a map of records and a map of their batch give the same numbers). ``None``
+    where that does not hold (a filter that drops elements, whose count a shuffle's order
+    depends on), or with no map to move."""
+    maps = sum(stage[0] == "map" for stage in chain)
+    if maps == 0 or any(stage[0] == "filter" and stage[2] != "all" for stage in chain):
+        return None
+    kind, moved = "rec", []
+    for stage in chain:
+        if stage[0] in ("map", "filter"):
+            continue
+        moved.append(stage)
+        if stage[0] == "batch":
+            kind = {"rec": "recs", "dict": "dicts", "int": "ints"}[kind]
+        elif stage[0] == "parse":
+            kind = {"rec": "dict", "recs": "dicts"}[kind]
+    for _ in range(maps):
+        moved.append(("map", kind))
+        kind = MAPPED_KIND[kind]
+    return moved
 
 
 def norm(x):
@@ -226,15 +287,20 @@ def run(ds):
 
 
 def comparison(chain):
-    """"exact", "multiset", "leaves" (a batch regrouped shuffled elements) or "count"."""
+    """"exact", "multiset", "leaves" (a batch regrouped shuffled elements), "count", or "none"
+    (a filter dropped elements picked by a shuffled order: even their count is the order's)."""
     shuffled = False
     mode = "exact"
     for stage in chain:
+        if mode == "count":
+            if stage[0] == "filter" and stage[2] != "all":
+                return "none"
+            continue
         if stage[0] == "shuffle":
             shuffled = True
             mode = "multiset" if mode == "exact" else mode
         elif shuffled and stage[0] in ("take", "skip", "shard"):
-            return "count"
+            mode = "count"
         elif shuffled and stage[0] == "batch" and stage[2]:
             return "count"  # which elements drop_remainder drops depends on the order
         elif shuffled and stage[0] == "batch":
@@ -246,7 +312,7 @@ def comparison(chain):
 def test_random_chains_match_tf_data(files, part):
     seed = int(os.environ.get("TFREC_TFDATA_SEED", random.SystemRandom().randrange(2**32)))
     chains = range(CHAINS * part // PARTS, CHAINS * (part + 1) // PARTS)
-    counts = {"exact": 0, "multiset": 0, "leaves": 0, "count": 0, "both failed": 0}
+    counts = {"exact": 0, "multiset": 0, "leaves": 0, "count": 0, "none": 0, "both failed": 0, "maps moved": 0}
     for case in chains:
         chain = random_chain(random.Random(f"{seed}/{case}"))
         where = f"seed {seed} (TFREC_TFDATA_SEED), chain {case}: {chain}"
@@ -267,13 +333,18 @@ def test_random_chains_match_tf_data(files, part):
         elif mode == "leaves":
             assert len(got) == len(expected), where
             assert sorted(map(repr, leaves(tuple(got)))) == sorted(map(repr, leaves(tuple(expected)))), where
-        else:
+        elif mode == "count":
             assert len(got) == len(expected), where
         if mode != "exact":
             again, _ = run(build_tfrec(files, chain))
             assert again == got, f"the same seed gave another order, {where}"
+        moved = maps_moved_to_the_end(chain)
+        if moved is not None:
+            counts["maps moved"] += 1
+            same, moved_error = run(build_tfrec(files, moved))
+            assert moved_error is None and same == got, f"moving the maps to the end changed the output, {where}"
     summary(
         f"tf.data differential: seed {seed}, chains {chains.start}-{chains.stop - 1} of {CHAINS}, "
         + ", ".join(f"{k} {v}" for k, v in counts.items())
     )
-    assert sum(counts.values()) == len(chains)
+    assert sum(counts.values()) - counts["maps moved"] == len(chains)

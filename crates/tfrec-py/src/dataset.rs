@@ -1,6 +1,9 @@
 //! `tfrec.Dataset`: the library's input pipeline (`pipeline::Dataset`) from Python. Each
 //! builder call returns a new object, as `tf.data` does; iterating starts the pipeline's
-//! threads, and every wait for the next batch releases the GIL.
+//! threads, and every wait for the next batch releases the GIL. The library places each stage:
+//! on the records, on the batches, parsing on the worker threads, or, after a Python `map` or
+//! `filter` (or a parse), on the elements (`pipeline::Elements`, with Python's functions as its
+//! callbacks, see `elements.rs`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -10,12 +13,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
 use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, SequenceSpecs, TensorMap};
-use tfrec::pipeline::{Batched, Dataset as Pipeline, DatasetError, PipelineError, PipelineIter, RecordBatch, ShardBy};
+use tfrec::pipeline::{
+    Batched, Cardinality, Dataset as Pipeline, DatasetError, ElementStage, Elements, PipelineError, PipelineIter,
+    RecordBatch, ShardBy,
+};
 
 use tfrec::columnar::{BatchError, ColumnSpecs, ColumnarError};
 
 use crate::arrow::{strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
+use crate::elements::{self as callbacks, Element, ElementsIterator};
 use crate::errors::PyTfrecError;
 use crate::records::reader_options;
 use crate::stats::counters_dict;
@@ -42,6 +49,15 @@ pub struct Dataset {
     threads: usize,
     prefetch: usize,
     deterministic: bool,
+    /// Elements from Python instead of files: a callable giving an iterable for each
+    /// iteration, and how many elements it gives, when known.
+    source: Option<(Arc<Py<PyAny>>, Cardinality)>,
+    /// The stages over elements, once one had to run there (a `map`, a `filter`, anything
+    /// after a `parse`, every stage over Python elements), in call order.
+    elements: Vec<ElementStage<Element>>,
+    /// The first stage called that works on records (or elements), which a file-level stage
+    /// must come before.
+    first_stage: Option<&'static str>,
 }
 
 /// One item of the worker stage.
@@ -66,17 +82,17 @@ impl Dataset {
     /// or on the batches once `batch` was called.
     fn try_with(
         &self,
-        stage: &str,
+        stage: &'static str,
         on_records: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>,
         on_batches: impl FnOnce(Batched) -> Result<Batched, DatasetError>,
+        on_elements: impl FnOnce() -> Result<ElementStage<Element>, DatasetError>,
     ) -> PyResult<Dataset> {
-        if !matches!(self.stage, Stage::Raw) {
-            // The Python layer runs the stages after a parse; reaching here would reorder.
-            return Err(PyValueError::new_err(format!(
-                "`{stage}` after `parse` is not a stage of the Rust pipeline"
-            )));
-        }
         let mut d = self.clone();
+        d.first_stage.get_or_insert(stage);
+        if self.on_elements() {
+            d.elements.push(on_elements().map_err(PyTfrecError::from)?);
+            return Ok(d);
+        }
         match &self.batched {
             Some(batched) => d.batched = Some(on_batches(batched.clone()).map_err(PyTfrecError::from)?),
             None => d.pipeline = on_records(self.pipeline.clone()).map_err(PyTfrecError::from)?,
@@ -84,14 +100,39 @@ impl Dataset {
         Ok(d)
     }
 
-    /// A file-level stage: refused once records are batched.
-    fn file_stage(&self, stage: &str, f: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>) -> PyResult<Dataset> {
-        if self.batched.is_some() {
+    /// Whether the next stage works on elements: after a Python function or a parse, or over
+    /// Python's own elements.
+    fn on_elements(&self) -> bool {
+        self.source.is_some() || !self.elements.is_empty() || !matches!(self.stage, Stage::Raw)
+    }
+
+    /// A copy with a stage over elements added.
+    fn with_element_stage(&self, name: &'static str, stage: ElementStage<Element>) -> Dataset {
+        self.with(|d| {
+            d.first_stage.get_or_insert(name);
+            d.elements.push(stage);
+        })
+    }
+
+    /// A file-level stage: refused over Python's elements, and after any other stage.
+    fn file_stage(
+        &self,
+        stage: &'static str,
+        f: impl FnOnce(Pipeline) -> Result<Pipeline, DatasetError>,
+    ) -> PyResult<Dataset> {
+        if self.source.is_some() {
             return Err(PyValueError::new_err(format!(
-                "`{stage}` chooses or orders files, so it must come before `batch`"
+                "`{stage}` chooses files: it needs a data set of files"
             )));
         }
-        self.try_with(stage, f, Ok)
+        if let Some(after) = self.first_stage {
+            return Err(PyValueError::new_err(format!(
+                "`{stage}` chooses or orders files, so it must come before `{after}`, which works on the files' records"
+            )));
+        }
+        let mut d = self.clone();
+        d.pipeline = f(self.pipeline.clone()).map_err(PyTfrecError::from)?;
+        Ok(d)
     }
 }
 
@@ -110,14 +151,16 @@ impl Dataset {
         let pipeline = Pipeline::from_inputs(&paths)
             .map_err(PyTfrecError::from)?
             .reader_options(options);
-        Ok(Dataset {
-            pipeline,
-            batched: None,
-            stage: Stage::Raw,
-            threads: 1,
-            prefetch: 2,
-            deterministic: true,
-        })
+        Ok(Dataset::of(pipeline, None))
+    }
+
+    /// A data set of Python's elements: `open()` gives an iterable of them, called anew for
+    /// each iteration; `count`, how many it gives, when known.
+    #[staticmethod]
+    #[pyo3(signature = (open, count=None))]
+    fn from_python(open: Py<PyAny>, count: Option<u64>) -> Dataset {
+        let cardinality = count.map_or(Cardinality::Unknown, Cardinality::Finite);
+        Dataset::of(Pipeline::from_files(Vec::new()), Some((Arc::new(open), cardinality)))
     }
 
     #[pyo3(signature = (cycle_length, block_length=1))]
@@ -144,6 +187,7 @@ impl Dataset {
                 "shard",
                 |p| p.shard_by(num_shards, index, by),
                 |b| b.shard(num_shards, index),
+                || ElementStage::shard(num_shards, index),
             ),
         }
     }
@@ -154,6 +198,7 @@ impl Dataset {
             "shuffle",
             |p| p.shuffle_with(buffer_size, seed, reshuffle_each_iteration),
             |b| b.shuffle_with(buffer_size, seed, reshuffle_each_iteration),
+            || ElementStage::shuffle(buffer_size, seed, reshuffle_each_iteration),
         )
     }
 
@@ -161,38 +206,100 @@ impl Dataset {
     #[pyo3(signature = (count=None))]
     fn repeat(&self, count: Option<u64>) -> PyResult<Dataset> {
         match count {
-            Some(n) => self.try_with("repeat", |p| Ok(p.repeat(n)), |b| Ok(b.repeat(n))),
-            None => self.try_with("repeat", |p| Ok(p.repeat_forever()), |b| Ok(b.repeat_forever())),
+            Some(n) => self.try_with(
+                "repeat",
+                |p| Ok(p.repeat(n)),
+                |b| Ok(b.repeat(n)),
+                || Ok(ElementStage::repeat(Some(n))),
+            ),
+            None => self.try_with(
+                "repeat",
+                |p| Ok(p.repeat_forever()),
+                |b| Ok(b.repeat_forever()),
+                || Ok(ElementStage::repeat(None)),
+            ),
         }
     }
 
     fn skip(&self, count: u64) -> PyResult<Dataset> {
-        self.try_with("skip", |p| Ok(p.skip(count)), |b| Ok(b.skip(count)))
+        self.try_with(
+            "skip",
+            |p| Ok(p.skip(count)),
+            |b| Ok(b.skip(count)),
+            || Ok(ElementStage::skip(count)),
+        )
     }
 
     fn take(&self, count: u64) -> PyResult<Dataset> {
-        self.try_with("take", |p| Ok(p.take(count)), |b| Ok(b.take(count)))
+        self.try_with(
+            "take",
+            |p| Ok(p.take(count)),
+            |b| Ok(b.take(count)),
+            || Ok(ElementStage::take(count)),
+        )
     }
 
-    #[pyo3(signature = (batch_size, drop_remainder=false))]
-    fn batch(&self, batch_size: usize, drop_remainder: bool) -> PyResult<Dataset> {
-        if self.batched.is_some() || !matches!(self.stage, Stage::Raw) {
-            return Err(PyValueError::new_err(
-                "`batch` of batches or of parsed records is not a stage of the Rust pipeline",
-            ));
+    /// Groups records into batches; batches of anything else (batches, parsed values, Python
+    /// values) are made by `stack`, Python's batch of a list of elements.
+    #[pyo3(signature = (batch_size, drop_remainder=false, stack=None))]
+    fn batch(&self, batch_size: usize, drop_remainder: bool, stack: Option<Py<PyAny>>) -> PyResult<Dataset> {
+        if self.on_elements() || self.batched.is_some() {
+            let stack = stack.ok_or_else(|| {
+                PyValueError::new_err("`batch` of batches or of parsed values needs a stack function")
+            })?;
+            return Ok(self.with_element_stage("batch", callbacks::batch(batch_size, drop_remainder, stack)?));
         }
         let batched = self
             .pipeline
             .clone()
             .batch(batch_size, drop_remainder)
             .map_err(PyTfrecError::from)?;
-        Ok(self.with(|d| d.batched = Some(batched)))
+        Ok(self.with(|d| {
+            d.first_stage.get_or_insert("batch");
+            d.batched = Some(batched);
+        }))
+    }
+
+    /// Applies `f` to each element (a tuple element is its arguments), on the iterating thread.
+    fn map(&self, f: Py<PyAny>) -> Dataset {
+        self.with_element_stage("map", callbacks::map(f))
+    }
+
+    /// Keeps the elements for which `predicate` is true, on the iterating thread.
+    fn filter(&self, predicate: Py<PyAny>) -> Dataset {
+        self.with_element_stage("filter", callbacks::filter(predicate))
+    }
+
+    /// How many elements there are, by tf.data's rules: -1 infinite, -2 unknown.
+    fn cardinality(&self) -> i64 {
+        let before = match (&self.source, &self.batched) {
+            (Some((_, n)), _) => *n,
+            (None, Some(batched)) => batched.cardinality(),
+            (None, None) => self.pipeline.cardinality(),
+        };
+        self.elements
+            .iter()
+            .fold(before, |n, stage| stage.cardinality(n))
+            .as_tf()
+    }
+
+    /// Whether some stage runs over elements (after a Python function or a parse, or over
+    /// Python's elements): such a data set is iterated with [`Dataset::elements`].
+    #[getter]
+    fn has_element_stages(&self) -> bool {
+        self.source.is_some() || !self.elements.is_empty()
     }
 
     /// Parses with specs in the JSON form; `sequence` for SequenceExamples. Checked now, so a
-    /// bad spec fails here rather than on the worker threads.
-    #[pyo3(signature = (specs, sequence=false))]
-    fn parse(&self, specs: &str, sequence: bool) -> PyResult<Dataset> {
+    /// bad spec fails here rather than on the worker threads. Where records are already
+    /// parsed or mapped, `parse_element` (Python's parse of one element) does it instead.
+    #[pyo3(signature = (specs, sequence=false, parse_element=None))]
+    fn parse(&self, specs: &str, sequence: bool, parse_element: Option<Py<PyAny>>) -> PyResult<Dataset> {
+        if self.on_elements() {
+            let parse = parse_element
+                .ok_or_else(|| PyValueError::new_err("`parse` of parsed or mapped values needs a parse function"))?;
+            return Ok(self.with_element_stage("parse", callbacks::apply(parse)));
+        }
         let value: Value =
             serde_json::from_str(specs).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))?;
         let stage = if sequence {
@@ -204,7 +311,10 @@ impl Dataset {
             ExampleParser::new(&s).map_err(PyTfrecError::from)?;
             Stage::Examples(value)
         };
-        Ok(self.with(|d| d.stage = stage))
+        Ok(self.with(|d| {
+            d.first_stage.get_or_insert("parse");
+            d.stage = stage;
+        }))
     }
 
     fn threads(&self, threads: usize) -> Dataset {
@@ -224,7 +334,35 @@ impl Dataset {
         self.batched.as_ref().map(Batched::batch_size)
     }
 
+    /// The elements of a data set with stages over elements, the library running every stage
+    /// and calling Python's functions; `wrap` is applied to each parsed value first (what
+    /// Python makes of the tensors it is given).
+    fn elements(&self, wrap: Py<PyAny>) -> PyResult<ElementsIterator> {
+        let elements = match &self.source {
+            Some((open, cardinality)) => {
+                Elements::from_source(Arc::new(callbacks::source(Arc::clone(open))), *cardinality)
+            }
+            None => {
+                let (pipeline, records_one_by_one) = self.pipeline_of()?;
+                let before = match &self.batched {
+                    Some(batched) => batched.cardinality(),
+                    None => self.pipeline.cardinality(),
+                };
+                let lift = move |output: Output, out: &mut VecDeque<Element>| {
+                    Python::attach(|py| lift(py, output, records_one_by_one, &wrap, out)).map_err(|e| Box::new(e) as _)
+                };
+                Elements::from_pipeline(pipeline, Arc::new(lift), Some(callbacks::without_the_gil()), before)
+            }
+        };
+        Ok(ElementsIterator::new(elements.stages(&self.elements).iter()))
+    }
+
     fn __iter__(&self) -> PyResult<DatasetIterator> {
+        if self.has_element_stages() {
+            return Err(PyValueError::new_err(
+                "a data set with stages over elements is iterated with elements()",
+            ));
+        }
         let (iter, records_one_by_one) = self.start()?;
         Ok(DatasetIterator {
             state: Mutex::new(IterState {
@@ -268,6 +406,9 @@ impl Dataset {
     /// `(records read, batches)`. The benchmark's baseline for what iterating from Python
     /// costs on top of the pipeline itself.
     fn _drain(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        if self.has_element_stages() {
+            return Err(PyValueError::new_err("_drain runs no Python stage"));
+        }
         let (mut iter, _) = self.start()?;
         let result = py.detach(|| {
             let mut batches = 0u64;
@@ -284,6 +425,20 @@ impl Dataset {
 }
 
 impl Dataset {
+    fn of(pipeline: Pipeline, source: Option<(Arc<Py<PyAny>>, Cardinality)>) -> Dataset {
+        Dataset {
+            pipeline,
+            batched: None,
+            stage: Stage::Raw,
+            threads: 1,
+            prefetch: 2,
+            deterministic: true,
+            source,
+            elements: Vec::new(),
+            first_stage: None,
+        }
+    }
+
     /// The pipeline in batches: its own, or chunks of `size` records when it has none.
     fn batches(&self, size: usize) -> PyResult<Batched> {
         match &self.batched {
@@ -298,6 +453,12 @@ impl Dataset {
 
     /// Starts the pipeline; also says whether records are handed out one by one.
     fn start(&self) -> PyResult<(PipelineIter<Output>, bool)> {
+        let (pipeline, records_one_by_one) = self.pipeline_of()?;
+        Ok((pipeline.iter(), records_one_by_one))
+    }
+
+    /// The pipeline, not started; also says whether records are handed out one by one.
+    fn pipeline_of(&self) -> PyResult<(tfrec::pipeline::Pipeline<Output>, bool)> {
         let unbatched = self.batched.is_none();
         // Unbatched parsing parses each record alone (parse_single_example), in batches of one.
         let batched = self.batches(if matches!(self.stage, Stage::Raw) {
@@ -334,13 +495,47 @@ impl Dataset {
                 })
             }
         };
-        let iter = pipeline
+        let pipeline = pipeline
             .threads(self.threads)
             .prefetch(self.prefetch)
-            .deterministic(self.deterministic)
-            .iter();
-        Ok((iter, unbatched && matches!(self.stage, Stage::Raw)))
+            .deterministic(self.deterministic);
+        Ok((pipeline, unbatched && matches!(self.stage, Stage::Raw)))
     }
+}
+
+/// One output of the pipeline as Python elements, appended to `out`: each record of a chunk
+/// (`records_one_by_one`), or the batch or parsed value, `wrap`ped as Python wraps parsed
+/// values.
+fn lift(
+    py: Python<'_>,
+    output: Output,
+    records_one_by_one: bool,
+    wrap: &Py<PyAny>,
+    out: &mut VecDeque<Element>,
+) -> PyResult<()> {
+    let element = match output {
+        Output::Records(batch) if records_one_by_one => {
+            out.extend(
+                batch
+                    .records()
+                    .into_iter()
+                    .map(|r| PyBytes::new(py, r).into_any().unbind()),
+            );
+            return Ok(());
+        }
+        Output::Records(batch) => PyList::new(py, batch.records().into_iter().map(|r| PyBytes::new(py, r)))?.into_any(),
+        Output::Tensors(map) => wrap.bind(py).call1((tensors_to_dict(py, map)?,))?,
+        Output::Sequences(parsed) => {
+            let tuple = (
+                tensors_to_dict(py, parsed.context)?,
+                tensors_to_dict(py, parsed.feature_lists)?,
+                tensors_to_dict(py, parsed.lengths)?,
+            );
+            wrap.bind(py).call1((tuple,))?
+        }
+    };
+    out.push_back(element.unbind());
+    Ok(())
 }
 
 /// A batch's columns error as a pipeline error: a parse error as the pipeline reports it, any

@@ -7,6 +7,7 @@ mod arrow;
 mod cli;
 mod convert;
 mod dataset;
+mod elements;
 mod errors;
 mod messages;
 mod parsing;
@@ -47,6 +48,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<random_access::RecordFiles>()?;
     m.add_class::<dataset::Dataset>()?;
     m.add_class::<dataset::DatasetIterator>()?;
+    m.add_class::<elements::ElementsIterator>()?;
     m.add_class::<state_saver::StateSaver>()?;
     m.add_class::<state_saver::SaverBatch>()?;
     m.add_function(wrap_pyfunction!(messages::encode_feature, m)?)?;

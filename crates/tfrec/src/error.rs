@@ -270,7 +270,9 @@ impl PipelineError {
         match self {
             PipelineError::Record(r) => r.category(),
             PipelineError::Parse { error, .. } => error.category(),
-            PipelineError::Map { .. } | PipelineError::Panic(_) => ErrorCategory::Usage,
+            PipelineError::Map { .. } | PipelineError::Callback { .. } | PipelineError::Panic(_) => {
+                ErrorCategory::Usage
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 ``tfrec``'s other modules). Private: its names and signatures may change between versions."""
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypedDict, final
 
 import numpy as np
@@ -24,6 +24,7 @@ __all__ = [
     "RecordFiles",
     "Dataset",
     "DatasetIterator",
+    "ElementsIterator",
     "StateSaver",
     "SaverBatch",
     "encode_feature",
@@ -147,14 +148,37 @@ class Dataset:
         torn_tail: str = "raise",
         verify_crc: bool = True,
     ) -> Self: ...
+    @staticmethod
+    def from_python(open: Callable[[], Iterable[Any]], count: int | None = None) -> Dataset:
+        """A data set of Python's elements: `open()` gives an iterable of them, called anew for
+        each iteration; `count`, how many it gives, when known."""
     @property
     def batch_size(self) -> int | None: ...
-    def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset: ...
+    @property
+    def has_element_stages(self) -> bool:
+        """Whether some stage runs over elements (after a Python function or a parse, or over
+        Python's elements): such a data set is iterated with [`Dataset::elements`]."""
+    def batch(
+        self, batch_size: int, drop_remainder: bool = False, stack: Callable[[list[Any]], Any] | None = None
+    ) -> Dataset:
+        """Groups records into batches; batches of anything else (batches, parsed values, Python
+        values) are made by `stack`, Python's batch of a list of elements."""
+    def cardinality(self) -> int:
+        """How many elements there are, by tf.data's rules: -1 infinite, -2 unknown."""
     def deterministic(self, deterministic: bool) -> Dataset: ...
+    def elements(self, wrap: Callable[[Any], Any]) -> ElementsIterator:
+        """The elements of a data set with stages over elements, the library running every stage
+        and calling Python's functions; `wrap` is applied to each parsed value first (what
+        Python makes of the tensors it is given)."""
+    def filter(self, predicate: Callable[..., object]) -> Dataset:
+        """Keeps the elements for which `predicate` is true, on the iterating thread."""
     def interleave(self, cycle_length: int, block_length: int = 1) -> Dataset: ...
-    def parse(self, specs: str, sequence: bool = False) -> Dataset:
+    def map(self, f: Callable[..., Any]) -> Dataset:
+        """Applies `f` to each element (a tuple element is its arguments), on the iterating thread."""
+    def parse(self, specs: str, sequence: bool = False, parse_element: Callable[[Any], Any] | None = None) -> Dataset:
         """Parses with specs in the JSON form; `sequence` for SequenceExamples. Checked now, so a
-        bad spec fails here rather than on the worker threads."""
+        bad spec fails here rather than on the worker threads. Where records are already
+        parsed or mapped, `parse_element` (Python's parse of one element) does it instead."""
     def prefetch(self, batches: int) -> Dataset: ...
     def repeat(self, count: int | None = None) -> Dataset:
         """`count=None` repeats forever."""
@@ -175,6 +199,14 @@ class Dataset:
         `(records read, batches)`. The benchmark's baseline for what iterating from Python
         costs on top of the pipeline itself."""
     def __iter__(self) -> DatasetIterator: ...
+
+@final
+class ElementsIterator:
+    """The running elements of a data set with Python stages."""
+    def __iter__(self) -> Self: ...
+    # The next element: the GIL is let go while the library works, and each Python callback
+    # takes it back for its call.
+    def __next__(self) -> Any: ...
 
 @final
 class DatasetIterator:

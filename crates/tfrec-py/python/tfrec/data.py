@@ -4,26 +4,27 @@ stages in call order) and ``TFRecordDataset`` (a ``Dataset`` of records as ``byt
 
 Every stage applies to what the stage before it yields, as in tf.data: records before
 ``batch``, batches after it (``.batch(5).take(2)`` is two batches of five), parsed values
-after ``parse``. The Rust pipeline runs the stages it can, on its own threads with the GIL
-released: choosing files (``interleave``, ``shard(by="file")``), the record stages (``shard``,
-``shuffle``, ``repeat``, ``skip``, ``take``), one ``batch``, the same stages over whole
-batches, and ``parse``. Stages after those (anything after a ``map``, a second ``batch``,
-stages after ``parse``) run in Python in the iterating process, with the same meaning. A stage
-that cannot run where it is called (``interleave`` after a record stage) is a ``ValueError``
-naming it, never a silent reorder.
+after ``parse``. The library's pipeline runs every stage: choosing files (``interleave``,
+``shard(by="file")``), the record stages (``shard``, ``shuffle``, ``repeat``, ``skip``,
+``take``), one ``batch``, the same stages over whole batches, and ``parse`` on its own threads
+with the GIL released; after a ``map`` or ``filter`` (or a ``parse``) the same stages over the
+elements, on the iterating thread, calling the Python functions with the GIL taken for each
+call. One shuffle and one seeded generator serve every level, so ``shuffle(n, seed=s)`` gives
+the same order with or without a ``map`` before it, as in tf.data. A stage that cannot run
+where it is called (``interleave`` after a record stage) is a ``ValueError`` naming it, never
+a silent reorder.
 
 A data set is a description (files, stages, options): it pickles as one, and starts its
 pipeline in the process that iterates it, so PyTorch's spawned DataLoader workers can each read
 their shard.
 """
 
-import itertools
 from io import BytesIO as _BytesIO
 import json
 import os
 import random
 
-from . import _engine, _specs, _tfrec
+from . import _specs, _stages, _tfrec
 from . import io as _io
 from ._records import TFRecordOptions, TFRecordWriter, compression as _compression, paths as _paths
 from ._records import stream_records as _stream_records, stream_starts as _stream_starts, streams as _streams
@@ -44,10 +45,9 @@ __all__ = [
 #: ``tf.data.AUTOTUNE``: accepted wherever tf.data accepts it (``prefetch``,
 #: ``num_parallel_calls``, ``num_parallel_reads``); tfrec picks its own default there.
 AUTOTUNE = -1
-INFINITE_CARDINALITY = _engine.INFINITE
-UNKNOWN_CARDINALITY = _engine.UNKNOWN
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
 
-_RECORD_STAGES = ("shard", "shuffle", "repeat", "skip", "take")
 _U64_MAX = 2**64 - 1
 
 
@@ -68,23 +68,6 @@ def _count(n, name):
     return n
 
 
-def _stage_text(stage):
-    name, args = stage[0], stage[1:]
-    if name == "parse":
-        kind, specs = args
-        n = len(specs) if kind == "example" else sum(len(s or {}) for s in specs)
-        return f"parse({n} feature{'s' if n != 1 else ''}{', sequence' if kind == 'sequence' else ''})"
-    if name in ("map", "filter"):
-        return f"{name}({getattr(args[0], '__name__', type(args[0]).__name__)})"
-    if name == "shuffle":
-        return f"shuffle({args[0]}, seed={args[1]})"
-    if name == "shard":
-        return f"shard({args[0]}, {args[1]}{', by=file' if args[2] == 'file' else ''})"
-    if name == "batch":
-        return f"batch({args[0]}{', drop_remainder=True' if args[1] else ''})"
-    return f"{name}({', '.join(repr(a) for a in args)})"
-
-
 # What `threads`, `prefetch` and `deterministic` set, before they are called.
 _DEFAULT_OPTIONS = {"threads": 1, "prefetch": 2, "deterministic": True}
 
@@ -92,7 +75,7 @@ _DEFAULT_OPTIONS = {"threads": 1, "prefetch": 2, "deterministic": True}
 class Dataset:
     """A pipeline over TFRecord files (paths, directories, glob patterns or object store URLs
     such as ``s3://bucket/train-*.tfrecord``), over file objects (anything with ``read()``:
-    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; their stages run in Python), or over
+    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; read on the iterating thread), or over
     in-memory elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
     Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``
@@ -116,19 +99,23 @@ class Dataset:
         )
         objs = _streams(filenames)
         if objs is not None:
-            # File objects: their records come through the stream reader, and every stage
-            # runs in Python (a stream cannot be split by file or read by the Rust threads).
+            # File objects: their records come through the stream reader on the iterating
+            # thread (a stream cannot be split by file or read by the Rust threads), and the
+            # library runs every stage over them as over Python's elements.
             _tfrec.RecordIterator.from_stream(_BytesIO(b""), **reader)
-            self._source = ("streams", tuple(_stream_starts(objs)), reader)
-            self._stages = ()
-            self._options = dict(_DEFAULT_OPTIONS)
+            self._start(("streams", tuple(_stream_starts(objs)), reader))
             return
         files = tuple(_tfrec.expand_inputs(_paths(filenames)))
         # Checks the reader options now, as tf.data checks its arguments when the stage is made.
         _tfrec.Dataset(list(files[:1]), *reader.values())
-        self._source = ("files", files, reader)
+        self._start(("files", files, reader))
+
+    def _start(self, source):
+        """Sets the data set up with ``source`` and no stages yet."""
+        self._source = source
         self._stages = ()
         self._options = dict(_DEFAULT_OPTIONS)
+        self._native = self._library_plan()
 
     # -- sources ------------------------------------------------------------------------
 
@@ -139,9 +126,7 @@ class Dataset:
         from ._slices import tensor_slices
 
         ds = object.__new__(Dataset)
-        ds._source = ("slices", tuple(tensor_slices(tensors)), {})
-        ds._stages = ()
-        ds._options = dict(_DEFAULT_OPTIONS)
+        ds._start(("slices", tuple(tensor_slices(tensors)), {}))
         return ds
 
     @classmethod
@@ -152,9 +137,7 @@ class Dataset:
         if not callable(generator):
             raise TypeError(f"generator must be callable, not {type(generator).__name__}")
         ds = object.__new__(Dataset)
-        ds._source = ("generator", (generator, tuple(args or ())), {})
-        ds._stages = ()
-        ds._options = dict(_DEFAULT_OPTIONS)
+        ds._start(("generator", (generator, tuple(args or ())), {}))
         return ds
 
     # -- stages -------------------------------------------------------------------------
@@ -164,7 +147,8 @@ class Dataset:
         ds.__dict__.update(self.__dict__)
         if stage is not None:
             ds._stages = self._stages + (stage,)
-            ds._plan()  # a misplaced stage fails here, when it is called
+            # The library places the stage now: a misplaced one fails here, when it is called.
+            ds._native = stage.add_to(self._native, None)
         ds._options = {**self._options, **options}
         return ds
 
@@ -178,7 +162,7 @@ class Dataset:
             cycle_length = os.cpu_count() or 1
         if cycle_length < 1 or block_length < 1:
             raise ValueError("cycle_length and block_length must be at least 1")
-        return self._with(("interleave", int(cycle_length), int(block_length)))
+        return self._with(_stages.Interleave(int(cycle_length), int(block_length)))
 
     def shard(self, num_shards, index, by="record"):
         """Keeps part ``index`` of ``num_shards``: every ``num_shards``-th element of the
@@ -196,7 +180,7 @@ class Dataset:
                 f"sharding {len(self._source[1])} file(s) by file into {num_shards} shards leaves a shard "
                 "with no file; shard by record instead"
             )
-        return self._with(("shard", int(num_shards), int(index), by))
+        return self._with(_stages.Shard(int(num_shards), int(index), by))
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         """Shuffles through a buffer of ``buffer_size`` elements. ``seed=None`` draws a seed
@@ -207,27 +191,27 @@ class Dataset:
         if buffer_size < 1:
             raise ValueError("buffer_size must be at least 1")
         seed = None if seed is None else int(seed) & _U64_MAX
-        return self._with(("shuffle", int(buffer_size), seed, bool(reshuffle_each_iteration)))
+        return self._with(_stages.Shuffle(int(buffer_size), seed, bool(reshuffle_each_iteration)))
 
     def repeat(self, count=None):
         """Goes over the stream so far ``count`` times (``None`` or -1: forever)."""
         count = _count(count, "repeat")
-        return self._with(("repeat", None if count == -1 else count))
+        return self._with(_stages.Repeat(None if count == -1 else count))
 
     def skip(self, count):
         """Drops the first ``count`` elements (-1: all of them)."""
-        return self._with(("skip", _count(count, "skip")))
+        return self._with(_stages.Skip(_count(count, "skip")))
 
     def take(self, count):
         """Keeps at most ``count`` elements (-1: all of them)."""
-        return self._with(("take", _count(count, "take")))
+        return self._with(_stages.Take(_count(count, "take")))
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None):
         """Groups ``batch_size`` elements; the last, smaller batch is dropped with
         ``drop_remainder``. Records become lists of ``bytes``; arrays are stacked."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        return self._with(("batch", int(batch_size), bool(drop_remainder)))
+        return self._with(_stages.Batch(int(batch_size), bool(drop_remainder)))
 
     def parse(self, features=None, context_features=None, sequence_features=None):
         """Parses Examples with ``features`` (``parse_example`` of each batch, or
@@ -237,24 +221,24 @@ class Dataset:
         if context_features is not None or sequence_features is not None:
             specs = ({**(context_features or {})}, {**(sequence_features or {})})
             _io._sequence_parser(*specs)
-            return self._with(("parse", "sequence", specs))
+            return self._with(_stages.Parse("sequence", specs))
         _io._parser(_specs.specs_json(features), False)
-        return self._with(("parse", "example", {**(features or {})}))
+        return self._with(_stages.Parse("example", {**(features or {})}))
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Applies ``map_func`` to each element (a tuple element is its arguments, as in
-        tf.data). It runs in the iterating process; ``num_parallel_calls`` (``AUTOTUNE``
+        tf.data). It runs on the iterating thread; ``num_parallel_calls`` (``AUTOTUNE``
         included) is accepted for tf.data's sake: reading and parsing already run on the
         pipeline's threads."""
         if not callable(map_func):
             raise TypeError(f"map_func must be callable, not {type(map_func).__name__}")
-        return self._with(("map", map_func))
+        return self._with(_stages.Map(map_func))
 
     def filter(self, predicate, name=None):
         """Keeps the elements for which ``predicate`` is true."""
         if not callable(predicate):
             raise TypeError(f"predicate must be callable, not {type(predicate).__name__}")
-        return self._with(("filter", predicate))
+        return self._with(_stages.Filter(predicate))
 
     def prefetch(self, buffer_size, name=None):
         """Batches kept ready ahead of the consumer (``AUTOTUNE``: the default, 2)."""
@@ -278,11 +262,7 @@ class Dataset:
         """The number of elements when known (tf.data's rules): ``INFINITE_CARDINALITY``
         (-1) after an endless ``repeat``, ``UNKNOWN_CARDINALITY`` (-2) for records of files
         (their count is only known by reading them) unless a ``take`` bounds it."""
-        kind, source, _ = self._source
-        count = len(source) if kind == "slices" else _engine.UNKNOWN
-        for stage in self._stages:
-            count = _engine.cardinality(count, stage)
-        return count
+        return self._native.cardinality()
 
     def __len__(self):
         n = self.cardinality()
@@ -296,12 +276,25 @@ class Dataset:
     def element_spec(self):
         """What an element is, in words (``"bytes"``, ``"list of bytes"``, ``"dict of
         arrays"``, …)."""
-        return self._plan()[2]
+        element = "bytes" if self._source[0] == "files" else "element"
+        for stage in self._stages:
+            if stage.name == "batch":
+                element = {"bytes": "list of bytes"}.get(element, f"batch of ({element})")
+            elif stage.name == "parse":
+                batched = element == "list of bytes"
+                if stage.kind == "example":
+                    element = "dict of arrays" if element in ("bytes", "list of bytes") else "parsed"
+                else:
+                    element = "(context, feature_lists, lengths)"
+                element = element if batched or element == "parsed" else element + ", one record"
+            elif stage.name == "map":
+                element = "what the map function returns"
+        return element
 
     @property
     def batch_size(self):
         """The size of the first ``batch`` stage, or ``None``."""
-        sizes = [s[1] for s in self._stages if s[0] == "batch"]
+        sizes = [s.batch_size for s in self._stages if s.name == "batch"]
         return sizes[0] if sizes else None
 
     def __repr__(self):
@@ -314,7 +307,7 @@ class Dataset:
             what = f"{len(source)} slices"
         else:
             what = f"generator {getattr(source[0], '__name__', type(source[0]).__name__)}"
-        stages = " -> ".join(_stage_text(s) for s in self._stages) or "no stages"
+        stages = " -> ".join(s.text() for s in self._stages) or "no stages"
         return f"<tfrec.data.{type(self).__name__} {what}: {stages}; elements: {self.element_spec}>"
 
     def __getstate__(self):
@@ -327,149 +320,59 @@ class Dataset:
         position (``take``, ``skip``, ``shard``), whose meaning splitting first would change."""
         if self._source[0] != "files":
             raise ValueError("only a data set of files can be split by file")
-        positional = [s[0] for s in self._stages if s[0] in ("take", "skip", "shard")]
+        positional = [s.name for s in self._stages if s.name in ("take", "skip", "shard")]
         if positional:
             raise ValueError(f"`{positional[0]}` picks elements by position: split the output instead")
         if len(self._source[1]) < num_shards:
             raise ValueError(f"{len(self._source[1])} file(s) cannot be split by file into {num_shards} shards")
         ds = self._with()
-        ds._stages = (("shard", int(num_shards), int(index), "file"),) + self._stages
-        ds._plan()
+        ds._stages = (_stages.Shard(int(num_shards), int(index), "file"),) + self._stages
+        ds._native = ds._library_plan()
         return ds
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._native = self._library_plan()
 
-    # -- the plan: which stages Rust runs, which Python -------------------------------------
+    # -- the library's plan --------------------------------------------------------------
 
-    def _plan(self):
-        """``(rust_stages, python_stages, element)``: the longest prefix the Rust pipeline
-        runs (file stages, record stages, one batch, batch stages, parse), then the rest."""
-        rust, python = [], []
-        element = "bytes"
-        in_python = self._source[0] != "files"
-        if in_python:
-            element = "element"
-        first_record_stage = None
-        for stage in self._stages:
-            name = stage[0]
-            file_stage = name == "interleave" or (name == "shard" and stage[3] == "file")
-            if file_stage:
-                if self._source[0] != "files":
-                    raise ValueError(f"`{name}` chooses files: it needs a data set of files")
-                after = first_record_stage or next((s[0] for s in python), None)
-                if after is not None:
-                    raise ValueError(
-                        f"`{name}` chooses or orders files, so it must come before `{after}`, which works on "
-                        "the files' records"
-                    )
-                rust.append(stage)
-                continue
-            if name == "batch":
-                element = {"bytes": "list of bytes"}.get(element, f"batch of ({element})")
-            elif name == "parse":
-                batched = element == "list of bytes"
-                if stage[1] == "example":
-                    element = "dict of arrays" if element in ("bytes", "list of bytes") else "parsed"
-                else:
-                    element = "(context, feature_lists, lengths)"
-                element = element if batched or element == "parsed" else element + ", one record"
-            elif name == "map":
-                element = "what the map function returns"
-            if not in_python:
-                runs_in_rust = (
-                    name in _RECORD_STAGES and not _rust_parsed(rust)
-                    or (name == "batch" and not any(s[0] in ("batch", "parse") for s in rust))
-                    or (name == "parse" and not _rust_parsed(rust))
-                )
-                if runs_in_rust:
-                    rust.append(stage)
-                    if first_record_stage is None and name != "parse":
-                        first_record_stage = name
-                    continue
-                in_python = True
-            python.append(stage)
-        return rust, python, element
+    def _library_plan(self, seeds=None):
+        """The library's plan of this data set (``_tfrec.Dataset``), which places and runs every
+        stage; ``seeds``: the seed of each ``shuffle`` given none, by stage index."""
+        kind, source, reader = self._source
+        if kind == "files":
+            ds = _tfrec.Dataset(list(source), *reader.values())
+        elif kind == "slices":
+            ds = _tfrec.Dataset.from_python(lambda: iter(source), len(source))
+        elif kind == "generator":
+            generator, args = source
+            ds = _tfrec.Dataset.from_python(lambda: generator(*args))
+        else:
+            ds = _tfrec.Dataset.from_python(self._stream_elements)
+        for i, stage in enumerate(self._stages):
+            ds = stage.add_to(ds, (seeds or {}).get(i))
+        return ds
 
-    # -- running ------------------------------------------------------------------------
+    def _stream_elements(self):
+        _, objs, reader = self._source
+        buffer_size = getattr(self, "_buffer_size", None)
+        return (r for obj in objs for r in _stream_records(obj, reader, buffer_size))
 
-    def _rust_dataset(self, rust, epoch, seeds):
-        _, files, reader = self._source
-        ds = _tfrec.Dataset(list(files), *reader.values())
-        for i, stage in enumerate(rust):
-            name = stage[0]
-            if name == "interleave":
-                ds = ds.interleave(stage[1], stage[2])
-            elif name == "shard":
-                ds = ds.shard(stage[1], stage[2], stage[3])
-            elif name == "shuffle":
-                seed = seeds[i] if stage[2] is None else stage[2]
-                ds = ds.shuffle(stage[1], _engine.mix(seed, epoch) if stage[3] else seed, stage[3])
-            elif name == "repeat":
-                ds = ds.repeat(stage[1])
-            elif name == "skip":
-                ds = ds.skip(_U64_MAX if stage[1] == -1 else stage[1])
-            elif name == "take":
-                ds = ds if stage[1] == -1 else ds.take(stage[1])
-            elif name == "batch":
-                ds = ds.batch(stage[1], stage[2])
-            elif name == "parse":
-                if stage[1] == "sequence":
-                    ds = ds.parse(_specs.sequence_specs_json(*stage[2]), True)
-                else:
-                    ds = ds.parse(_specs.specs_json(stage[2]), False)
+    def _running_plan(self):
+        """The plan to run now, with its options, each unseeded shuffle seeded for this
+        iteration as tf.data seeds it."""
+        seeds = self._draw_seeds()
+        ds = self._library_plan(seeds) if seeds else self._native
         o = self._options
         return ds.threads(o["threads"]).prefetch(o["prefetch"]).deterministic(o["deterministic"])
 
-    def _elements(self, epoch=0, seeds=None):
-        """The elements of iteration ``epoch`` (of an enclosing Python ``repeat``)."""
-        rust, python, _ = self._plan()
-        if seeds is None:
-            seeds = self._draw_seeds()
-        offset = len(rust)
-
-        def upstream(k, epoch):
-            if k == 0:
-                if self._source[0] == "slices":
-                    return iter(self._source[1])
-                if self._source[0] == "generator":
-                    generator, args = self._source[1]
-                    return iter(generator(*args))
-                if self._source[0] == "streams":
-                    _, objs, reader = self._source
-                    buffer_size = getattr(self, "_buffer_size", None)
-                    return (r for obj in objs for r in _stream_records(obj, reader, buffer_size))
-                return map(_wrap_outputs, iter(self._rust_dataset(rust, epoch, seeds)))
-            stage = python[k - 1]
-            name = stage[0]
-            if name == "repeat":
-                return _engine.repeat(lambda e: upstream(k - 1, e), stage[1], epoch)
-            items = upstream(k - 1, epoch)
-            if name == "take":
-                return items if stage[1] == -1 else _islice(items, 0, stage[1])
-            if name == "skip":
-                return iter(()) if stage[1] == -1 else _islice(items, stage[1], None)
-            if name == "shard":
-                if stage[3] == "file":
-                    raise ValueError("`shard(by='file')` chooses files: it must come before every other stage")
-                return _islice(items, stage[2], None, stage[1])
-            if name == "shuffle":
-                seed = seeds[offset + k - 1] if stage[2] is None else stage[2]
-                return _engine.shuffle(items, stage[1], _engine.mix(seed, epoch) if stage[3] else seed)
-            if name == "batch":
-                return _engine.batch(items, stage[1], stage[2])
-            if name == "map":
-                return (_engine.call(stage[1], x) for x in items)
-            if name == "filter":
-                return (x for x in items if _engine.call(stage[1], x))
-            if name == "parse":
-                return (_parse_element(stage, x) for x in items)
-            raise ValueError(f"`{name}` is not a stage tfrec can run here")
-
-        return upstream(len(python), epoch)
+    # -- running ------------------------------------------------------------------------
 
     def __iter__(self):
-        return self._elements()
+        ds = self._running_plan()
+        if ds.has_element_stages:
+            return ds.elements(_wrap_outputs)
+        return map(_wrap_outputs, iter(ds))
 
     def as_numpy_iterator(self):
         """The elements with lists of ``bytes`` as NumPy object arrays, as tf.data's
@@ -482,16 +385,16 @@ class Dataset:
         return iter(self._rust_only("iterator"))
 
     def _rust_only(self, what):
-        rust, python, _ = self._plan()
-        if python or self._source[0] != "files":
+        ds = self._running_plan()
+        if ds.has_element_stages:
             raise ValueError(f"{what}() needs a data set whose every stage runs in the Rust pipeline (no map after it)")
-        return self._rust_dataset(rust, 0, self._draw_seeds())
+        return ds
 
     def _draw_seeds(self):
         """A seed for each ``shuffle`` given none (by stage index), drawn for each iteration as
         tf.data draws it."""
         draw = random.SystemRandom()
-        return {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s[0] == "shuffle"}
+        return {i: draw.getrandbits(64) for i, s in enumerate(self._stages) if s.name == "shuffle" and s.seed is None}
 
     def _drain(self):
         return self._rust_only("_drain")._drain()
@@ -508,32 +411,6 @@ class Dataset:
         text = None if spec is None else json.dumps(_specs.spec_dict(spec))
         # Planned now, without starting the pipeline: a missing or bad spec fails here.
         return ArrowStream._of(self._rust_only("to_arrow").to_arrow(text, utf8, None, batch_rows))
-
-
-def _rust_parsed(rust):
-    return any(s[0] == "parse" for s in rust)
-
-
-def _islice(items, start, stop, step=1):
-    return itertools.islice(items, start, stop, step)
-
-
-def _parse_element(stage, x):
-    """``parse`` in Python (after a ``map`` or over in-memory elements): one record, or a
-    batch (a list or array of records)."""
-    single = isinstance(x, bytes)
-    if stage[1] == "sequence":
-        parser = _io._sequence_parser(*stage[2])
-        if single:
-            context, lists, lengths = parser.parse_sequence_example(x, True)
-        else:
-            context, lists, lengths = _io._call_with_serialized(
-                lambda s: parser.parse_sequence_example(s, False, 1), x
-            )
-        return _io._wrap_dict(context), _io._wrap_dict(lists), _io._wrap_dict(lengths)
-    if single:
-        return _io.parse_single_example(x, stage[2])
-    return _io.parse_example(x, stage[2])
 
 
 def _to_numpy(x):
@@ -605,7 +482,8 @@ class TFRecordDataset(Dataset):
         super().__init__(filenames, compression_type, on_corruption, torn_tail, verify_crc)
         self._buffer_size = buffer_size
         if num_parallel_reads is not None and num_parallel_reads != 1:
-            self._stages = self.interleave(num_parallel_reads, 1)._stages
+            interleaved = self.interleave(num_parallel_reads, 1)
+            self._stages, self._native = interleaved._stages, interleaved._native
 
     def __getstate__(self):
         return {**super().__getstate__(), "_buffer_size": self._buffer_size}

@@ -4,13 +4,15 @@ stages in call order) and ``TFRecordDataset`` (a ``Dataset`` of records as ``byt
 
 Every stage applies to what the stage before it yields, as in tf.data: records before
 ``batch``, batches after it (``.batch(5).take(2)`` is two batches of five), parsed values
-after ``parse``. The Rust pipeline runs the stages it can, on its own threads with the GIL
-released: choosing files (``interleave``, ``shard(by="file")``), the record stages (``shard``,
-``shuffle``, ``repeat``, ``skip``, ``take``), one ``batch``, the same stages over whole
-batches, and ``parse``. Stages after those (anything after a ``map``, a second ``batch``,
-stages after ``parse``) run in Python in the iterating process, with the same meaning. A stage
-that cannot run where it is called (``interleave`` after a record stage) is a ``ValueError``
-naming it, never a silent reorder.
+after ``parse``. The library's pipeline runs every stage: choosing files (``interleave``,
+``shard(by="file")``), the record stages (``shard``, ``shuffle``, ``repeat``, ``skip``,
+``take``), one ``batch``, the same stages over whole batches, and ``parse`` on its own threads
+with the GIL released; after a ``map`` or ``filter`` (or a ``parse``) the same stages over the
+elements, on the iterating thread, calling the Python functions with the GIL taken for each
+call. One shuffle and one seeded generator serve every level, so ``shuffle(n, seed=s)`` gives
+the same order with or without a ``map`` before it, as in tf.data. A stage that cannot run
+where it is called (``interleave`` after a record stage) is a ``ValueError`` naming it, never
+a silent reorder.
 
 A data set is a description (files, stages, options): it pickles as one, and starts its
 pipeline in the process that iterates it, so PyTorch's spawned DataLoader workers can each read
@@ -54,7 +56,7 @@ UNKNOWN_CARDINALITY: Final = -2
 class Dataset:
     """A pipeline over TFRecord files (paths, directories, glob patterns or object store URLs
     such as ``s3://bucket/train-*.tfrecord``), over file objects (anything with ``read()``:
-    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; their stages run in Python), or over
+    ``open(path, "rb")``, ``io.BytesIO``, fsspec's files; read on the iterating thread), or over
     in-memory elements (:meth:`from_tensor_slices`), with tf.data's stages in call order.
 
     Iterating yields what the last stage makes: ``bytes`` (records), lists of ``bytes``
@@ -138,7 +140,7 @@ class Dataset:
         name: str | None = None,
     ) -> Self:
         """Applies ``map_func`` to each element (a tuple element is its arguments, as in
-        tf.data). It runs in the iterating process; ``num_parallel_calls`` (``AUTOTUNE``
+        tf.data). It runs on the iterating thread; ``num_parallel_calls`` (``AUTOTUNE``
         included) is accepted for tf.data's sake: reading and parsing already run on the
         pipeline's threads."""
     def filter(self, predicate: Callable[..., object], name: str | None = None) -> Self:

@@ -11,13 +11,14 @@ Outputs: a dense feature is a ``numpy.ndarray`` (int64, float32, or an object ar
 a :class:`RaggedTensor`.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
+from . import _tfrec
 from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter
 from .train import _Serializable
 
@@ -71,6 +72,7 @@ _FeatureSpec: TypeAlias = (
     | Mapping[str, Any]
 )
 _Features: TypeAlias = Mapping[str, _FeatureSpec]
+_T = TypeVar("_T")
 # A parsed feature: a dense array, or a sparse or ragged tensor.
 _Tensor: TypeAlias = npt.NDArray[Any] | SparseTensor | RaggedTensor
 # A batch of serialized records: a list (or object array) of ``bytes`` or messages.
@@ -258,3 +260,8 @@ def parse_tensor(serialized: bytes | npt.NDArray[Any], out_type: _DTypeLike, nam
     ``bfloat16`` comes back as ``ml_dtypes.bfloat16`` when that package is installed, else as
     float32 (every bfloat16 value is exactly a float32).
     """
+
+# Private helpers the data pipeline's Python parse stage shares (tfrec/_stages.py).
+def _wrap_dict(d: dict[str, Any]) -> dict[str, Any]: ...
+def _call_with_serialized(run: Callable[[Any], _T], serialized: object) -> _T: ...
+def _sequence_parser(context_features: _Features | None, sequence_features: _Features | None) -> _tfrec.Parser: ...

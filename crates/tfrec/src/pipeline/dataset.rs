@@ -6,9 +6,11 @@ use std::error::Error as StdError;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::batches::{BatchStage, BatchStream, Batcher};
+use super::batches::{check_dropped, BatchStream, Batcher};
+use super::cardinality::{self, Cardinality};
 use super::data::{Counters, RecordBatch};
 use super::error::{DatasetError, PipelineError};
+use super::items::{ItemStage, StageStream};
 use super::source::FileSource;
 use super::stages::{self, Stage, Stream};
 use crate::parse::{ExampleParser, FeatureSpecs, ParsedSequences, SequenceParser, SequenceSpecs, SpecError, TensorMap};
@@ -225,6 +227,14 @@ impl Dataset {
         Ok(batched)
     }
 
+    /// How many records there are, by tf.data's rules: unknown for the records of files, until
+    /// a stage (`repeat(0)`, say) makes it known.
+    pub fn cardinality(&self) -> Cardinality {
+        self.stages
+            .iter()
+            .fold(Cardinality::Unknown, |n, stage| stage.cardinality(n))
+    }
+
     /// The records one by one, on the calling thread.
     pub fn records(self) -> DatasetRecords {
         DatasetRecords {
@@ -344,10 +354,10 @@ impl Batched {
     /// With `defer_crc`, records may come with their data CRCs unchecked
     /// ([`RecordBatch::check_crcs`] is then the worker's first job): not in chunks, whose
     /// records before a failure are handed over before it.
-    pub(super) fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<dyn BatchStream> {
+    pub(super) fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<BatchStream> {
         let files: Arc<[PathBuf]> = self.dataset.files.clone().into();
         let defer_crc = defer_crc && !self.chunks;
-        let mut stream: Box<dyn BatchStream> = Box::new(Batcher {
+        let batcher: Box<BatchStream> = Box::new(Batcher {
             up: self.dataset.stream(counters, defer_crc),
             size: self.size,
             drop_remainder: self.drop_remainder,
@@ -357,10 +367,19 @@ impl Batched {
             chunks: self.chunks,
             failure: None,
         });
-        for stage in &self.stages {
-            stream = Box::new(BatchStage::new(stream, stage));
-        }
-        stream
+        let stages: Vec<_> = self.stages.iter().map(|&stage| ItemStage::Stage(stage)).collect();
+        StageStream::chain(batcher, &stages, check_dropped)
+    }
+
+    /// How many batches there are, by tf.data's rules (chunks: how many records).
+    pub fn cardinality(&self) -> Cardinality {
+        let records = self.dataset.cardinality();
+        let batches = if self.chunks {
+            records
+        } else {
+            cardinality::batched(records, self.size, self.drop_remainder)
+        };
+        self.stages.iter().fold(batches, |n, stage| stage.cardinality(n))
     }
 
     /// Raw record batches (workers only pass them on).
@@ -428,6 +447,11 @@ impl<T: Send + 'static> Pipeline<T> {
     pub fn deterministic(mut self, deterministic: bool) -> Self {
         self.deterministic = deterministic;
         self
+    }
+
+    /// How many results there are (one a batch), by tf.data's rules.
+    pub fn cardinality(&self) -> Cardinality {
+        self.batched.cardinality()
     }
 
     /// Applies `f` to each result on the workers, after the previous stages.

@@ -82,6 +82,16 @@ pub enum PipelineError {
         /// The function's error.
         error: Box<dyn StdError + Send + Sync>,
     },
+    /// A caller's function given to an element stage failed (`stage`: `map`, `filter`,
+    /// `batch`, or `source` and `lift` for where the elements come from). Its text is the
+    /// function's own; the error itself is `error`, to match on or downcast.
+    #[error("the {stage} function failed: {error}")]
+    Callback {
+        /// The stage whose function failed.
+        stage: &'static str,
+        /// The function's error, unchanged.
+        error: Box<dyn StdError + Send + Sync>,
+    },
     /// A worker thread panicked; its message.
     #[error("a pipeline thread panicked: {0}")]
     Panic(String),

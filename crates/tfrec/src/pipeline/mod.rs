@@ -54,16 +54,22 @@
 //! the iterator stops and joins every thread.
 
 mod batches;
+mod cardinality;
 mod data;
 mod dataset;
+mod elements;
 mod error;
+mod items;
 mod source;
 mod stages;
 mod workers;
 
+pub use cardinality::Cardinality;
 pub use data::{Counters, RecordBatch, RecordOrigin};
 pub use dataset::{Batched, Dataset, DatasetRecords, Pipeline, ShardBy};
+pub use elements::{ElementIter, ElementIterator, ElementStage, Elements, LiftFn, SourceFn, WaitFn};
 pub use error::{DatasetError, PipelineError};
+pub use items::{CallbackError, MapFn, PredicateFn, StackFn};
 #[cfg(feature = "state-saver")]
 pub(crate) use workers::panic_message;
 pub use workers::PipelineIter;

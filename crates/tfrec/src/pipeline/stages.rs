@@ -8,8 +8,9 @@ use crate::record::RecordError;
 // The one shuffle buffer of the crate, also `tfrec shuffle`'s; the batch stream takes it from here.
 pub(crate) use crate::record::ShuffleBuffer;
 
-/// A stage over records (before `batch`) or over batches (after it), in the order of the calls.
-#[derive(Debug, Clone)]
+/// A stage over records (before `batch`), over batches (after it) or over a caller's elements
+/// (after a callback), in the order of the calls.
+#[derive(Debug, Clone, Copy)]
 pub(super) enum Stage {
     Shard {
         num_shards: usize,

@@ -33,51 +33,100 @@ enum Message<T> {
 
 /// The running pipeline. Dropping it stops and joins every thread.
 pub struct PipelineIter<T> {
+    work: Work<T>,
+    /// Worker threads to start (none: the stream is read and worked on by `next` itself).
+    worker_threads: usize,
+    prefetch: usize,
+    deterministic: bool,
+    counters: Arc<Counters>,
     results: Option<Receiver<Message<T>>>,
     /// One permit per batch in flight; given back as batches are delivered.
     permits: Option<SyncSender<()>>,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
-    counters: Arc<Counters>,
-    deterministic: bool,
     /// Batches delivered so far (in deterministic mode, also the next index due).
     delivered: u64,
     pending: BTreeMap<u64, Result<T, PipelineError>>,
     /// The number of batches, once the reader has said.
     end: Option<u64>,
     done: bool,
-    /// With no worker thread: the stream and the work, run by `next` itself.
-    inline: Option<Inline<T>>,
+    /// With no worker thread: the stream, read by `next` itself.
+    inline: Option<Reading>,
+    /// With worker threads: the stream they share, kept here too so a restart can take it back.
+    shared: Option<Arc<Mutex<SharedReader>>>,
 }
 
-/// A pipeline run on the consumer's thread (see [`Pipeline::threads`]).
-struct Inline<T> {
-    /// `None` once the stream has ended or failed.
-    stream: Option<Box<dyn BatchStream>>,
-    work: Work<T>,
+/// The batch stream of a run, and what can still come of it.
+enum StreamState {
+    /// Being read.
+    Live(Box<BatchStream>),
+    /// Read to its end and already restarted (which closed its files, so the counters are
+    /// complete): what the next iteration of an enclosing `repeat` reads.
+    Parked(Box<BatchStream>),
+    /// Failed, or let go of: nothing more comes of it.
+    Gone,
+}
+
+/// The stream of a run and the number of batches read from it.
+struct Reading {
+    state: StreamState,
     sent: u64,
 }
 
-impl<T> Inline<T> {
-    /// The next batch's result; `None` at the end. A failure of the stream ends it, after the
-    /// batches read before it, as the workers' reader does.
-    fn next(&mut self) -> Option<Result<T, PipelineError>> {
-        let stream = self.stream.as_mut()?;
+impl Reading {
+    fn new(stream: Box<BatchStream>) -> Self {
+        Reading {
+            state: StreamState::Live(stream),
+            sent: 0,
+        }
+    }
+
+    fn is_live(&self) -> bool {
+        matches!(self.state, StreamState::Live(_))
+    }
+
+    /// The next batch, numbered; `None` at the end (and after it). The stream is parked at its
+    /// end and let go of on a failure, which is returned once.
+    fn next(&mut self) -> Result<Option<RecordBatch>, PipelineError> {
+        let StreamState::Live(stream) = &mut self.state else {
+            return Ok(None);
+        };
         match read_batch(stream.as_mut()) {
             Ok(Some(mut batch)) => {
                 batch.index = self.sent;
                 self.sent += 1;
-                Some(run_work(&self.work, batch))
+                Ok(Some(batch))
             }
-            // Dropping the stream closes the files, so the counters are complete.
             Ok(None) => {
-                self.stream = None;
-                None
+                if let StreamState::Live(mut stream) = std::mem::replace(&mut self.state, StreamState::Gone) {
+                    stream.restart();
+                    self.state = StreamState::Parked(stream);
+                }
+                Ok(None)
             }
             Err(e) => {
-                self.stream = None;
-                Some(Err(e))
+                self.state = StreamState::Gone;
+                Err(e)
             }
+        }
+    }
+
+    /// Lets go of a stream still being read (closing its files); a parked one stays.
+    fn release(&mut self) {
+        if self.is_live() {
+            self.state = StreamState::Gone;
+        }
+    }
+
+    /// The stream at the start of its next iteration, or `None` when it failed.
+    fn into_restarted(self) -> Option<Box<BatchStream>> {
+        match self.state {
+            StreamState::Live(mut stream) => {
+                stream.restart();
+                Some(stream)
+            }
+            StreamState::Parked(stream) => Some(stream),
+            StreamState::Gone => None,
         }
     }
 }
@@ -88,11 +137,9 @@ fn one_cpu() -> bool {
 }
 
 /// The stream's next batch; a panic while reading it is an error, not an unwind.
-fn read_batch(stream: &mut dyn BatchStream) -> Result<Option<RecordBatch>, PipelineError> {
-    match catch_unwind(AssertUnwindSafe(|| stream.next_batch())) {
-        Ok(result) => result.map_err(PipelineError::Record),
-        Err(payload) => Err(PipelineError::Panic(panic_message(&*payload))),
-    }
+fn read_batch(stream: &mut BatchStream) -> Result<Option<RecordBatch>, PipelineError> {
+    catch_unwind(AssertUnwindSafe(|| stream.next_item()))
+        .unwrap_or_else(|payload| Err(PipelineError::Panic(panic_message(&*payload))))
 }
 
 /// `work` on `batch`; a panic in it is the batch's error.
@@ -106,37 +153,30 @@ fn run_work<T>(work: &Work<T>, batch: RecordBatch) -> Result<T, PipelineError> {
 /// is no reader thread of its own: `threads(1)` runs on one core and `threads(n)` on n, and
 /// the copy out of the file's buffer is made on the core that then parses the batch.
 struct SharedReader {
-    /// `None` once the stream has ended, failed or been stopped.
-    stream: Option<Box<dyn BatchStream>>,
+    reading: Reading,
     /// One permit per batch in flight; the consumer gives them back.
     permits: Receiver<()>,
-    /// Batches handed to workers so far (the next batch's index).
-    sent: u64,
 }
 
 impl SharedReader {
     /// The next batch to work on, or `None` when there is none left. The end of the stream
     /// (or its failure, or a panic while reading) is told to the consumer here, once.
     fn next_batch<T>(&mut self, stop: &AtomicBool, results: &SyncSender<Message<T>>) -> Option<RecordBatch> {
-        let stream = self.stream.as_mut()?;
-        // A permit first: bounds the batches between here and the consumer.
-        if self.permits.recv().is_err() || stop.load(Ordering::Relaxed) {
-            self.stream = None;
+        if !self.reading.is_live() {
             return None;
         }
-        // Caught here, under the lock, so a panic in a stage neither poisons the lock nor
-        // leaves the other workers waiting.
-        let end = match read_batch(stream.as_mut()) {
-            Ok(Some(mut batch)) => {
-                batch.index = self.sent;
-                self.sent += 1;
-                return Some(batch);
-            }
-            Ok(None) => Message::End(self.sent),
-            Err(e) => Message::Failed(self.sent, e),
+        // A permit first: bounds the batches between here and the consumer. Stopped, the
+        // stream stays where it is, for the iterator to let go of or restart.
+        if self.permits.recv().is_err() || stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        // Caught in `read_batch`, under the lock, so a panic in a stage neither poisons the
+        // lock nor leaves the other workers waiting.
+        let end = match self.reading.next() {
+            Ok(Some(batch)) => return Some(batch),
+            Ok(None) => Message::End(self.reading.sent),
+            Err(e) => Message::Failed(self.reading.sent, e),
         };
-        // Closes the files, so the counters are complete before the consumer hears of the end.
-        self.stream = None;
         let _ = results.send(end);
         None
     }
@@ -145,31 +185,65 @@ impl SharedReader {
 impl<T: Send + 'static> PipelineIter<T> {
     fn start(p: Pipeline<T>) -> Self {
         let counters = Arc::new(Counters::default());
-        let stop = Arc::new(AtomicBool::new(false));
-        let deterministic = p.deterministic;
-        let (results, permits, threads, inline) = if p.threads == 0 || (p.threads == 1 && one_cpu()) {
-            let inline = Inline {
-                stream: Some(p.batched.stream(Arc::clone(&counters), false)),
-                work: p.work,
-                sent: 0,
-            };
-            (None, None, Vec::new(), Some(inline))
-        } else {
-            let (results, permits, threads) = start_workers(p, &counters, &stop);
-            (Some(results), Some(permits), threads, None)
-        };
-        PipelineIter {
-            results,
-            permits,
-            stop,
-            threads,
+        let worker_threads = if p.threads == 1 && one_cpu() { 0 } else { p.threads };
+        // Reading is serial (one worker at a time holds the reader), so with two workers or more
+        // the data CRCs are checked by each batch's worker instead, in parallel. A mismatch is
+        // then that batch's error, which only delivery in order makes the same as the reader's:
+        // the batches before it, then the error, and nothing read after it.
+        let defer_crc = worker_threads > 1 && p.deterministic;
+        let stream = p.batched.stream(Arc::clone(&counters), defer_crc);
+        let mut iter = PipelineIter {
+            work: p.work,
+            worker_threads,
+            prefetch: p.prefetch,
+            deterministic: p.deterministic,
             counters,
-            deterministic,
+            results: None,
+            permits: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
             delivered: 0,
             pending: BTreeMap::new(),
             end: None,
             done: false,
-            inline,
+            inline: None,
+            shared: None,
+        };
+        iter.launch(stream);
+        iter
+    }
+
+    /// Runs `stream` from where it stands: on the iterating thread, or on new worker threads.
+    fn launch(&mut self, stream: Box<BatchStream>) {
+        self.delivered = 0;
+        self.pending.clear();
+        self.end = None;
+        self.done = false;
+        self.stop = Arc::new(AtomicBool::new(false));
+        if self.worker_threads == 0 {
+            self.inline = Some(Reading::new(stream));
+        } else {
+            self.start_workers(stream);
+        }
+    }
+
+    /// Starts the pipeline over, as a `repeat` of everything it runs would: its stream
+    /// restarted (its shuffles reshuffled, as [`ShuffleBuffer::restart`](crate::record::ShuffleBuffer::restart)
+    /// does), the batches it had read ahead dropped, its counters kept. After a failure it
+    /// stays ended.
+    pub(crate) fn restart(&mut self) {
+        self.stop_threads();
+        let reading = match (self.inline.take(), self.shared.take()) {
+            (Some(reading), _) => Some(reading),
+            (None, Some(shared)) => shared.lock().ok().map(|mut reader| Reading {
+                state: std::mem::replace(&mut reader.reading.state, StreamState::Gone),
+                sent: 0,
+            }),
+            (None, None) => None,
+        };
+        match reading.and_then(Reading::into_restarted) {
+            Some(stream) => self.launch(stream),
+            None => self.done = true,
         }
     }
 
@@ -188,23 +262,32 @@ impl<T: Send + 'static> PipelineIter<T> {
         }
         result
     }
+
+    /// The next result worked on this thread (no worker threads): a failure of the stream ends
+    /// it, after the batches read before it, as the workers' reader does.
+    fn next_inline(&mut self) -> Option<Result<T, PipelineError>> {
+        let reading = self.inline.as_mut()?;
+        let result = match reading.next() {
+            Ok(Some(batch)) => run_work(&self.work, batch),
+            Ok(None) => {
+                self.shut_down();
+                return None;
+            }
+            Err(e) => Err(e),
+        };
+        Some(self.deliver(result))
+    }
 }
 
 impl<T: Send + 'static> Iterator for PipelineIter<T> {
     type Item = Result<T, PipelineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(inline) = &mut self.inline {
-            if self.done {
-                return None;
-            }
-            return match inline.next() {
-                Some(result) => Some(self.deliver(result)),
-                None => {
-                    self.shut_down();
-                    None
-                }
-            };
+        if self.done {
+            return None;
+        }
+        if self.inline.is_some() {
+            return self.next_inline();
         }
         loop {
             if self.done {
@@ -258,65 +341,69 @@ impl<T: Send + 'static> Iterator for PipelineIter<T> {
     }
 }
 
-/// The worker threads of `p`, taking turns at the shared reader; the consumer's ends of the
-/// channels: results, and permits (one per batch in flight, given back as batches are taken).
-fn start_workers<T: Send + 'static>(
-    p: Pipeline<T>,
-    counters: &Arc<Counters>,
-    stop: &Arc<AtomicBool>,
-) -> (Receiver<Message<T>>, SyncSender<()>, Vec<JoinHandle<()>>) {
-    let in_flight = p.prefetch + p.threads;
-    let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(in_flight);
-    for _ in 0..in_flight {
-        let _ = permit_tx.send(());
-    }
-    let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
-    // Reading is serial (one worker at a time holds the reader), so with two workers or more
-    // the data CRCs are checked by each batch's worker instead, in parallel. A mismatch is
-    // then that batch's error, which only delivery in order makes the same as the reader's:
-    // the batches before it, then the error, and nothing read after it.
-    let defer_crc = p.threads > 1 && p.deterministic;
-    let reader = Arc::new(Mutex::new(SharedReader {
-        stream: Some(p.batched.stream(Arc::clone(counters), defer_crc)),
-        permits: permit_rx,
-        sent: 0,
-    }));
-    let mut threads = Vec::with_capacity(p.threads);
-    for _ in 0..p.threads {
-        let reader = Arc::clone(&reader);
-        let result_tx = result_tx.clone();
-        let work = Arc::clone(&p.work);
-        let stop = Arc::clone(stop);
-        threads.push(std::thread::spawn(move || loop {
-            let batch = match reader.lock() {
-                Ok(mut reader) => reader.next_batch(&stop, &result_tx),
-                Err(_) => return,
-            };
-            let Some(mut batch) = batch else { return };
-            let index = batch.index;
-            let result = match batch.check_crcs() {
-                Ok(()) => run_work(&work, batch),
-                Err(e) => Err(PipelineError::Record(e)),
-            };
-            if result_tx.send(Message::Batch(index, result)).is_err() {
-                return;
-            }
+impl<T: Send + 'static> PipelineIter<T> {
+    /// Worker threads taking turns at `stream`, and the consumer's ends of the channels:
+    /// results, and permits (one per batch in flight, given back as batches are taken).
+    fn start_workers(&mut self, stream: Box<BatchStream>) {
+        let in_flight = self.prefetch + self.worker_threads;
+        let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(in_flight);
+        for _ in 0..in_flight {
+            let _ = permit_tx.send(());
+        }
+        let (result_tx, result_rx) = mpsc::sync_channel::<Message<T>>(in_flight + 2);
+        let reader = Arc::new(Mutex::new(SharedReader {
+            reading: Reading::new(stream),
+            permits: permit_rx,
         }));
+        for _ in 0..self.worker_threads {
+            let reader = Arc::clone(&reader);
+            let result_tx = result_tx.clone();
+            let work = Arc::clone(&self.work);
+            let stop = Arc::clone(&self.stop);
+            self.threads.push(std::thread::spawn(move || loop {
+                let batch = match reader.lock() {
+                    Ok(mut reader) => reader.next_batch(&stop, &result_tx),
+                    Err(_) => return,
+                };
+                let Some(mut batch) = batch else { return };
+                let index = batch.index;
+                let result = match batch.check_crcs() {
+                    Ok(()) => run_work(&work, batch),
+                    Err(e) => Err(PipelineError::Record(e)),
+                };
+                if result_tx.send(Message::Batch(index, result)).is_err() {
+                    return;
+                }
+            }));
+        }
+        self.results = Some(result_rx);
+        self.permits = Some(permit_tx);
+        self.shared = Some(reader);
     }
-    (result_rx, permit_tx, threads)
 }
 
 impl<T> PipelineIter<T> {
-    /// Stops every thread and waits for them.
-    fn shut_down(&mut self) {
+    /// Stops every thread and waits for them; the stream stays where it is.
+    fn stop_threads(&mut self) {
         self.done = true;
         self.stop.store(true, Ordering::Relaxed);
         // Closing our ends of the channels wakes every thread blocked on one.
         self.permits = None;
         self.results = None;
-        self.inline = None;
         for t in self.threads.drain(..) {
             let _ = t.join();
+        }
+    }
+
+    /// Stops every thread and lets go of the stream (closing its files, so the counters are
+    /// complete); a stream read to its end stays parked for a restart.
+    fn shut_down(&mut self) {
+        self.stop_threads();
+        if let Some(reading) = &mut self.inline {
+            reading.release();
+        }
+        if let Some(Ok(mut reader)) = self.shared.as_ref().map(|r| r.lock()) {
+            reader.reading.release();
         }
     }
 }

@@ -18,8 +18,10 @@ mod random_access;
 mod reader;
 pub mod remote;
 mod scan;
+mod seek_index;
 mod shuffle;
 mod writer;
+mod zran;
 
 pub use compression::{Compression, CompressionChoice, UnknownCompression};
 pub use error::{Location, RecordError, RecordErrorKind};
@@ -36,6 +38,7 @@ pub use reader::{
 };
 #[cfg(feature = "npz")]
 pub(crate) use remote::read_exact_at;
+pub use seek_index::{Checkpoint, SeekIndex, DEFAULT_SPACING, SEEK_INDEX_VERSION};
 pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 

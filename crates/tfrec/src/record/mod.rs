@@ -29,7 +29,7 @@ pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFi
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
 pub use plan::{plan_read_units, ReadUnit};
-pub use random_access::{RecordFile, RecordFiles};
+pub use random_access::{RecordFile, RecordFiles, DEFAULT_CACHED_SPANS};
 #[cfg(feature = "pipeline")]
 pub(crate) use reader::check_deferred_crc;
 pub use reader::{

@@ -689,10 +689,10 @@ impl SeekIndex {
         if crc.sum().to_le_bytes() != stored {
             return Err("the index's checksum does not match (damaged or cut short)".to_owned());
         }
-        let compression = match r.bytes(4)?[0] {
-            1 => Compression::Gzip,
-            2 => Compression::Zlib,
-            other => return Err(format!("unknown compression code {other}")),
+        let compression = match r.bytes(4)? {
+            [1, 0, 0, 0] => Compression::Gzip,
+            [2, 0, 0, 0] => Compression::Zlib,
+            other => return Err(format!("unknown compression code {other:?}")),
         };
         let file_len = r.u64()?;
         let secs = r.u64()? as i64;
@@ -1080,5 +1080,81 @@ impl<'a> Fields<'a> {
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_le_bytes(a))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::test_files::compressed;
+    use proptest::prelude::*;
+    use std::sync::Mutex;
+
+    /// Every record of `bytes` (a compressed stream) through `index`, span by span.
+    fn read_all(index: &SeekIndex, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let file = Positional::Stream {
+            stream: Mutex::new(Box::new(io::Cursor::new(bytes.to_vec()))),
+            len: bytes.len() as u64,
+        };
+        let path: Arc<Path> = Arc::from(Path::new("memory"));
+        let mut out = Vec::new();
+        for i in 0..index.len() {
+            let span = index.decode_span(&file, &path, index.span_of(i)).expect("decode");
+            let k = (i - span.first_record) as usize;
+            let frame = &span.data[span.starts[k]..span.starts[k + 1]];
+            out.push(frame[HEADER_LEN..frame.len() - 4].to_vec());
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn every_record_reads_back_and_the_index_round_trips(
+            records in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4000), 0..80),
+            zlib in any::<bool>(),
+            spacing in 32_768u64..120_000,
+        ) {
+            let compression = if zlib { Compression::Zlib } else { Compression::Gzip };
+            let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+            let bytes = compressed(&refs, compression);
+            let index = SeekIndex::build_from(bytes.as_slice(), compression, spacing).map_err(|e| e.kind).expect("build");
+            prop_assert_eq!(index.len(), records.len() as u64);
+            prop_assert_eq!(SeekIndex::from_bytes(&index.to_bytes()).expect("read back"), index.clone());
+            prop_assert_eq!(read_all(&index, &bytes), records);
+        }
+
+        #[test]
+        fn damaged_index_bytes_are_refused_or_read_the_same(at in any::<usize>(), bit in 0u8..8) {
+            let records: Vec<Vec<u8>> = (0..200u32).map(|i| format!("{i}").repeat(300).into_bytes()).collect();
+            let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+            let bytes = compressed(&refs, Compression::Gzip);
+            let index = SeekIndex::build_from(bytes.as_slice(), Compression::Gzip, 40_000).map_err(|e| e.kind).expect("build");
+            let mut stored = index.to_bytes();
+            let at = at % stored.len();
+            stored[at] ^= 1 << bit;
+            // The checksum sees every single-bit change.
+            prop_assert!(SeekIndex::from_bytes(&stored).is_err());
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_sits_on_a_record_boundary_it_names() {
+        let mut rng = crate::rng::SplitMix64::new(3);
+        let records: Vec<Vec<u8>> = (0..3000)
+            .map(|_| (0..rng.below(300)).map(|_| b"0123456789"[rng.below(10)]).collect())
+            .collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let bytes = compressed(&refs, Compression::Zlib);
+        let index = SeekIndex::build_from(bytes.as_slice(), Compression::Zlib, 40_000)
+            .map_err(|e| e.kind)
+            .expect("build");
+        assert!(index.checkpoints().len() > 3);
+        let framed: Vec<u64> = records.iter().map(|r| (r.len() + FRAMING_LEN) as u64).collect();
+        for c in index.checkpoints() {
+            let before: u64 = framed[..c.first_record as usize].iter().sum();
+            assert_eq!(before, c.first_record_at);
+            assert!(c.first_record_at >= c.inflated_offset);
+        }
     }
 }

@@ -417,6 +417,167 @@ impl RecordFile {
         Ok(at + data.start..at + data.end)
     }
 
+    /// Calls `f(i, data)` for every record in file order, both CRCs checked, with the file
+    /// read by up to `threads` workers at once: for a compressed file each inflates its own
+    /// spans from their checkpoints; for a plain file each reads its own runs of about a MiB
+    /// of records, which start at the index's record boundaries. The first error ends it (the
+    /// records before it have been given to `f`).
+    pub fn for_each_record_parallel(&self, threads: usize, mut f: impl FnMut(usize, &[u8])) -> Result<(), IndexError> {
+        let units = self.read_units();
+        let threads = threads.clamp(1, units.len().max(1));
+        // Workers run at most this many units ahead of the one handed out next.
+        let ahead = 2 * threads;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let handed_out = (Mutex::new(0usize), std::sync::Condvar::new());
+        let (send, receive) = std::sync::mpsc::sync_channel::<(usize, Result<Span, IndexError>)>(ahead);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let send = send.clone();
+                let (next, handed_out, units) = (&next, &handed_out, &units);
+                scope.spawn(move || loop {
+                    let u = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(unit) = units.get(u) else { return };
+                    {
+                        let (done, turn) = handed_out;
+                        let Ok(mut done) = done.lock() else { return };
+                        while u >= *done + ahead {
+                            match turn.wait(done) {
+                                Ok(d) => done = d,
+                                Err(_) => return,
+                            }
+                        }
+                    }
+                    let span = self.read_unit(unit.clone());
+                    let failed = span.is_err();
+                    if send.send((u, span)).is_err() || failed {
+                        return;
+                    }
+                });
+            }
+            drop(send);
+            let mut waiting = std::collections::BTreeMap::new();
+            let mut want = 0usize;
+            let result = loop {
+                if want == units.len() {
+                    break Ok(());
+                }
+                let span = match waiting.remove(&want) {
+                    Some(span) => span,
+                    None => match receive.recv() {
+                        Ok((u, span)) => {
+                            waiting.insert(u, span);
+                            continue;
+                        }
+                        // Every worker stopped with units left unsent: a worker thread failed.
+                        Err(_) => {
+                            let stopped = io::Error::other("a reading thread stopped early");
+                            break Err(self.damage(RecordErrorKind::Io(stopped), 0, 0, false));
+                        }
+                    },
+                };
+                let span: Span = match span {
+                    Ok(span) => span,
+                    Err(e) => break Err(e),
+                };
+                for (k, pair) in span.starts.windows(2).enumerate() {
+                    let frame = &span.data[pair[0]..pair[1]];
+                    f(
+                        span.first_record as usize + k,
+                        &frame[HEADER_LEN..frame.len() - FOOTER_LEN],
+                    );
+                }
+                want += 1;
+                let (done, turn) = &handed_out;
+                if let Ok(mut done) = done.lock() {
+                    *done = want;
+                }
+                turn.notify_all();
+            };
+            // Let workers waiting for their turn see that no more is wanted.
+            next.store(units.len(), std::sync::atomic::Ordering::Relaxed);
+            if let Ok(mut done) = handed_out.0.lock() {
+                *done = units.len() + ahead;
+            }
+            handed_out.1.notify_all();
+            drop(receive);
+            result
+        })
+    }
+
+    /// The file cut for [`RecordFile::for_each_record_parallel`]: span numbers of a compressed
+    /// file, record ranges of about a MiB of a plain one.
+    fn read_units(&self) -> Vec<Range<usize>> {
+        if let Some(c) = &self.compressed {
+            // Of checkpoints inside one long record, the last (the one `span_of` picks); none
+            // after the last record's start.
+            let checkpoints = c.seek.checkpoints();
+            return (0..checkpoints.len())
+                .filter(|&k| {
+                    let first = checkpoints[k].first_record;
+                    first < c.seek.len() && checkpoints.get(k + 1).is_none_or(|n| n.first_record > first)
+                })
+                .map(|k| k..k + 1)
+                .collect();
+        }
+        let mut units = Vec::new();
+        let (mut start, mut bytes) = (0usize, 0u64);
+        for (i, e) in self.index.entries().iter().enumerate() {
+            bytes += e.len;
+            if bytes >= 1 << 20 {
+                units.push(start..i + 1);
+                (start, bytes) = (i + 1, 0);
+            }
+        }
+        if start < self.index.len() {
+            units.push(start..self.index.len());
+        }
+        units
+    }
+
+    /// One unit of [`RecordFile::read_units`], read and checked: every frame's CRCs hold.
+    fn read_unit(&self, unit: Range<usize>) -> Result<Span, IndexError> {
+        let span = match &self.compressed {
+            Some(c) => c.seek.decode_span(&self.file, &self.path, unit.start)?,
+            None => {
+                let entries = &self.index.entries()[unit.clone()];
+                let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                    return Ok(Span {
+                        first_record: unit.start as u64,
+                        first_at: 0,
+                        data: Vec::new(),
+                        starts: vec![0],
+                    });
+                };
+                let end = last.offset + last.len;
+                let len = usize::try_from(end - first.offset)
+                    .map_err(|_| self.stale(unit.start, first.offset, "too large for memory".into()))?;
+                let mut data = vec![0u8; len];
+                self.file
+                    .read_exact_at(&mut data, first.offset)
+                    .map_err(|e| self.damage(RecordErrorKind::Io(e), unit.start, first.offset, false))?;
+                let mut starts: Vec<usize> = entries.iter().map(|e| (e.offset - first.offset) as usize).collect();
+                starts.push(len);
+                if starts.windows(2).any(|w| w[0] > w[1]) {
+                    return Err(self.stale(unit.start, first.offset, "entries out of order".into()));
+                }
+                Span {
+                    first_record: unit.start as u64,
+                    first_at: first.offset,
+                    data,
+                    starts,
+                }
+            }
+        };
+        let inflated = self.compressed.is_some();
+        for (k, pair) in span.starts.windows(2).enumerate() {
+            let i = span.first_record as usize + k;
+            let offset = span.first_at + pair[0] as u64;
+            let frame = &span.data[pair[0]..pair[1]];
+            self.check_frame(i, offset, frame.len() as u64, frame, inflated)?;
+        }
+        Ok(span)
+    }
+
     fn entry(&self, i: usize) -> Result<IndexEntry, IndexError> {
         self.index.entries().get(i).copied().ok_or(IndexError::OutOfRange {
             index: i as u64,
@@ -1062,6 +1223,50 @@ mod tests {
         let seek = SeekIndex::build(&path, Compression::Gzip, 40_000);
         let err = seek.expect_err("a truncated file cannot be indexed");
         assert!(err.to_string().contains("a.gz"), "{err}");
+    }
+
+    #[test]
+    fn parallel_reading_gives_every_record_in_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let recs = random_records(11, 150);
+        for (name, c) in [
+            ("p.tfrecord", Compression::None),
+            ("g.gz", Compression::Gzip),
+            ("z.zz", Compression::Zlib),
+        ] {
+            let path = write(dir.path(), name, &compressed(&refs(&recs), c));
+            let file = match c {
+                Compression::None => RecordFile::open(&path).expect("open"),
+                _ => {
+                    let seek = SeekIndex::build(&path, c, 40_000).expect("build");
+                    RecordFile::with_seek_index(&path, seek).expect("open")
+                }
+            };
+            for threads in [1, 2, 5] {
+                let mut got = Vec::new();
+                file.for_each_record_parallel(threads, |i, data| got.push((i, data.to_vec())))
+                    .expect("parallel read");
+                let want: Vec<(usize, Vec<u8>)> = recs.iter().cloned().enumerate().collect();
+                assert!(got == want, "{name}, {threads} threads");
+            }
+        }
+        // Damage ends it with an error after the records before it.
+        let mut bytes = compressed(&refs(&recs), Compression::Gzip);
+        let path = write(dir.path(), "d.gz", &bytes);
+        let seek = SeekIndex::build(&path, Compression::Gzip, 40_000).expect("build");
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0xff;
+        bytes[at + 1] ^= 0xff;
+        std::fs::write(&path, &bytes).expect("damage");
+        let file = RecordFile::with_seek_index(&path, seek).expect("open");
+        let mut seen = 0;
+        let err = file.for_each_record_parallel(3, |i, data| {
+            assert_eq!(i, seen);
+            assert!(data == recs[i], "record {i}");
+            seen += 1;
+        });
+        assert!(err.is_err(), "the damage is found");
+        assert!(seen < recs.len());
     }
 
     /// How far before the damage a block may begin whose decoding meets it.

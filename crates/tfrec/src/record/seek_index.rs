@@ -470,6 +470,12 @@ impl SeekIndex {
                         let last = checkpoints.last().map_or(0, |c| c.inflated_offset);
                         if history.total - last >= spacing && walker.settled_at(history.total) {
                             let window = history.window();
+                            // Inside one long record only the last checkpoint is ever used
+                            // (the one nearest the next record), so it replaces the one before.
+                            if checkpoints.len() > 1 && checkpoints.last().map(|c| c.first_record) == Some(walker.count)
+                            {
+                                checkpoints.pop();
+                            }
                             checkpoints.push(Checkpoint {
                                 compressed_offset: input.at,
                                 bits: unused_bits,

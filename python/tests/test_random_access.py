@@ -174,6 +174,17 @@ def test_a_compressed_file_reads_through_its_seek_index(tmp_path, compression):
     assert [again[i] for i in order[:10]] == [records[i] for i in order[:10]]
     with pytest.raises(IndexError):
         ds[len(records)]
+    # The index `tfrec index` writes, with dense checkpoints, reads the same.
+    os.remove(str(path) + ".zidx")
+    assert tfrec._tfrec.cli_main(["tfrec", "index", "--spacing", "40000", str(path)]) == 0
+    by_cli = tfrec.RandomAccessDataset(str(path))
+    assert [by_cli[i] for i in order] == [records[i] for i in order]
+    # A stale index (the file rewritten since) is refused, naming the index.
+    with tfrec.TFRecordWriter(str(path), compression=compression) as w:
+        for r in records[1:]:
+            w.write(r)
+    with pytest.raises(tfrec.DataLossError, match="stale seek index"):
+        tfrec.RandomAccessDataset(str(path))
 
 
 def test_damage_and_stale_indexes_are_errors(tmp_path):

@@ -41,3 +41,10 @@ PY
 for t in record_reader example_decoder text_parser parse_example parse_spec parse_paths; do
   echo "seeded: $(ls "$here/corpus/$t" | wc -l) $t inputs"
 done
+# Seek indexes: of the golden GZIP and ZLIB files, with checkpoints as close as they go.
+mkdir -p "$here/corpus/seek_index"
+for f in "$golden"/records/*.gz "$golden"/records/*.zz; do
+  [ -e "$f" ] || continue
+  cargo run -q --manifest-path "$here/../Cargo.toml" -p tfrec-cli -- index --spacing 32768 \
+    -o "$here/corpus/seek_index/$(basename "$f").zidx" "$f" >/dev/null
+done

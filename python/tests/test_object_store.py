@@ -179,6 +179,15 @@ def test_random_access_reads_objects_by_ranges(s3, local_files):
     assert not [k for k in _keys(s3, "data/") if k.endswith(".idx")]
 
 
+def test_random_access_reads_a_gzip_object_through_its_seek_index(s3, local_files):
+    records = local_files["c.tfrecord.gz"][1]
+    ds = tfrec.RandomAccessDataset(_url("data/c.tfrecord.gz"))
+    assert len(ds) == len(records)
+    order = list(range(len(records)))[::-3] + list(range(len(records)))[1::3]
+    assert [ds[i] for i in order] == [records[i] for i in order]
+    assert not [k for k in _keys(s3, "data/") if k.endswith(".zidx")]
+
+
 def test_arrow_and_polars_read_objects(s3, local_files):
     pa = pytest.importorskip("pyarrow")
     url, path = _url("data/a.tfrecord"), str(local_files["a.tfrecord"][0])
@@ -302,9 +311,10 @@ def test_random_access_over_seekable_file_objects(local_files):
         import pickle
 
         pickle.dumps(ds)
-    gz = local_files["c.tfrecord.gz"][0]
-    with pytest.raises(tfrec.errors.TfrecError, match="GZIP|compressed"):
-        tfrec.RandomAccessDataset(io.BytesIO(gz.read_bytes()))
+    gz, gz_records = local_files["c.tfrecord.gz"]
+    compressed = tfrec.RandomAccessDataset(io.BytesIO(gz.read_bytes()))
+    assert len(compressed) == len(gz_records)
+    assert compressed[[29, 0, 13]] == [gz_records[29], gz_records[0], gz_records[13]]
 
 
 def test_writers_write_to_file_objects_what_they_write_to_files(tmp_path):

@@ -282,7 +282,7 @@ fn a_file_that_is_not_tfrecord_says_so() {
 }
 
 #[test]
-fn index_takes_many_files_and_names_a_real_command_for_compressed_ones() {
+fn index_takes_many_files_and_writes_a_seek_index_for_compressed_ones() {
     let dir = data_dir();
     let d = dir.path();
     write_examples(&d.join("small.tfrecord"), 3);
@@ -292,12 +292,12 @@ fn index_takes_many_files_and_names_a_real_command_for_compressed_ones() {
     assert!(d.join("big.tfrecord.idx").exists() && d.join("small.tfrecord.idx").exists());
     write_examples(&d.join("c.tfrecord.gz"), 3);
     let out = tfrec_in(d, &["index", "c.tfrecord.gz"]);
-    expect_code(&out, 2, "a compressed file");
-    let err = text(&out.stderr);
-    let named = err.split('`').nth(1).expect("a command in backquotes");
-    let command = named.split_whitespace().nth(1).expect("a subcommand");
-    let help = tfrec_in(d, &[command, "--help"]);
-    expect_code(&help, 0, &format!("the named command {command:?} exists"));
+    let printed = expect_code(&out, 0, "a compressed file");
+    assert!(
+        printed.contains("3 records indexed") && printed.contains("checkpoints"),
+        "{printed}"
+    );
+    assert!(d.join("c.tfrecord.gz.zidx").exists());
 }
 
 #[test]
@@ -358,4 +358,40 @@ fn the_shuffle_buffer_is_bounded_in_bytes_too() {
     let args = ["shuffle", "big.tfrecord", "-o", "many", "--buffer", "100000"];
     expect_code(&tfrec_in(d, &args), 0, "shuffle");
     assert_ne!(read(d.join("many/shuffled-00000-of-00001.tfrecord")), shuffled);
+}
+
+#[test]
+fn count_on_threads_through_saved_indexes_says_what_one_thread_says() {
+    let dir = data_dir();
+    let d = dir.path();
+    write_examples(&d.join("c.tfrecord.gz"), 4000);
+    expect_code(
+        &tfrec_in(d, &["index", "--spacing", "40000", "c.tfrecord.gz", "big.tfrecord"]),
+        0,
+        "index",
+    );
+    for args in [
+        vec!["count", "c.tfrecord.gz", "big.tfrecord"],
+        vec!["count", "--json", "c.tfrecord.gz", "big.tfrecord"],
+    ] {
+        let one = expect_code(&tfrec_in(d, &args), 0, "one thread");
+        let mut threaded = args.clone();
+        threaded.extend(["--threads", "2"]);
+        let two = expect_code(&tfrec_in(d, &threaded), 0, "two threads");
+        assert_eq!(one, two, "{args:?}");
+    }
+    // Damage in the compressed data: the same exit status, and the error names the file.
+    let path = d.join("c.tfrecord.gz");
+    let mut bytes = std::fs::read(&path).expect("read");
+    let meta = std::fs::metadata(&path).expect("meta");
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xff;
+    bytes[at + 1] ^= 0xff;
+    std::fs::write(&path, &bytes).expect("damage");
+    let f = std::fs::File::options().write(true).open(&path).expect("open");
+    f.set_modified(meta.modified().expect("mtime")).expect("keep the stamp");
+    drop(f);
+    let out = tfrec_in(d, &["count", "--threads", "2", "c.tfrecord.gz"]);
+    expect_code(&out, 1, "damaged");
+    assert!(text(&out.stderr).contains("c.tfrecord.gz"), "{}", text(&out.stderr));
 }

@@ -164,7 +164,15 @@ fn index_error(py: Python<'_>, e: IndexError) -> PyErr {
                 &[("path", obj(py, index)), ("kind", obj(py, "stale_index"))],
             )
         }
-        IndexError::Parse { path, .. } => raise::<DataLossError>(
+        IndexError::StaleSeekIndex { index_file, .. } => raise::<DataLossError>(
+            py,
+            message,
+            &[
+                ("path", obj(py, index_file.display().to_string())),
+                ("kind", obj(py, "stale_index")),
+            ],
+        ),
+        IndexError::BadSeekIndex { index_file: path, .. } | IndexError::Parse { path, .. } => raise::<DataLossError>(
             py,
             message,
             &[

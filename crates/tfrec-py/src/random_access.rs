@@ -1,4 +1,4 @@
-//! `tfrec._tfrec.RecordFiles`: random access to plain TFRecord files from Python (record `i` of
+//! `tfrec._tfrec.RecordFiles`: random access to TFRecord files (plain, GZIP, ZLIB) from Python (record `i` of
 //! many files, or a batch of them, as `bytes`), reading with the GIL released. The Python face,
 //! with negative indices, slices and parsing, is `tfrec.RandomAccessDataset`.
 
@@ -26,7 +26,8 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<u8>, Vec<Range<usize>>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// Plain TFRecord files opened for random access, their records numbered file after file.
+/// TFRecord files (plain, GZIP or ZLIB) opened for random access, their records numbered
+/// file after file.
 #[pyclass(module = "tfrec._tfrec", frozen)]
 pub struct RecordFiles {
     inner: Files,

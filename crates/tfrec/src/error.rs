@@ -247,7 +247,11 @@ impl IndexError {
                 ErrorCategory::Usage
             }
             // An index file that does not read as one, or does not describe its records.
-            IndexError::Parse { .. } | IndexError::Stale { .. } | IndexError::Mismatch { .. } => ErrorCategory::Data,
+            IndexError::Parse { .. }
+            | IndexError::Stale { .. }
+            | IndexError::Mismatch { .. }
+            | IndexError::BadSeekIndex { .. }
+            | IndexError::StaleSeekIndex { .. } => ErrorCategory::Data,
         }
     }
 }

@@ -1,12 +1,12 @@
 //! `RecordFile` / `RecordFiles` against sequential reading: every record by position equals
 //! the one `RecordReader` yields, with the index built, loaded from `FILE.idx` or given; damage
-//! and compression are errors; one `RecordFiles` is shared by threads.
+//! are errors; GZIP files are read through their seek index; one `RecordFiles` is shared by threads.
 
 use std::path::{Path, PathBuf};
 
 use tfrec::record::{
     Compression, IndexError, ReaderOptions, RecordErrorKind, RecordFile, RecordFiles, RecordIndex, RecordReader,
-    RecordWriter, WriterOptions,
+    RecordWriter, SeekIndex, WriterOptions,
 };
 
 /// xorshift64*: reproducible sizes and bytes without a dependency.
@@ -173,20 +173,27 @@ fn a_damaged_record_is_an_error_naming_its_offset() {
 }
 
 #[test]
-fn a_gzip_file_says_random_access_needs_an_uncompressed_file() {
+fn a_gzip_file_is_read_through_its_seek_index() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let paths = make_files(dir.path(), 1, 9, Compression::Gzip);
-    let err = RecordFile::open(&paths[0]).expect_err("gzip");
-    assert!(matches!(
-        err,
-        IndexError::NeedsUncompressed {
-            compression: Compression::Gzip,
-            ..
-        }
-    ));
+    let paths = make_files(dir.path(), 2, 9, Compression::Gzip);
+    std::fs::create_dir(dir.path().join("plain")).expect("mkdir");
+    let plain = make_files(&dir.path().join("plain"), 2, 9, Compression::None);
+    let files = RecordFiles::open(&paths).expect("gzip files");
+    let expected = RecordFiles::open(&plain).expect("plain files");
+    assert_eq!(files.len(), expected.len());
+    for i in (0..files.len()).rev() {
+        assert_eq!(
+            files.get(i).expect("gzip"),
+            expected.get(i).expect("plain"),
+            "record {i}"
+        );
+    }
     assert!(
-        err.to_string().contains("random access needs an uncompressed file"),
-        "{err}"
+        SeekIndex::default_path(&paths[0]).exists(),
+        "the seek index is saved beside the file"
     );
-    assert!(!RecordIndex::default_path(&paths[0]).exists(), "nothing indexed");
+    assert!(
+        !RecordIndex::default_path(&paths[0]).exists(),
+        "no offset index for a compressed file"
+    );
 }

@@ -233,7 +233,8 @@ class Parser:
 
 @final
 class RecordFiles:
-    """Plain TFRecord files opened for random access, their records numbered file after file."""
+    """TFRecord files (plain, GZIP or ZLIB) opened for random access, their records numbered
+    file after file."""
     def __new__(cls, paths: Sequence[str], index_paths: Sequence[str | None] | None = None) -> Self: ...
     @staticmethod
     def from_streams(streams: Sequence[object]) -> RecordFiles:

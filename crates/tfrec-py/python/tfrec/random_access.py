@@ -1,4 +1,4 @@
-"""Random access to plain TFRecord files: :class:`RandomAccessDataset`, a map-style data set
+"""Random access to TFRecord files: :class:`RandomAccessDataset`, a map-style data set
 (``len(ds)``, ``ds[i]``, ``ds[[i, j]]``, slices) over one file or many, for a global shuffle
 each epoch with PyTorch's samplers (``tfrec.torch.MapDataset``) or Grain, which read any
 ``__len__`` + ``__getitem__`` source.
@@ -7,8 +7,9 @@ Records are read with one positional read each and both CRCs checked. Each file 
 index of record offsets: ``FILE.idx`` beside it (what ``tfrec index`` writes; DALI's
 ``tfrecord2idx`` and the ``tfrecord`` package's ``offset length`` files are the same format),
 built on first use and saved there when the directory is writable, else kept in memory.
-Compressed files cannot be read this way (record N would need everything before it
-decompressed): they are refused with an error saying so.
+A GZIP or ZLIB file has a seek index instead, ``FILE.zidx`` (``tfrec index`` writes it too;
+built and saved the same way): checkpoints about every MiB of inflated records, so record N
+is inflated from the nearest one, and the last spans inflated are kept for their neighbours.
 """
 
 import operator
@@ -29,14 +30,15 @@ def _as_list(filenames):
 
 
 class RandomAccessDataset:
-    """The records of plain TFRecord files by position: ``ds[i]`` is the i-th record of
+    """The records of TFRecord files (plain, GZIP or ZLIB) by position: ``ds[i]`` is the i-th record of
     reading the files in order (as ``tfrec.TFRecordDataset`` yields them).
 
     ``filenames``: a path, glob, directory or object store URL, or a list of them; or file
     objects with ``read()`` and ``seek()`` (indexed by reading each once, kept in memory). ``features``: a parse spec
     (``{name: tfrec.io.FixedLenFeature(...), ...}`` as ``tfrec.io.parse_example`` takes); with it
     ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``.
-    ``index_paths``: one index path (or ``None`` for ``FILE.idx``) per file after expansion.
+    ``index_paths``: one index path (or ``None`` for ``FILE.idx``, ``FILE.zidx`` for a compressed
+    file) per file after expansion.
 
     - ``ds[i]`` (negative from the end), ``ds[[i, j, k]]`` or ``ds[np.array([...])]`` (a list),
       ``ds[a:b:c]`` (a list); ``IndexError`` past the end.

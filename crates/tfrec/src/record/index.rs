@@ -97,6 +97,26 @@ pub enum IndexError {
         /// What does not match.
         problem: String,
     },
+    /// A seek index file (of a compressed file) that cannot be read: not one, of another
+    /// format version, damaged, or with checkpoints out of order.
+    #[error("{}: not a usable seek index: {problem} (rebuild it, e.g. with `tfrec index`)", index_file.display())]
+    BadSeekIndex {
+        /// The index file.
+        index_file: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A seek index of another file, or of another version of its file (size or modification
+    /// time differ).
+    #[error("{}: stale seek index for {path}: {problem} (rebuild it, e.g. with `tfrec index`)", index_file.display())]
+    StaleSeekIndex {
+        /// The index file.
+        index_file: PathBuf,
+        /// The records file.
+        path: PathBuf,
+        /// What does not match.
+        problem: String,
+    },
     /// The record found at an indexed offset does not have the indexed length (stale index).
     #[error("record {index} at byte {offset}: the file has a record of {actual} framed bytes where the index says {expected} (is the index stale?)")]
     Mismatch {

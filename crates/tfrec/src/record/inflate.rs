@@ -167,7 +167,7 @@ const FRESERVED: u8 = 0xe0;
 
 /// The length of a complete gzip header at the start of `bytes`, `Ok(None)` if more bytes are
 /// needed, or what is wrong with it.
-fn gzip_header_len(bytes: &[u8]) -> Result<Option<usize>, &'static str> {
+pub(crate) fn gzip_header_len(bytes: &[u8]) -> Result<Option<usize>, &'static str> {
     let check = |prefix: &[u8]| -> Result<(), &'static str> {
         match prefix {
             [0x1f, 0x8b, ..] | [0x1f] | [] => {}

@@ -22,8 +22,10 @@ mod reader;
 pub mod remote;
 mod scan;
 mod shards;
+mod seek_index;
 mod shuffle;
 mod writer;
+mod zran;
 
 pub use compression::{Compression, CompressionChoice, UnknownCompression};
 pub use error::{Location, RecordError, RecordErrorKind};
@@ -31,7 +33,7 @@ pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFi
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
 pub use plan::{plan_read_units, ReadUnit};
-pub use random_access::{RecordFile, RecordFiles};
+pub use random_access::{RecordFile, RecordFiles, DEFAULT_CACHED_SPANS};
 #[cfg(feature = "pipeline")]
 pub(crate) use reader::check_deferred_crc;
 pub use reader::{
@@ -41,6 +43,7 @@ pub use reader::{
 #[cfg(feature = "npz")]
 pub(crate) use remote::read_exact_at;
 pub use shards::{is_shard_name, shard_extension, shard_name, ShardHash};
+pub use seek_index::{Checkpoint, SeekIndex, DEFAULT_SPACING, SEEK_INDEX_VERSION};
 pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 

@@ -1,6 +1,9 @@
-//! Random access to plain TFRecord files: record N read with one positional read (`pread`) and
-//! both its CRCs checked, through an index loaded from beside the file or built once and cached
-//! there. [`RecordFile`] is one file, [`RecordFiles`] many files as one sequence.
+//! Random access to TFRecord files: record N of a plain file read with one positional read
+//! (`pread`) and both its CRCs checked, through an index of record offsets loaded from beside
+//! the file or built once and cached there; record N of a GZIP or ZLIB file inflated from the
+//! nearest checkpoint of its seek index ([`SeekIndex`]), the span inflated kept in a small cache
+//! for the reads of its neighbours. [`RecordFile`] is one file, [`RecordFiles`] many files as
+//! one sequence.
 //!
 //! Reads take `&self` (no seek position is shared), so threads can share one `RecordFile`.
 
@@ -16,6 +19,53 @@ use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LE
 use super::index::{IndexEntry, IndexError, RecordIndex};
 use super::reader::{file_compression, RecordReader};
 use super::remote::{Positional, Source};
+use super::seek_index::{SeekIndex, Span, DEFAULT_SPACING};
+
+/// Inflated spans a compressed [`RecordFile`] keeps for the reads of neighbouring records.
+pub const DEFAULT_CACHED_SPANS: usize = 8;
+
+/// A compressed file's seek index and the spans last inflated through it.
+#[derive(Debug)]
+struct Compressed {
+    seek: SeekIndex,
+    /// Most recently used last; at most `capacity` spans, by span number.
+    cache: Mutex<Vec<(usize, Arc<Span>)>>,
+    capacity: usize,
+}
+
+impl Compressed {
+    fn new(seek: SeekIndex) -> Self {
+        Compressed {
+            seek,
+            cache: Mutex::new(Vec::new()),
+            capacity: DEFAULT_CACHED_SPANS,
+        }
+    }
+
+    /// The span holding record `i`, from the cache or inflated now (outside the lock, so
+    /// threads reading other spans do not wait).
+    fn span(&self, file: &Positional, path: &Arc<Path>, i: u64) -> Result<Arc<Span>, IndexError> {
+        let c = self.seek.span_of(i);
+        if let Ok(mut cache) = self.cache.lock() {
+            if let Some(k) = cache.iter().position(|(n, _)| *n == c) {
+                let hit = cache.remove(k);
+                let span = hit.1.clone();
+                cache.push(hit);
+                return Ok(span);
+            }
+        }
+        let span = Arc::new(self.seek.decode_span(file, path, c)?);
+        if let Ok(mut cache) = self.cache.lock() {
+            if self.capacity > 0 {
+                if cache.len() >= self.capacity {
+                    cache.remove(0);
+                }
+                cache.push((c, span.clone()));
+            }
+        }
+        Ok(span)
+    }
+}
 
 /// A plain TFRecord file opened for random access.
 ///
@@ -44,18 +94,28 @@ use super::remote::{Positional, Source};
 pub struct RecordFile {
     file: Positional,
     path: Arc<Path>,
+    /// The record offsets of a plain file (empty for a compressed one).
     index: RecordIndex,
-    /// Where the index was loaded from or saved to; `None` when it lives only in memory.
+    /// Where the index (or seek index) was loaded from or saved to; `None` when it lives only
+    /// in memory.
     index_file: Option<PathBuf>,
+    /// For a GZIP or ZLIB file: its seek index and span cache.
+    compressed: Option<Compressed>,
 }
 
 impl RecordFile {
-    /// Opens `path` with the index beside it ([`RecordIndex::default_path`], `FILE.idx`). A
-    /// missing index is built by reading the file once and saved there when the directory is
+    /// Opens `path` with the index beside it ([`RecordIndex::default_path`], `FILE.idx`; for a
+    /// GZIP or ZLIB file its seek index, [`SeekIndex::default_path`], `FILE.zidx`). A missing
+    /// index is built by reading the file once and saved there when the directory is
     /// writable, else kept in memory.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, IndexError> {
         let path = path.as_ref();
-        Self::open_with_index_file(path, RecordIndex::default_path(path))
+        let (file, compression) = open_any(path)?;
+        let index_path = match compression {
+            Compression::None => RecordIndex::default_path(path),
+            _ => SeekIndex::default_path(path),
+        };
+        Self::open_opened(file, compression, path, index_path)
     }
 
     /// As [`RecordFile::open`], with the index at `index_path` (loaded if it exists, else built
@@ -63,8 +123,28 @@ impl RecordFile {
     /// `tfrecord2idx`, the `tfrecord` package's.
     pub fn open_with_index_file(path: impl AsRef<Path>, index_path: impl Into<PathBuf>) -> Result<Self, IndexError> {
         let path = path.as_ref();
-        let index_path = index_path.into();
-        let file = open_plain(path)?;
+        let (file, compression) = open_any(path)?;
+        Self::open_opened(file, compression, path, index_path.into())
+    }
+
+    fn open_opened(
+        file: Positional,
+        compression: Compression,
+        path: &Path,
+        index_path: PathBuf,
+    ) -> Result<Self, IndexError> {
+        if compression != Compression::None {
+            let (seek, index_file) = match SeekIndex::load(&index_path, path) {
+                Ok(seek) => (seek, Some(index_path)),
+                Err(IndexError::Io { error, .. }) if error.kind() == io::ErrorKind::NotFound => {
+                    let seek = SeekIndex::build(path, compression, DEFAULT_SPACING)?;
+                    let saved = !file.is_remote() && seek.save(&index_path).is_ok();
+                    (seek, saved.then_some(index_path))
+                }
+                Err(e) => return Err(e),
+            };
+            return Self::from_seek_parts(file, path, seek, index_file);
+        }
         let (index, index_file) = match RecordIndex::load(&index_path) {
             Ok(index) => (index, Some(index_path)),
             Err(IndexError::Io { error, .. }) if error.kind() == io::ErrorKind::NotFound => {
@@ -83,6 +163,61 @@ impl RecordFile {
     pub fn with_index(path: impl AsRef<Path>, index: RecordIndex) -> Result<Self, IndexError> {
         let path = path.as_ref();
         Self::from_parts(open_plain(path)?, path, index, None)
+    }
+
+    /// Opens the GZIP or ZLIB file `path` with a seek index already in memory (checked against
+    /// the file's size, as a loaded one is).
+    pub fn with_seek_index(path: impl AsRef<Path>, seek: SeekIndex) -> Result<Self, IndexError> {
+        let path = path.as_ref();
+        let (file, _) = open_any(path)?;
+        Self::from_seek_parts(file, path, seek, None)
+    }
+
+    fn from_seek_parts(
+        file: Positional,
+        path: &Path,
+        seek: SeekIndex,
+        index_file: Option<PathBuf>,
+    ) -> Result<Self, IndexError> {
+        let file_len = file
+            .len()
+            .map_err(|e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf()))))?;
+        if seek.file_len() != file_len {
+            return Err(IndexError::StaleSeekIndex {
+                index_file: index_file.unwrap_or_else(|| PathBuf::from("the seek index in memory")),
+                path: path.to_path_buf(),
+                problem: format!(
+                    "it indexes a file of {} bytes and this one has {file_len}",
+                    seek.file_len()
+                ),
+            });
+        }
+        Ok(RecordFile {
+            file,
+            path: Arc::from(path),
+            index: RecordIndex::default(),
+            index_file,
+            compressed: Some(Compressed::new(seek)),
+        })
+    }
+
+    /// Keeps up to `spans` inflated spans of a compressed file for neighbouring reads (default
+    /// [`DEFAULT_CACHED_SPANS`]; 0 keeps none). Each holds about the seek index's spacing of
+    /// inflated records: more spans serve scattered reads better at the cost of memory.
+    pub fn with_cached_spans(mut self, spans: usize) -> Self {
+        if let Some(c) = &mut self.compressed {
+            c.capacity = spans;
+            if let Ok(mut cache) = c.cache.lock() {
+                let excess = cache.len().saturating_sub(spans);
+                cache.drain(..excess);
+            }
+        }
+        self
+    }
+
+    /// The seek index of a compressed file (`None` for a plain one).
+    pub fn seek_index(&self) -> Option<&SeekIndex> {
+        self.compressed.as_ref().map(|c| &c.seek)
     }
 
     /// Random access to a plain TFRecord stream that can seek: a buffer in memory, or a file
@@ -116,13 +251,15 @@ impl RecordFile {
             .read_to_end(&mut prefix)
             .map_err(open_failed)?;
         let compression = Compression::detect(&prefix);
-        if compression != Compression::None {
-            return Err(IndexError::NeedsUncompressed {
-                path: path.to_path_buf(),
-                compression,
-            });
-        }
         stream.seek(io::SeekFrom::Start(0)).map_err(open_failed)?;
+        if compression != Compression::None {
+            let seek = SeekIndex::build_from_stream(path, io::Read::by_ref(&mut stream), compression, DEFAULT_SPACING)?;
+            let file = Positional::Stream {
+                stream: Mutex::new(Box::new(stream)),
+                len,
+            };
+            return Self::from_seek_parts(file, path, seek, None);
+        }
         let reader = RecordReader::new(io::Read::by_ref(&mut stream)).with_path(path);
         let index = RecordIndex::from_reader(reader)?;
         let file = Positional::Stream {
@@ -148,6 +285,7 @@ impl RecordFile {
             path: Arc::from(path),
             index,
             index_file,
+            compressed: None,
         };
         for (i, e) in file.index.entries().iter().enumerate() {
             if e.len < FRAMING_LEN as u64 {
@@ -173,12 +311,15 @@ impl RecordFile {
 
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.index.len()
+        match &self.compressed {
+            Some(c) => c.seek.len() as usize,
+            None => self.index.len(),
+        }
     }
 
     /// Whether the file has no records.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.len() == 0
     }
 
     /// The records file.
@@ -191,7 +332,8 @@ impl RecordFile {
         self.index_file.as_deref()
     }
 
-    /// The index.
+    /// The index of record offsets (empty for a compressed file: see
+    /// [`RecordFile::seek_index`]).
     pub fn index(&self) -> &RecordIndex {
         &self.index
     }
@@ -216,6 +358,9 @@ impl RecordFile {
     /// reused across calls is not zeroed again) and returns where its data lies in it: the
     /// copy-free form of [`RecordFile::get`].
     pub fn read_record(&self, i: usize, scratch: &mut Vec<u8>) -> Result<Range<usize>, IndexError> {
+        if let Some(c) = &self.compressed {
+            return self.read_compressed(c, i, scratch, 0);
+        }
         let entry = self.entry(i)?;
         let len = self.frame_len(i, entry)?;
         if scratch.len() < len {
@@ -241,6 +386,198 @@ impl RecordFile {
         read_many_with(indices, scratch, spans, |i| Ok((self, i)))
     }
 
+    /// Record `i` of a compressed file, framed, into `scratch[at..]` (grown when too small);
+    /// both CRCs checked. Returns where its data lies in `scratch`.
+    fn read_compressed(
+        &self,
+        c: &Compressed,
+        i: usize,
+        scratch: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<Range<usize>, IndexError> {
+        if i >= self.len() {
+            return Err(IndexError::OutOfRange {
+                index: i as u64,
+                len: self.len() as u64,
+            });
+        }
+        let span = c.span(&self.file, &self.path, i as u64)?;
+        let k = (i as u64 - span.first_record) as usize;
+        let (Some(&from), Some(&to)) = (span.starts.get(k), span.starts.get(k + 1)) else {
+            return Err(self.stale(i, span.first_at, "the record is not in its span".into()));
+        };
+        let frame = &span.data[from..to];
+        if scratch.len() < at + frame.len() {
+            scratch.resize(at + frame.len(), 0);
+        }
+        let slot = &mut scratch[at..at + frame.len()];
+        slot.copy_from_slice(frame);
+        let offset = span.first_at + from as u64;
+        let data = self.check_frame(i, offset, frame.len() as u64, slot, true)?;
+        Ok(at + data.start..at + data.end)
+    }
+
+    /// Calls `f(i, data)` for every record in file order, both CRCs checked, with the file
+    /// read by up to `threads` workers at once: for a compressed file each inflates its own
+    /// spans from their checkpoints; for a plain file each reads its own runs of about a MiB
+    /// of records, which start at the index's record boundaries. The first error ends it (the
+    /// records before it have been given to `f`).
+    pub fn for_each_record_parallel(&self, threads: usize, mut f: impl FnMut(usize, &[u8])) -> Result<(), IndexError> {
+        let units = self.read_units();
+        let threads = threads.clamp(1, units.len().max(1));
+        // Workers run at most this many units ahead of the one handed out next.
+        let ahead = 2 * threads;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let handed_out = (Mutex::new(0usize), std::sync::Condvar::new());
+        let (send, receive) = std::sync::mpsc::sync_channel::<(usize, Result<Span, IndexError>)>(ahead);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let send = send.clone();
+                let (next, handed_out, units) = (&next, &handed_out, &units);
+                scope.spawn(move || loop {
+                    let u = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(unit) = units.get(u) else { return };
+                    {
+                        let (done, turn) = handed_out;
+                        let Ok(mut done) = done.lock() else { return };
+                        while u >= *done + ahead {
+                            match turn.wait(done) {
+                                Ok(d) => done = d,
+                                Err(_) => return,
+                            }
+                        }
+                    }
+                    let span = self.read_unit(unit.clone());
+                    let failed = span.is_err();
+                    if send.send((u, span)).is_err() || failed {
+                        return;
+                    }
+                });
+            }
+            drop(send);
+            let mut waiting = std::collections::BTreeMap::new();
+            let mut want = 0usize;
+            let result = loop {
+                if want == units.len() {
+                    break Ok(());
+                }
+                let span = match waiting.remove(&want) {
+                    Some(span) => span,
+                    None => match receive.recv() {
+                        Ok((u, span)) => {
+                            waiting.insert(u, span);
+                            continue;
+                        }
+                        // Every worker stopped with units left unsent: a worker thread failed.
+                        Err(_) => {
+                            let stopped = io::Error::other("a reading thread stopped early");
+                            break Err(self.damage(RecordErrorKind::Io(stopped), 0, 0, false));
+                        }
+                    },
+                };
+                let span: Span = match span {
+                    Ok(span) => span,
+                    Err(e) => break Err(e),
+                };
+                for (k, pair) in span.starts.windows(2).enumerate() {
+                    let frame = &span.data[pair[0]..pair[1]];
+                    f(
+                        span.first_record as usize + k,
+                        &frame[HEADER_LEN..frame.len() - FOOTER_LEN],
+                    );
+                }
+                want += 1;
+                let (done, turn) = &handed_out;
+                if let Ok(mut done) = done.lock() {
+                    *done = want;
+                }
+                turn.notify_all();
+            };
+            // Let workers waiting for their turn see that no more is wanted.
+            next.store(units.len(), std::sync::atomic::Ordering::Relaxed);
+            if let Ok(mut done) = handed_out.0.lock() {
+                *done = units.len() + ahead;
+            }
+            handed_out.1.notify_all();
+            drop(receive);
+            result
+        })
+    }
+
+    /// The file cut for [`RecordFile::for_each_record_parallel`]: span numbers of a compressed
+    /// file, record ranges of about a MiB of a plain one.
+    fn read_units(&self) -> Vec<Range<usize>> {
+        if let Some(c) = &self.compressed {
+            // Of checkpoints inside one long record, the last (the one `span_of` picks); none
+            // after the last record's start.
+            let checkpoints = c.seek.checkpoints();
+            return (0..checkpoints.len())
+                .filter(|&k| {
+                    let first = checkpoints[k].first_record;
+                    first < c.seek.len() && checkpoints.get(k + 1).is_none_or(|n| n.first_record > first)
+                })
+                .map(|k| k..k + 1)
+                .collect();
+        }
+        let mut units = Vec::new();
+        let (mut start, mut bytes) = (0usize, 0u64);
+        for (i, e) in self.index.entries().iter().enumerate() {
+            bytes += e.len;
+            if bytes >= 1 << 20 {
+                units.push(start..i + 1);
+                (start, bytes) = (i + 1, 0);
+            }
+        }
+        if start < self.index.len() {
+            units.push(start..self.index.len());
+        }
+        units
+    }
+
+    /// One unit of [`RecordFile::read_units`], read and checked: every frame's CRCs hold.
+    fn read_unit(&self, unit: Range<usize>) -> Result<Span, IndexError> {
+        let span = match &self.compressed {
+            Some(c) => c.seek.decode_span(&self.file, &self.path, unit.start)?,
+            None => {
+                let entries = &self.index.entries()[unit.clone()];
+                let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                    return Ok(Span {
+                        first_record: unit.start as u64,
+                        first_at: 0,
+                        data: Vec::new(),
+                        starts: vec![0],
+                    });
+                };
+                let end = last.offset + last.len;
+                let len = usize::try_from(end - first.offset)
+                    .map_err(|_| self.stale(unit.start, first.offset, "too large for memory".into()))?;
+                let mut data = vec![0u8; len];
+                self.file
+                    .read_exact_at(&mut data, first.offset)
+                    .map_err(|e| self.damage(RecordErrorKind::Io(e), unit.start, first.offset, false))?;
+                let mut starts: Vec<usize> = entries.iter().map(|e| (e.offset - first.offset) as usize).collect();
+                starts.push(len);
+                if starts.windows(2).any(|w| w[0] > w[1]) {
+                    return Err(self.stale(unit.start, first.offset, "entries out of order".into()));
+                }
+                Span {
+                    first_record: unit.start as u64,
+                    first_at: first.offset,
+                    data,
+                    starts,
+                }
+            }
+        };
+        let inflated = self.compressed.is_some();
+        for (k, pair) in span.starts.windows(2).enumerate() {
+            let i = span.first_record as usize + k;
+            let offset = span.first_at + pair[0] as u64;
+            let frame = &span.data[pair[0]..pair[1]];
+            self.check_frame(i, offset, frame.len() as u64, frame, inflated)?;
+        }
+        Ok(span)
+    }
+
     fn entry(&self, i: usize) -> Result<IndexEntry, IndexError> {
         self.index.entries().get(i).copied().ok_or(IndexError::OutOfRange {
             index: i as u64,
@@ -258,7 +595,24 @@ impl RecordFile {
     fn read_checked(&self, i: usize, entry: IndexEntry, frame: &mut [u8]) -> Result<Range<usize>, IndexError> {
         self.file
             .read_exact_at(frame, entry.offset)
-            .map_err(|e| self.damage(RecordErrorKind::Io(e), i, entry.offset))?;
+            .map_err(|e| self.damage(RecordErrorKind::Io(e), i, entry.offset, false))?;
+        self.check_frame(i, entry.offset, entry.len, frame, false)
+    }
+
+    /// Checks record `i`'s frame (at `offset`, of the stream inflated when `inflated`): its
+    /// length against its CRC and `expected_len`, then the data's CRC.
+    fn check_frame(
+        &self,
+        i: usize,
+        offset: u64,
+        expected_len: u64,
+        frame: &[u8],
+        inflated: bool,
+    ) -> Result<Range<usize>, IndexError> {
+        let entry = IndexEntry {
+            offset,
+            len: expected_len,
+        };
         let end = frame.len() - FOOTER_LEN;
         let (header_bytes, rest) = frame.split_at(HEADER_LEN);
         let header_bytes =
@@ -270,7 +624,7 @@ impl RecordFile {
                 computed: header.actual_crc,
                 looks_compressed: None,
             };
-            return Err(self.damage(kind, i, entry.offset));
+            return Err(self.damage(kind, i, entry.offset, inflated));
         }
         if header.len.checked_add(FRAMING_LEN as u64) != Some(entry.len) {
             let problem = format!(
@@ -291,19 +645,19 @@ impl RecordFile {
                 computed,
                 data_offset: entry.offset + HEADER_LEN as u64,
             };
-            return Err(self.damage(kind, i, entry.offset));
+            return Err(self.damage(kind, i, entry.offset, inflated));
         }
         Ok(HEADER_LEN..end)
     }
 
-    fn damage(&self, kind: RecordErrorKind, i: usize, offset: u64) -> IndexError {
+    fn damage(&self, kind: RecordErrorKind, i: usize, offset: u64, inflated: bool) -> IndexError {
         IndexError::Record(RecordError {
             kind,
             location: Location {
                 path: Some(self.path.clone()),
                 offset,
                 record_index: i as u64,
-                decompressed: false,
+                decompressed: inflated,
             },
         })
     }
@@ -317,6 +671,14 @@ impl RecordFile {
             problem,
         }
     }
+}
+
+/// Opens a file for random access, with its compression.
+fn open_any(path: &Path) -> Result<(Positional, Compression), IndexError> {
+    let open_failed = |e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf())));
+    let mut file = Source::open(path).map_err(open_failed)?;
+    let compression = file_compression(path, &mut file, CompressionChoice::Auto).map_err(open_failed)?;
+    Ok((Positional::from_source(file), compression))
 }
 
 /// Opens a file for random access, refusing a compressed one.
@@ -340,28 +702,31 @@ fn read_many_with<'f>(
     locate: impl Fn(usize) -> Result<(&'f RecordFile, usize), IndexError>,
 ) -> Result<(), IndexError> {
     spans.clear();
-    let mut places = Vec::with_capacity(indices.len());
     let mut total = 0usize;
     for &i in indices {
         let (file, local) = locate(i)?;
-        let entry = file.entry(local)?;
-        let len = file.frame_len(local, entry)?;
-        places.push((file, local, entry, total..total + len));
-        total = total
-            .checked_add(len)
-            .ok_or_else(|| file.stale(local, entry.offset, "the batch does not fit in memory".into()))?;
-    }
-    if scratch.len() < total {
-        scratch.resize(total, 0);
-    }
-    for (file, local, entry, slot) in places {
-        let data = file.read_checked(local, entry, &mut scratch[slot.clone()])?;
-        spans.push(slot.start + data.start..slot.start + data.end);
+        let data = match &file.compressed {
+            Some(c) => file.read_compressed(c, local, scratch, total)?,
+            None => {
+                let entry = file.entry(local)?;
+                let len = file.frame_len(local, entry)?;
+                let end = total
+                    .checked_add(len)
+                    .ok_or_else(|| file.stale(local, entry.offset, "the batch does not fit in memory".into()))?;
+                if scratch.len() < end {
+                    scratch.resize(end, 0);
+                }
+                let data = file.read_checked(local, entry, &mut scratch[total..end])?;
+                total + data.start..total + data.end
+            }
+        };
+        total = data.end + FOOTER_LEN;
+        spans.push(data);
     }
     Ok(())
 }
 
-/// Many plain TFRecord files as one sequence of records, numbered file after file.
+/// Many TFRecord files (plain or compressed) as one sequence of records, numbered file after file.
 #[derive(Debug)]
 pub struct RecordFiles {
     files: Vec<RecordFile>,
@@ -579,23 +944,333 @@ mod tests {
         ));
     }
 
+    /// Records of sizes from 10 bytes to 1 MiB (mostly small), compressible and not.
+    fn random_records(seed: u64, n: usize) -> Vec<Vec<u8>> {
+        let mut rng = crate::rng::SplitMix64::new(seed);
+        (0..n)
+            .map(|_| {
+                let len = match rng.below(10) {
+                    0 => 200_000 + rng.below(850_000),
+                    1..=3 => 10 + rng.below(100),
+                    _ => 1000 + rng.below(20_000),
+                };
+                let noisy = rng.below(2) == 0;
+                let base = rng.next_u64();
+                (0..len)
+                    .map(|k| {
+                        if noisy {
+                            (rng.next_u64() >> 56) as u8
+                        } else {
+                            (base >> (k % 7)) as u8 ^ (k / 97) as u8
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every record, read sequentially by the streaming reader.
+    fn sequential(path: &Path) -> Vec<Vec<u8>> {
+        let mut reader = RecordReader::open(path, crate::record::ReaderOptions::default()).expect("open");
+        let mut out = Vec::new();
+        while let Some(r) = reader.next_record().expect("sequential read") {
+            out.push(r.to_vec());
+        }
+        out
+    }
+
+    /// Reads every record in a shuffled order and checks each against `expected`.
+    fn check_random_order(file: &RecordFile, expected: &[Vec<u8>], seed: u64) {
+        assert_eq!(file.len(), expected.len());
+        let mut order: Vec<usize> = (0..expected.len()).collect();
+        let mut rng = crate::rng::SplitMix64::new(seed);
+        for k in (1..order.len()).rev() {
+            order.swap(k, rng.below(k + 1));
+        }
+        for &i in &order {
+            assert!(file.get(i).expect("get") == expected[i], "record {i}");
+        }
+        let mut scratch = Vec::new();
+        let mut spans = Vec::new();
+        let some: Vec<usize> = order.iter().copied().take(20).collect();
+        file.read_many(&some, &mut scratch, &mut spans).expect("read_many");
+        for (k, &i) in some.iter().enumerate() {
+            assert!(scratch[spans[k].clone()] == expected[i][..], "read_many record {i}");
+        }
+        assert!(matches!(file.get(expected.len()), Err(IndexError::OutOfRange { .. })));
+    }
+
     #[test]
-    fn a_compressed_file_is_refused() {
+    fn every_record_of_compressed_files_reads_as_sequential_reading() {
         let dir = tempfile::tempdir().expect("temp dir");
-        for (name, c) in [
-            ("a.tfrecord.gz", Compression::Gzip),
-            ("b.tfrecord", Compression::Gzip),
-            ("c.zz", Compression::Zlib),
-        ] {
-            let path = write(dir.path(), name, &compressed(&[b"abc"], c));
-            let err = RecordFile::open(&path).expect_err("compressed");
-            assert!(matches!(err, IndexError::NeedsUncompressed { .. }), "{err}");
-            assert!(
-                err.to_string().contains("random access needs an uncompressed file"),
-                "{err}"
-            );
+        for seed in 0..3u64 {
+            let recs = random_records(seed, 120);
+            for (name, c) in [("a.tfrecord.gz", Compression::Gzip), ("b.zz", Compression::Zlib)] {
+                let path = write(dir.path(), &format!("{seed}{name}"), &compressed(&refs(&recs), c));
+                assert_eq!(sequential(&path), recs);
+                // Built while opening, saved beside the file, then loaded.
+                let file = RecordFile::open(&path).expect("open");
+                let saved = SeekIndex::default_path(&path);
+                assert_eq!(file.index_file(), Some(saved.as_path()));
+                check_random_order(&file, &recs, seed);
+                let again = RecordFile::open(&path).expect("open with the saved index");
+                assert_eq!(again.seek_index(), file.seek_index());
+                check_random_order(&again.with_cached_spans(0), &recs, seed + 10);
+                // Dense checkpoints, kept in memory only.
+                let dense = SeekIndex::build(&path, c, 40_000).expect("build");
+                assert!(dense.checkpoints().len() > 20, "{}", dense.checkpoints().len());
+                let file = RecordFile::with_seek_index(&path, dense)
+                    .expect("open")
+                    .with_cached_spans(2);
+                check_random_order(&file, &recs, seed + 20);
+            }
         }
     }
+
+    #[test]
+    fn concatenated_gzip_members_read_as_one_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (a, b) = (random_records(7, 30), random_records(8, 30));
+        let mut bytes = compressed(&refs(&a), Compression::Gzip);
+        bytes.extend_from_slice(&compressed(&refs(&b), Compression::Gzip));
+        bytes.extend_from_slice(&compressed(&[b"last"], Compression::Gzip));
+        let path = write(dir.path(), "cat.tfrecord.gz", &bytes);
+        let mut all = a.clone();
+        all.extend(b.iter().cloned());
+        all.push(b"last".to_vec());
+        assert_eq!(sequential(&path), all);
+        for spacing in [40_000, 1 << 30] {
+            let seek = SeekIndex::build(&path, Compression::Gzip, spacing).expect("build");
+            let file = RecordFile::with_seek_index(&path, seek).expect("open");
+            check_random_order(&file, &all, spacing);
+        }
+    }
+
+    #[test]
+    fn a_zlib_stream_with_a_preset_dictionary_is_refused_clearly() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // CMF 0x78, FLG 0xBB: FDICT set, header check holds; then a dictionary id and data.
+        let mut bytes = vec![0x78, 0xbb, 0, 0, 0, 1];
+        bytes.extend_from_slice(&compressed(&[b"x"], Compression::Zlib)[2..]);
+        let path = write(dir.path(), "dict.zz", &bytes);
+        let err = RecordFile::open(&path).expect_err("a preset dictionary");
+        assert!(err.to_string().contains("preset dictionary"), "{err}");
+        assert!(err.to_string().contains("dict.zz"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_compressed_file_has_no_records() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (name, c) in [("e.gz", Compression::Gzip), ("e.zz", Compression::Zlib)] {
+            let path = write(dir.path(), name, &compressed(&[], c));
+            let file = RecordFile::open(&path).expect("open");
+            assert!(file.is_empty());
+            assert!(matches!(file.get(0), Err(IndexError::OutOfRange { .. })));
+        }
+    }
+
+    #[test]
+    fn a_seek_index_of_another_file_or_version_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let recs = random_records(3, 40);
+        let path = write(dir.path(), "a.gz", &compressed(&refs(&recs), Compression::Gzip));
+        let other = write(dir.path(), "b.gz", &compressed(&refs(&recs[1..]), Compression::Gzip));
+        RecordFile::open(&path).expect("index a.gz");
+        // Another file's index.
+        let err = RecordFile::open_with_index_file(&other, SeekIndex::default_path(&path)).expect_err("another file");
+        assert!(matches!(err, IndexError::StaleSeekIndex { .. }), "{err}");
+        // Another version of the file: same size, other bytes, written later.
+        let mut changed = recs.clone();
+        changed[5] = vec![b'z'; recs[5].len()];
+        let bytes = compressed(&refs(&changed), Compression::Gzip);
+        let original = std::fs::metadata(&path).expect("meta");
+        std::fs::write(&path, &bytes).expect("rewrite");
+        let f = std::fs::File::options().write(true).open(&path).expect("open");
+        f.set_len(original.len()).expect("same size");
+        let later = original.modified().expect("mtime") + std::time::Duration::from_secs(5);
+        f.set_modified(later).expect("set mtime");
+        drop(f);
+        let err = RecordFile::open(&path).expect_err("another version");
+        assert!(matches!(err, IndexError::StaleSeekIndex { .. }), "{err}");
+        assert!(err.to_string().contains("modified after it was indexed"), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_seek_index_file_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let recs = random_records(4, 40);
+        let path = write(dir.path(), "a.gz", &compressed(&refs(&recs), Compression::Gzip));
+        let file = RecordFile::open(&path).expect("index");
+        let idx = SeekIndex::default_path(&path);
+        let good = std::fs::read(&idx).expect("read index");
+        let mut flipped = good.clone();
+        flipped[good.len() / 2] ^= 4;
+        let mut newer = good.clone();
+        newer[8] = 9;
+        for (what, bytes) in [
+            ("flipped", flipped),
+            ("cut", good[..good.len() - 9].to_vec()),
+            ("newer", newer),
+            ("empty", Vec::new()),
+        ] {
+            std::fs::write(&idx, &bytes).expect("damage the index");
+            let err = RecordFile::open(&path).expect_err(what);
+            assert!(matches!(err, IndexError::BadSeekIndex { .. }), "{what}: {err}");
+        }
+        drop(file);
+    }
+
+    /// A seek index whose checkpoints were changed by `lie`, saved with a valid checksum.
+    fn lying_index(path: &Path, spacing: u64, lie: impl Fn(&mut Vec<crate::record::Checkpoint>)) -> SeekIndex {
+        let mut seek = SeekIndex::build(path, Compression::Gzip, spacing).expect("build");
+        lie(seek.checkpoints_mut());
+        seek
+    }
+
+    /// A change to a seek index's checkpoints.
+    type Lie = dyn Fn(&mut Vec<crate::record::Checkpoint>);
+
+    #[test]
+    fn checkpoints_that_lie_give_errors_never_wrong_records() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut rng = crate::rng::SplitMix64::new(9);
+        let recs: Vec<Vec<u8>> = (0..400u32)
+            .map(|i| {
+                let mut r = format!("record {i} ").into_bytes();
+                r.extend((0..1000).map(|_| b"abcdefghij"[rng.below(10)]));
+                r
+            })
+            .collect();
+        let path = write(dir.path(), "a.gz", &compressed(&refs(&recs), Compression::Gzip));
+        let lies: [(&str, Box<Lie>); 5] = [
+            ("a record number one off", Box::new(|c| c[2].first_record += 1)),
+            (
+                "the last record number one off",
+                Box::new(|c| {
+                    if let Some(last) = c.last_mut() {
+                        last.first_record += 1;
+                    }
+                }),
+            ),
+            ("a bit count", Box::new(|c| c[2].bits = (c[2].bits + 3) % 8)),
+            ("a record boundary", Box::new(|c| c[2].first_record_at += 1)),
+            ("a compressed offset", Box::new(|c| c[2].compressed_offset += 1)),
+        ];
+        for (what, lie) in lies {
+            let seek = lying_index(&path, 40_000, lie);
+            assert!(seek.checkpoints().len() > 4, "several checkpoints");
+            // Through the file format too: the loader's checks come first.
+            let loaded = SeekIndex::from_bytes(&seek.to_bytes());
+            let Ok(seek) = loaded else { continue };
+            let file = RecordFile::with_seek_index(&path, seek).expect("open");
+            let mut errors = 0;
+            for (i, want) in recs.iter().enumerate() {
+                match file.get(i) {
+                    Ok(got) => assert!(&got == want, "{what}: record {i} is wrong"),
+                    Err(e) => {
+                        errors += 1;
+                        assert!(e.to_string().contains("a.gz"), "{what}: {e}");
+                    }
+                }
+            }
+            assert!(errors > 0, "{what}: the lie went unnoticed");
+        }
+    }
+
+    #[test]
+    fn damaged_compressed_data_names_file_compressed_offset_and_record() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let recs = random_records(5, 80);
+        let mut bytes = compressed(&refs(&recs), Compression::Gzip);
+        let path = write(dir.path(), "a.gz", &bytes);
+        let seek = SeekIndex::build(&path, Compression::Gzip, 40_000).expect("build");
+        let file = RecordFile::with_seek_index(&path, seek)
+            .expect("open")
+            .with_cached_spans(0);
+        let at = bytes.len() * 2 / 3;
+        for b in &mut bytes[at..at + 64] {
+            *b ^= 0x55;
+        }
+        std::fs::write(&path, &bytes).expect("damage");
+        let mut damaged = None;
+        for (i, want) in recs.iter().enumerate() {
+            match file.get(i) {
+                Ok(got) => assert!(&got == want, "record {i} is wrong"),
+                Err(e) => {
+                    damaged = Some((i, e));
+                    break;
+                }
+            }
+        }
+        let (i, err) = damaged.expect("the damage is found");
+        let text = err.to_string();
+        assert!(text.contains("a.gz"), "{text}");
+        assert!(
+            text.contains(&format!("record {i} ")) || text.contains("record "),
+            "{text}"
+        );
+        match &err {
+            IndexError::Record(r) => {
+                if let Some(d) = r.stream_damage() {
+                    assert!(d.compressed_offset as usize >= at.saturating_sub(READ_BACK), "{text}");
+                    assert!(text.contains("compressed byte"), "{text}");
+                }
+            }
+            other => panic!("not a record error: {other}"),
+        }
+        // Cut short.
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).expect("truncate");
+        let seek = SeekIndex::build(&path, Compression::Gzip, 40_000);
+        let err = seek.expect_err("a truncated file cannot be indexed");
+        assert!(err.to_string().contains("a.gz"), "{err}");
+    }
+
+    #[test]
+    fn parallel_reading_gives_every_record_in_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let recs = random_records(11, 150);
+        for (name, c) in [
+            ("p.tfrecord", Compression::None),
+            ("g.gz", Compression::Gzip),
+            ("z.zz", Compression::Zlib),
+        ] {
+            let path = write(dir.path(), name, &compressed(&refs(&recs), c));
+            let file = match c {
+                Compression::None => RecordFile::open(&path).expect("open"),
+                _ => {
+                    let seek = SeekIndex::build(&path, c, 40_000).expect("build");
+                    RecordFile::with_seek_index(&path, seek).expect("open")
+                }
+            };
+            for threads in [1, 2, 5] {
+                let mut got = Vec::new();
+                file.for_each_record_parallel(threads, |i, data| got.push((i, data.to_vec())))
+                    .expect("parallel read");
+                let want: Vec<(usize, Vec<u8>)> = recs.iter().cloned().enumerate().collect();
+                assert!(got == want, "{name}, {threads} threads");
+            }
+        }
+        // Damage ends it with an error after the records before it.
+        let mut bytes = compressed(&refs(&recs), Compression::Gzip);
+        let path = write(dir.path(), "d.gz", &bytes);
+        let seek = SeekIndex::build(&path, Compression::Gzip, 40_000).expect("build");
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0xff;
+        bytes[at + 1] ^= 0xff;
+        std::fs::write(&path, &bytes).expect("damage");
+        let file = RecordFile::with_seek_index(&path, seek).expect("open");
+        let mut seen = 0;
+        let err = file.for_each_record_parallel(3, |i, data| {
+            assert_eq!(i, seen);
+            assert!(data == recs[i], "record {i}");
+            seen += 1;
+        });
+        assert!(err.is_err(), "the damage is found");
+        assert!(seen < recs.len());
+    }
+
+    /// How far before the damage a block may begin whose decoding meets it.
+    const READ_BACK: usize = 1 << 20;
 
     #[test]
     fn many_files_number_records_file_after_file() {

@@ -21,8 +21,8 @@ mod random_access;
 mod reader;
 pub mod remote;
 mod scan;
-mod shards;
 mod seek_index;
+mod shards;
 mod shuffle;
 mod writer;
 mod zran;
@@ -42,8 +42,8 @@ pub use reader::{
 };
 #[cfg(feature = "npz")]
 pub(crate) use remote::read_exact_at;
-pub use shards::{is_shard_name, shard_extension, shard_name, ShardHash};
 pub use seek_index::{Checkpoint, SeekIndex, DEFAULT_SPACING, SEEK_INDEX_VERSION};
+pub use shards::{is_shard_name, shard_extension, shard_name, ShardHash};
 pub use shuffle::{RecordShuffler, ShuffleBuffer};
 pub use writer::{RecordWriter, WriteError, WriterOptions};
 

@@ -11,11 +11,11 @@
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyIterator, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyString, PyTuple};
 use serde_json::Value;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset as Pipeline;
-use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverOptions};
+use tfrec::state_saver::{key_text, Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverOptions};
 
 use crate::convert::{dense_to_py, type_name};
 use crate::errors::{obj, state_dtype_error, PyTfrecError};
@@ -86,6 +86,20 @@ fn dict_tensors(
     Ok(())
 }
 
+/// An example's key: `bytes` as they are (any bytes, not only UTF-8), `str` as its UTF-8.
+fn example_key(key: &Bound<'_, PyAny>) -> Result<Vec<u8>, String> {
+    if let Ok(b) = key.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(s) = key.cast::<PyString>() {
+        return Ok(s.to_cow().map_err(|e| e.to_string())?.as_bytes().to_vec());
+    }
+    Err(format!(
+        "TypeError: input_key must be str or bytes, not {}",
+        type_name(key)
+    ))
+}
+
 /// One item of the Python layer's normalised stream: `(key, sequences, context, length,
 /// initial_states)`, the arrays already int64, float32 or `bytes` objects.
 fn to_input(item: &Bound<'_, PyAny>) -> Result<SequenceInput, String> {
@@ -96,10 +110,9 @@ fn to_input(item: &Bound<'_, PyAny>) -> Result<SequenceInput, String> {
         return Err("internal: expected a 5-tuple".into());
     }
     let get = |i: usize| t.get_item(i).map_err(|e| e.to_string());
-    let key: String = get(0)?
-        .extract()
-        .map_err(|_| "the key must be str or bytes (UTF-8)".to_owned())?;
-    let mut input = SequenceInput::new(key.clone());
+    let key = example_key(&get(0)?)?;
+    let mut input = SequenceInput::new(key);
+    let key = key_text(&input.key);
     dict_tensors(&get(1)?, &key, "sequence", |n, v| {
         input.sequences.insert(n, v);
     })?;
@@ -311,8 +324,8 @@ pub struct SaverBatch {
     fields: Py<PyDict>,
 }
 
-fn strings(py: Python<'_>, v: &[String]) -> Py<PyAny> {
-    let a = ndarray::Array1::from_iter(v.iter().map(|s| s.as_bytes().to_vec())).into_dyn();
+fn keys(py: Python<'_>, v: &[Vec<u8>]) -> Py<PyAny> {
+    let a = ndarray::Array1::from_iter(v.iter().cloned()).into_dyn();
     dense_to_py(py, DenseTensor::from(a)).unbind()
 }
 
@@ -320,8 +333,8 @@ impl SaverBatch {
     fn new(py: Python<'_>, mut batch: Batch) -> PyResult<SaverBatch> {
         use numpy::IntoPyArray;
         let fields = PyDict::new(py);
-        fields.set_item("key", strings(py, &batch.key))?;
-        fields.set_item("next_key", strings(py, &batch.next_key))?;
+        fields.set_item("key", keys(py, &batch.key))?;
+        fields.set_item("next_key", keys(py, &batch.next_key))?;
         fields.set_item("sequence", batch.sequence.clone().into_pyarray(py))?;
         fields.set_item("sequence_count", batch.sequence_count.clone().into_pyarray(py))?;
         fields.set_item("length", batch.length.clone().into_pyarray(py))?;
@@ -377,17 +390,15 @@ impl SaverBatch {
                 // A dtype the library cannot hold: report it as the library reports a wrong one.
                 let expected = self.batch.state(name).map_err(PyTfrecError::from)?;
                 let expected = expected.dtype().tf_name();
-                let e = format!(
-                    "state {name:?} has dtype {expected}, but saw {found} (keys: {:?})",
-                    self.batch.key
-                );
+                let keys: Vec<String> = self.batch.key.iter().map(|k| key_text(k)).collect();
+                let e = format!("state {name:?} has dtype {expected}, but saw {found} (keys: {keys:?})");
                 return Err(state_dtype_error(
                     py,
                     e,
                     &[
                         ("kind", obj(py, "state_dtype")),
                         ("state", obj(py, name)),
-                        ("keys", obj(py, self.batch.key.clone())),
+                        ("keys", obj(py, keys)),
                     ],
                 ));
             }

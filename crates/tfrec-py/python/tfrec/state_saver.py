@@ -340,36 +340,11 @@ class _Dtypes:
     (or the default initial states). Carriers hide the difference between, say, int32 and
     int64, so the check the library makes on carriers is repeated here on the real dtypes."""
 
-    def __init__(self, latin1_keys=False):
+    def __init__(self):
         self._d = {}
         # Set once the options are known (``_Sparse``); None: no sparse inputs possible.
         self.sparse = None
         self._lock = threading.Lock()
-        # Keys travel through the library (whose keys are text) as their bytes decoded as
-        # Latin-1, one character per byte, so any bytes key survives (not only UTF-8).
-        self.latin1_keys = latin1_keys
-
-    def keys_out(self, keys):
-        """The batch's ``key`` / ``next_key`` array with each key's original bytes."""
-        if not self.latin1_keys:
-            return keys
-        out = np.empty(len(keys), dtype=object)
-        out[:] = [k.decode("utf-8").encode("latin-1") for k in keys]
-        return out
-
-    def text(self, key):
-        """A key from the library as readable text (for error attributes)."""
-        if not self.latin1_keys or not isinstance(key, str):
-            return key
-        return key.encode("latin-1").decode("utf-8", "backslashreplace")
-
-    def fix_error(self, e):
-        if self.latin1_keys and isinstance(e, StateSaverError):
-            if isinstance(e.key, str):
-                e.key = self.text(e.key)
-            if isinstance(e.keys, list):
-                e.keys = [self.text(k) for k in e.keys]
-        return e
 
     def note(self, what, name, a):
         d = a.dtype
@@ -422,15 +397,6 @@ def _arrays(d, what, dtypes=None):
     return out
 
 
-def _key(key, dtypes=None):
-    latin1 = dtypes is not None and dtypes.latin1_keys
-    if isinstance(key, (bytes, np.bytes_)):
-        return bytes(key).decode("latin-1" if latin1 else "utf-8")
-    if isinstance(key, str):
-        return key.encode("utf-8").decode("latin-1") if latin1 else key
-    raise TypeError(f"input_key must be str or bytes, not {type(key).__name__}")
-
-
 def _length(length):
     return None if length is None else int(length)
 
@@ -438,7 +404,7 @@ def _length(length):
 def _item(key, sequences, context, length, states, dtypes):
     if dtypes.sparse is not None:
         sequences, context = dtypes.sparse.take(sequences, context, dtypes)
-    return (_key(key, dtypes), _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
+    return (key, _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
             _length(length), _arrays(states, "initial_states", dtypes))
 
 
@@ -498,8 +464,8 @@ class NextQueuedSequenceBatch:
         self._inner = inner
         self._dtypes = dtypes or _Dtypes()
         f = inner.fields
-        self.key = self._dtypes.keys_out(f["key"])
-        self.next_key = self._dtypes.keys_out(f["next_key"])
+        self.key = f["key"]
+        self.next_key = f["next_key"]
         self.sequence = f["sequence"]
         self.sequence_count = f["sequence_count"]
         self.length = f["length"]
@@ -531,17 +497,14 @@ class NextQueuedSequenceBatch:
             values = np.asarray(values, dtype=expected)
         values = _array(values)
         if expected is not None and isinstance(values, np.ndarray) and values.dtype != expected:
-            keys = [k.decode("utf-8", "replace") for k in self.key]
+            keys = [k.decode("utf-8", "backslashreplace") for k in self.key]
             e = StateSaverError(f"state {name!r} has dtype {_dtype_name(expected)}, but saw "
                                 f"{_dtype_name(values.dtype)} (keys: {keys})")
             e.kind, e.state, e.keys = "state_dtype", name, keys
             raise e
         if isinstance(values, np.ndarray) and values.dtype != object:
             values = _carry(values)
-        try:
-            self._inner.save_state(name, values)
-        except StateSaverError as e:
-            raise self._dtypes.fix_error(e)
+        self._inner.save_state(name, values)
 
     def __repr__(self):
         return f"NextQueuedSequenceBatch(batch_size={self.batch_size}, key={list(self.key)!r})"
@@ -559,10 +522,7 @@ class SequenceBatches:
         return self
 
     def __next__(self):
-        try:
-            inner = next(self._inner)
-        except StateSaverError as e:
-            raise self._dtypes.fix_error(e)
+        inner = next(self._inner)
         return NextQueuedSequenceBatch(inner, self._dtypes)
 
     def next_batch(self):
@@ -659,7 +619,7 @@ def batch_sequences_with_states(
     seed = None
     if make_keys_unique:
         seed = make_keys_unique_seed if make_keys_unique_seed is not None else random.SystemRandom().getrandbits(63)
-    dtypes = _Dtypes(latin1_keys=not isinstance(input_sequences, SequenceExampleFiles))
+    dtypes = _Dtypes()
     options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed,
                        dtypes)
     if not isinstance(input_sequences, SequenceExampleFiles):
@@ -722,7 +682,7 @@ class SequenceQueueingStateSaver:
     def __init__(self, batch_size, num_unroll, initial_states, capacity=None, allow_small_batch=False, pad=False,
                  num_threads=1, name=None):
         del name
-        self._dtypes = _Dtypes(latin1_keys=True)
+        self._dtypes = _Dtypes()
         options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad,
                            None, self._dtypes)
         self._dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])

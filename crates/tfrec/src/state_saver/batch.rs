@@ -17,10 +17,11 @@ use crate::parse::{DenseTensor, Values};
 /// every entry is the last segment of its sequence).
 #[derive(Debug)]
 pub struct Batch {
-    /// `"%05d_of_%05d:<key>"`: segment number, segment count and the example's key.
-    pub key: Vec<String>,
+    /// `"%05d_of_%05d:<key>"`: segment number, segment count and the example's key (bytes, as
+    /// the key was given; [`super::key_text`] shows one as text).
+    pub key: Vec<Vec<u8>>,
     /// The next segment's key, or `"STOP:<key>"` for an example's last segment.
-    pub next_key: Vec<String>,
+    pub next_key: Vec<Vec<u8>>,
     /// The segment's number in its sequence, from 0.
     pub sequence: Vec<i32>,
     /// The number of segments of the sequence.

@@ -1,5 +1,8 @@
 //! The state saver's one error enum: bad options, bad examples (naming the key and the
 //! tensor), misuse by the consumer (naming the states and keys), and the end of the input.
+//!
+//! Keys in errors are text ([`super::key_text`]: a UTF-8 key as itself, other bytes as `\xNN`),
+//! so that a message and its fields read the same whatever bytes the key had.
 
 use crate::parse::{DType, ParseError, SpecError};
 use crate::pipeline::PipelineError;

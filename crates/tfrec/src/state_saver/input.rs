@@ -8,6 +8,7 @@ use std::fmt;
 use ndarray::Dimension;
 
 use super::error::StateSaverError;
+use super::key::key_text;
 use crate::parse::{DType, DenseTensor, Values};
 
 /// One input example: a unique key, named time-major sequences of one length, named context
@@ -26,8 +27,8 @@ use crate::parse::{DType, DenseTensor, Values};
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SequenceInput {
-    /// The example's key; unique among the examples in flight.
-    pub key: String,
+    /// The example's key (any bytes); unique among the examples in flight.
+    pub key: Vec<u8>,
     /// Valid steps (`input_length`); `None` means all the sequences' steps.
     pub length: Option<usize>,
     /// Time-major sequences `[steps, ...]`, all with the same `steps`.
@@ -69,8 +70,8 @@ impl<D: Dimension> IntoTensor for ndarray::Array<Vec<u8>, D> {
 }
 
 impl SequenceInput {
-    /// An example with this key and nothing else yet.
-    pub fn new(key: impl Into<String>) -> SequenceInput {
+    /// An example with this key (text or any bytes) and nothing else yet.
+    pub fn new(key: impl Into<Vec<u8>>) -> SequenceInput {
         SequenceInput {
             key: key.into(),
             ..SequenceInput::default()
@@ -142,7 +143,7 @@ pub(crate) type Tagged = (Slot, Values);
 /// An example checked and flattened, ready for the barrier.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    pub key: String,
+    pub key: Vec<u8>,
     /// The true length (`total_length`).
     pub length: usize,
     /// Rows held by each sequence (before padding).
@@ -175,7 +176,7 @@ impl Schema {
         ];
         for (what, expected, found) in parts {
             let mismatch = |name: &str, expected: String, found: String| StateSaverError::Mismatch {
-                key: p.key.clone(),
+                key: key_text(&p.key),
                 what,
                 name: name.to_owned(),
                 expected,
@@ -221,15 +222,16 @@ pub(crate) fn prepare(
         context,
         initial_states,
     } = input;
+    let shown = || key_text(&key);
     let names = sequences.keys().chain(context.keys()).chain(initial_states.keys());
     if let Some(name) = names.chain(default_states.keys()).find(|n| n.contains(':')) {
         return Err(StateSaverError::BadName {
-            key,
+            key: shown(),
             name: name.clone(),
         });
     }
     if sequences.is_empty() {
-        return Err(StateSaverError::NoSequences { key });
+        return Err(StateSaverError::NoSequences { key: shown() });
     }
     let mut lengths = Vec::with_capacity(sequences.len());
     for (name, t) in &sequences {
@@ -237,7 +239,7 @@ pub(crate) fn prepare(
             Some(&n) => lengths.push((name.clone(), n)),
             None => {
                 return Err(StateSaverError::NotASequence {
-                    key,
+                    key: shown(),
                     name: name.clone(),
                 })
             }
@@ -245,15 +247,18 @@ pub(crate) fn prepare(
     }
     let (first, steps) = lengths[0].clone();
     if lengths.iter().any(|(_, n)| *n != steps) {
-        return Err(StateSaverError::UnequalLengths { key, lengths });
+        return Err(StateSaverError::UnequalLengths { key: shown(), lengths });
     }
     if steps == 0 {
-        return Err(StateSaverError::EmptySequence { key, name: first });
+        return Err(StateSaverError::EmptySequence {
+            key: shown(),
+            name: first,
+        });
     }
     let u = rules.num_unroll;
     if !rules.pad && steps % u != 0 {
         return Err(StateSaverError::NotMultiple {
-            key,
+            key: shown(),
             name: first,
             num_unroll: u,
             length: steps,
@@ -262,16 +267,23 @@ pub(crate) fn prepare(
     let count = steps.div_ceil(u);
     let padded = count.saturating_mul(u);
     if i32::try_from(padded).is_err() {
-        return Err(StateSaverError::LengthOverflow { key, length: padded });
+        return Err(StateSaverError::LengthOverflow {
+            key: shown(),
+            length: padded,
+        });
     }
     let length = length.unwrap_or(steps);
     if length > steps {
-        return Err(StateSaverError::LengthTooLong { key, length, steps });
+        return Err(StateSaverError::LengthTooLong {
+            key: shown(),
+            length,
+            steps,
+        });
     }
     let mut states = default_states.clone();
     states.extend(initial_states);
     if states.is_empty() {
-        return Err(StateSaverError::NoStates { key });
+        return Err(StateSaverError::NoStates { key: shown() });
     }
     let slot = |name: String, t: &DenseTensor, skip_time: bool| Slot {
         name,

@@ -28,7 +28,7 @@
 //!             sum[[j, 0]] += x[[j, t, 0]];
 //!         }
 //!     }
-//!     if batch.next_key[0].starts_with("STOP:") {
+//!     if batch.next_key[0].starts_with(b"STOP:") {
 //!         assert_eq!(sum[[0, 0]], batch.total_length[0] as f32);
 //!     }
 //!     batch.save_state("sum", sum)?;
@@ -52,6 +52,7 @@ mod barrier;
 mod batch;
 mod error;
 mod input;
+mod key;
 mod readers;
 mod records;
 
@@ -62,6 +63,7 @@ use std::thread::JoinHandle;
 pub use batch::Batch;
 pub use error::StateSaverError;
 pub use input::{IntoTensor, SequenceInput};
+pub use key::key_text;
 pub use records::KeySource;
 
 use barrier::Barrier;

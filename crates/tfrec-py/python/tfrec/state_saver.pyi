@@ -138,15 +138,12 @@ class SequenceExampleFiles:
     ) -> None: ...
 
 class _Dtypes:
-    """The dtype of every sequence, context and state name, from the first example that has it
-    (or the default initial states). Carriers hide the difference between, say, int32 and
-    int64, so the check the library makes on carriers is repeated here on the real dtypes."""
+    """The dtype of every sparse tensor's values, from the first example that has it (the
+    library checks the dense tensors' dtypes; sparse values never reach it)."""
 
     sparse: object | None
     def __init__(self) -> None: ...
     def note(self, what: str, name: str, a: npt.NDArray[Any]) -> None: ...
-    def get(self, what: str, name: str) -> np.dtype[Any] | None: ...
-    def restore(self, what: str, d: Mapping[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]: ...
 
 class NextQueuedSequenceBatch:
     """One batch of segments (TensorFlow's ``NextQueuedSequenceBatch``), fields as NumPy arrays.

@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::dtype::SaverTensor;
 use super::error::StateSaverError;
 use super::input::{into_flat, Prepared, Schema};
 use super::key::{key_text, segment_key, stop_key};
-use crate::parse::{DenseTensor, Values};
+use crate::parse::Values;
 use crate::rng::SplitMix64;
 
 /// An example's immutable data, shared with the batches being assembled from it.
@@ -281,7 +282,7 @@ impl Barrier {
 
     /// `save_state(name, values)` for batch `batch_no`: row j goes to the next segment of entry
     /// j (final segments drop theirs). Once every state is saved the segments are ready.
-    pub fn save(&mut self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
+    pub fn save(&mut self, batch_no: u64, name: &str, values: SaverTensor) -> Result<(), StateSaverError> {
         let schema = self.schema.as_ref();
         let Some(s) = schema.and_then(|schema| schema.states.iter().position(|slot| slot.name == name)) else {
             return Err(StateSaverError::UnknownState { state: name.to_owned() });
@@ -296,14 +297,15 @@ impl Barrier {
                 keys: self.pending.as_ref().map(Pending::keys).unwrap_or_default(),
             });
         };
-        if values.dtype() != slot.dtype {
+        if values.element() != slot.element {
             return Err(StateSaverError::StateDType {
                 state: name.to_owned(),
-                expected: slot.dtype,
-                found: values.dtype(),
+                expected: slot.element,
+                found: values.element(),
                 keys: p.keys(),
             });
         }
+        let values = values.into_carrier();
         let mut expected = vec![p.size];
         expected.extend_from_slice(&slot.shape);
         if values.shape() != expected.as_slice() {

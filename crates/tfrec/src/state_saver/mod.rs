@@ -50,6 +50,7 @@
 
 mod barrier;
 mod batch;
+mod dtype;
 mod error;
 mod input;
 mod key;
@@ -61,6 +62,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 pub use batch::Batch;
+pub use dtype::{restore_raw, ElementType, SaverTensor};
 pub use error::StateSaverError;
 pub use input::{IntoTensor, SequenceInput};
 pub use key::key_text;
@@ -71,7 +73,7 @@ use input::Rules;
 use readers::{Core, InputIter, InputState, RawItem, Settings, Shared};
 use records::RecordInput;
 
-use crate::parse::{DenseTensor, SequenceSpecs};
+use crate::parse::SequenceSpecs;
 use crate::pipeline::Dataset;
 
 /// The options of a [`StateSaver`], with `batch_sequences_with_states`' defaults.
@@ -87,7 +89,7 @@ pub struct StateSaverOptions {
     deterministic: bool,
     lookahead: usize,
     length_feature: Option<String>,
-    initial_states: BTreeMap<String, DenseTensor>,
+    initial_states: BTreeMap<String, SaverTensor>,
 }
 
 /// The default [`StateSaverOptions::lookahead`].
@@ -404,7 +406,7 @@ impl StateSaver {
         let Some(schema) = schema else {
             return Ok(None);
         };
-        Ok(Some(batch::assemble(taken, &schema, o.num_unroll, Arc::clone(shared))))
+        Ok(Some(batch::assemble(taken, schema, o.num_unroll, Arc::clone(shared))))
     }
 
     /// Stops the input, from any thread (TensorFlow's `close` of the saver's queues).

@@ -115,11 +115,12 @@ impl RecordInput {
                 _ => None,
             },
         };
+        let carried = |map: BTreeMap<String, DenseTensor>| map.into_iter().map(|(n, t)| (n, t.into())).collect();
         Ok(SequenceInput {
             key,
             length,
-            sequences: dense(parsed.feature_lists),
-            context,
+            sequences: carried(dense(parsed.feature_lists)),
+            context: carried(context),
             initial_states: BTreeMap::new(),
         })
     }

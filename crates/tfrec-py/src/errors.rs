@@ -274,7 +274,7 @@ fn saver_error(py: Python<'_>, e: LibStateSaverError) -> PyErr {
         return PyValueError::new_err(e.to_string());
     }
     // An array of a dtype TensorFlow has no counterpart for, as NumPy refuses one.
-    if let UnsupportedDType { .. } | RawSize { .. } = e {
+    if let DType(_) = e {
         return PyTypeError::new_err(e.to_string());
     }
     let e = match e {

@@ -16,8 +16,8 @@ use serde_json::Value;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset as Pipeline;
 use tfrec::state_saver::{
-    key_text, restore_raw, Batch, ElementType, KeySource, SaverTensor, SequenceInput, StateSaver as Saver,
-    StateSaverError as LibStateSaverError, StateSaverOptions,
+    element_type, is_native, key_text, restore_raw, Batch, DTypeError, KeySource, SaverTensor, SequenceInput,
+    StateSaver as Saver, StateSaverError as LibStateSaverError, StateSaverOptions, TensorDType,
 };
 
 use crate::convert::{dense_to_py, type_name};
@@ -28,7 +28,7 @@ use crate::records::reader_options;
 /// or one the library refuses (a dtype with no TensorFlow counterpart).
 enum NotATensor {
     Found(String),
-    Refused(LibStateSaverError),
+    Refused(DTypeError),
 }
 
 /// A NumPy array as the saver takes it: int64, float32 and `bytes` objects as they are, the
@@ -78,7 +78,7 @@ fn to_tensor(value: &Bound<'_, PyAny>) -> Result<SaverTensor, NotATensor> {
             a.clone().into_any()
         };
         let name = a.getattr("dtype").and_then(|d| d.str()).map_err(found)?.to_string();
-        let element = ElementType::from_name(&name).map_err(NotATensor::Refused)?;
+        let element = element_type(&name).map_err(NotATensor::Refused)?;
         let shape: Vec<usize> = a.getattr("shape").and_then(|s| s.extract()).map_err(found)?;
         let raw = a.call_method0("tobytes").map_err(found)?;
         let raw = raw.cast::<PyBytes>().map_err(|e| NotATensor::Found(e.to_string()))?;
@@ -89,8 +89,8 @@ fn to_tensor(value: &Bound<'_, PyAny>) -> Result<SaverTensor, NotATensor> {
 
 /// A carrier from the library as a NumPy array of its element type (a view of the restored
 /// bytes, for the types the library carries).
-fn from_tensor<'py>(py: Python<'py>, element: Option<ElementType>, t: DenseTensor) -> PyResult<Bound<'py, PyAny>> {
-    let Some(element) = element.filter(|e| !e.is_native()) else {
+fn from_tensor<'py>(py: Python<'py>, element: Option<TensorDType>, t: DenseTensor) -> PyResult<Bound<'py, PyAny>> {
+    let Some(element) = element.filter(|e| !is_native(*e)) else {
         return Ok(dense_to_py(py, t));
     };
     let Some((raw, shape)) = restore_raw(element, &t) else {
@@ -432,14 +432,14 @@ impl SaverBatch {
 
     /// The NumPy name of state `name`'s dtype (`"string"` for bytes), `None` for no such state.
     fn state_dtype(&self, name: &str) -> Option<&'static str> {
-        self.batch.state_type(name).map(ElementType::name)
+        self.batch.state_type(name).map(TensorDType::name)
     }
 
     /// Saves state `name` for each entry's next segment.
     fn save_state(&self, py: Python<'_>, name: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let tensor = match to_tensor(values) {
             Ok(t) => t,
-            Err(NotATensor::Refused(e)) => return Err(PyTfrecError::from(e).into()),
+            Err(NotATensor::Refused(e)) => return Err(PyTfrecError::from(LibStateSaverError::from(e)).into()),
             Err(NotATensor::Found(found)) => {
                 // Not an array of a dtype: report it as the library reports a wrong dtype.
                 let expected = self.batch.state_type(name);

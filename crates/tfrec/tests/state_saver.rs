@@ -15,8 +15,8 @@ use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset;
 use tfrec::record::{RecordWriter, WriterOptions};
 use tfrec::state_saver::{
-    restore_raw, Batch, ElementType, KeySource, SaverTensor, SequenceInput, StateSaver, StateSaverError,
-    StateSaverOptions,
+    restore_raw, Batch, KeySource, SaverTensor, SequenceInput, StateSaver, StateSaverError, StateSaverOptions,
+    TensorDType,
 };
 
 /// A key the tests made from text, as text.
@@ -626,45 +626,45 @@ fn keys_are_any_bytes_and_errors_show_them_as_text() {
 fn other_numeric_dtypes_travel_in_carriers_and_keep_their_type() {
     // Three steps of int32 [1, 2, 3]; a float64 state; a complex128 context scalar.
     let steps: Vec<u8> = [1i32, 2, 3].iter().flat_map(|x| x.to_ne_bytes()).collect();
-    let x = SaverTensor::from_raw(ElementType::Int32, &[3], &steps).expect("int32");
-    let c = SaverTensor::from_raw(ElementType::Complex128, &[], &[7u8; 16]).expect("complex128");
-    let h = SaverTensor::from_raw(ElementType::Float64, &[1], &0.5f64.to_ne_bytes()).expect("float64");
+    let x = SaverTensor::from_raw(TensorDType::Int32, &[3], &steps).expect("int32");
+    let c = SaverTensor::from_raw(TensorDType::Complex128, &[], &[7u8; 16]).expect("complex128");
+    let h = SaverTensor::from_raw(TensorDType::Float64, &[1], &0.5f64.to_ne_bytes()).expect("float64");
     let saver = StateSaverOptions::new(1, 2)
         .initial_state("h", h)
         .build(vec![SequenceInput::new("k").sequence("x", x).context("c", c)])
         .expect("saver");
     let first = saver.next_batch().expect("batch").expect("a batch");
-    assert_eq!(first.sequence_type("x"), Some(ElementType::Int32));
-    assert_eq!(first.context_type("c"), Some(ElementType::Complex128));
-    assert_eq!(first.state_type("h"), Some(ElementType::Float64));
-    let (raw, shape) = restore_raw(ElementType::Int32, &first.sequences["x"]).expect("int32 carrier");
+    assert_eq!(first.sequence_type("x"), Some(TensorDType::Int32));
+    assert_eq!(first.context_type("c"), Some(TensorDType::Complex128));
+    assert_eq!(first.state_type("h"), Some(TensorDType::Float64));
+    let (raw, shape) = restore_raw(TensorDType::Int32, &first.sequences["x"]).expect("int32 carrier");
     assert_eq!(
         (raw, shape),
         ([1i32, 2].iter().flat_map(|x| x.to_ne_bytes()).collect(), vec![1, 2])
     );
-    let (raw, shape) = restore_raw(ElementType::Complex128, &first.context["c"]).expect("complex carrier");
+    let (raw, shape) = restore_raw(TensorDType::Complex128, &first.context["c"]).expect("complex carrier");
     assert_eq!((raw, shape), (vec![7u8; 16], vec![1]));
     // A state of another element type is refused, naming both (the carriers alike: int64).
-    let wrong = SaverTensor::from_raw(ElementType::UInt64, &[1, 1], &[0; 8]).expect("uint64");
+    let wrong = SaverTensor::from_raw(TensorDType::UInt64, &[1, 1], &[0; 8]).expect("uint64");
     match first.save_state("h", wrong) {
         Err(e @ StateSaverError::StateDType { .. }) => {
             assert!(e.to_string().contains("has dtype float64, but saw uint64"), "{e}")
         }
         other => panic!("{other:?}"),
     }
-    let right = SaverTensor::from_raw(ElementType::Float64, &[1, 1], &2.5f64.to_ne_bytes()).expect("float64");
+    let right = SaverTensor::from_raw(TensorDType::Float64, &[1, 1], &2.5f64.to_ne_bytes()).expect("float64");
     first.save_state("h", right).expect("saved");
     let second = saver.next_batch().expect("batch").expect("a batch");
-    let (raw, _) = restore_raw(ElementType::Float64, second.state("h").expect("h")).expect("carrier");
+    let (raw, _) = restore_raw(TensorDType::Float64, second.state("h").expect("h")).expect("carrier");
     assert_eq!(raw, 2.5f64.to_ne_bytes());
     // The padded step is zero in the original type too.
-    let (raw, _) = restore_raw(ElementType::Int32, &second.sequences["x"]).expect("carrier");
+    let (raw, _) = restore_raw(TensorDType::Int32, &second.sequences["x"]).expect("carrier");
     assert_eq!(raw, [3i32, 0].iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>());
 }
 
 #[test]
 fn an_element_type_other_than_the_first_examples_is_an_error() {
-    let int32 = SaverTensor::from_raw(ElementType::Int32, &[2], &[0; 8]).expect("int32");
+    let int32 = SaverTensor::from_raw(TensorDType::Int32, &[2], &[0; 8]).expect("int32");
     let inputs = vec![
         SequenceInput::new("a").sequence("x", int32),
         SequenceInput::new("b").sequence("x", Array1::<i64>::zeros(2)),
@@ -679,7 +679,7 @@ fn an_element_type_other_than_the_first_examples_is_an_error() {
         r#"example "b": sequence "x": expected int32 [], found int64 []"#
     );
     // A complex128 scalar has no time axis (its carrier's extra axis is not one).
-    let c = SaverTensor::from_raw(ElementType::Complex128, &[], &[0; 16]).expect("complex128");
+    let c = SaverTensor::from_raw(TensorDType::Complex128, &[], &[0; 16]).expect("complex128");
     let e = expect_err(
         StateSaverOptions::new(1, 2)
             .initial_state("h", sum_state())

@@ -28,7 +28,7 @@ NumPy arrays keep their dtype: every numeric dtype (bool, int8…int64, uint8…
 float32, float64, complex64, complex128) and bytes (``str`` is encoded as UTF-8) go in and come
 out of batches and states as given, never cast; each name keeps the first example's dtype.
 Python numbers and lists become int64 or float32. The Rust library checks and carries the
-dtypes (``tfrec::state_saver::ElementType``); this layer only hands it the arrays' bytes.
+dtypes (``tfrec::state_saver::SaverTensor``); this layer only hands it the arrays' bytes.
 
 Sparse inputs: a :class:`tfrec.io.SparseTensor` (or any object with ``indices``, ``values``
 and ``dense_shape``) may stand for a sequence (``[steps, d...]``) or a context value, as TF
@@ -498,12 +498,10 @@ class SequenceBatches:
 
 
 def _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed):
-    """The options as the Rust saver takes them, with the checks TensorFlow makes when the saver
-    is built, in its order and wording."""
+    """The options as the Rust saver takes them, with the checks TensorFlow makes in Python when
+    the saver is built, in its wording (the library makes the others: capacity, colons)."""
     if not isinstance(num_unroll, numbers.Integral):
         raise ValueError("Unsupported num_unroll expected int, got: %s" % str(num_unroll))
-    if capacity is not None and capacity < batch_size:
-        raise ValueError("capacity %d needs to be >= batch_size %d" % (capacity, batch_size))
     if not isinstance(initial_states, dict):
         raise TypeError("initial_states must be a dictionary")
     if not initial_states:
@@ -512,8 +510,6 @@ def _options(num_unroll, batch_size, initial_states, num_threads, capacity, allo
     for k in initial_states:
         if not isinstance(k, str):
             raise TypeError("state name must be a string: %s" % k)
-        if ":" in k:
-            raise ValueError("state name may not have a colon: '%s'" % k)
     return dict(
         num_unroll=int(num_unroll),
         batch_size=int(batch_size),

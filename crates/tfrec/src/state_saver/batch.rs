@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::barrier::{Entry, Taken};
-use super::dtype::ElementType;
+use super::dtype::TensorDType;
 use super::error::StateSaverError;
 use super::input::{Schema, Slot};
 use super::readers::Shared;
@@ -64,17 +64,17 @@ impl Batch {
 
     /// The element type of sequence `name`; its tensor in [`Batch::sequences`] holds it in its
     /// carrier ([`super::restore_raw`] gives the elements back).
-    pub fn sequence_type(&self, name: &str) -> Option<ElementType> {
+    pub fn sequence_type(&self, name: &str) -> Option<TensorDType> {
         element_of(&self.schema.sequences, name)
     }
 
     /// The element type of context value `name` (see [`Batch::sequence_type`]).
-    pub fn context_type(&self, name: &str) -> Option<ElementType> {
+    pub fn context_type(&self, name: &str) -> Option<TensorDType> {
         element_of(&self.schema.context, name)
     }
 
     /// The element type of state `name` (see [`Batch::sequence_type`]).
-    pub fn state_type(&self, name: &str) -> Option<ElementType> {
+    pub fn state_type(&self, name: &str) -> Option<TensorDType> {
         element_of(&self.schema.states, name)
     }
 
@@ -86,7 +86,7 @@ impl Batch {
     }
 }
 
-fn element_of(slots: &[Slot], name: &str) -> Option<ElementType> {
+fn element_of(slots: &[Slot], name: &str) -> Option<TensorDType> {
     slots.iter().find(|s| s.name == name).map(|s| s.element)
 }
 

@@ -4,7 +4,7 @@
 //! Keys in errors are text ([`super::key_text`]: a UTF-8 key as itself, other bytes as `\xNN`),
 //! so that a message and its fields read the same whatever bytes the key had.
 
-use super::dtype::ElementType;
+use super::dtype::{DTypeError, TensorDType};
 use crate::parse::{ParseError, SpecError};
 use crate::pipeline::PipelineError;
 
@@ -78,22 +78,9 @@ pub enum StateSaverError {
     Spec(SpecError),
 
     // ---- tensors (from a binding, or a state's declaration) -------------------------------------
-    /// A dtype with no TensorFlow counterpart (NumPy's `datetime64`, `float128`…).
-    #[error("dtype {dtype} is not supported (numeric dtypes and bytes are)")]
-    UnsupportedDType {
-        /// The dtype's name, as NumPy names it.
-        dtype: String,
-    },
-    /// A tensor's element bytes that do not fill its shape.
-    #[error("a {dtype} tensor of shape {shape:?} needs {} bytes, but {bytes} were given", raw_size(*.dtype, .shape))]
-    RawSize {
-        /// The element type.
-        dtype: ElementType,
-        /// The tensor's shape.
-        shape: Vec<usize>,
-        /// The bytes given.
-        bytes: usize,
-    },
+    /// An array of a dtype the saver cannot take, or bytes that do not fill its shape.
+    #[error(transparent)]
+    DType(#[from] DTypeError),
 
     // ---- input (stops the saver) ------------------------------------------------------------
     /// An example without sequences.
@@ -306,9 +293,9 @@ pub enum StateSaverError {
         /// The state's name.
         state: String,
         /// What the first example (or the declaration) has.
-        expected: ElementType,
+        expected: TensorDType,
         /// What this one has.
-        found: ElementType,
+        found: TensorDType,
         /// The keys of the batch's examples.
         keys: Vec<String>,
     },
@@ -364,8 +351,8 @@ impl StateSaverError {
             UnknownState { .. } => "unknown_state",
             StateShape { .. } => "state_shape",
             StateDType { .. } => "state_dtype",
-            UnsupportedDType { .. } => "unsupported_dtype",
-            RawSize { .. } => "raw_size",
+            DType(DTypeError::Unsupported { .. }) => "unsupported_dtype",
+            DType(DTypeError::RawSize { .. }) => "raw_size",
             InsufficientElements { .. } => "insufficient_elements",
         }
     }
@@ -387,12 +374,4 @@ impl StateSaverError {
                 | Spec(_)
         )
     }
-}
-
-/// The bytes a tensor of `dtype` and `shape` holds, for [`StateSaverError::RawSize`].
-fn raw_size(dtype: ElementType, shape: &[usize]) -> String {
-    shape
-        .iter()
-        .try_fold(dtype.item_size(), |n, &d| n.checked_mul(d))
-        .map_or_else(|| "more than usize::MAX".to_owned(), |n| n.to_string())
 }

@@ -7,7 +7,7 @@ use std::fmt;
 
 use ndarray::Dimension;
 
-use super::dtype::{ElementType, SaverTensor};
+use super::dtype::{SaverTensor, TensorDType};
 use super::error::StateSaverError;
 use super::key::key_text;
 use crate::parse::{DType, DenseTensor, Values};
@@ -120,7 +120,7 @@ impl SequenceInput {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub name: String,
-    pub element: ElementType,
+    pub element: TensorDType,
     /// The carrier's dtype (follows from `element`).
     pub dtype: DType,
     /// The carrier's shape: the tensor's, with a last axis of 2 for complex128.
@@ -137,7 +137,7 @@ impl Slot {
 impl fmt::Display for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shape = match self.element {
-            ElementType::Complex128 => &self.shape[..self.shape.len().saturating_sub(1)],
+            TensorDType::Complex128 => &self.shape[..self.shape.len().saturating_sub(1)],
             _ => &self.shape[..],
         };
         write!(f, "{} {:?}", self.element, shape)

@@ -62,7 +62,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 pub use batch::Batch;
-pub use dtype::{restore_raw, ElementType, SaverTensor};
+pub use dtype::{element_type, is_native, native_type, restore_raw, DTypeError, SaverTensor, TensorDType};
 pub use error::StateSaverError;
 pub use input::{IntoTensor, SequenceInput};
 pub use key::key_text;

@@ -27,10 +27,8 @@ now giving the stream of what TF took for one example:
 NumPy arrays keep their dtype: every numeric dtype (bool, int8…int64, uint8…uint64, float16,
 float32, float64, complex64, complex128) and bytes (``str`` is encoded as UTF-8) go in and come
 out of batches and states as given, never cast; each name keeps the first example's dtype.
-Python numbers and lists become int64 or float32. The Rust library holds int64, float32 and
-bytes; the other dtypes travel through it in a lossless carrier (widened to int64 or float32,
-or their bits viewed as int64) and are restored on the way out; zero bits are zero in every
-dtype, so padding is still 0.
+Python numbers and lists become int64 or float32. The Rust library checks and carries the
+dtypes (``tfrec::state_saver::SaverTensor``); this layer only hands it the arrays' bytes.
 
 Sparse inputs: a :class:`tfrec.io.SparseTensor` (or any object with ``indices``, ``values``
 and ``dense_shape``) may stand for a sequence (``[steps, d...]``) or a context value, as TF

@@ -6,7 +6,7 @@
 //! `?` or `.map_err(PyTfrecError::from)`), and `From<PyTfrecError> for PyErr` picks the class by
 //! the error's layer and [`tfrec::ErrorCategory`].
 
-use pyo3::exceptions::{PyIndexError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3::{IntoPyObjectExt, PyTypeInfo};
@@ -281,6 +281,10 @@ fn saver_error(py: Python<'_>, e: LibStateSaverError) -> PyErr {
     use LibStateSaverError::*;
     if e.is_option_error() {
         return PyValueError::new_err(e.to_string());
+    }
+    // An array of a dtype TensorFlow has no counterpart for, as NumPy refuses one.
+    if let DType(_) = e {
+        return PyTypeError::new_err(e.to_string());
     }
     let e = match e {
         Pipeline(p) => return pipeline_error(py, p),

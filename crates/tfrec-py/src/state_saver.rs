@@ -8,38 +8,49 @@
 //! pull at a time, so a generator is never entered twice at once. Checking, padding and
 //! batching then run without the GIL.
 
-use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::{PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyIterator, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyString, PyTuple};
 use serde_json::Value;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset as Pipeline;
-use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver as Saver, StateSaverOptions};
+use tfrec::state_saver::{
+    element_type, is_native, key_text, restore_raw, Batch, DTypeError, KeySource, SaverTensor, SequenceInput,
+    StateSaver as Saver, StateSaverError as LibStateSaverError, StateSaverOptions, TensorDType,
+};
 
 use crate::convert::{dense_to_py, type_name};
 use crate::errors::{obj, state_dtype_error, PyTfrecError};
 use crate::records::reader_options;
 
-/// A NumPy array of int64, float32 or `bytes` objects as a tensor; otherwise the dtype's name.
-fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
+/// Why an array could not be taken: not an array the saver holds (its type or dtype named),
+/// or one the library refuses (a dtype with no TensorFlow counterpart).
+enum NotATensor {
+    Found(String),
+    Refused(DTypeError),
+}
+
+/// A NumPy array as the saver takes it: int64, float32 and `bytes` objects as they are, the
+/// other numeric dtypes as their bytes, which the library carries losslessly.
+fn to_tensor(value: &Bound<'_, PyAny>) -> Result<SaverTensor, NotATensor> {
     // rust-numpy's array view panics on an empty array whose strides are not zero (NumPy makes
     // those, e.g. `np.array([]).reshape(0, 2)`); an empty array needs only its shape.
     if let Ok(a) = value.cast::<PyArrayDyn<f32>>() {
         if a.len() == 0 {
-            return Ok(DenseTensor::from(ndarray::ArrayD::<f32>::zeros(a.shape())));
+            return Ok(DenseTensor::from(ndarray::ArrayD::<f32>::zeros(a.shape())).into());
         }
-        return Ok(DenseTensor::from(a.to_owned_array()));
+        return Ok(DenseTensor::from(a.to_owned_array()).into());
     }
     if let Ok(a) = value.cast::<PyArrayDyn<i64>>() {
         if a.len() == 0 {
-            return Ok(DenseTensor::from(ndarray::ArrayD::<i64>::zeros(a.shape())));
+            return Ok(DenseTensor::from(ndarray::ArrayD::<i64>::zeros(a.shape())).into());
         }
-        return Ok(DenseTensor::from(a.to_owned_array()));
+        return Ok(DenseTensor::from(a.to_owned_array()).into());
     }
     if let Ok(a) = value.cast::<PyArrayDyn<Py<PyAny>>>() {
         if a.len() == 0 {
-            return Ok(DenseTensor::from(ndarray::ArrayD::<Vec<u8>>::default(a.shape())));
+            return Ok(DenseTensor::from(ndarray::ArrayD::<Vec<u8>>::default(a.shape())).into());
         }
         let py = value.py();
         let ro = a.readonly();
@@ -52,21 +63,50 @@ fn to_tensor(value: &Bound<'_, PyAny>) -> Result<DenseTensor, String> {
             }
         });
         return match bad {
-            None => Ok(DenseTensor::from(bytes)),
-            Some(t) => Err(format!("object array holding {t} (expected bytes)")),
+            None => Ok(DenseTensor::from(bytes).into()),
+            Some(t) => Err(NotATensor::Found(format!("object array holding {t} (expected bytes)"))),
         };
     }
     if let Ok(a) = value.cast::<numpy::PyUntypedArray>() {
-        return Err(a.dtype().str().map(|s| s.to_string()).unwrap_or_else(|_| "?".into()));
+        let found = |e: PyErr| NotATensor::Found(e.to_string());
+        // Native byte order first: the library reads the elements' bytes as this machine's.
+        let dtype = a.dtype();
+        let a = if dtype.is_native_byteorder() == Some(false) {
+            a.call_method1("astype", (dtype.call_method1("newbyteorder", ("=",)).map_err(found)?,))
+                .map_err(found)?
+        } else {
+            a.clone().into_any()
+        };
+        let name = a.getattr("dtype").and_then(|d| d.str()).map_err(found)?.to_string();
+        let element = element_type(&name).map_err(NotATensor::Refused)?;
+        let shape: Vec<usize> = a.getattr("shape").and_then(|s| s.extract()).map_err(found)?;
+        let raw = a.call_method0("tobytes").map_err(found)?;
+        let raw = raw.cast::<PyBytes>().map_err(|e| NotATensor::Found(e.to_string()))?;
+        return SaverTensor::from_raw(element, &shape, raw.as_bytes()).map_err(NotATensor::Refused);
     }
-    Err(type_name(value))
+    Err(NotATensor::Found(type_name(value)))
+}
+
+/// A carrier from the library as a NumPy array of its element type (a view of the restored
+/// bytes, for the types the library carries).
+fn from_tensor<'py>(py: Python<'py>, element: Option<TensorDType>, t: DenseTensor) -> PyResult<Bound<'py, PyAny>> {
+    let Some(element) = element.filter(|e| !is_native(*e)) else {
+        return Ok(dense_to_py(py, t));
+    };
+    let Some((raw, shape)) = restore_raw(element, &t) else {
+        return Ok(dense_to_py(py, t));
+    };
+    numpy::PyArray1::from_vec(py, raw)
+        .into_any()
+        .call_method1("view", (element.name(),))?
+        .call_method1("reshape", (shape,))
 }
 
 fn dict_tensors(
     d: &Bound<'_, PyAny>,
     key: &str,
     what: &str,
-    mut add: impl FnMut(String, DenseTensor),
+    mut add: impl FnMut(String, SaverTensor),
 ) -> Result<(), String> {
     if d.is_none() {
         return Ok(());
@@ -78,12 +118,30 @@ fn dict_tensors(
         let name: String = name
             .extract()
             .map_err(|_| format!("example {key:?}: {what} names must be str"))?;
-        let t = to_tensor(&value).map_err(|found| {
-            format!("example {key:?}: {what} {name:?} must be int64, float32 or bytes, not {found}")
+        let t = to_tensor(&value).map_err(|e| match e {
+            NotATensor::Found(found) => {
+                format!("example {key:?}: {what} {name:?} must be int64, float32 or bytes, not {found}")
+            }
+            // As NumPy's own refusal of a dtype reads.
+            NotATensor::Refused(e) => format!("TypeError: {e}"),
         })?;
         add(name, t);
     }
     Ok(())
+}
+
+/// An example's key: `bytes` as they are (any bytes, not only UTF-8), `str` as its UTF-8.
+fn example_key(key: &Bound<'_, PyAny>) -> Result<Vec<u8>, String> {
+    if let Ok(b) = key.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(s) = key.cast::<PyString>() {
+        return Ok(s.to_cow().map_err(|e| e.to_string())?.as_bytes().to_vec());
+    }
+    Err(format!(
+        "TypeError: input_key must be str or bytes, not {}",
+        type_name(key)
+    ))
 }
 
 /// One item of the Python layer's normalised stream: `(key, sequences, context, length,
@@ -96,10 +154,9 @@ fn to_input(item: &Bound<'_, PyAny>) -> Result<SequenceInput, String> {
         return Err("internal: expected a 5-tuple".into());
     }
     let get = |i: usize| t.get_item(i).map_err(|e| e.to_string());
-    let key: String = get(0)?
-        .extract()
-        .map_err(|_| "the key must be str or bytes (UTF-8)".to_owned())?;
-    let mut input = SequenceInput::new(key.clone());
+    let key = example_key(&get(0)?)?;
+    let mut input = SequenceInput::new(key);
+    let key = key_text(&input.key);
     dict_tensors(&get(1)?, &key, "sequence", |n, v| {
         input.sequences.insert(n, v);
     })?;
@@ -168,8 +225,10 @@ fn options(
         o = o.make_keys_unique(seed);
     }
     let mut states = Vec::new();
-    dict_tensors(initial_states, "", "initial state", |n, v| states.push((n, v)))
-        .map_err(|m| PyTypeError::new_err(m.trim_start_matches("example \"\": ").to_owned()))?;
+    dict_tensors(initial_states, "", "initial state", |n, v| states.push((n, v))).map_err(|m| {
+        let m = m.trim_start_matches("example \"\": ");
+        PyTypeError::new_err(m.trim_start_matches("TypeError: ").to_owned())
+    })?;
     for (n, v) in states {
         o = o.initial_state(n, v);
     }
@@ -311,8 +370,8 @@ pub struct SaverBatch {
     fields: Py<PyDict>,
 }
 
-fn strings(py: Python<'_>, v: &[String]) -> Py<PyAny> {
-    let a = ndarray::Array1::from_iter(v.iter().map(|s| s.as_bytes().to_vec())).into_dyn();
+fn keys(py: Python<'_>, v: &[Vec<u8>]) -> Py<PyAny> {
+    let a = ndarray::Array1::from_iter(v.iter().cloned()).into_dyn();
     dense_to_py(py, DenseTensor::from(a)).unbind()
 }
 
@@ -320,23 +379,25 @@ impl SaverBatch {
     fn new(py: Python<'_>, mut batch: Batch) -> PyResult<SaverBatch> {
         use numpy::IntoPyArray;
         let fields = PyDict::new(py);
-        fields.set_item("key", strings(py, &batch.key))?;
-        fields.set_item("next_key", strings(py, &batch.next_key))?;
+        fields.set_item("key", keys(py, &batch.key))?;
+        fields.set_item("next_key", keys(py, &batch.next_key))?;
         fields.set_item("sequence", batch.sequence.clone().into_pyarray(py))?;
         fields.set_item("sequence_count", batch.sequence_count.clone().into_pyarray(py))?;
         fields.set_item("length", batch.length.clone().into_pyarray(py))?;
         fields.set_item("total_length", batch.total_length.clone().into_pyarray(py))?;
         fields.set_item("insertion_index", batch.insertion_index.clone().into_pyarray(py))?;
-        for (field, map) in [
-            ("sequences", std::mem::take(&mut batch.sequences)),
-            ("context", std::mem::take(&mut batch.context)),
-        ] {
-            let d = PyDict::new(py);
-            for (name, t) in map {
-                d.set_item(name, dense_to_py(py, t))?;
-            }
-            fields.set_item(field, d)?;
+        let sequences = PyDict::new(py);
+        for (name, t) in std::mem::take(&mut batch.sequences) {
+            let element = batch.sequence_type(&name);
+            sequences.set_item(&name, from_tensor(py, element, t)?)?;
         }
+        fields.set_item("sequences", sequences)?;
+        let context = PyDict::new(py);
+        for (name, t) in std::mem::take(&mut batch.context) {
+            let element = batch.context_type(&name);
+            context.set_item(&name, from_tensor(py, element, t)?)?;
+        }
+        fields.set_item("context", context)?;
         Ok(SaverBatch {
             batch,
             fields: fields.unbind(),
@@ -366,28 +427,33 @@ impl SaverBatch {
     /// State `name` as the batch's segments start from it, `[batch, ...]` (a fresh array).
     fn state<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         let t = self.batch.state(name).map_err(PyTfrecError::from)?;
-        Ok(dense_to_py(py, t.clone()))
+        from_tensor(py, self.batch.state_type(name), t.clone())
+    }
+
+    /// The NumPy name of state `name`'s dtype (`"string"` for bytes), `None` for no such state.
+    fn state_dtype(&self, name: &str) -> Option<&'static str> {
+        self.batch.state_type(name).map(TensorDType::name)
     }
 
     /// Saves state `name` for each entry's next segment.
     fn save_state(&self, py: Python<'_>, name: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let tensor = match to_tensor(values) {
             Ok(t) => t,
-            Err(found) => {
-                // A dtype the library cannot hold: report it as the library reports a wrong one.
-                let expected = self.batch.state(name).map_err(PyTfrecError::from)?;
-                let expected = expected.dtype().tf_name();
-                let e = format!(
-                    "state {name:?} has dtype {expected}, but saw {found} (keys: {:?})",
-                    self.batch.key
-                );
+            Err(NotATensor::Refused(e)) => return Err(PyTfrecError::from(LibStateSaverError::from(e)).into()),
+            Err(NotATensor::Found(found)) => {
+                // Not an array of a dtype: report it as the library reports a wrong dtype.
+                let expected = self.batch.state_type(name);
+                let expected = expected
+                    .ok_or_else(|| PyTfrecError::from(LibStateSaverError::UnknownState { state: name.to_owned() }))?;
+                let keys: Vec<String> = self.batch.key.iter().map(|k| key_text(k)).collect();
+                let e = format!("state {name:?} has dtype {expected}, but saw {found} (keys: {keys:?})");
                 return Err(state_dtype_error(
                     py,
                     e,
                     &[
                         ("kind", obj(py, "state_dtype")),
                         ("state", obj(py, name)),
-                        ("keys", obj(py, self.batch.key.clone())),
+                        ("keys", obj(py, keys)),
                     ],
                 ));
             }

@@ -14,7 +14,20 @@ use tfrec::example::SequenceExample;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset;
 use tfrec::record::{RecordWriter, WriterOptions};
-use tfrec::state_saver::{Batch, KeySource, SequenceInput, StateSaver, StateSaverError, StateSaverOptions};
+use tfrec::state_saver::{
+    restore_raw, Batch, KeySource, SaverTensor, SequenceInput, StateSaver, StateSaverError, StateSaverOptions,
+    TensorDType,
+};
+
+/// A key the tests made from text, as text.
+fn text(key: &[u8]) -> String {
+    String::from_utf8(key.to_vec()).expect("a UTF-8 key")
+}
+
+/// A batch's keys, as text.
+fn texts(keys: Vec<Vec<u8>>) -> Vec<String> {
+    keys.iter().map(|k| text(k)).collect()
+}
 
 fn f32s(t: &DenseTensor) -> ArrayD<f32> {
     t.f32_view()
@@ -67,8 +80,8 @@ fn keys_and_next_keys() {
         .build(vec![counting("abc", 5, 0.0)])
         .expect("saver");
     let batches = drain(&mut saver);
-    let keys: Vec<&str> = batches.iter().map(|b| b.key[0].as_str()).collect();
-    let next: Vec<&str> = batches.iter().map(|b| b.next_key[0].as_str()).collect();
+    let keys: Vec<String> = batches.iter().map(|b| text(&b.key[0])).collect();
+    let next: Vec<String> = batches.iter().map(|b| text(&b.next_key[0])).collect();
     assert_eq!(keys, ["00000_of_00003:abc", "00001_of_00003:abc", "00002_of_00003:abc"]);
     assert_eq!(next, ["00001_of_00003:abc", "00002_of_00003:abc", "STOP:abc"]);
     let seq: Vec<i32> = batches.iter().map(|b| b.sequence[0]).collect();
@@ -90,15 +103,15 @@ fn keys_wider_than_five_digits() {
     let mut n = 0;
     while let Some(batch) = saver.next_batch().expect("batch") {
         if n == 5 {
-            assert_eq!(batch.key[0], "00005_of_100001:k");
+            assert_eq!(text(&batch.key[0]), "00005_of_100001:k");
         }
         if n == 99_999 {
-            assert_eq!(batch.key[0], "99999_of_100001:k");
-            assert_eq!(batch.next_key[0], "100000_of_100001:k");
+            assert_eq!(text(&batch.key[0]), "99999_of_100001:k");
+            assert_eq!(text(&batch.next_key[0]), "100000_of_100001:k");
         }
         if n == 100_000 {
-            assert_eq!(batch.key[0], "100000_of_100001:k");
-            assert_eq!(batch.next_key[0], "STOP:k");
+            assert_eq!(text(&batch.key[0]), "100000_of_100001:k");
+            assert_eq!(text(&batch.next_key[0]), "STOP:k");
         }
         save_all(&batch);
         n += 1;
@@ -175,7 +188,7 @@ fn context_is_copied_into_every_segment() {
         assert_eq!(batch.context["label"].shape(), [batch.batch_size()]);
         assert_eq!(batch.context["name"].shape(), [batch.batch_size(), 2]);
         for j in 0..batch.batch_size() {
-            let i: i64 = batch.key[j]
+            let i: i64 = text(&batch.key[j])
                 .rsplit("k")
                 .next()
                 .and_then(|s| s.parse().ok())
@@ -204,7 +217,7 @@ fn check_running_sums(options: StateSaverOptions, lengths: &[usize]) -> Vec<(Str
         let x = f32s(&batch.sequences["x"]);
         let mut sum = f32s(batch.state("sum").expect("state")).clone();
         for j in 0..batch.batch_size() {
-            let i: usize = batch.key[j]
+            let i: usize = text(&batch.key[j])
                 .rsplit(":s")
                 .next()
                 .and_then(|s| s.parse().ok())
@@ -212,12 +225,12 @@ fn check_running_sums(options: StateSaverOptions, lengths: &[usize]) -> Vec<(Str
             let seg = batch.sequence[j] as usize;
             let base = 10.0 * i as f32;
             let expected: f32 = (0..seg * u).map(|t| base + t as f32 + 1.0).sum();
-            assert_eq!(sum[[j, 0]], expected, "state of {}", batch.key[j]);
-            received.push((batch.key[j].clone(), batch.sequence[j], sum[[j, 0]]));
+            assert_eq!(sum[[j, 0]], expected, "state of {}", text(&batch.key[j]));
+            received.push((text(&batch.key[j]).clone(), batch.sequence[j], sum[[j, 0]]));
             for t in 0..batch.length[j] as usize {
                 sum[[j, 0]] += x[[j, t, 0]];
             }
-            if batch.next_key[j].starts_with("STOP:") {
+            if batch.next_key[j].starts_with(b"STOP:") {
                 let n = lengths[i];
                 assert_eq!(sum[[j, 0]], (0..n).map(|t| base + t as f32 + 1.0).sum::<f32>());
                 finished += 1;
@@ -276,7 +289,7 @@ fn deterministic_batches_do_not_depend_on_threads() {
             .initial_state("h", sum_state())
             .build(inputs)
             .expect("saver");
-        drain(&mut saver).into_iter().map(|b| b.key).collect::<Vec<_>>()
+        drain(&mut saver).into_iter().map(|b| texts(b.key)).collect::<Vec<_>>()
     };
     assert_eq!(run(1), run(3));
     assert_eq!(run(1), run(0));
@@ -298,7 +311,7 @@ fn older_examples_come_first() {
         .build(inputs)
         .expect("saver");
     let batches = drain(&mut saver);
-    let keys: Vec<Vec<String>> = batches.iter().map(|b| b.key.clone()).collect();
+    let keys: Vec<Vec<String>> = batches.iter().map(|b| texts(b.key.clone())).collect();
     assert_eq!(
         keys,
         [
@@ -327,7 +340,7 @@ fn insertion_indices_order_every_batch() {
         .expect("saver");
     for batch in drain(&mut saver) {
         for j in 0..batch.batch_size() {
-            let i: i64 = batch.key[j]
+            let i: i64 = text(&batch.key[j])
                 .split(':')
                 .nth(1)
                 .and_then(|s| s.parse().ok())
@@ -399,14 +412,14 @@ fn capacity_bounds_examples_in_flight() {
     let mut started: std::collections::HashSet<String> = Default::default();
     let mut max_seen = 0;
     while let Some(batch) = saver.next_batch().expect("batch") {
-        let finals = batch.next_key.iter().filter(|k| k.starts_with("STOP:")).count();
+        let finals = batch.next_key.iter().filter(|k| k.starts_with(b"STOP:")).count();
         // Examples read from the input and not finished: in flight, or read ahead (a buffer of
         // 4 * threads + 8, plus one being read by each reader and by the consumer).
         let outstanding = pulled.load(Ordering::SeqCst) - (finished + finals);
         let read_ahead = 4 * threads + 8 + threads + 1;
         assert!(outstanding <= capacity + read_ahead, "{outstanding} outstanding");
         for j in 0..batch.batch_size() {
-            let key = batch.key[j].split(':').nth(1).expect("key").to_owned();
+            let key = text(&batch.key[j]).split(':').nth(1).expect("key").to_owned();
             started.insert(key);
         }
         // Examples seen in batches and not finished yet are surely in flight.
@@ -474,7 +487,7 @@ fn next_batch_with_unsaved_states_names_them() {
         .save_state("c", sum_state().insert_axis(ndarray::Axis(0)))
         .expect("save c");
     let next = saver.next_batch().expect("ok").expect("batch");
-    assert_eq!(next.key, ["00001_of_00003:long"]);
+    assert_eq!(texts(next.key.clone()), ["00001_of_00003:long"]);
 }
 
 #[test]
@@ -554,6 +567,122 @@ fn key_reused_in_flight_is_an_error() {
 }
 
 #[test]
+fn keys_are_any_bytes_and_errors_show_them_as_text() {
+    // TensorFlow's keys are `tf.string`: bytes that need not be UTF-8 come out as they went in.
+    let raw = b"\xff\x00k".to_vec();
+    let x = Array2::<f32>::zeros((3, 1));
+    let inputs = vec![
+        SequenceInput::new(raw.clone()).sequence("x", x.clone()),
+        SequenceInput::new("ünï").sequence("x", Array2::<f32>::zeros((2, 1))),
+    ];
+    let mut saver = StateSaverOptions::new(2, 2)
+        .initial_state("h", sum_state())
+        .build(inputs)
+        .expect("saver");
+    let batches = drain(&mut saver);
+    assert_eq!(
+        batches[0].key,
+        [
+            b"00000_of_00002:\xff\x00k".to_vec(),
+            "00000_of_00001:ünï".as_bytes().to_vec()
+        ]
+    );
+    assert_eq!(batches[1].next_key, [b"STOP:\xff\x00k".to_vec()]);
+    // In errors (message and fields) a key is text: UTF-8 as is, other bytes escaped.
+    let twice = vec![
+        SequenceInput::new(raw.clone()).sequence("x", Array2::<f32>::zeros((4, 1))),
+        SequenceInput::new(raw).sequence("x", Array2::<f32>::zeros((4, 1))),
+    ];
+    let e = expect_err(
+        StateSaverOptions::new(1, 2)
+            .initial_state("h", sum_state())
+            .build(twice),
+    );
+    assert!(e.to_string().contains(r#"key "\\xff\0k" reused"#), "{e}");
+    match e {
+        StateSaverError::KeyInFlight { key } => assert_eq!(key, "\\xff\u{0}k"),
+        other => panic!("{other:?}"),
+    }
+    let bad = SequenceInput::new(b"\xfe".to_vec()).sequence("x", Array1::<f32>::zeros(0));
+    match expect_err(
+        StateSaverOptions::new(1, 2)
+            .initial_state("h", sum_state())
+            .build(vec![bad]),
+    ) {
+        StateSaverError::NotASequence { key, .. } | StateSaverError::EmptySequence { key, .. } => {
+            assert_eq!(key, "\\xfe")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn other_numeric_dtypes_travel_in_carriers_and_keep_their_type() {
+    // Three steps of int32 [1, 2, 3]; a float64 state; a complex128 context scalar.
+    let steps: Vec<u8> = [1i32, 2, 3].iter().flat_map(|x| x.to_ne_bytes()).collect();
+    let x = SaverTensor::from_raw(TensorDType::Int32, &[3], &steps).expect("int32");
+    let c = SaverTensor::from_raw(TensorDType::Complex128, &[], &[7u8; 16]).expect("complex128");
+    let h = SaverTensor::from_raw(TensorDType::Float64, &[1], &0.5f64.to_ne_bytes()).expect("float64");
+    let saver = StateSaverOptions::new(1, 2)
+        .initial_state("h", h)
+        .build(vec![SequenceInput::new("k").sequence("x", x).context("c", c)])
+        .expect("saver");
+    let first = saver.next_batch().expect("batch").expect("a batch");
+    assert_eq!(first.sequence_type("x"), Some(TensorDType::Int32));
+    assert_eq!(first.context_type("c"), Some(TensorDType::Complex128));
+    assert_eq!(first.state_type("h"), Some(TensorDType::Float64));
+    let (raw, shape) = restore_raw(TensorDType::Int32, &first.sequences["x"]).expect("int32 carrier");
+    assert_eq!(
+        (raw, shape),
+        ([1i32, 2].iter().flat_map(|x| x.to_ne_bytes()).collect(), vec![1, 2])
+    );
+    let (raw, shape) = restore_raw(TensorDType::Complex128, &first.context["c"]).expect("complex carrier");
+    assert_eq!((raw, shape), (vec![7u8; 16], vec![1]));
+    // A state of another element type is refused, naming both (the carriers alike: int64).
+    let wrong = SaverTensor::from_raw(TensorDType::UInt64, &[1, 1], &[0; 8]).expect("uint64");
+    match first.save_state("h", wrong) {
+        Err(e @ StateSaverError::StateDType { .. }) => {
+            assert!(e.to_string().contains("has dtype float64, but saw uint64"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let right = SaverTensor::from_raw(TensorDType::Float64, &[1, 1], &2.5f64.to_ne_bytes()).expect("float64");
+    first.save_state("h", right).expect("saved");
+    let second = saver.next_batch().expect("batch").expect("a batch");
+    let (raw, _) = restore_raw(TensorDType::Float64, second.state("h").expect("h")).expect("carrier");
+    assert_eq!(raw, 2.5f64.to_ne_bytes());
+    // The padded step is zero in the original type too.
+    let (raw, _) = restore_raw(TensorDType::Int32, &second.sequences["x"]).expect("carrier");
+    assert_eq!(raw, [3i32, 0].iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>());
+}
+
+#[test]
+fn an_element_type_other_than_the_first_examples_is_an_error() {
+    let int32 = SaverTensor::from_raw(TensorDType::Int32, &[2], &[0; 8]).expect("int32");
+    let inputs = vec![
+        SequenceInput::new("a").sequence("x", int32),
+        SequenceInput::new("b").sequence("x", Array1::<i64>::zeros(2)),
+    ];
+    let e = expect_err(
+        StateSaverOptions::new(1, 2)
+            .initial_state("h", sum_state())
+            .build(inputs),
+    );
+    assert_eq!(
+        e.to_string(),
+        r#"example "b": sequence "x": expected int32 [], found int64 []"#
+    );
+    // A complex128 scalar has no time axis (its carrier's extra axis is not one).
+    let c = SaverTensor::from_raw(TensorDType::Complex128, &[], &[0; 16]).expect("complex128");
+    let e = expect_err(
+        StateSaverOptions::new(1, 2)
+            .initial_state("h", sum_state())
+            .build(vec![SequenceInput::new("s").sequence("x", c)]),
+    );
+    assert!(matches!(e, StateSaverError::NotASequence { .. }), "{e:?}");
+}
+
+#[test]
 fn key_reuse_after_the_sequence_finished_is_fine() {
     // Three epochs of the same 5 keys; capacity below the number of examples.
     let inputs: Vec<SequenceInput> = (0..15).map(|i| counting(&format!("k{}", i % 5), 3, 0.0)).collect();
@@ -577,7 +706,7 @@ fn unique_keys_get_a_seeded_suffix() {
             .expect("saver");
         drain(&mut saver)
             .into_iter()
-            .flat_map(|b| b.key)
+            .flat_map(|b| texts(b.key))
             .collect::<Vec<String>>()
     };
     let a = keys(1);
@@ -800,7 +929,7 @@ fn sequence_examples_from_files() {
         let x = f32s(&batch.sequences["x"]);
         let y = i64s(&batch.sequences["y"]);
         for j in 0..batch.batch_size() {
-            let key = batch.key[j].split_once(':').expect("key").1.to_owned();
+            let key = text(&batch.key[j]).split_once(':').expect("key").1.to_owned();
             let (ex, ey, label) = &expected[&key];
             assert_eq!(i64s(&batch.context["label"])[[j]], *label);
             let seg = batch.sequence[j] as usize;
@@ -822,7 +951,7 @@ fn sequence_examples_from_files() {
         .build_from_dataset(Dataset::from_files(vec![path]), &specs, KeySource::Index)
         .expect("saver");
     let first = by_index.next_batch().expect("ok").expect("batch");
-    assert_eq!(first.key[0].split_once(':').expect("key").1, "0");
+    assert_eq!(text(&first.key[0]).split_once(':').expect("key").1, "0");
 }
 
 #[test]
@@ -866,7 +995,7 @@ fn endless_input_with_unbounded_capacity_yields_batches_and_holds_few_examples()
         for _ in 0..200 {
             let batch = saver.next_batch().expect("batch").expect("an endless input never ends");
             assert_eq!(batch.batch_size(), 4);
-            finished += batch.next_key.iter().filter(|k| k.starts_with("STOP:")).count();
+            finished += batch.next_key.iter().filter(|k| k.starts_with(b"STOP:")).count();
             save_all(&batch);
             // Memory is bounded by the examples held: in flight (at most batch_size +
             // lookahead) plus the readers' window (4 * threads + 8, one more per reader and
@@ -900,7 +1029,7 @@ fn a_lookahead_of_zero_inserts_only_what_the_batch_needs() {
 /// The keys of every batch, saving states unchanged.
 fn batch_keys(options: StateSaverOptions, inputs: Vec<SequenceInput>) -> Vec<Vec<String>> {
     let mut saver = options.initial_state("s", sum_state()).build(inputs).expect("saver");
-    drain(&mut saver).into_iter().map(|b| b.key).collect()
+    drain(&mut saver).into_iter().map(|b| texts(b.key)).collect()
 }
 
 #[test]
@@ -972,7 +1101,7 @@ fn close_from_another_thread_ends_a_waiting_next_batch() {
                 let mut keys = Vec::new();
                 while let Some(batch) = saver.next_batch().expect("batch") {
                     save_all(&batch);
-                    keys.extend(batch.key);
+                    keys.extend(texts(batch.key));
                 }
                 keys
             })
@@ -1007,13 +1136,13 @@ fn close_without_cancel_drains_the_sequences_in_flight() {
         .build(input)
         .expect("saver");
     let first = saver.next_batch().expect("batch").expect("batch");
-    assert_eq!(first.key, ["00000_of_00003:a", "00000_of_00003:b"]);
+    assert_eq!(texts(first.key.clone()), ["00000_of_00003:a", "00000_of_00003:b"]);
     save_all(&first);
     saver.close(false);
     let mut keys = Vec::new();
     while let Some(batch) = saver.next_batch().expect("batch") {
         save_all(&batch);
-        keys.push(batch.key);
+        keys.push(texts(batch.key));
     }
     assert_eq!(
         keys,

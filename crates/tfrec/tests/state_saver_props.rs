@@ -10,6 +10,11 @@ use proptest::prelude::*;
 use tfrec::parse::DenseTensor;
 use tfrec::state_saver::{SequenceInput, StateSaverOptions};
 
+/// A key the tests made from text, as text.
+fn text(key: &[u8]) -> String {
+    String::from_utf8(key.to_vec()).expect("a UTF-8 key")
+}
+
 fn i64s(t: &DenseTensor) -> ArrayD<i64> {
     t.i64_view()
         .unwrap_or_else(|| panic!("expected int64, got {:?}", t.dtype()))
@@ -58,10 +63,10 @@ proptest! {
             let token = i64s(batch.state("token").expect("state"));
             let mut next = ArrayD::<i64>::zeros(vec![batch.batch_size(), 2]);
             for j in 0..batch.batch_size() {
-                let i: usize = batch.key[j].split(':').nth(1).and_then(|s| s.parse().ok()).expect("key");
+                let i: usize = text(&batch.key[j]).split(':').nth(1).and_then(|s| s.parse().ok()).expect("key");
                 let got = [token[[j, 0]], token[[j, 1]]];
                 let want = expected_token.get(&i).copied().unwrap_or([-1, -1]);
-                prop_assert_eq!(got, want, "state of {}", &batch.key[j]);
+                prop_assert_eq!(got, want, "state of {}", &text(&batch.key[j]));
                 let seen = steps.entry(i).or_default();
                 prop_assert_eq!(batch.sequence[j] as usize * num_unroll, seen.len());
                 for t in 0..batch.length[j] as usize {

@@ -319,6 +319,8 @@ class SaverBatch:
         """Saves state `name` for each entry's next segment."""
     def state(self, name: str) -> npt.NDArray[Any]:
         """State `name` as the batch's segments start from it, `[batch, ...]` (a fresh array)."""
+    def state_dtype(self, name: str) -> str | None:
+        """The NumPy name of state `name`'s dtype (`"string"` for bytes), `None` for no such state."""
     def state_names(self) -> list[str]:
         """The state names."""
 

@@ -27,10 +27,8 @@ now giving the stream of what TF took for one example:
 NumPy arrays keep their dtype: every numeric dtype (bool, int8…int64, uint8…uint64, float16,
 float32, float64, complex64, complex128) and bytes (``str`` is encoded as UTF-8) go in and come
 out of batches and states as given, never cast; each name keeps the first example's dtype.
-Python numbers and lists become int64 or float32. The Rust library holds int64, float32 and
-bytes; the other dtypes travel through it in a lossless carrier (widened to int64 or float32,
-or their bits viewed as int64) and are restored on the way out; zero bits are zero in every
-dtype, so padding is still 0.
+Python numbers and lists become int64 or float32. The Rust library checks and carries the
+dtypes (``tfrec::state_saver::SaverTensor``); this layer only hands it the arrays' bytes.
 
 Sparse inputs: a :class:`tfrec.io.SparseTensor` (or any object with ``indices``, ``values``
 and ``dense_shape``) may stand for a sequence (``[steps, d...]``) or a context value, as TF
@@ -125,41 +123,6 @@ def _bytes_array(a):
     out = np.empty(len(flat), dtype=object)
     out[:] = flat
     return out.reshape(a.shape)
-
-
-_NATIVE = (np.dtype(np.int64), np.dtype(np.float32), np.dtype(object))
-_WIDENED = {np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32)}
-_BITS = {np.dtype(t) for t in (np.uint64, np.float64, np.complex64)}
-
-
-def _carry(a):
-    """``a`` as the library holds it (int64, float32 or bytes), losslessly: small integers and
-    bool widened to int64, float16 to float32, 8-byte types viewed bit for bit as int64,
-    complex128 as int64 pairs on a new last axis."""
-    d = a.dtype
-    if d in _NATIVE:
-        return a
-    if d in _WIDENED:
-        return a.astype(np.int64)
-    if d == np.float16:
-        return a.astype(np.float32)
-    if d in _BITS:
-        return a.copy(order="C").view(np.int64)
-    if d == np.complex128:
-        return a.copy(order="C")[..., None].view(np.int64)
-    raise TypeError(f"dtype {d} is not supported (numeric dtypes and bytes are)")
-
-
-def _restore(a, d):
-    """The inverse of :func:`_carry` for an array of dtype ``d``."""
-    if d is None or d in _NATIVE:
-        return a
-    if d in _WIDENED or d == np.float16:
-        return a.astype(d)
-    a = np.ascontiguousarray(a)
-    if d in _BITS:
-        return a.view(d)
-    return a.view(np.complex128)[..., 0]
 
 
 def _dtype_name(d):
@@ -336,40 +299,14 @@ class _Sparse:
 
 
 class _Dtypes:
-    """The dtype of every sequence, context and state name, from the first example that has it
-    (or the default initial states). Carriers hide the difference between, say, int32 and
-    int64, so the check the library makes on carriers is repeated here on the real dtypes."""
+    """The dtype of every sparse tensor's values, from the first example that has it (the
+    library checks the dense tensors' dtypes; sparse values never reach it)."""
 
-    def __init__(self, latin1_keys=False):
+    def __init__(self):
         self._d = {}
         # Set once the options are known (``_Sparse``); None: no sparse inputs possible.
         self.sparse = None
         self._lock = threading.Lock()
-        # Keys travel through the library (whose keys are text) as their bytes decoded as
-        # Latin-1, one character per byte, so any bytes key survives (not only UTF-8).
-        self.latin1_keys = latin1_keys
-
-    def keys_out(self, keys):
-        """The batch's ``key`` / ``next_key`` array with each key's original bytes."""
-        if not self.latin1_keys:
-            return keys
-        out = np.empty(len(keys), dtype=object)
-        out[:] = [k.decode("utf-8").encode("latin-1") for k in keys]
-        return out
-
-    def text(self, key):
-        """A key from the library as readable text (for error attributes)."""
-        if not self.latin1_keys or not isinstance(key, str):
-            return key
-        return key.encode("latin-1").decode("utf-8", "backslashreplace")
-
-    def fix_error(self, e):
-        if self.latin1_keys and isinstance(e, StateSaverError):
-            if isinstance(e.key, str):
-                e.key = self.text(e.key)
-            if isinstance(e.keys, list):
-                e.keys = [self.text(k) for k in e.keys]
-        return e
 
     def note(self, what, name, a):
         d = a.dtype
@@ -378,16 +315,12 @@ class _Dtypes:
         if first != d:
             raise TypeError(f"{what} {name!r} has dtype {_dtype_name(d)}, but the first example's is {_dtype_name(first)}")
 
-    def get(self, what, name):
-        return self._d.get((what, name))
-
-    def restore(self, what, d):
-        return {k: _restore(v, self.get(what, k)) for k, v in d.items()}
 
 
 def _array(value):
-    """An int64, float32 or bytes-object array; NumPy arrays keep their dtype (the Rust side
-    names a wrong one), Python values are converted."""
+    """A NumPy array the binding takes: NumPy arrays keep their dtype (the library carries
+    every numeric one and names a wrong one), text and bytes become objects of bytes, Python
+    numbers int64 or float32."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "USO":
             return _bytes_array(value)
@@ -404,31 +337,13 @@ def _array(value):
     return a
 
 
-_WHAT = {"input_sequences": "sequences", "input_context": "context", "initial_states": "states"}
-
-
-def _arrays(d, what, dtypes=None):
-    """The arrays of ``d`` in their carriers, their dtypes noted in ``dtypes``."""
+def _arrays(d, what):
+    """The values of ``d`` as arrays (:func:`_array`)."""
     if d is None:
         return None
     if not isinstance(d, dict):
         raise TypeError(f"{what} must be a dict of name -> array, not {type(d).__name__}")
-    out = {}
-    for k, v in d.items():
-        a = _array(v)
-        if dtypes is not None:
-            dtypes.note(_WHAT[what], str(k), a)
-        out[str(k)] = _carry(a) if isinstance(a, np.ndarray) else a
-    return out
-
-
-def _key(key, dtypes=None):
-    latin1 = dtypes is not None and dtypes.latin1_keys
-    if isinstance(key, (bytes, np.bytes_)):
-        return bytes(key).decode("latin-1" if latin1 else "utf-8")
-    if isinstance(key, str):
-        return key.encode("utf-8").decode("latin-1") if latin1 else key
-    raise TypeError(f"input_key must be str or bytes, not {type(key).__name__}")
+    return {str(k): _array(v) for k, v in d.items()}
 
 
 def _length(length):
@@ -438,8 +353,8 @@ def _length(length):
 def _item(key, sequences, context, length, states, dtypes):
     if dtypes.sparse is not None:
         sequences, context = dtypes.sparse.take(sequences, context, dtypes)
-    return (_key(key, dtypes), _arrays(sequences, "input_sequences", dtypes), _arrays(context, "input_context", dtypes),
-            _length(length), _arrays(states, "initial_states", dtypes))
+    return (key, _arrays(sequences, "input_sequences"), _arrays(context, "input_context"), _length(length),
+            _arrays(states, "initial_states"))
 
 
 _FIELDS = {"input_key", "input_sequences", "input_context", "input_length", "initial_states"}
@@ -498,15 +413,15 @@ class NextQueuedSequenceBatch:
         self._inner = inner
         self._dtypes = dtypes or _Dtypes()
         f = inner.fields
-        self.key = self._dtypes.keys_out(f["key"])
-        self.next_key = self._dtypes.keys_out(f["next_key"])
+        self.key = f["key"]
+        self.next_key = f["next_key"]
         self.sequence = f["sequence"]
         self.sequence_count = f["sequence_count"]
         self.length = f["length"]
         self.total_length = f["total_length"]
         self.insertion_index = f["insertion_index"]
-        self.sequences = self._dtypes.restore("sequences", f["sequences"])
-        self.context = self._dtypes.restore("context", f["context"])
+        self.sequences = f["sequences"]
+        self.context = f["context"]
         if self._dtypes.sparse is not None:
             self._dtypes.sparse.put_back(self.sequences, self.context, self.sequence, self.sequence_count)
 
@@ -521,27 +436,18 @@ class NextQueuedSequenceBatch:
     def state(self, name):
         """The states the segments start from, ``[batch, ...]``: the initial state on an
         example's first segment, afterwards what was saved for it."""
-        return _restore(self._inner.state(name), self._dtypes.get("states", name))
+        return self._inner.state(name)
 
     def save_state(self, name, values):
         """Saves state ``name`` (shaped and typed like ``state(name)``) for each entry's next
         segment. Each state is saved exactly once per batch."""
-        expected = self._dtypes.get("states", name)
-        if expected is not None and not isinstance(values, np.ndarray) and expected != object:
-            values = np.asarray(values, dtype=expected)
+        if not isinstance(values, np.ndarray):
+            # Python values take the state's dtype.
+            dtype = self._inner.state_dtype(name)
+            if dtype not in (None, "string"):
+                values = np.asarray(values, dtype=dtype)
         values = _array(values)
-        if expected is not None and isinstance(values, np.ndarray) and values.dtype != expected:
-            keys = [k.decode("utf-8", "replace") for k in self.key]
-            e = StateSaverError(f"state {name!r} has dtype {_dtype_name(expected)}, but saw "
-                                f"{_dtype_name(values.dtype)} (keys: {keys})")
-            e.kind, e.state, e.keys = "state_dtype", name, keys
-            raise e
-        if isinstance(values, np.ndarray) and values.dtype != object:
-            values = _carry(values)
-        try:
-            self._inner.save_state(name, values)
-        except StateSaverError as e:
-            raise self._dtypes.fix_error(e)
+        self._inner.save_state(name, values)
 
     def __repr__(self):
         return f"NextQueuedSequenceBatch(batch_size={self.batch_size}, key={list(self.key)!r})"
@@ -559,10 +465,7 @@ class SequenceBatches:
         return self
 
     def __next__(self):
-        try:
-            inner = next(self._inner)
-        except StateSaverError as e:
-            raise self._dtypes.fix_error(e)
+        inner = next(self._inner)
         return NextQueuedSequenceBatch(inner, self._dtypes)
 
     def next_batch(self):
@@ -594,13 +497,11 @@ class SequenceBatches:
         self.close(cancel_pending=True)
 
 
-def _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed, dtypes):
-    """The options as the Rust saver takes them, with the checks TensorFlow makes when the saver
-    is built, in its order and wording."""
+def _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed):
+    """The options as the Rust saver takes them, with the checks TensorFlow makes in Python when
+    the saver is built, in its wording (the library makes the others: capacity, colons)."""
     if not isinstance(num_unroll, numbers.Integral):
         raise ValueError("Unsupported num_unroll expected int, got: %s" % str(num_unroll))
-    if capacity is not None and capacity < batch_size:
-        raise ValueError("capacity %d needs to be >= batch_size %d" % (capacity, batch_size))
     if not isinstance(initial_states, dict):
         raise TypeError("initial_states must be a dictionary")
     if not initial_states:
@@ -609,12 +510,10 @@ def _options(num_unroll, batch_size, initial_states, num_threads, capacity, allo
     for k in initial_states:
         if not isinstance(k, str):
             raise TypeError("state name must be a string: %s" % k)
-        if ":" in k:
-            raise ValueError("state name may not have a colon: '%s'" % k)
     return dict(
         num_unroll=int(num_unroll),
         batch_size=int(batch_size),
-        initial_states=_arrays(initial_states, "initial_states", dtypes),
+        initial_states=_arrays(initial_states, "initial_states"),
         num_threads=int(num_threads),
         capacity=None if capacity is None else int(capacity),
         allow_small_batch=bool(allow_small_batch),
@@ -659,9 +558,8 @@ def batch_sequences_with_states(
     seed = None
     if make_keys_unique:
         seed = make_keys_unique_seed if make_keys_unique_seed is not None else random.SystemRandom().getrandbits(63)
-    dtypes = _Dtypes(latin1_keys=not isinstance(input_sequences, SequenceExampleFiles))
-    options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed,
-                       dtypes)
+    dtypes = _Dtypes()
+    options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed)
     if not isinstance(input_sequences, SequenceExampleFiles):
         dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])
     if isinstance(input_sequences, SequenceExampleFiles):
@@ -722,9 +620,9 @@ class SequenceQueueingStateSaver:
     def __init__(self, batch_size, num_unroll, initial_states, capacity=None, allow_small_batch=False, pad=False,
                  num_threads=1, name=None):
         del name
-        self._dtypes = _Dtypes(latin1_keys=True)
+        self._dtypes = _Dtypes()
         options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad,
-                           None, self._dtypes)
+                           None)
         self._dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])
         # The Rust readers pull from this queue; the saver bounds what it holds in flight, and
         # the queue holds what was inserted and not read yet (unbounded, so that one thread

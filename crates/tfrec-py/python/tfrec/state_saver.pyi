@@ -27,10 +27,8 @@ now giving the stream of what TF took for one example:
 NumPy arrays keep their dtype: every numeric dtype (bool, int8…int64, uint8…uint64, float16,
 float32, float64, complex64, complex128) and bytes (``str`` is encoded as UTF-8) go in and come
 out of batches and states as given, never cast; each name keeps the first example's dtype.
-Python numbers and lists become int64 or float32. The Rust library holds int64, float32 and
-bytes; the other dtypes travel through it in a lossless carrier (widened to int64 or float32,
-or their bits viewed as int64) and are restored on the way out; zero bits are zero in every
-dtype, so padding is still 0.
+Python numbers and lists become int64 or float32. The Rust library checks and carries the
+dtypes (``tfrec::state_saver::SaverTensor``); this layer only hands it the arrays' bytes.
 
 Sparse inputs: a :class:`tfrec.io.SparseTensor` (or any object with ``indices``, ``values``
 and ``dense_shape``) may stand for a sequence (``[steps, d...]``) or a context value, as TF
@@ -138,21 +136,12 @@ class SequenceExampleFiles:
     ) -> None: ...
 
 class _Dtypes:
-    """The dtype of every sequence, context and state name, from the first example that has it
-    (or the default initial states). Carriers hide the difference between, say, int32 and
-    int64, so the check the library makes on carriers is repeated here on the real dtypes."""
+    """The dtype of every sparse tensor's values, from the first example that has it (the
+    library checks the dense tensors' dtypes; sparse values never reach it)."""
 
     sparse: object | None
-    latin1_keys: bool
-    def __init__(self, latin1_keys: bool = False) -> None: ...
-    def keys_out(self, keys: npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
-        """The batch's ``key`` / ``next_key`` array with each key's original bytes."""
-    def text(self, key: str | bytes) -> str | bytes:
-        """A key from the library as readable text (for error attributes)."""
-    def fix_error(self, e: BaseException) -> BaseException: ...
+    def __init__(self) -> None: ...
     def note(self, what: str, name: str, a: npt.NDArray[Any]) -> None: ...
-    def get(self, what: str, name: str) -> np.dtype[Any] | None: ...
-    def restore(self, what: str, d: Mapping[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]: ...
 
 class NextQueuedSequenceBatch:
     """One batch of segments (TensorFlow's ``NextQueuedSequenceBatch``), fields as NumPy arrays.

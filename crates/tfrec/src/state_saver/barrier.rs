@@ -11,9 +11,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::dtype::SaverTensor;
 use super::error::StateSaverError;
 use super::input::{into_flat, Prepared, Schema};
-use crate::parse::{DenseTensor, Values};
+use super::key::{key_text, segment_key, stop_key};
+use crate::parse::Values;
 use crate::rng::SplitMix64;
 
 /// An example's immutable data, shared with the batches being assembled from it.
@@ -27,7 +29,7 @@ pub(crate) struct ExampleData {
 
 #[derive(Debug)]
 struct InFlight {
-    key: Arc<str>,
+    key: Arc<[u8]>,
     length: usize,
     steps: usize,
     count: usize,
@@ -41,7 +43,7 @@ struct InFlight {
 /// One segment taken for a batch, with what assembling it needs.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    pub key: Arc<str>,
+    pub key: Arc<[u8]>,
     pub segment: usize,
     pub count: usize,
     pub length: usize,
@@ -50,50 +52,16 @@ pub(crate) struct Entry {
     pub data: Arc<ExampleData>,
 }
 
-/// Appends `n` in decimal, zero-padded to at least 5 digits (`%05d`).
-fn push_padded(s: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for _ in (digits.len() - i)..5 {
-        s.push('0');
-    }
-    s.extend(digits[i..].iter().map(|&d| char::from(d)));
-}
-
-/// `"%05d_of_%05d:%s"`: a segment's key. Written by hand: `format!` was a visible share of
-/// the state saver bench.
-pub(crate) fn segment_key(segment: usize, count: usize, key: &str) -> String {
-    let mut s = String::with_capacity(key.len() + 16);
-    push_padded(&mut s, segment);
-    s.push_str("_of_");
-    push_padded(&mut s, count);
-    s.push(':');
-    s.push_str(key);
-    s
-}
-
 impl Entry {
     /// The segment's key.
-    pub fn segment_key(&self) -> String {
+    pub fn segment_key(&self) -> Vec<u8> {
         segment_key(self.segment, self.count, &self.key)
     }
 
     /// The next segment's key, or `"STOP:<key>"` after the last.
-    pub fn next_key(&self) -> String {
+    pub fn next_key(&self) -> Vec<u8> {
         if self.segment + 1 >= self.count {
-            let mut s = String::with_capacity(self.key.len() + 5);
-            s.push_str("STOP:");
-            s.push_str(&self.key);
-            s
+            stop_key(&self.key)
         } else {
             segment_key(self.segment + 1, self.count, &self.key)
         }
@@ -117,14 +85,17 @@ struct Pending {
     /// (row in the batch, example position) of each entry that is not a final segment.
     rows: Vec<(usize, u64)>,
     /// (key, segment, count) of every entry, for messages.
-    members: Vec<(Arc<str>, usize, usize)>,
+    members: Vec<(Arc<[u8]>, usize, usize)>,
     saved: Vec<bool>,
 }
 
 impl Pending {
-    /// The segment keys of every entry.
+    /// The segment keys of every entry, as text.
     fn keys(&self) -> Vec<String> {
-        self.members.iter().map(|(k, s, c)| segment_key(*s, *c, k)).collect()
+        self.members
+            .iter()
+            .map(|(k, s, c)| key_text(&segment_key(*s, *c, k)))
+            .collect()
     }
 
     /// The segment keys of the entries waiting for their states.
@@ -133,7 +104,7 @@ impl Pending {
             .iter()
             .map(|&(j, _)| {
                 let (k, s, c) = &self.members[j];
-                segment_key(*s, *c, k)
+                key_text(&segment_key(*s, *c, k))
             })
             .collect()
     }
@@ -147,7 +118,7 @@ pub(crate) struct Barrier {
     /// In-flight examples by input position.
     examples: FxHashMap<u64, InFlight>,
     /// The positions of the in-flight examples with each key.
-    keys: FxHashMap<Arc<str>, Vec<u64>>,
+    keys: FxHashMap<Arc<[u8]>, Vec<u64>>,
     /// Positions of the examples with a ready segment.
     ready: BinaryHeap<Reverse<u64>>,
     pending: Option<Pending>,
@@ -182,14 +153,15 @@ impl Barrier {
         }
         if let Some(rng) = &mut self.unique {
             // As `batch_sequences_with_states`: a number below 10^8, unpadded, appended.
-            p.key = format!("{}{}", p.key, rng.next_u64() % 100_000_000);
+            p.key
+                .extend_from_slice((rng.next_u64() % 100_000_000).to_string().as_bytes());
         }
         // TensorFlow's barrier refuses a second value for a segment key that is still
         // incomplete. Segment keys embed the count, so only an earlier example with the same
         // count can collide, and only while it has a segment after its ready one (those wait
         // for states). Here examples are inserted only when every state is saved, so the
         // earlier example's `next` segment is ready (complete), not waiting.
-        let clash = self.keys.get(p.key.as_str()).is_some_and(|positions| {
+        let clash = self.keys.get(p.key.as_slice()).is_some_and(|positions| {
             positions.iter().any(|pos| {
                 self.examples
                     .get(pos)
@@ -197,9 +169,9 @@ impl Barrier {
             })
         });
         if clash {
-            return Err(StateSaverError::KeyInFlight { key: p.key });
+            return Err(StateSaverError::KeyInFlight { key: key_text(&p.key) });
         }
-        let key: Arc<str> = Arc::from(p.key);
+        let key: Arc<[u8]> = Arc::from(p.key);
         let data = ExampleData {
             sequences: p.sequences.into_iter().map(|(_, v)| v).collect(),
             context: p.context.into_iter().map(|(_, v)| v).collect(),
@@ -310,7 +282,7 @@ impl Barrier {
 
     /// `save_state(name, values)` for batch `batch_no`: row j goes to the next segment of entry
     /// j (final segments drop theirs). Once every state is saved the segments are ready.
-    pub fn save(&mut self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
+    pub fn save(&mut self, batch_no: u64, name: &str, values: SaverTensor) -> Result<(), StateSaverError> {
         let schema = self.schema.as_ref();
         let Some(s) = schema.and_then(|schema| schema.states.iter().position(|slot| slot.name == name)) else {
             return Err(StateSaverError::UnknownState { state: name.to_owned() });
@@ -325,14 +297,15 @@ impl Barrier {
                 keys: self.pending.as_ref().map(Pending::keys).unwrap_or_default(),
             });
         };
-        if values.dtype() != slot.dtype {
+        if values.element() != slot.element {
             return Err(StateSaverError::StateDType {
                 state: name.to_owned(),
-                expected: slot.dtype,
-                found: values.dtype(),
+                expected: slot.element,
+                found: values.element(),
                 keys: p.keys(),
             });
         }
+        let values = values.into_carrier();
         let mut expected = vec![p.size];
         expected.extend_from_slice(&slot.shape);
         if values.shape() != expected.as_slice() {
@@ -395,17 +368,6 @@ fn overwrite(out: &mut Values, v: &Values, start: usize, end: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn segment_keys_are_zero_padded_to_five_digits_and_grow() {
-        assert_eq!(segment_key(0, 3, "k"), "00000_of_00003:k");
-        assert_eq!(segment_key(12345, 99999, "a:b"), "12345_of_99999:a:b");
-        assert_eq!(segment_key(100000, 1234567, ""), "100000_of_1234567:");
-        assert_eq!(
-            segment_key(usize::MAX, usize::MAX, "k"),
-            format!("{0:05}_of_{0:05}:k", usize::MAX)
-        );
-    }
 
     #[test]
     fn overwrite_reuses_the_state_buffer() {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::barrier::{Entry, Taken};
+use super::dtype::TensorDType;
 use super::error::StateSaverError;
 use super::input::{Schema, Slot};
 use super::readers::Shared;
@@ -17,10 +18,11 @@ use crate::parse::{DenseTensor, Values};
 /// every entry is the last segment of its sequence).
 #[derive(Debug)]
 pub struct Batch {
-    /// `"%05d_of_%05d:<key>"`: segment number, segment count and the example's key.
-    pub key: Vec<String>,
+    /// `"%05d_of_%05d:<key>"`: segment number, segment count and the example's key (bytes, as
+    /// the key was given; [`super::key_text`] shows one as text).
+    pub key: Vec<Vec<u8>>,
     /// The next segment's key, or `"STOP:<key>"` for an example's last segment.
-    pub next_key: Vec<String>,
+    pub next_key: Vec<Vec<u8>>,
     /// The segment's number in its sequence, from 0.
     pub sequence: Vec<i32>,
     /// The number of segments of the sequence.
@@ -36,6 +38,7 @@ pub struct Batch {
     /// Each context value, `[batch, ...]`.
     pub context: BTreeMap<String, DenseTensor>,
     states: BTreeMap<String, DenseTensor>,
+    schema: Arc<Schema>,
     shared: Arc<Shared>,
     batch_no: u64,
 }
@@ -59,12 +62,32 @@ impl Batch {
         &self.states
     }
 
+    /// The element type of sequence `name`; its tensor in [`Batch::sequences`] holds it in its
+    /// carrier ([`super::restore_raw`] gives the elements back).
+    pub fn sequence_type(&self, name: &str) -> Option<TensorDType> {
+        element_of(&self.schema.sequences, name)
+    }
+
+    /// The element type of context value `name` (see [`Batch::sequence_type`]).
+    pub fn context_type(&self, name: &str) -> Option<TensorDType> {
+        element_of(&self.schema.context, name)
+    }
+
+    /// The element type of state `name` (see [`Batch::sequence_type`]).
+    pub fn state_type(&self, name: &str) -> Option<TensorDType> {
+        element_of(&self.schema.states, name)
+    }
+
     /// Saves state `name` (shaped and typed like [`Batch::state`]) for the next segment of
     /// each entry; the values of final segments are dropped. A sequence's next segment is
     /// handed out once all its states were saved.
     pub fn save_state(&self, name: &str, values: impl super::IntoTensor) -> Result<(), StateSaverError> {
         self.shared.save_state(self.batch_no, name, values.into_tensor())
     }
+}
+
+fn element_of(slots: &[Slot], name: &str) -> Option<TensorDType> {
+    slots.iter().find(|s| s.name == name).map(|s| s.element)
 }
 
 /// Appends `src[start..end]` and then `pad` zeros (0, 0.0 or `""`) to `out`.
@@ -85,7 +108,7 @@ fn tensor(values: Values, shape: Vec<usize>) -> DenseTensor {
 }
 
 /// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays.
-pub(crate) fn assemble(taken: Taken, schema: &Schema, num_unroll: usize, shared: Arc<Shared>) -> Batch {
+pub(crate) fn assemble(taken: Taken, schema: Arc<Schema>, num_unroll: usize, shared: Arc<Shared>) -> Batch {
     let Taken {
         batch_no,
         entries,
@@ -152,6 +175,7 @@ pub(crate) fn assemble(taken: Taken, schema: &Schema, num_unroll: usize, shared:
         sequences,
         context,
         states,
+        schema,
         shared,
         batch_no,
     }

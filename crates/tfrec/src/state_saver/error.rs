@@ -1,7 +1,11 @@
 //! The state saver's one error enum: bad options, bad examples (naming the key and the
 //! tensor), misuse by the consumer (naming the states and keys), and the end of the input.
+//!
+//! Keys in errors are text ([`super::key_text`]: a UTF-8 key as itself, other bytes as `\xNN`),
+//! so that a message and its fields read the same whatever bytes the key had.
 
-use crate::parse::{DType, ParseError, SpecError};
+use super::dtype::{DTypeError, TensorDType};
+use crate::parse::{ParseError, SpecError};
 use crate::pipeline::PipelineError;
 
 /// A failure of the state saver.
@@ -72,6 +76,11 @@ pub enum StateSaverError {
     /// A record spec TensorFlow's checks refuse.
     #[error("invalid option: {0}")]
     Spec(SpecError),
+
+    // ---- tensors (from a binding, or a state's declaration) -------------------------------------
+    /// An array of a dtype the saver cannot take, or bytes that do not fill its shape.
+    #[error(transparent)]
+    DType(#[from] DTypeError),
 
     // ---- input (stops the saver) ------------------------------------------------------------
     /// An example without sequences.
@@ -284,9 +293,9 @@ pub enum StateSaverError {
         /// The state's name.
         state: String,
         /// What the first example (or the declaration) has.
-        expected: DType,
+        expected: TensorDType,
         /// What this one has.
-        found: DType,
+        found: TensorDType,
         /// The keys of the batch's examples.
         keys: Vec<String>,
     },
@@ -342,6 +351,8 @@ impl StateSaverError {
             UnknownState { .. } => "unknown_state",
             StateShape { .. } => "state_shape",
             StateDType { .. } => "state_dtype",
+            DType(DTypeError::Unsupported { .. }) => "unsupported_dtype",
+            DType(DTypeError::RawSize { .. }) => "raw_size",
             InsufficientElements { .. } => "insufficient_elements",
         }
     }

@@ -7,7 +7,9 @@ use std::fmt;
 
 use ndarray::Dimension;
 
+use super::dtype::{SaverTensor, TensorDType};
 use super::error::StateSaverError;
+use super::key::key_text;
 use crate::parse::{DType, DenseTensor, Values};
 
 /// One input example: a unique key, named time-major sequences of one length, named context
@@ -26,51 +28,58 @@ use crate::parse::{DType, DenseTensor, Values};
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SequenceInput {
-    /// The example's key; unique among the examples in flight.
-    pub key: String,
+    /// The example's key (any bytes); unique among the examples in flight.
+    pub key: Vec<u8>,
     /// Valid steps (`input_length`); `None` means all the sequences' steps.
     pub length: Option<usize>,
     /// Time-major sequences `[steps, ...]`, all with the same `steps`.
-    pub sequences: BTreeMap<String, DenseTensor>,
+    pub sequences: BTreeMap<String, SaverTensor>,
     /// Values copied into every segment.
-    pub context: BTreeMap<String, DenseTensor>,
+    pub context: BTreeMap<String, SaverTensor>,
     /// The states of the first segment; these override the saver's default initial states.
-    pub initial_states: BTreeMap<String, DenseTensor>,
+    pub initial_states: BTreeMap<String, SaverTensor>,
 }
 
-/// Arrays an input accepts: [`DenseTensor`] and owned `ndarray` arrays of i64, f32 or bytes.
+/// Arrays an input accepts: [`SaverTensor`] (any numeric element type), [`DenseTensor`] and
+/// owned `ndarray` arrays of i64, f32 or bytes.
 pub trait IntoTensor {
     /// The tensor.
-    fn into_tensor(self) -> DenseTensor;
+    fn into_tensor(self) -> SaverTensor;
 }
 
-impl IntoTensor for DenseTensor {
-    fn into_tensor(self) -> DenseTensor {
+impl IntoTensor for SaverTensor {
+    fn into_tensor(self) -> SaverTensor {
         self
     }
 }
 
+impl IntoTensor for DenseTensor {
+    fn into_tensor(self) -> SaverTensor {
+        SaverTensor::from(self)
+    }
+}
+
 impl<D: Dimension> IntoTensor for ndarray::Array<f32, D> {
-    fn into_tensor(self) -> DenseTensor {
-        DenseTensor::from(self.into_dyn())
+    fn into_tensor(self) -> SaverTensor {
+        DenseTensor::from(self.into_dyn()).into()
     }
 }
 
 impl<D: Dimension> IntoTensor for ndarray::Array<i64, D> {
-    fn into_tensor(self) -> DenseTensor {
-        DenseTensor::from(self.into_dyn())
+    fn into_tensor(self) -> SaverTensor {
+        DenseTensor::from(self.into_dyn()).into()
     }
 }
 
 impl<D: Dimension> IntoTensor for ndarray::Array<Vec<u8>, D> {
-    fn into_tensor(self) -> DenseTensor {
-        DenseTensor::from(self.into_dyn())
+    fn into_tensor(self) -> SaverTensor {
+        DenseTensor::from(self.into_dyn()).into()
     }
 }
 
 impl SequenceInput {
-    /// An example with this key and nothing else yet.
-    pub fn new(key: impl Into<String>) -> SequenceInput {
+    /// An example with this key (text or any bytes) and nothing else yet.
+    pub fn new(key: impl Into<Vec<u8>>) -> SequenceInput {
         SequenceInput {
             key: key.into(),
             ..SequenceInput::default()
@@ -107,11 +116,14 @@ impl SequenceInput {
     }
 }
 
-/// A tensor's name, dtype and shape (per step, for a sequence).
+/// A tensor's name, element type, carrier dtype and carrier shape (per step, for a sequence).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub name: String,
+    pub element: TensorDType,
+    /// The carrier's dtype (follows from `element`).
     pub dtype: DType,
+    /// The carrier's shape: the tensor's, with a last axis of 2 for complex128.
     pub shape: Vec<usize>,
 }
 
@@ -124,7 +136,11 @@ impl Slot {
 
 impl fmt::Display for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {:?}", self.dtype, self.shape)
+        let shape = match self.element {
+            TensorDType::Complex128 => &self.shape[..self.shape.len().saturating_sub(1)],
+            _ => &self.shape[..],
+        };
+        write!(f, "{} {:?}", self.element, shape)
     }
 }
 
@@ -142,7 +158,7 @@ pub(crate) type Tagged = (Slot, Values);
 /// An example checked and flattened, ready for the barrier.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    pub key: String,
+    pub key: Vec<u8>,
     /// The true length (`total_length`).
     pub length: usize,
     /// Rows held by each sequence (before padding).
@@ -175,7 +191,7 @@ impl Schema {
         ];
         for (what, expected, found) in parts {
             let mismatch = |name: &str, expected: String, found: String| StateSaverError::Mismatch {
-                key: p.key.clone(),
+                key: key_text(&p.key),
                 what,
                 name: name.to_owned(),
                 expected,
@@ -196,7 +212,7 @@ impl Schema {
     }
 }
 
-/// A tensor's values in row-major order (the tensor's own buffer: no copy).
+/// A carrier's values in row-major order (the tensor's own buffer: no copy).
 pub(crate) fn into_flat(tensor: DenseTensor) -> Values {
     tensor.into_values()
 }
@@ -212,7 +228,7 @@ pub(crate) struct Rules {
 pub(crate) fn prepare(
     input: SequenceInput,
     rules: Rules,
-    default_states: &BTreeMap<String, DenseTensor>,
+    default_states: &BTreeMap<String, SaverTensor>,
 ) -> Result<Prepared, StateSaverError> {
     let SequenceInput {
         key,
@@ -221,23 +237,25 @@ pub(crate) fn prepare(
         context,
         initial_states,
     } = input;
+    let shown = || key_text(&key);
     let names = sequences.keys().chain(context.keys()).chain(initial_states.keys());
     if let Some(name) = names.chain(default_states.keys()).find(|n| n.contains(':')) {
         return Err(StateSaverError::BadName {
-            key,
+            key: shown(),
             name: name.clone(),
         });
     }
     if sequences.is_empty() {
-        return Err(StateSaverError::NoSequences { key });
+        return Err(StateSaverError::NoSequences { key: shown() });
     }
     let mut lengths = Vec::with_capacity(sequences.len());
     for (name, t) in &sequences {
+        // The tensor's first axis, not the carrier's: a complex128 scalar has a carrier [2].
         match t.shape().first() {
             Some(&n) => lengths.push((name.clone(), n)),
             None => {
                 return Err(StateSaverError::NotASequence {
-                    key,
+                    key: shown(),
                     name: name.clone(),
                 })
             }
@@ -245,15 +263,18 @@ pub(crate) fn prepare(
     }
     let (first, steps) = lengths[0].clone();
     if lengths.iter().any(|(_, n)| *n != steps) {
-        return Err(StateSaverError::UnequalLengths { key, lengths });
+        return Err(StateSaverError::UnequalLengths { key: shown(), lengths });
     }
     if steps == 0 {
-        return Err(StateSaverError::EmptySequence { key, name: first });
+        return Err(StateSaverError::EmptySequence {
+            key: shown(),
+            name: first,
+        });
     }
     let u = rules.num_unroll;
     if !rules.pad && steps % u != 0 {
         return Err(StateSaverError::NotMultiple {
-            key,
+            key: shown(),
             name: first,
             num_unroll: u,
             length: steps,
@@ -262,25 +283,33 @@ pub(crate) fn prepare(
     let count = steps.div_ceil(u);
     let padded = count.saturating_mul(u);
     if i32::try_from(padded).is_err() {
-        return Err(StateSaverError::LengthOverflow { key, length: padded });
+        return Err(StateSaverError::LengthOverflow {
+            key: shown(),
+            length: padded,
+        });
     }
     let length = length.unwrap_or(steps);
     if length > steps {
-        return Err(StateSaverError::LengthTooLong { key, length, steps });
+        return Err(StateSaverError::LengthTooLong {
+            key: shown(),
+            length,
+            steps,
+        });
     }
     let mut states = default_states.clone();
     states.extend(initial_states);
     if states.is_empty() {
-        return Err(StateSaverError::NoStates { key });
+        return Err(StateSaverError::NoStates { key: shown() });
     }
-    let slot = |name: String, t: &DenseTensor, skip_time: bool| Slot {
+    let slot = |name: String, t: &SaverTensor, skip_time: bool| Slot {
         name,
-        dtype: t.dtype(),
-        shape: t.shape()[usize::from(skip_time)..].to_vec(),
+        element: t.element(),
+        dtype: t.carrier().dtype(),
+        shape: t.carrier().shape()[usize::from(skip_time)..].to_vec(),
     };
-    let flatten = |map: BTreeMap<String, DenseTensor>, skip_time: bool| -> Vec<(Slot, Values)> {
+    let flatten = |map: BTreeMap<String, SaverTensor>, skip_time: bool| -> Vec<(Slot, Values)> {
         map.into_iter()
-            .map(|(name, t)| (slot(name, &t, skip_time), into_flat(t)))
+            .map(|(name, t)| (slot(name, &t, skip_time), into_flat(t.into_carrier())))
             .collect()
     };
     Ok(Prepared {
@@ -305,18 +334,21 @@ mod tests {
         let column_major = Array2::from_shape_vec((2, 3).f(), vec![1i64, 4, 2, 5, 3, 6]).expect("shape");
         let sliced = row_major.slice(ndarray::s![.., 1..]).to_owned();
         assert_eq!(
-            into_flat(row_major.into_tensor()),
+            into_flat(row_major.into_tensor().into_carrier()),
             Values::Int64(vec![1, 2, 3, 4, 5, 6])
         );
         assert_eq!(
-            into_flat(column_major.into_tensor()),
+            into_flat(column_major.into_tensor().into_carrier()),
             Values::Int64(vec![1, 2, 3, 4, 5, 6])
         );
-        assert_eq!(into_flat(sliced.into_tensor()), Values::Int64(vec![2, 3, 5, 6]));
+        assert_eq!(
+            into_flat(sliced.into_tensor().into_carrier()),
+            Values::Int64(vec![2, 3, 5, 6])
+        );
         let mut transposed = Array2::from_shape_vec((2, 2), vec![1.0f32, 2.0, 3.0, 4.0]).expect("shape");
         transposed.swap_axes(0, 1);
         assert_eq!(
-            into_flat(transposed.into_tensor()),
+            into_flat(transposed.into_tensor().into_carrier()),
             Values::Float32(vec![1.0, 3.0, 2.0, 4.0])
         );
     }

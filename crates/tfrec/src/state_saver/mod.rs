@@ -28,7 +28,7 @@
 //!             sum[[j, 0]] += x[[j, t, 0]];
 //!         }
 //!     }
-//!     if batch.next_key[0].starts_with("STOP:") {
+//!     if batch.next_key[0].starts_with(b"STOP:") {
 //!         assert_eq!(sum[[0, 0]], batch.total_length[0] as f32);
 //!     }
 //!     batch.save_state("sum", sum)?;
@@ -50,8 +50,10 @@
 
 mod barrier;
 mod batch;
+mod dtype;
 mod error;
 mod input;
+mod key;
 mod readers;
 mod records;
 
@@ -60,8 +62,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 pub use batch::Batch;
+pub use dtype::{element_type, is_native, native_type, restore_raw, DTypeError, SaverTensor, TensorDType};
 pub use error::StateSaverError;
 pub use input::{IntoTensor, SequenceInput};
+pub use key::key_text;
 pub use records::KeySource;
 
 use barrier::Barrier;
@@ -69,7 +73,7 @@ use input::Rules;
 use readers::{Core, InputIter, InputState, RawItem, Settings, Shared};
 use records::RecordInput;
 
-use crate::parse::{DenseTensor, SequenceSpecs};
+use crate::parse::SequenceSpecs;
 use crate::pipeline::Dataset;
 
 /// The options of a [`StateSaver`], with `batch_sequences_with_states`' defaults.
@@ -85,7 +89,7 @@ pub struct StateSaverOptions {
     deterministic: bool,
     lookahead: usize,
     length_feature: Option<String>,
-    initial_states: BTreeMap<String, DenseTensor>,
+    initial_states: BTreeMap<String, SaverTensor>,
 }
 
 /// The default [`StateSaverOptions::lookahead`].
@@ -402,7 +406,7 @@ impl StateSaver {
         let Some(schema) = schema else {
             return Ok(None);
         };
-        Ok(Some(batch::assemble(taken, &schema, o.num_unroll, Arc::clone(shared))))
+        Ok(Some(batch::assemble(taken, schema, o.num_unroll, Arc::clone(shared))))
     }
 
     /// Stops the input, from any thread (TensorFlow's `close` of the saver's queues).

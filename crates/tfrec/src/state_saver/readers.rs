@@ -10,10 +10,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::barrier::Barrier;
+use super::dtype::SaverTensor;
 use super::error::StateSaverError;
 use super::input::{prepare, Prepared, Rules, SequenceInput};
 use super::records::RecordInput;
-use crate::parse::DenseTensor;
 use crate::pipeline::panic_message;
 
 /// What the input iterator yields: an example, or a record still to parse.
@@ -38,7 +38,7 @@ pub(crate) struct Settings {
     /// Inputs to read ahead of the barrier.
     pub window: usize,
     pub rules: Rules,
-    pub default_states: BTreeMap<String, DenseTensor>,
+    pub default_states: BTreeMap<String, SaverTensor>,
     pub records: Option<RecordInput>,
 }
 
@@ -163,7 +163,7 @@ impl Shared {
         self.space.notify_all();
     }
 
-    pub fn save_state(&self, batch_no: u64, name: &str, values: DenseTensor) -> Result<(), StateSaverError> {
+    pub fn save_state(&self, batch_no: u64, name: &str, values: SaverTensor) -> Result<(), StateSaverError> {
         // No wake-up: the consumer never waits while states of its last batch are unsaved.
         self.lock().barrier.save(batch_no, name, values)
     }

@@ -86,10 +86,10 @@ impl RecordInput {
         };
         let context = dense(parsed.context);
         let key = match &self.key {
-            KeySource::Index => index.to_string(),
+            KeySource::Index => index.to_string().into_bytes(),
             KeySource::Feature(name) => match context.get(name).map(DenseTensor::values) {
-                Some(Values::String(a)) if a.len() == 1 => String::from_utf8_lossy(&a[0]).into_owned(),
-                Some(Values::Int64(a)) if a.len() == 1 => a[0].to_string(),
+                Some(Values::String(a)) if a.len() == 1 => a[0].to_vec(),
+                Some(Values::Int64(a)) if a.len() == 1 => a[0].to_string().into_bytes(),
                 _ => {
                     return Err(StateSaverError::MissingKey {
                         index,
@@ -115,11 +115,12 @@ impl RecordInput {
                 _ => None,
             },
         };
+        let carried = |map: BTreeMap<String, DenseTensor>| map.into_iter().map(|(n, t)| (n, t.into())).collect();
         Ok(SequenceInput {
             key,
             length,
-            sequences: dense(parsed.feature_lists),
-            context,
+            sequences: carried(dense(parsed.feature_lists)),
+            context: carried(context),
             initial_states: BTreeMap::new(),
         })
     }

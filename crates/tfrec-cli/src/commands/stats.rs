@@ -8,7 +8,7 @@ use clap::Args as ClapArgs;
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
-use crate::output::PendingFile;
+use crate::output::{pending_file, refuse_same_file};
 use crate::report::{print_skipped_stats, report_stdout};
 
 #[derive(ClapArgs)]
@@ -17,7 +17,8 @@ pub struct Args {
     input: InputArgs,
     #[command(flatten)]
     skip: SkipArgs,
-    /// Write the statistics to this file (or URL) instead of standard output.
+    /// Write the statistics to this file instead of standard output (under a temporary name,
+    /// renamed when complete; never over an input).
     #[arg(short = 'o', long, value_name = "PATH")]
     output: Option<PathBuf>,
     /// Protobuf text format instead of binary (the default on a terminal).
@@ -41,6 +42,9 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let reader = args.input.reader_options(args.skip);
     let files = args.input.files()?;
+    if let Some(path) = &args.output {
+        refuse_same_file(path, &files)?;
+    }
     let options = tfrec::stats::StatsOptions::default()
         .num_top_values(args.num_top_values)
         .num_histogram_buckets(args.num_histogram_buckets)
@@ -57,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     match &args.output {
         Some(path) => {
-            let pending = PendingFile::create(path)?;
+            let pending = pending_file(path)?;
             let mut file = pending.file()?;
             file.write_all(&bytes).map_err(|e| CliError::from(e).writing(path))?;
             file.sync_all().map_err(|e| CliError::from(e).writing(path))?;

@@ -89,6 +89,20 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// The start of a compressed stream at `compressed_offset`: nothing inflated, no window.
+    fn stream_start(compressed_offset: u64) -> Checkpoint {
+        Checkpoint {
+            compressed_offset,
+            bits: 0,
+            last_byte: 0,
+            inflated_offset: 0,
+            first_record: 0,
+            first_record_at: 0,
+            window_len: 0,
+            window_deflated: Arc::from(deflate_window(&[])),
+        }
+    }
+
     /// The 32 KiB (or fewer) of inflated output before the boundary.
     fn window(&self) -> Result<Vec<u8>, String> {
         let mut window = vec![0u8; self.window_len as usize];
@@ -418,16 +432,7 @@ impl SeekIndex {
             }
             inflater.reset();
             if checkpoints.is_empty() {
-                checkpoints.push(Checkpoint {
-                    compressed_offset: input.at,
-                    bits: 0,
-                    last_byte: 0,
-                    inflated_offset: 0,
-                    first_record: 0,
-                    first_record_at: 0,
-                    window_len: 0,
-                    window_deflated: Arc::from(deflate_window(&[])),
-                });
+                checkpoints.push(Checkpoint::stream_start(input.at));
             }
             let mut crc = Crc::new();
             let mut adler = 1u32;
@@ -576,16 +581,7 @@ impl SeekIndex {
         }
         if checkpoints.is_empty() {
             // An empty file: no stream at all, as TensorFlow reads it.
-            checkpoints.push(Checkpoint {
-                compressed_offset: 0,
-                bits: 0,
-                last_byte: 0,
-                inflated_offset: 0,
-                first_record: 0,
-                first_record_at: 0,
-                window_len: 0,
-                window_deflated: Arc::from(deflate_window(&[])),
-            });
+            checkpoints.push(Checkpoint::stream_start(0));
         }
         Ok(SeekIndex {
             compression,

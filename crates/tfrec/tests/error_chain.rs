@@ -9,7 +9,7 @@ use tfrec::parse::{ExampleParser, FeatureSpecs, ParseError, ParseErrorKind};
 use tfrec::pipeline::PipelineError;
 use tfrec::record::{
     Compression, IndexEntry, IndexError, OnCorruption, ReaderOptions, RecordError, RecordFile, RecordIndex,
-    RecordReader, RecordWriter, WriterOptions,
+    RecordReader, RecordWriter, SeekIndex, WriterOptions,
 };
 use tfrec::state_saver::{SequenceInput, StateSaverError, StateSaverOptions};
 use tfrec::tensor_proto::{decode_tensor, TensorProtoError};
@@ -139,12 +139,13 @@ fn record_layer_errors_print_each_text_once() {
     assert!(matches!(index_error, IndexError::Io { .. }));
     check(index_error);
     check(IndexError::from(record_errors().remove(1)));
-    // Random access: a compressed file, a stale index.
+    // Random access: a compressed file whose seek index is not one, a stale index.
     let gz = dir.path().join("data.tfrecord.gz");
     let mut writer = RecordWriter::with_options(Vec::new(), WriterOptions::default().compression(Compression::Gzip));
     writer.write_record(b"x").expect("write to memory");
     std::fs::write(&gz, writer.finish().expect("finish")).expect("write");
-    check(RecordFile::open(&gz).expect_err("compressed"));
+    std::fs::write(SeekIndex::default_path(&gz), b"not a seek index").expect("write");
+    check(RecordFile::open(&gz).expect_err("a damaged seek index"));
     let plain = dir.path().join("data.tfrecord");
     std::fs::write(&plain, framed(&[b"x"])).expect("write");
     let stale = RecordIndex::from_entries(vec![IndexEntry { offset: 0, len: 99 }]);

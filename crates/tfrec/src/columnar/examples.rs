@@ -109,7 +109,6 @@ fn sparse_fields(index_keys: &[String], value_key: &str, value: DataType) -> Fie
 #[derive(Debug, Clone)]
 pub struct ExampleColumns {
     parser: ExampleParser,
-    specs: FeatureSpecs,
     columns: Vec<Column>,
     schema: SchemaRef,
     /// Feature key → the columns whose NULLs it decides.
@@ -151,7 +150,6 @@ impl ExampleColumns {
             .collect();
         Ok(ExampleColumns {
             parser,
-            specs: specs.clone(),
             columns,
             schema: Arc::new(Schema::new(fields)),
             presence,
@@ -161,11 +159,6 @@ impl ExampleColumns {
     /// The schema of the batches.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
-    }
-
-    /// The specs the columns follow.
-    pub fn specs(&self) -> &FeatureSpecs {
-        &self.specs
     }
 
     /// Each nullable column's validity, from the keys the parse saw. Every spec's presence

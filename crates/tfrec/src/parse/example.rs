@@ -319,7 +319,9 @@ impl ExampleParser {
 
     /// The slots and outputs of checked specs (`strides` from [`ExampleParser::validate`]).
     fn compile(specs: &FeatureSpecs, strides: &BTreeMap<&str, usize>) -> ExampleParser {
-        let mut slots: Vec<Slot> = Vec::new();
+        // Sized once: a schema of a million features would otherwise leave vectors grown by
+        // doubling with up to twice the room they use, for as long as the parser lives.
+        let mut slots: Vec<Slot> = Vec::with_capacity(specs.len());
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         let mut slot_for = |key: &str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
             *index.entry(key.to_owned()).or_insert_with(|| {
@@ -331,7 +333,7 @@ impl ExampleParser {
                 slots.len() - 1
             })
         };
-        let mut outputs = Vec::new();
+        let mut outputs = Vec::with_capacity(specs.len());
         for (name, spec) in specs {
             let output = match spec {
                 FeatureSpec::FixedLen(f) => {
@@ -387,6 +389,9 @@ impl ExampleParser {
             };
             outputs.push((name.clone(), output));
         }
+        drop(index);
+        // A SparseFeature's or RaggedFeature's keys can outnumber the specs.
+        slots.shrink_to_fit();
         let lookup = slots
             .iter()
             .enumerate()

@@ -13,7 +13,7 @@ use super::order::in_order;
 use super::storage::{dense_shape, dense_values, dense_values_owned, flat_indices, sparse_index_column, sparse_rank};
 use super::{ColumnarError, StringColumns};
 use crate::parse::{
-    DType, ExampleParser, FeatureSpec, FeatureSpecs, KeysSeen, Partition, RaggedTensor, SparseTensor, Tensor, TensorMap,
+    DType, ExampleParser, FeatureSpec, FeatureSpecs, KeysSeen, Partition, RaggedTensor, SparseTensor, Tensor,
 };
 
 /// How one spec becomes a column.
@@ -109,8 +109,9 @@ fn sparse_fields(index_keys: &[String], value_key: &str, value: DataType) -> Fie
 #[derive(Debug, Clone)]
 pub struct ExampleColumns {
     parser: ExampleParser,
-    specs: FeatureSpecs,
     columns: Vec<Column>,
+    /// The column of each of the parser's outputs, in their order.
+    column_of_output: Vec<usize>,
     schema: SchemaRef,
     /// Feature key → the columns whose NULLs it decides.
     presence: FxHashMap<String, Vec<usize>>,
@@ -149,10 +150,16 @@ impl ExampleColumns {
             .iter()
             .map(|c| Field::new(&c.name, column_type(c), c.presence_key.is_some()))
             .collect();
+        let column_of: FxHashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (c.name.as_str(), i)).collect();
+        let column_of_output = parser
+            .output_names()
+            .map(|n| column_of.get(n).copied().ok_or_else(|| missing(n)))
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(column_of);
         Ok(ExampleColumns {
             parser,
-            specs: specs.clone(),
             columns,
+            column_of_output,
             schema: Arc::new(Schema::new(fields)),
             presence,
         })
@@ -161,11 +168,6 @@ impl ExampleColumns {
     /// The schema of the batches.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
-    }
-
-    /// The specs the columns follow.
-    pub fn specs(&self) -> &FeatureSpecs {
-        &self.specs
     }
 
     /// Each nullable column's validity, from the keys the parse saw. Every spec's presence
@@ -191,17 +193,34 @@ impl ExampleColumns {
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
         // Parts parsed apart are joined with a copy, which pays only when they run at once.
         // The parse says which keys each record holds, so NULLs need no second pass.
-        let (mut tensors, seen) = if records.len() > 4096 && rayon::current_num_threads() > 1 {
-            self.parser.parse_batch_parallel_seeing_keys(records, 2048)?
+        let rows = records.len();
+        let mut arrays: Vec<Option<ArrayRef>> = vec![None; self.columns.len()];
+        // Each tensor becomes its column as soon as it is made, so that a wide schema's batch
+        // never holds every tensor and every array at once.
+        let mut put =
+            |valid: &[Option<Vec<bool>>], output: usize, tensor: Option<Tensor>| -> Result<(), ColumnarError> {
+                let c = self.column_of_output[output];
+                let column_valid = valid.get(c).and_then(|v| v.as_deref());
+                arrays[c] = Some(column_array(&self.columns[c], tensor, rows, column_valid)?);
+                Ok(())
+            };
+        if rows > 4096 && rayon::current_num_threads() > 1 {
+            let (mut tensors, seen) = self.parser.parse_batch_parallel_seeing_keys(records, 2048)?;
+            let valid = self.presence_seen(&seen)?;
+            for (output, name) in self.parser.output_names().enumerate() {
+                put(&valid, output, tensors.remove(name))?;
+            }
         } else {
-            self.parser.parse_batch_seeing_keys(records)?
-        };
-        let valid = self.presence_seen(&seen)?;
-        let arrays = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| column_array(c, &mut tensors, records.len(), valid.get(i).and_then(|v| v.as_deref())))
+            let (parsed, seen) = self.parser.parse_seeing_keys(records)?;
+            let valid = self.presence_seen(&seen)?;
+            drop(seen);
+            self.parser
+                .assemble_parsed(parsed, |output, tensor| put(&valid, output, tensor))?;
+        }
+        let arrays = arrays
+            .into_iter()
+            .zip(&self.columns)
+            .map(|(array, c)| array.ok_or_else(|| missing(&c.name)))
             .collect::<Result<Vec<_>, _>>()?;
         RecordBatch::try_new_with_options(
             self.schema.clone(),
@@ -222,16 +241,16 @@ fn missing(column: &str) -> ColumnarError {
     }
 }
 
-/// The column of one spec, made from (and taking) its tensor out of the batch's tensors:
-/// numeric values move into the Arrow array without a copy.
+/// The column of one spec, made from its tensor (taken out of the batch's tensors; `None` if
+/// the parse gave none): numeric values move into the Arrow array without a copy.
 pub(super) fn column_array(
     column: &Column,
-    tensors: &mut TensorMap,
+    tensor: Option<Tensor>,
     nrows: usize,
     valid: Option<&[bool]>,
 ) -> Result<ArrayRef, ColumnarError> {
     let name = column.name.as_str();
-    let tensor = tensors.remove(name).ok_or_else(|| missing(name))?;
+    let tensor = tensor.ok_or_else(|| missing(name))?;
     match (&column.plan, tensor) {
         (Plan::Fixed { dims }, Tensor::Dense(t)) => {
             let per_row: usize = dims.iter().product::<usize>().max(1);

@@ -237,7 +237,7 @@ impl SequenceColumns {
         let mut arrays = Vec::with_capacity(self.context.len() + self.lists.len());
         for (i, c) in self.context.iter().enumerate() {
             let valid = c.presence_key.is_some().then(|| context_valid[i].as_slice());
-            arrays.push(column_array(c, &mut parsed.context, n, valid)?);
+            arrays.push(column_array(c, parsed.context.remove(&c.name), n, valid)?);
         }
         for (i, l) in self.lists.iter().enumerate() {
             // Taken, so that numeric values become the array's buffer without a copy.

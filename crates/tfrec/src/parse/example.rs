@@ -256,6 +256,13 @@ pub struct KeysSeen {
     seen: Vec<bool>,
 }
 
+/// A batch's columns as the parse left them, before they are made tensors.
+#[cfg(feature = "arrow")]
+pub(crate) struct ParsedBatch {
+    columns: Vec<Column>,
+    rows: usize,
+}
+
 impl KeysSeen {
     /// For each record, whether it holds `key`; `None` for a key the spec does not read.
     pub fn rows(&self, key: &str) -> Option<Vec<bool>> {
@@ -319,7 +326,9 @@ impl ExampleParser {
 
     /// The slots and outputs of checked specs (`strides` from [`ExampleParser::validate`]).
     fn compile(specs: &FeatureSpecs, strides: &BTreeMap<&str, usize>) -> ExampleParser {
-        let mut slots: Vec<Slot> = Vec::new();
+        // Sized once: a schema of a million features would otherwise leave vectors grown by
+        // doubling with up to twice the room they use, for as long as the parser lives.
+        let mut slots: Vec<Slot> = Vec::with_capacity(specs.len());
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         let mut slot_for = |key: &str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
             *index.entry(key.to_owned()).or_insert_with(|| {
@@ -331,7 +340,7 @@ impl ExampleParser {
                 slots.len() - 1
             })
         };
-        let mut outputs = Vec::new();
+        let mut outputs = Vec::with_capacity(specs.len());
         for (name, spec) in specs {
             let output = match spec {
                 FeatureSpec::FixedLen(f) => {
@@ -387,6 +396,9 @@ impl ExampleParser {
             };
             outputs.push((name.clone(), output));
         }
+        drop(index);
+        // A SparseFeature's or RaggedFeature's keys can outnumber the specs.
+        slots.shrink_to_fit();
         let lookup = slots
             .iter()
             .enumerate()
@@ -849,6 +861,60 @@ impl ExampleParser {
     /// Builds the output tensors from the columns of a whole batch; `single` gives the
     /// single-example op's tensors (no batch dimension, TensorFlow's single-example partitions).
     fn assemble(&self, columns: Vec<Column>, batch: usize, single: bool) -> Result<TensorMap, ParseError> {
+        let mut out = TensorMap::new();
+        self.assemble_each(columns, batch, single, |output, tensor| {
+            if let Some(tensor) = tensor {
+                out.insert(self.outputs[output].0.clone(), tensor);
+            }
+            Ok::<(), ParseError>(())
+        })?;
+        Ok(out)
+    }
+
+    /// The output names, in the order of [`ExampleParser::assemble_parsed`]'s outputs.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn output_names(&self) -> impl Iterator<Item = &str> {
+        self.outputs.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The first half of [`parse_batch_seeing_keys`](Self::parse_batch_seeing_keys): the
+    /// batch's columns, not yet tensors, and the keys each record holds.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn parse_seeing_keys<R: AsRef<[u8]>>(
+        &self,
+        records: &[R],
+    ) -> Result<(ParsedBatch, KeysSeen), ParseError> {
+        let mut seen = Vec::with_capacity(records.len() * self.slots.len());
+        let columns = self.parse_columns(records, 0, false, Some(&mut seen))?;
+        let parsed = ParsedBatch {
+            columns,
+            rows: records.len(),
+        };
+        Ok((parsed, self.keys_seen(seen)))
+    }
+
+    /// The second half: each output's tensor handed to `each` with its place among
+    /// [`ExampleParser::output_names`] as soon as it is made, so that a consumer can turn it
+    /// into something else before the next is made: a schema of a million features then
+    /// never holds a million tensors at once.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn assemble_parsed<E: From<ParseError>>(
+        &self,
+        parsed: ParsedBatch,
+        each: impl FnMut(usize, Option<Tensor>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.assemble_each(parsed.columns, parsed.rows, false, each)
+    }
+
+    /// Builds each output's tensor in turn and hands it to `each` (`None` for an output with
+    /// no tensor).
+    fn assemble_each<E: From<ParseError>>(
+        &self,
+        columns: Vec<Column>,
+        batch: usize,
+        single: bool,
+        mut each: impl FnMut(usize, Option<Tensor>) -> Result<(), E>,
+    ) -> Result<(), E> {
         // A column used by several outputs is cloned for all but its last use.
         let mut uses = vec![0usize; columns.len()];
         for (_, output) in &self.outputs {
@@ -866,17 +932,18 @@ impl ExampleParser {
             };
             column.unwrap_or_else(|| Column::new(self.slots[slot].dtype))
         };
-        let mut out = TensorMap::new();
-        for (name, output) in &self.outputs {
+        for (index, (name, output)) in self.outputs.iter().enumerate() {
             let tensor = match output {
                 Output::Fixed(slot) => {
                     let Role::Fixed { shape, .. } = &self.slots[*slot].role else {
+                        each(index, None)?;
                         continue;
                     };
                     Tensor::Dense(dense_fixed(take(*slot).values, batch, shape)?)
                 }
                 Output::Padded { slot, pad } => {
                     let Role::Padded { shape, .. } = &self.slots[*slot].role else {
+                        each(index, None)?;
                         continue;
                     };
                     Tensor::Dense(dense_padded(take(*slot), shape, pad)?)
@@ -895,7 +962,8 @@ impl ExampleParser {
                             feature: name.clone(),
                             want,
                         })))
-                        .key(name));
+                        .key(name)
+                        .into());
                     }
                     let index: Vec<Column> = index_slots.iter().map(|&s| take(s)).collect();
                     let keys: Vec<String> = index_slots.iter().map(|&s| self.slots[s].key.clone()).collect();
@@ -928,9 +996,9 @@ impl ExampleParser {
                         if rt.ragged_rank() == 0 {
                             let dense = DenseTensor::from_values(rt.flat, &rt.flat_shape)
                                 .map_err(|e| ParseError::new(ParseErrorKind::Shape(e)).key(name))?;
-                            out.insert(name.clone(), Tensor::Dense(dense));
+                            each(index, Some(Tensor::Dense(dense)))?;
                         } else {
-                            out.insert(name.clone(), Tensor::Ragged(rt.finish(*splits_dtype)?));
+                            each(index, Some(Tensor::Ragged(rt.finish(*splits_dtype)?)))?;
                         }
                         continue;
                     }
@@ -942,9 +1010,9 @@ impl ExampleParser {
                     Tensor::Ragged(rt.finish(*splits_dtype)?)
                 }
             };
-            out.insert(name.clone(), if single { strip_batch(tensor) } else { tensor });
+            each(index, Some(if single { strip_batch(tensor) } else { tensor }))?;
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -491,3 +491,77 @@ fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
         "{error} (record at {offset})"
     );
 }
+
+/// JSON lines of a wide schema (written a slice of columns at a time, so that a batch is never
+/// whole as Arrow arrays) are the lines arrow_json writes of the whole batches: here those of
+/// the Arrow IPC output, which takes whole batches. Features missing from some records (NULLs
+/// left out of a line, whole slices of a line empty), strings, lists, a spec whose order is not
+/// the names' (a slice waits for its last column), several batches and both thread counts.
+#[test]
+fn wide_json_lines_in_column_slices_are_the_whole_batches_lines() {
+    let dir = tempfile::tempdir().expect("temp");
+    let width = tfrec::columnar::WIDE_SCHEMA_COLUMNS + 700;
+    let examples: Vec<Example> = (0..23i64)
+        .map(|i| {
+            let mut e = Example::default();
+            let f = e.features_mut();
+            for c in 0..width as i64 {
+                // Record 5 has only the first features; others skip a run of columns or every
+                // third one.
+                if (i == 5 && c > 40) || (i % 4 == 1 && (1500..3000).contains(&c)) || (i % 3 == 2 && c % 3 == 0) {
+                    continue;
+                }
+                match c % 4 {
+                    0 => f.insert(&format!("f{c:05}"), Feature::Int64(vec![i * c])),
+                    1 => f.insert(&format!("f{c:05}"), Feature::Float(vec![c as f32 * 0.25, -(i as f32)])),
+                    2 => f.insert(
+                        &format!("f{c:05}"),
+                        Feature::Bytes(vec![format!("v\n\"{i}").into_bytes()]),
+                    ),
+                    _ => f.insert(&format!("f{c:05}"), Feature::Int64((0..(i + c) % 3).collect())),
+                };
+            }
+            e
+        })
+        .collect();
+    write_examples(&dir.path().join("wide.tfrecord"), &examples, false);
+    // Every feature a VarLenFeature (NULL when missing), listed from the last name to the first.
+    let mut spec = String::from("{");
+    for c in (0..width).rev() {
+        let dtype = ["int64", "float32", "string", "int64"][c % 4];
+        spec.push_str(&format!(
+            r#""f{c:05}": {{"type": "VarLenFeature", "dtype": "{dtype}"}}"#
+        ));
+        spec.push_str(if c == 0 { "}" } else { ", " });
+    }
+    std::fs::write(dir.path().join("spec.json"), spec).expect("spec");
+    for (threads, batch_rows) in [("1", "10"), ("2", "23"), ("2", "4")] {
+        let common = [
+            "--spec",
+            "spec.json",
+            "--threads",
+            threads,
+            "--batch-rows",
+            batch_rows,
+            "--utf8",
+        ];
+        for out in ["wide.jsonl", "wide.arrow"] {
+            let mut args = vec!["convert", "wide.tfrecord", "-o", out];
+            args.extend(common);
+            ok(dir.path(), &args);
+        }
+        let file = std::fs::File::open(dir.path().join("wide.arrow")).expect("arrow");
+        let reader = arrow_ipc::reader::FileReader::try_new(file, None).expect("arrow reader");
+        let mut expected = arrow_json::LineDelimitedWriter::new(Vec::new());
+        for batch in reader {
+            expected.write(&batch.expect("batch")).expect("json");
+        }
+        expected.finish().expect("finish");
+        let got = std::fs::read(dir.path().join("wide.jsonl")).expect("jsonl");
+        assert_eq!(got.iter().filter(|&&b| b == b'\n').count(), examples.len());
+        assert!(
+            got == expected.into_inner(),
+            "threads {threads}, batches of {batch_rows}"
+        );
+    }
+}

@@ -460,6 +460,10 @@ pub fn arrow_write_parquet(
                     match piece.map_err(ParquetFailure::Batch)? {
                         BatchPiece::Rows(part) => writer.write_part(&part)?,
                         BatchPiece::End => writer.end_row_group()?,
+                        // `into_pieces` hands out rows only.
+                        BatchPiece::Columns { .. } => {
+                            return Err(ParquetFailure::Other("a batch in column slices for Parquet".into()))
+                        }
                     }
                 }
                 let rows = writer.rows_written();

@@ -17,7 +17,7 @@ use rayon::ThreadPool;
 use serde_json::Value;
 use tfrec::columnar::{
     batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchPiece, BatchReader, ColumnSpecs,
-    ParquetWriter, StringColumns,
+    ParquetWriter, StringColumns, COLUMN_SLICE_WIDTH, WIDE_SCHEMA_COLUMNS,
 };
 use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
@@ -151,8 +151,10 @@ fn spec_json(spec: &SpecFile) -> Value {
 
 /// The TFRecord inputs' batches, parsed on `pool` ([`BatchReader::into_pieces`]). For a
 /// Parquet output of a schema that it encodes part by part ([`ParquetWriter::takes_parts`]),
-/// each batch comes in parts of [`PART_ROWS`](tfrec::columnar::PART_ROWS) rows; else whole (a
-/// wide schema's Examples parsed in parts took more time and more memory).
+/// each batch comes in parts of [`PART_ROWS`](tfrec::columnar::PART_ROWS) rows; for JSON lines
+/// of a wide schema, in slices of columns ([`BatchReader::into_column_slices`]), so that the
+/// batch is never whole as Arrow arrays; else whole (a wide schema's Examples parsed in parts
+/// took more time and more memory).
 fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: Format) -> Result<Input, CliError> {
     crate::input::check_openable(&files)?;
     let (spec, strings, order) = spec_of(args, &files)?;
@@ -166,11 +168,19 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
         pending.commit()?;
     }
     let columns = ColumnSpecs::with_order(&spec, &order, &strings).map_err(|e| format!("spec: {e}"))?;
+    // The compiled columns are all the reading needs: a wide schema's spec is freed before the
+    // first batch is parsed, not beside it.
+    drop((spec, strings, order));
     let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows);
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
     let in_parts = to == Format::Parquet && ParquetWriter::<File>::takes_parts(&schema);
-    let pieces = reader.into_pieces(pool.clone(), in_parts)?.map(|piece| match piece {
+    let pieces = if to == Format::Jsonl && schema.fields().len() >= WIDE_SCHEMA_COLUMNS {
+        reader.into_column_slices(pool.clone(), COLUMN_SLICE_WIDTH)?
+    } else {
+        reader.into_pieces(pool.clone(), in_parts)?
+    };
+    let pieces = pieces.map(|piece| match piece {
         Ok(p) => Ok(p),
         Err(BatchError::Record(e)) => Err(CliError::from(e)),
         Err(e) => Err(data(e.to_string())),
@@ -309,7 +319,11 @@ enum Sink {
     Records(crate::output::PendingRecords),
     Parquet(ParquetWriter<File>, PendingFile),
     Arrow(arrow_ipc::writer::FileWriter<BufWriter<File>>, PendingFile),
-    Jsonl(arrow_json::LineDelimitedWriter<BufWriter<File>>, PendingFile),
+    Jsonl(
+        arrow_json::LineDelimitedWriter<BufWriter<File>>,
+        PendingFile,
+        SlicedLines,
+    ),
     Csv(arrow_csv::Writer<BufWriter<File>>, PendingFile, SchemaRef),
 }
 
@@ -358,7 +372,11 @@ impl Sink {
                 arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?,
                 pending,
             ),
-            Format::Jsonl => Sink::Jsonl(arrow_json::LineDelimitedWriter::new(BufWriter::new(file)), pending),
+            Format::Jsonl => Sink::Jsonl(
+                arrow_json::LineDelimitedWriter::new(BufWriter::new(file)),
+                pending,
+                SlicedLines::default(),
+            ),
             _ => Sink::Csv(arrow_csv::Writer::new(BufWriter::new(file)), pending, schema.clone()),
         })
     }
@@ -373,16 +391,28 @@ impl Sink {
             }
             Sink::Parquet(w, _) => w.write_part(batch)?,
             Sink::Arrow(w, _) => w.write(batch)?,
-            Sink::Jsonl(w, _) => w.write(batch)?,
+            Sink::Jsonl(w, _, _) => w.write(batch)?,
             Sink::Csv(w, _, _) => w.write(batch)?,
         }
         Ok(())
     }
 
-    /// The end of a batch: a Parquet row group ends with it.
+    /// The next columns of a batch, every row of them (JSON lines only: the reader hands out
+    /// column slices for no other output).
+    fn write_columns(&mut self, slice: &RecordBatch) -> Result<(), CliError> {
+        match self {
+            Sink::Jsonl(_, _, lines) => lines.add(slice),
+            _ => Err("a batch in column slices for an output that takes whole batches".into()),
+        }
+    }
+
+    /// The end of a batch: a Parquet row group ends with it, and a batch given in column
+    /// slices is written.
     fn end_batch(&mut self) -> Result<(), CliError> {
-        if let Sink::Parquet(w, _) = self {
-            w.end_row_group()?;
+        match self {
+            Sink::Parquet(w, _) => w.end_row_group()?,
+            Sink::Jsonl(w, _, lines) => lines.write_to(w.get_mut())?,
+            _ => {}
         }
         Ok(())
     }
@@ -406,10 +436,14 @@ impl Sink {
                 pending.commit()?;
             }
             Sink::Arrow(mut w, pending) => {
+                // The footer holds a few flatbuffer tables a column: the reader's default limit
+                // (a million) refuses a schema of a few hundred thousand columns.
+                let tables = w.schema().fields().len().saturating_mul(8).max(1_000_000);
                 w.finish()?;
                 w.into_inner()?.flush()?;
-                let reader =
-                    arrow_ipc::reader::FileReader::try_new(BufReader::new(File::open(pending.temp_path())?), None)?;
+                let reader = arrow_ipc::reader::FileReaderBuilder::new()
+                    .with_max_footer_fb_tables(tables)
+                    .build(BufReader::new(File::open(pending.temp_path())?))?;
                 let mut read = 0u64;
                 for b in reader {
                     read += b?.num_rows() as u64;
@@ -417,7 +451,7 @@ impl Sink {
                 check(read, &pending)?;
                 pending.commit()?;
             }
-            Sink::Jsonl(mut w, pending) => {
+            Sink::Jsonl(mut w, pending, _) => {
                 w.finish()?;
                 w.into_inner().flush()?;
                 let read = BufReader::new(File::open(pending.temp_path())?).lines().count() as u64;
@@ -443,6 +477,54 @@ impl Sink {
                 check(read, &pending)?;
                 pending.commit()?;
             }
+        }
+        Ok(())
+    }
+}
+
+/// The JSON lines of a batch given in column slices: each row's fields so far, as arrow_json
+/// writes them (`"name":value`, by commas, NULLs left out), to be written between the row's
+/// braces when the batch ends; the lines are those arrow_json writes of the whole batch.
+#[derive(Default)]
+struct SlicedLines {
+    /// Each row's fields so far; empty when no batch is being given.
+    rows: Vec<Vec<u8>>,
+    /// A slice's lines, reused.
+    slice: Vec<u8>,
+}
+
+impl SlicedLines {
+    /// The fields of the next slice of columns.
+    fn add(&mut self, columns: &RecordBatch) -> Result<(), CliError> {
+        self.slice.clear();
+        let mut writer = arrow_json::LineDelimitedWriter::new(&mut self.slice);
+        writer.write(columns)?;
+        writer.finish()?;
+        drop(writer);
+        if self.rows.is_empty() {
+            self.rows = vec![Vec::new(); columns.num_rows()];
+        }
+        // One line per row (JSON escapes every newline in a value), `{` fields `}`.
+        let mut lines = self.slice.split(|&b| b == b'\n');
+        for row in &mut self.rows {
+            let line = lines.next().unwrap_or_default();
+            let fields = line.get(1..line.len().saturating_sub(1)).unwrap_or_default();
+            if !fields.is_empty() {
+                if !row.is_empty() {
+                    row.push(b',');
+                }
+                row.extend_from_slice(fields);
+            }
+        }
+        Ok(())
+    }
+
+    /// The batch's lines written to `out`, and the rows let go.
+    fn write_to(&mut self, out: &mut impl Write) -> std::io::Result<()> {
+        for row in std::mem::take(&mut self.rows) {
+            out.write_all(b"{")?;
+            out.write_all(&row)?;
+            out.write_all(b"}\n")?;
         }
         Ok(())
     }
@@ -492,6 +574,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             BatchPiece::Rows(batch) => {
                 rows += batch.num_rows() as u64;
                 sink.write(&batch).map_err(named)?;
+            }
+            BatchPiece::Columns { first, batch } => {
+                if first == 0 {
+                    rows += batch.num_rows() as u64;
+                }
+                sink.write_columns(&batch).map_err(named)?;
             }
             BatchPiece::End => sink.end_batch().map_err(named)?,
         }

@@ -146,16 +146,26 @@ impl ExampleColumns {
                 presence_key,
             });
         }
-        let fields: Vec<Field> = columns
+        // Each field straight into its `Arc`, and the columns found by name through a sorted
+        // index rather than a hash map: a schema of a million features would otherwise hold
+        // a second copy of every field, or a table of every name, while it is compiled.
+        let fields: Fields = columns
             .iter()
-            .map(|c| Field::new(&c.name, column_type(c), c.presence_key.is_some()))
+            .map(|c| Arc::new(Field::new(&c.name, column_type(c), c.presence_key.is_some())))
             .collect();
-        let column_of: FxHashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (c.name.as_str(), i)).collect();
+        let mut by_name: Vec<usize> = (0..columns.len()).collect();
+        by_name.sort_unstable_by(|&a, &b| columns[a].name.cmp(&columns[b].name));
+        let column_named = |name: &str| {
+            by_name
+                .binary_search_by(|&c| columns[c].name.as_str().cmp(name))
+                .ok()
+                .map(|at| by_name[at])
+        };
         let column_of_output = parser
             .output_names()
-            .map(|n| column_of.get(n).copied().ok_or_else(|| missing(n)))
+            .map(|n| column_named(n).ok_or_else(|| missing(n)))
             .collect::<Result<Vec<_>, _>>()?;
-        drop(column_of);
+        drop(by_name);
         Ok(ExampleColumns {
             parser,
             columns,
@@ -191,17 +201,86 @@ impl ExampleColumns {
 
     /// Parses `records` (serialized Examples) into one record batch of `records.len()` rows.
     pub fn to_batch<R: AsRef<[u8]> + Sync>(&self, records: &[R]) -> Result<RecordBatch, ColumnarError> {
+        let mut whole = None;
+        self.to_arrays(records, self.columns.len(), |_, arrays| {
+            whole = Some(arrays);
+            Ok(())
+        })?;
+        let arrays = whole.ok_or_else(|| missing(""))?;
+        self.batch_of(self.schema.clone(), arrays, records.len())
+    }
+
+    /// Parses `records` into batches of the same rows, each of at most `width` consecutive
+    /// columns (the schema's fields `first..`), handed to `each` in column order with `first`:
+    /// together they are [`to_batch`](Self::to_batch)'s batch, cut between columns. A column's
+    /// array is made as soon as its tensor is, and a slice's arrays are handed out as soon as
+    /// they are all made, so that a wide schema's batch is never whole in memory as Arrow
+    /// arrays (when the spec lists its columns in another order than their names, a slice
+    /// waits for its last column). Errors are those of `to_batch`; slices handed out before
+    /// one are not taken back.
+    pub fn to_column_slices<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        width: usize,
+        mut each: impl FnMut(usize, RecordBatch) -> Result<(), ColumnarError>,
+    ) -> Result<(), ColumnarError> {
+        let rows = records.len();
+        self.to_arrays(records, width, |first, arrays| {
+            let fields: Fields = self.schema.fields()[first..first + arrays.len()]
+                .iter()
+                .cloned()
+                .collect();
+            each(first, self.batch_of(Arc::new(Schema::new(fields)), arrays, rows)?)
+        })
+    }
+
+    /// A record batch of `rows` rows of `arrays` under `schema`.
+    fn batch_of(&self, schema: SchemaRef, arrays: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch, ColumnarError> {
+        RecordBatch::try_new_with_options(schema, arrays, &RecordBatchOptions::new().with_row_count(Some(rows)))
+            .map_err(|source| ColumnarError::Arrow {
+                column: String::new(),
+                error: source,
+            })
+    }
+
+    /// The columns of `records`, handed to `each` a slice of `width` of them at a time (see
+    /// [`to_column_slices`](Self::to_column_slices)) with the index of the slice's first.
+    fn to_arrays<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        width: usize,
+        mut each: impl FnMut(usize, Vec<ArrayRef>) -> Result<(), ColumnarError>,
+    ) -> Result<(), ColumnarError> {
         // Parts parsed apart are joined with a copy, which pays only when they run at once.
         // The parse says which keys each record holds, so NULLs need no second pass.
         let rows = records.len();
-        let mut arrays: Vec<Option<ArrayRef>> = vec![None; self.columns.len()];
+        let width = width.max(1);
+        let columns = self.columns.len();
+        let mut arrays: Vec<Option<ArrayRef>> = vec![None; columns];
+        // The arrays made of each slice's columns, and the first column not handed out yet.
+        let mut made = vec![0usize; columns.div_ceil(width)];
+        let mut next = 0;
         // Each tensor becomes its column as soon as it is made, so that a wide schema's batch
-        // never holds every tensor and every array at once.
+        // never holds every tensor and every array at once; each slice leaves when complete.
         let mut put =
             |valid: &[Option<Vec<bool>>], output: usize, tensor: Option<Tensor>| -> Result<(), ColumnarError> {
                 let c = self.column_of_output[output];
                 let column_valid = valid.get(c).and_then(|v| v.as_deref());
-                arrays[c] = Some(column_array(&self.columns[c], tensor, rows, column_valid)?);
+                if arrays[c]
+                    .replace(column_array(&self.columns[c], tensor, rows, column_valid)?)
+                    .is_none()
+                {
+                    made[c / width] += 1;
+                }
+                while next < columns {
+                    let end = (next + width).min(columns);
+                    if made[next / width] < end - next {
+                        break;
+                    }
+                    let slice: Vec<ArrayRef> = arrays[next..end].iter_mut().filter_map(Option::take).collect();
+                    each(next, slice)?;
+                    next = end;
+                }
                 Ok(())
             };
         if rows > 4096 && rayon::current_num_threads() > 1 {
@@ -217,20 +296,12 @@ impl ExampleColumns {
             self.parser
                 .assemble_parsed(parsed, |output, tensor| put(&valid, output, tensor))?;
         }
-        let arrays = arrays
-            .into_iter()
-            .zip(&self.columns)
-            .map(|(array, c)| array.ok_or_else(|| missing(&c.name)))
-            .collect::<Result<Vec<_>, _>>()?;
-        RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            arrays,
-            &RecordBatchOptions::new().with_row_count(Some(records.len())),
-        )
-        .map_err(|source| ColumnarError::Arrow {
-            column: String::new(),
-            error: source,
-        })
+        drop(put);
+        // A column after `next` whose tensor never came: nothing from it on was handed out.
+        match (next..columns).find(|&c| arrays[c].is_none()) {
+            Some(c) => Err(missing(&self.columns[c].name)),
+            None => Ok(()),
+        }
     }
 }
 

@@ -52,7 +52,9 @@ pub use order::spec_order;
 #[cfg(feature = "parquet")]
 pub use parquet_writer::{ParquetError, ParquetWriter};
 pub use pieces::{BatchPiece, BatchPieces};
-pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs, PART_ROWS};
+pub use reader::{
+    sample_records, BatchError, BatchReader, ColumnSpecs, COLUMN_SLICE_WIDTH, PART_ROWS, WIDE_SCHEMA_COLUMNS,
+};
 pub use sequences::SequenceColumns;
 
 /// An error of the columnar layer, naming the column (and row) at fault.

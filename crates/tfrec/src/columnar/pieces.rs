@@ -10,11 +10,20 @@ use rayon::ThreadPool;
 
 use super::reader::{BatchError, BatchReader};
 
-/// What the reader hands a writer: a batch's rows, whole or in parts, then the batch's end.
+/// What the reader hands a writer: a batch's rows, whole or in parts, or its columns in
+/// slices, then the batch's end.
 #[derive(Debug)]
 pub enum BatchPiece {
     /// The next rows of the batch.
     Rows(RecordBatch),
+    /// The next columns of the batch, every row of them: the schema's fields `first..`
+    /// (see [`BatchReader::into_column_slices`]).
+    Columns {
+        /// The index in the schema of the slice's first column.
+        first: usize,
+        /// The slice's columns (its schema is the schema's fields of them).
+        batch: RecordBatch,
+    },
     /// The batch is complete (a Parquet row group ends here).
     End,
 }
@@ -84,6 +93,42 @@ impl BatchReader {
                             let _ = sender.send(Err(e));
                             return;
                         }
+                    }
+                }
+            })
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start the reading thread: {e}")))?;
+        Ok(Box::new(receiver.into_iter()))
+    }
+
+    /// The batches as pieces of columns: each batch parsed on `pool` a slice of `width`
+    /// columns at a time ([`next_batch_slices`](Self::next_batch_slices)), each slice a
+    /// [`BatchPiece::Columns`] handed over as soon as it is made, then [`BatchPiece::End`].
+    /// For a writer that can write a batch's columns apart (JSON lines): a wide schema's batch
+    /// is then never whole as Arrow arrays. A thread of its own parses, whatever the pool's
+    /// size, and at most two slices wait for the writer. Fails only when that thread cannot
+    /// start.
+    pub fn into_column_slices(mut self, pool: Arc<ThreadPool>, width: usize) -> std::io::Result<BatchPieces> {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(2);
+        std::thread::Builder::new()
+            .name("tfrec-column-slices".into())
+            .spawn(move || loop {
+                // A writer that stops listening leaves the rest of the batch parsed for nothing,
+                // then this thread ends at the batch's end.
+                let slices = pool.install(|| {
+                    self.next_batch_slices(width, |first, batch| {
+                        let _ = sender.send(Ok(BatchPiece::Columns { first, batch }));
+                    })
+                });
+                match slices {
+                    Ok(true) => {
+                        if sender.send(Ok(BatchPiece::End)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(false) => return,
+                    Err(e) => {
+                        let _ = sender.send(Err(e));
+                        return;
                     }
                 }
             })

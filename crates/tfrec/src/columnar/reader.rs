@@ -59,7 +59,31 @@ impl ColumnSpecs {
             ColumnSpecs::Sequence(c) => c.to_batch(records),
         }
     }
+
+    /// Parses one batch of serialized records into slices of at most `width` columns, handed
+    /// to `each` in order with their first column's index
+    /// ([`ExampleColumns::to_column_slices`]); a SequenceExample table comes as one slice.
+    pub fn to_column_slices<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        width: usize,
+        mut each: impl FnMut(usize, RecordBatch) -> Result<(), ColumnarError>,
+    ) -> Result<(), ColumnarError> {
+        match self {
+            ColumnSpecs::Example(c) => c.to_column_slices(records, width, each),
+            ColumnSpecs::Sequence(c) => each(0, c.to_batch(records)?),
+        }
+    }
 }
+
+/// Columns of a wide schema's batch parsed and handed out at a time
+/// ([`BatchReader::into_column_slices`]).
+pub const COLUMN_SLICE_WIDTH: usize = 1024;
+
+/// The narrowest schema whose batches a writer that can take them in column slices should
+/// (see [`BatchReader::into_column_slices`]): below it the batch's arrays are few, and whole
+/// batches keep the writer's work in one piece.
+pub const WIDE_SCHEMA_COLUMNS: usize = 4 * COLUMN_SLICE_WIDTH;
 
 /// Where records come from: many files in order, or the records of one file whose header
 /// offsets lie in a byte range.
@@ -369,6 +393,31 @@ impl BatchReader {
         batch.map(Some).map_err(|error| self.columns_error(error, n))
     }
 
+    /// The next batch parsed a slice of `width` columns at a time, each handed to `each` with
+    /// its first column's index as soon as it is made ([`ColumnSpecs::to_column_slices`]);
+    /// `Ok(false)` at the end. An error is the one [`next_batch`](Self::next_batch) gives.
+    pub fn next_batch_slices(
+        &mut self,
+        width: usize,
+        mut each: impl FnMut(usize, RecordBatch),
+    ) -> Result<bool, BatchError> {
+        if self.failed {
+            return Ok(false);
+        }
+        (self.batch_left, self.batch_done) = (0, 0);
+        let n = self.fill_or_stop(self.batch_rows)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let records = self.records();
+        let parsed = self.columns.to_column_slices(&records, width, |first, slice| {
+            each(first, slice);
+            Ok(())
+        });
+        drop(records);
+        parsed.map(|()| true).map_err(|error| self.columns_error(error, n))
+    }
+
     /// The next batch in parts of [`PART_ROWS`] rows (the last may be shorter), `at_once`
     /// of them at a time, parsed in parallel on the current rayon pool; with `true` when
     /// they end the batch (an input that ends just after a round of parts ends its batch
@@ -611,6 +660,70 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A batch's column slices, side by side, are the batch: for every width (one column, some,
+    /// all and more), with a spec order that is not the names' (slices then wait for their
+    /// last column), NULLs, strings, lists and a SparseFeature; and the reader's slices of
+    /// every batch are its batches.
+    #[test]
+    fn a_batch_in_column_slices_is_the_batch() {
+        let dir = tempfile::tempdir().expect("temp");
+        let records: Vec<Vec<u8>> = (0..40i64)
+            .map(|i| {
+                let mut f = vec![("id", Feature::Int64(vec![i]))];
+                if i % 3 != 0 {
+                    f.push(("ix", Feature::Int64(vec![i % 3])));
+                    f.push(("tags", Feature::Int64((0..i % 5).collect())));
+                    f.push(("v", Feature::Float(vec![i as f32])));
+                }
+                f.push(("name", Feature::Bytes(vec![format!("n{i}").into_bytes()])));
+                encoded_example(&f)
+            })
+            .collect();
+        let text = r#"{
+            "tags": {"type": "VarLenFeature", "dtype": "int64"},
+            "name": {"type": "FixedLenFeature", "shape": [], "dtype": "string"},
+            "sp": {"type": "SparseFeature", "index_key": "ix", "value_key": "v", "dtype": "float32", "size": 3},
+            "id": {"type": "FixedLenFeature", "shape": [1], "dtype": "int64"}
+        }"#;
+        let spec = SpecFile::from_json_str(text).expect("spec");
+        let columns =
+            ColumnSpecs::with_order(&spec, &super::super::spec_order(text), &StringColumns::Utf8).expect("columns");
+        let batch = columns.to_batch(&records).expect("batch");
+        for width in [1, 2, 3, 4, 9] {
+            let mut glued: Vec<arrow_array::ArrayRef> = Vec::new();
+            columns
+                .to_column_slices(&records, width, |first, slice| {
+                    assert_eq!(first, glued.len());
+                    assert!(slice.num_columns() <= width && slice.num_rows() == records.len());
+                    assert_eq!(
+                        slice.schema().fields()[..],
+                        batch.schema().fields()[first..first + slice.num_columns()]
+                    );
+                    glued.extend(slice.columns().iter().cloned());
+                    Ok(())
+                })
+                .expect("slices");
+            assert_eq!(glued.as_slice(), batch.columns(), "width {width}");
+        }
+        let json = serde_json::from_str(text).expect("json");
+        let mut whole = reader_of(dir.path(), &records, json, 16);
+        let mut batches = Vec::new();
+        while let Some(b) = whole.next_batch().expect("batch") {
+            batches.push(b);
+        }
+        let mut sliced = reader_of(dir.path(), &records, serde_json::from_str(text).expect("json"), 16);
+        for batch in &batches {
+            let mut glued: Vec<arrow_array::ArrayRef> = Vec::new();
+            assert!(sliced
+                .next_batch_slices(2, |_, slice| glued.extend(slice.columns().iter().cloned()))
+                .expect("slices"));
+            assert_eq!(glued.as_slice(), batch.columns());
+        }
+        assert!(!sliced
+            .next_batch_slices(2, |_, _| panic!("no more batches"))
+            .expect("end"));
     }
 
     /// The first batch's arena is sized from its first records and then filled, not grown by

@@ -41,11 +41,12 @@ pub type TensorMap = BTreeMap<String, Tensor>;
 /// How a key is parsed: the three key sets of TensorFlow's parse op.
 #[derive(Debug, Clone)]
 pub(crate) enum Role {
-    /// FixedLenFeature: exactly `stride` values, or the default.
+    /// FixedLenFeature: exactly `stride` values, or the default (boxed, as the rarer parts of
+    /// [`Output`] are: a parser holds a slot for every feature, and a schema can have millions).
     Fixed {
         shape: Vec<usize>,
         stride: usize,
-        default: Option<Values>,
+        default: Option<Box<Values>>,
     },
     /// FixedLenSequenceFeature in parse_example: a multiple of `stride` values, padded.
     Padded { shape: Vec<usize>, stride: usize },
@@ -62,28 +63,34 @@ pub(crate) struct Slot {
     pub role: Role,
 }
 
-/// How an output tensor is assembled from slots.
+/// How an output tensor is assembled from slots. The variants that hold more than a slot are
+/// boxed: a parser holds an output for every feature, and most are `Fixed` or `VarLen`.
 #[derive(Debug, Clone)]
 enum Output {
     Fixed(usize),
-    Padded {
-        slot: usize,
-        pad: Values,
-    },
+    Padded { slot: usize, pad: Box<Values> },
     VarLen(usize),
-    Sparse {
-        index_slots: Vec<usize>,
-        value_slot: usize,
-        size: Vec<i64>,
-        already_sorted: bool,
-        size_form_error: Option<&'static str>,
-    },
-    Ragged {
-        value_slot: usize,
-        partitions: Vec<(Partition, Option<usize>)>,
-        splits_dtype: SplitsDType,
-        validate: bool,
-    },
+    Sparse(Box<SparseOutput>),
+    Ragged(Box<RaggedOutput>),
+}
+
+/// A `SparseFeature`'s output: its index and value slots.
+#[derive(Debug, Clone)]
+struct SparseOutput {
+    index_slots: Vec<usize>,
+    value_slot: usize,
+    size: Vec<i64>,
+    already_sorted: bool,
+    size_form_error: Option<&'static str>,
+}
+
+/// A `RaggedFeature`'s output: its value slot and partitions.
+#[derive(Debug, Clone)]
+struct RaggedOutput {
+    value_slot: usize,
+    partitions: Vec<(Partition, Option<usize>)>,
+    splits_dtype: SplitsDType,
+    validate: bool,
 }
 
 /// Compiled `parse_example` specs, reusable across batches.
@@ -125,7 +132,9 @@ pub struct ExampleParser {
 }
 
 /// Adds `key` to a key set, or checks it agrees with the dtype it already has there.
-fn add_key(set: &mut BTreeMap<String, DType>, key: &str, dtype: DType) -> Result<(), SpecError> {
+/// The sets borrow their keys from the specs: a schema of a million features would otherwise
+/// copy every name into each set while it is checked.
+fn add_key<'a>(set: &mut BTreeMap<&'a str, DType>, key: &'a str, dtype: DType) -> Result<(), SpecError> {
     match set.get(key) {
         Some(&existing) if existing != dtype => Err(SpecError::ConflictingType {
             key: key.to_owned(),
@@ -133,24 +142,20 @@ fn add_key(set: &mut BTreeMap<String, DType>, key: &str, dtype: DType) -> Result
             dtype,
         }),
         _ => {
-            set.insert(key.to_owned(), dtype);
+            set.insert(key, dtype);
             Ok(())
         }
     }
 }
 
-fn check_disjoint(
-    a: &BTreeMap<String, DType>,
-    b: &BTreeMap<String, DType>,
-    sets: &'static str,
-) -> Result<(), SpecError> {
-    let common: BTreeSet<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
+fn check_disjoint(a: &BTreeMap<&str, DType>, b: &BTreeMap<&str, DType>, sets: &'static str) -> Result<(), SpecError> {
+    let common: BTreeSet<&str> = a.keys().copied().filter(|k| b.contains_key(k)).collect();
     if common.is_empty() {
         Ok(())
     } else {
         Err(SpecError::KeySetsIntersect {
             sets,
-            keys: common.into_iter().cloned().collect(),
+            keys: common.into_iter().map(str::to_owned).collect(),
         })
     }
 }
@@ -159,12 +164,12 @@ fn check_disjoint(
 /// SparseFeature keys present, sizes not negative; one dtype per key within each key set (and
 /// one partition type per ragged key, value keys included); the dense, sparse and ragged key
 /// sets disjoint. `example_op` adds what only `parse_example` checks.
-pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), SpecError> {
-    let mut dense: BTreeMap<String, DType> = BTreeMap::new();
-    let mut sparse: BTreeMap<String, DType> = BTreeMap::new();
-    let mut ragged_keys: BTreeMap<String, DType> = BTreeMap::new();
-    let mut splits_types: BTreeMap<String, SplitsDType> = BTreeMap::new();
-    let mut add_ragged = |ragged_keys: &mut BTreeMap<String, DType>, key: &str, dtype: DType, t: SplitsDType| {
+pub(crate) fn check_specs<'a>(specs: &'a FeatureSpecs, example_op: bool) -> Result<(), SpecError> {
+    let mut dense: BTreeMap<&str, DType> = BTreeMap::new();
+    let mut sparse: BTreeMap<&str, DType> = BTreeMap::new();
+    let mut ragged_keys: BTreeMap<&str, DType> = BTreeMap::new();
+    let mut splits_types: BTreeMap<&str, SplitsDType> = BTreeMap::new();
+    let mut add_ragged = |ragged_keys: &mut BTreeMap<&'a str, DType>, key: &'a str, dtype: DType, t: SplitsDType| {
         add_key(ragged_keys, key, dtype)?;
         match splits_types.get(key) {
             Some(&existing) if existing != t => Err(SpecError::ConflictingPartitionType {
@@ -173,7 +178,7 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
                 dtype: t,
             }),
             _ => {
-                splits_types.insert(key.to_owned(), t);
+                splits_types.insert(key, t);
                 Ok(())
             }
         }
@@ -204,7 +209,7 @@ pub(crate) fn check_specs(specs: &FeatureSpecs, example_op: bool) -> Result<(), 
                         sizes: f.size.len(),
                     });
                 }
-                let mut index_keys: Vec<&String> = f.index_keys.iter().collect();
+                let mut index_keys: Vec<&str> = f.index_keys.iter().map(String::as_str).collect();
                 index_keys.sort();
                 for key in index_keys {
                     add_key(&mut sparse, key, DType::Int64)?;
@@ -274,20 +279,18 @@ impl KeysSeen {
 impl ExampleParser {
     /// Checks and compiles `specs` as `parse_example` does.
     pub fn new(specs: &FeatureSpecs) -> Result<ExampleParser, SpecError> {
-        let strides = ExampleParser::validate(specs)?;
-        Ok(ExampleParser::compile(specs, &strides))
+        ExampleParser::validate(specs)?;
+        Ok(ExampleParser::compile(specs))
     }
 
-    /// TensorFlow's checks of `parse_example` specs, in its order; gives each dense feature's
-    /// values per example.
-    fn validate(specs: &FeatureSpecs) -> Result<BTreeMap<&str, usize>, SpecError> {
+    /// TensorFlow's checks of `parse_example` specs, in its order.
+    fn validate(specs: &FeatureSpecs) -> Result<(), SpecError> {
         if specs.is_empty() {
             return Err(SpecError::NoFeatures(
                 "Argument `features` cannot be None or falsy. Got {}",
             ));
         }
         check_specs(specs, true)?;
-        let mut strides: BTreeMap<&str, usize> = BTreeMap::new();
         for (name, spec) in specs {
             match spec {
                 FeatureSpec::FixedLen(f) => {
@@ -302,7 +305,6 @@ impl ExampleParser {
                             });
                         }
                     }
-                    strides.insert(name, stride);
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     if !f.allow_missing {
@@ -316,22 +318,25 @@ impl ExampleParser {
                             shape: shape_string(&dims),
                         });
                     }
-                    strides.insert(name, checked_elements(&f.shape, name)?);
+                    checked_elements(&f.shape, name)?;
                 }
                 _ => {}
             }
         }
-        Ok(strides)
+        Ok(())
     }
 
-    /// The slots and outputs of checked specs (`strides` from [`ExampleParser::validate`]).
-    fn compile(specs: &FeatureSpecs, strides: &BTreeMap<&str, usize>) -> ExampleParser {
+    /// The slots and outputs of checked specs ([`ExampleParser::validate`]). Each dense
+    /// feature's values per example are counted again here rather than kept in a map by name
+    /// from the checks: a schema of a million features would hold that map beside the parser.
+    fn compile<'a>(specs: &'a FeatureSpecs) -> ExampleParser {
+        let stride = |shape: &[usize], name: &str| checked_elements(shape, name).unwrap_or(0);
         // Sized once: a schema of a million features would otherwise leave vectors grown by
         // doubling with up to twice the room they use, for as long as the parser lives.
         let mut slots: Vec<Slot> = Vec::with_capacity(specs.len());
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
-        let mut slot_for = |key: &str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
-            *index.entry(key.to_owned()).or_insert_with(|| {
+        let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut slot_for = |key: &'a str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
+            *index.entry(key).or_insert_with(|| {
                 slots.push(Slot {
                     key: key.to_owned(),
                     dtype,
@@ -348,23 +353,23 @@ impl ExampleParser {
                     // feature is then required (so a zero-element shape with `[]` is too).
                     let role = Role::Fixed {
                         shape: f.shape.clone(),
-                        stride: strides[name.as_str()],
-                        default: f.default_value.clone().filter(|d| !d.is_empty()),
+                        stride: stride(&f.shape, name),
+                        default: f.default_value.clone().filter(|d| !d.is_empty()).map(Box::new),
                     };
                     Output::Fixed(slot_for(name, f.dtype, role, &mut slots))
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     let role = Role::Padded {
                         shape: f.shape.clone(),
-                        stride: strides[name.as_str()],
+                        stride: stride(&f.shape, name),
                     };
                     Output::Padded {
                         slot: slot_for(name, f.dtype, role, &mut slots),
-                        pad: f.default_value.clone().unwrap_or_else(|| Values::zero(f.dtype)),
+                        pad: Box::new(f.default_value.clone().unwrap_or_else(|| Values::zero(f.dtype))),
                     }
                 }
                 FeatureSpec::VarLen(f) => Output::VarLen(slot_for(name, f.dtype, Role::Sparse, &mut slots)),
-                FeatureSpec::Sparse(f) => Output::Sparse {
+                FeatureSpec::Sparse(f) => Output::Sparse(Box::new(SparseOutput {
                     index_slots: f
                         .index_keys
                         .iter()
@@ -374,8 +379,8 @@ impl ExampleParser {
                     size: f.size.clone(),
                     already_sorted: f.already_sorted,
                     size_form_error: f.size_form_error,
-                },
-                FeatureSpec::Ragged(f) => Output::Ragged {
+                })),
+                FeatureSpec::Ragged(f) => Output::Ragged(Box::new(RaggedOutput {
                     value_slot: slot_for(
                         f.value_key.as_deref().unwrap_or(name),
                         f.dtype,
@@ -392,7 +397,7 @@ impl ExampleParser {
                         .collect(),
                     splits_dtype: f.row_splits_dtype,
                     validate: f.validate,
-                },
+                })),
             };
             outputs.push((name.clone(), output));
         }
@@ -950,13 +955,14 @@ impl ExampleParser {
                 }
                 Output::VarLen(slot) if self.varlen_row_splits => Tensor::Ragged(varlen_ragged(take(*slot))?),
                 Output::VarLen(slot) => Tensor::Sparse(varlen_sparse(take(*slot))?),
-                Output::Sparse {
-                    index_slots,
-                    value_slot,
-                    size,
-                    already_sorted,
-                    size_form_error,
-                } => {
+                Output::Sparse(sparse) => {
+                    let SparseOutput {
+                        index_slots,
+                        value_slot,
+                        size,
+                        already_sorted,
+                        size_form_error,
+                    } = sparse.as_ref();
                     if let Some(want) = size_form_error {
                         return Err(ParseError::new(ParseErrorKind::Spec(Box::new(SpecError::SizeForm {
                             feature: name.clone(),
@@ -975,12 +981,13 @@ impl ExampleParser {
                             .map_err(|e| e.key(name))?,
                     )
                 }
-                Output::Ragged {
-                    value_slot,
-                    partitions,
-                    splits_dtype,
-                    validate,
-                } => {
+                Output::Ragged(ragged) => {
+                    let RaggedOutput {
+                        value_slot,
+                        partitions,
+                        splits_dtype,
+                        validate,
+                    } = ragged.as_ref();
                     let ctx = ragged::Ctx {
                         feature: name,
                         validate: *validate,
@@ -1165,19 +1172,14 @@ fn output_slots(output: &Output) -> Vec<usize> {
     match output {
         Output::Fixed(s) | Output::VarLen(s) => vec![*s],
         Output::Padded { slot, .. } => vec![*slot],
-        Output::Sparse {
-            index_slots,
-            value_slot,
-            ..
-        } => index_slots
+        Output::Sparse(sparse) => sparse
+            .index_slots
             .iter()
             .copied()
-            .chain(std::iter::once(*value_slot))
+            .chain(std::iter::once(sparse.value_slot))
             .collect(),
-        Output::Ragged {
-            value_slot, partitions, ..
-        } => std::iter::once(*value_slot)
-            .chain(partitions.iter().filter_map(|(_, s)| *s))
+        Output::Ragged(ragged) => std::iter::once(ragged.value_slot)
+            .chain(ragged.partitions.iter().filter_map(|(_, s)| *s))
             .collect(),
     }
 }

@@ -41,12 +41,13 @@ pub type TensorMap = BTreeMap<String, Tensor>;
 /// How a key is parsed: the three key sets of TensorFlow's parse op.
 #[derive(Debug, Clone)]
 pub(crate) enum Role {
-    /// FixedLenFeature: exactly `stride` values, or the default (boxed, as the rarer parts of
-    /// [`Output`] are: a parser holds a slot for every feature, and a schema can have millions).
+    /// FixedLenFeature: exactly `stride` values, or the default. (Not boxed, unlike the
+    /// rarer parts of [`Output`]: the parse's loops read it, and boxed it cost the narrow
+    /// shapes' parse instructions.)
     Fixed {
         shape: Vec<usize>,
         stride: usize,
-        default: Option<Box<Values>>,
+        default: Option<Values>,
     },
     /// FixedLenSequenceFeature in parse_example: a multiple of `stride` values, padded.
     Padded { shape: Vec<usize>, stride: usize },
@@ -354,7 +355,7 @@ impl ExampleParser {
                     let role = Role::Fixed {
                         shape: f.shape.clone(),
                         stride: stride(&f.shape, name),
-                        default: f.default_value.clone().filter(|d| !d.is_empty()).map(Box::new),
+                        default: f.default_value.clone().filter(|d| !d.is_empty()),
                     };
                     Output::Fixed(slot_for(name, f.dtype, role, &mut slots))
                 }

@@ -14,24 +14,11 @@ use tfrec::parse::{specs_from_json_str, ExampleParser, TensorMap};
 #[path = "common/heap.rs"]
 mod heap;
 use heap::peak_heap;
+#[path = "common/wire.rs"]
+mod wire;
+use wire::field;
 
 const MIB: usize = 1 << 20;
-
-fn varint(mut n: usize, out: &mut Vec<u8>) {
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
-/// A length-delimited field with a one-byte tag.
-fn field(tag: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    varint(payload.len(), &mut out);
-    out.extend_from_slice(payload);
-    out
-}
 
 /// An Example of one feature, `name`, of serialized Feature `feature`.
 fn example(name: &str, feature: &[u8]) -> Vec<u8> {

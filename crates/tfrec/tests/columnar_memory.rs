@@ -1,0 +1,62 @@
+//! A wide schema's batch parsed in column slices (`ExampleColumns::to_column_slices`, which
+//! `tfrec convert` uses for JSON lines) is never whole in memory as Arrow arrays: the heap it
+//! needs is the whole batch's less at least half of what the batch's arrays take. Each slice
+//! is dropped here as soon as it is handed out, as a writer that has written it does.
+//!
+//! The heap is counted by a per-thread counting allocator (as in `parse_edge_cases.rs`); a
+//! batch of a few records is parsed on the calling thread.
+
+use tfrec::columnar::{ColumnSpecs, StringColumns, COLUMN_SLICE_WIDTH};
+use tfrec::parse::SpecFile;
+
+#[path = "common/heap.rs"]
+mod heap;
+use heap::peak_heap;
+#[path = "common/wire.rs"]
+mod wire;
+use wire::field;
+
+#[test]
+fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
+    let columns = 40 * COLUMN_SLICE_WIDTH;
+    let records: Vec<Vec<u8>> = (0..3u8)
+        .map(|r| {
+            let mut entries = Vec::new();
+            for c in 0..columns {
+                let int64_list = field(0x1a, &field(0x0a, &[r + (c % 100) as u8]));
+                let entry = [field(0x0a, format!("f{c}").as_bytes()), field(0x12, &int64_list)].concat();
+                entries.extend(field(0x0a, &entry));
+            }
+            field(0x0a, &entries)
+        })
+        .collect();
+    let mut spec = String::from("{");
+    for c in 0..columns {
+        let sep = if c + 1 == columns { "}" } else { ", " };
+        spec.push_str(&format!(
+            r#""f{c}": {{"type": "FixedLenFeature", "shape": [], "dtype": "int64"}}{sep}"#
+        ));
+    }
+    let spec = SpecFile::from_json_str(&spec).expect("spec");
+    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
+    drop(spec);
+    let (batch, whole) = peak_heap(|| specs.to_batch(&records).expect("batch"));
+    let arrays = batch.get_array_memory_size();
+    drop(batch);
+    let (slices, sliced) = peak_heap(|| {
+        let mut slices = 0;
+        specs
+            .to_column_slices(&records, COLUMN_SLICE_WIDTH, |_, slice| {
+                assert!(slice.num_columns() <= COLUMN_SLICE_WIDTH);
+                slices += 1;
+                Ok(())
+            })
+            .expect("slices");
+        slices
+    });
+    assert_eq!(slices, columns / COLUMN_SLICE_WIDTH);
+    assert!(
+        sliced + arrays / 2 <= whole,
+        "in slices {sliced} bytes, whole {whole} bytes, of which the arrays take {arrays}"
+    );
+}

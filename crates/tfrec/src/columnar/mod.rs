@@ -40,6 +40,7 @@ mod pieces;
 mod reader;
 mod sequences;
 mod storage;
+mod tensor_array;
 
 use crate::example::DecodeError;
 use crate::parse::{ParseError, SpecError};
@@ -54,6 +55,7 @@ pub use parquet_writer::{ParquetError, ParquetWriter};
 pub use pieces::{BatchPiece, BatchPieces};
 pub use reader::{sample_records, BatchError, BatchReader, ColumnSpecs, PART_ROWS};
 pub use sequences::SequenceColumns;
+pub use tensor_array::dense_tensor_array;
 
 /// An error of the columnar layer, naming the column (and row) at fault.
 #[derive(Debug, thiserror::Error)]

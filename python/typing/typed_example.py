@@ -146,6 +146,13 @@ def parsing(records: list[bytes]) -> Spec:
     print(ctx["key"], dense(lists["tok"]).shape, lengths["tok"])
     ctx1, lists1 = tio.parse_single_sequence_example(seq.SerializeToString(), context_spec, seq_spec)
     print(ctx1, lists1)
+    # String features as NumPy StringDType arrays or pyarrow arrays instead of bytes objects.
+    text = tio.parse_example(records, spec, strings="numpy")
+    print(dense(text["name"]).dtype, tio.parse_single_example(records[0], spec, strings="numpy")["name"])
+    arrow_batch = tio.parse_example(records, spec, num_threads=2, strings="arrow")
+    print(arrow_batch["name"], tio.parse_single_example(records[0], spec, strings="arrow")["name"])
+    ctx2, lists2, lengths2 = tio.parse_sequence_example([seq.SerializeToString()], context_spec, seq_spec, strings="arrow")
+    print(ctx2["key"], lists2, lengths2["tok"], tio.parse_single_sequence_example(seq.SerializeToString(), context_spec, seq_spec, strings="numpy"))
 
     t = tio.serialize_tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     back = tio.parse_tensor(t, tfrec.float32)
@@ -196,6 +203,7 @@ def datasets(tmp: str, files: list[str], spec: Spec) -> None:
         sequence_features={"t": tio.FixedLenSequenceFeature([], tfrec.int64)},
     )
     print(list(parsed_seq))
+    print(list(tfrec.TFRecordDataset(files).batch(2).parse(spec, strings="numpy")))
 
     # Damage: a DataLossError names the file, offset and record.
     bad = os.path.join(tmp, "bad.tfrecord")
@@ -222,6 +230,8 @@ def random_access(tmp: str, files: list[str]) -> None:
     parsed = tfrec.data.RandomAccessDataset(files[0], {"age": tio.FixedLenFeature([], tfrec.int64)})
     batch = parsed.get_batch(np.array([2, 0]))
     print(parsed[0]["age"], dense(batch["age"]), pickle.loads(pickle.dumps(parsed))[-1])
+    texts = tfrec.RandomAccessDataset(files[0], {"age": tio.FixedLenFeature([], tfrec.int64)}, strings="numpy")
+    print(texts[0]["age"])
 
 
 def arrow_and_polars(tmp: str, files: list[str]) -> None:

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
-use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader, StructArray};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -185,14 +185,7 @@ impl ArrowBatch {
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         // A requested schema is a hint the protocol lets a producer ignore.
         let _ = requested_schema;
-        let data = StructArray::from(self.batch.clone()).into_data();
-        let (array, schema) = to_ffi(&data).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        // Each capsule owns its struct; a consumer moves it out (leaving `release` null), and
-        // dropping the capsule drops what is left, whose `Drop` releases it only if still owned.
-        Ok((
-            PyCapsule::new(py, schema, Some(CString::from(SCHEMA_CAPSULE)))?,
-            PyCapsule::new(py, array, Some(CString::from(ARRAY_CAPSULE)))?,
-        ))
+        array_capsules(py, &StructArray::from(self.batch.clone()))
     }
 
     /// The batch's schema as an `arrow_schema` capsule.
@@ -203,6 +196,46 @@ impl ArrowBatch {
     #[getter]
     fn num_rows(&self) -> usize {
         self.batch.num_rows()
+    }
+}
+
+/// `(schema capsule, array capsule)` of `array`, the Arrow PyCapsule interface's pair.
+fn array_capsules<'py>(py: Python<'py>, array: &dyn Array) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+    let (array, schema) = to_ffi(&array.to_data()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // Each capsule owns its struct; a consumer moves it out (leaving `release` null), and
+    // dropping the capsule drops what is left, whose `Drop` releases it only if still owned.
+    Ok((
+        PyCapsule::new(py, schema, Some(CString::from(SCHEMA_CAPSULE)))?,
+        PyCapsule::new(py, array, Some(CString::from(ARRAY_CAPSULE)))?,
+    ))
+}
+
+/// One Arrow array handed to Python through the Arrow PyCapsule interface
+/// (`__arrow_c_array__`), so `pyarrow.array(a)` takes it without a copy: a parsed string
+/// tensor with `strings="arrow"`.
+#[pyclass(module = "tfrec._tfrec", frozen)]
+pub struct ArrowArray {
+    array: ArrayRef,
+}
+
+impl ArrowArray {
+    pub(crate) fn new(array: ArrayRef) -> ArrowArray {
+        ArrowArray { array }
+    }
+}
+
+#[pymethods]
+impl ArrowArray {
+    /// `(schema capsule, array capsule)` of the array.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        // A requested schema is a hint the protocol lets a producer ignore.
+        let _ = requested_schema;
+        array_capsules(py, self.array.as_ref())
     }
 }
 

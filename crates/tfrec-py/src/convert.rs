@@ -1,14 +1,16 @@
 //! Conversions between Python values and the library's: serialized inputs in, tensors out.
 //!
 //! Numeric tensors move into NumPy without a copy: `ArrayD::into_pyarray` hands the array's
-//! buffer to NumPy. String tensors become object arrays of `bytes`, as TensorFlow's `.numpy()`
-//! gives them.
+//! buffer to NumPy. String tensors take the form a call's `strings=` asks for
+//! (`string_tensors.rs`): by default object arrays of `bytes`, as TensorFlow's `.numpy()` gives.
 
-use numpy::{IntoPyArray, PyArray1, PyArrayDyn};
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tfrec::parse::{BytesArray, DenseTensor, SplitsDType, Tensor, TensorMap, Values};
+use tfrec::parse::{DenseTensor, SplitsDType, Tensor, TensorMap};
+
+use crate::string_tensors::{string_tensor, StringForm};
 
 /// The serialized records of a `parse_*` call: one `bytes`, or any iterable of `bytes` (a
 /// list, a tuple, a NumPy object array). Anything else is a `TypeError` naming the element.
@@ -51,25 +53,19 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
-fn bytes_array<'py>(py: Python<'py>, shape: &[usize], a: &BytesArray) -> Bound<'py, PyAny> {
-    let objects: Vec<Py<PyBytes>> = a.iter().map(|b| PyBytes::new(py, b).unbind()).collect();
-    match ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), objects) {
-        Ok(objects) => PyArrayDyn::from_owned_object_array(py, objects).into_any(),
-        // Unreachable: a tensor's shape holds its values.
-        Err(e) => unreachable!("dense tensor shape checked at construction: {e}"),
-    }
-}
-
-/// A dense tensor as a NumPy array (int64 / float32 without a copy; strings as objects).
-pub fn dense_to_py<'py>(py: Python<'py>, t: DenseTensor) -> Bound<'py, PyAny> {
+/// A dense tensor as a NumPy array (int64 / float32 without a copy), or its strings in the
+/// form `strings` asks for; `feature` names it in an error.
+pub fn dense_to_py<'py>(
+    py: Python<'py>,
+    t: DenseTensor,
+    strings: StringForm,
+    feature: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     match t.into_i64_array().map_err(DenseTensor::into_f32_array) {
-        Ok(a) => a.into_pyarray(py).into_any(),
-        Err(Ok(a)) => a.into_pyarray(py).into_any(),
-        Err(Err(t)) => match t.values() {
-            Values::String(a) => bytes_array(py, t.shape(), a),
-            // Only strings are left.
-            _ => unreachable!("int64 and float32 tensors are converted above"),
-        },
+        Ok(a) => Ok(a.into_pyarray(py).into_any()),
+        Err(Ok(a)) => Ok(a.into_pyarray(py).into_any()),
+        // Only strings are left.
+        Err(Err(t)) => string_tensor(py, t, strings, feature),
     }
 }
 
@@ -83,15 +79,20 @@ fn splits_to_py<'py>(py: Python<'py>, splits: Vec<i64>, dtype: SplitsDType) -> B
 /// A tensor as Python: a NumPy array (dense), `("sparse", indices, values, dense_shape)` or
 /// `("ragged", flat_values, [row_splits...], [uniform_row_length or None...])`; the Python
 /// layer wraps the tuples in its `SparseTensor` / `RaggedTensor` classes.
-pub fn tensor_to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+pub fn tensor_to_py<'py>(
+    py: Python<'py>,
+    t: Tensor,
+    strings: StringForm,
+    feature: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match t {
-        Tensor::Dense(d) => dense_to_py(py, d),
+        Tensor::Dense(d) => dense_to_py(py, d, strings, feature)?,
         Tensor::Sparse(s) => PyTuple::new(
             py,
             [
                 "sparse".into_pyobject(py)?.into_any(),
                 s.indices.into_pyarray(py).into_any(),
-                dense_to_py(py, s.values),
+                dense_to_py(py, s.values, strings, feature)?,
                 PyArray1::from_vec(py, s.dense_shape).into_any(),
             ],
         )?
@@ -107,7 +108,7 @@ pub fn tensor_to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAn
                 py,
                 [
                     "ragged".into_pyobject(py)?.into_any(),
-                    dense_to_py(py, flat_values),
+                    dense_to_py(py, flat_values, strings, feature)?,
                     splits.into_any(),
                     uniform.into_any(),
                     dtype.json_name().into_pyobject(py)?.into_any(),
@@ -118,11 +119,12 @@ pub fn tensor_to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAn
     })
 }
 
-/// A name → tensor map as a Python dict (in key order).
-pub fn tensors_to_dict<'py>(py: Python<'py>, map: TensorMap) -> PyResult<Bound<'py, PyAny>> {
+/// A name → tensor map as a Python dict (in key order), strings in the form `strings`.
+pub fn tensors_to_dict<'py>(py: Python<'py>, map: TensorMap, strings: StringForm) -> PyResult<Bound<'py, PyAny>> {
     let dict = pyo3::types::PyDict::new(py);
     for (k, t) in map {
-        dict.set_item(k, tensor_to_py(py, t)?)?;
+        let value = tensor_to_py(py, t, strings, &k)?;
+        dict.set_item(k, value)?;
     }
     Ok(dict.into_any())
 }

@@ -24,8 +24,10 @@ use crate::arrow::{strings, ArrowBatches, BatchSource};
 use crate::convert::tensors_to_dict;
 use crate::elements::{self as callbacks, Element, ElementsIterator};
 use crate::errors::PyTfrecError;
+use crate::parsing::sequences_to_py;
 use crate::records::reader_options;
 use crate::stats::counters_dict;
+use crate::string_tensors::StringForm;
 
 /// What the workers do with each batch.
 #[derive(Clone)]
@@ -58,6 +60,8 @@ pub struct Dataset {
     /// The first stage called that works on records (or elements), which a file-level stage
     /// must come before.
     first_stage: Option<&'static str>,
+    /// The form of the parsed string tensors (`parse(strings=...)`).
+    strings: StringForm,
 }
 
 /// One item of the worker stage.
@@ -293,8 +297,18 @@ impl Dataset {
     /// Parses with specs in the JSON form; `sequence` for SequenceExamples. Checked now, so a
     /// bad spec fails here rather than on the worker threads. Where records are already
     /// parsed or mapped, `parse_element` (Python's parse of one element) does it instead.
-    #[pyo3(signature = (specs, sequence=false, parse_element=None))]
-    fn parse(&self, specs: &str, sequence: bool, parse_element: Option<Py<PyAny>>) -> PyResult<Dataset> {
+    /// `strings` names the form of string tensors ("object", "numpy" or "arrow").
+    #[pyo3(signature = (specs, sequence=false, parse_element=None, strings="object"))]
+    fn parse(
+        &self,
+        py: Python<'_>,
+        specs: &str,
+        sequence: bool,
+        parse_element: Option<Py<PyAny>>,
+        strings: &str,
+    ) -> PyResult<Dataset> {
+        let strings = StringForm::from_name(strings)?;
+        strings.check_available(py)?;
         if self.on_elements() {
             let parse = parse_element
                 .ok_or_else(|| PyValueError::new_err("`parse` of parsed or mapped values needs a parse function"))?;
@@ -314,6 +328,7 @@ impl Dataset {
         Ok(self.with(|d| {
             d.first_stage.get_or_insert("parse");
             d.stage = stage;
+            d.strings = strings;
         }))
     }
 
@@ -348,8 +363,10 @@ impl Dataset {
                     Some(batched) => batched.cardinality(),
                     None => self.pipeline.cardinality(),
                 };
+                let strings = self.strings;
                 let lift = move |output: Output, out: &mut VecDeque<Element>| {
-                    Python::attach(|py| lift(py, output, records_one_by_one, &wrap, out)).map_err(|e| Box::new(e) as _)
+                    Python::attach(|py| lift(py, output, records_one_by_one, strings, &wrap, out))
+                        .map_err(|e| Box::new(e) as _)
                 };
                 Elements::from_pipeline(pipeline, Arc::new(lift), Some(callbacks::without_the_gil()), before)
             }
@@ -371,6 +388,7 @@ impl Dataset {
                 done: false,
             }),
             records_one_by_one,
+            strings: self.strings,
         })
     }
 
@@ -436,6 +454,7 @@ impl Dataset {
             source,
             elements: Vec::new(),
             first_stage: None,
+            strings: StringForm::Object,
         }
     }
 
@@ -504,12 +523,13 @@ impl Dataset {
 }
 
 /// One output of the pipeline as Python elements, appended to `out`: each record of a chunk
-/// (`records_one_by_one`), or the batch or parsed value, `wrap`ped as Python wraps parsed
-/// values.
+/// (`records_one_by_one`), or the batch or parsed value (strings in the form `strings`),
+/// `wrap`ped as Python wraps parsed values.
 fn lift(
     py: Python<'_>,
     output: Output,
     records_one_by_one: bool,
+    strings: StringForm,
     wrap: &Py<PyAny>,
     out: &mut VecDeque<Element>,
 ) -> PyResult<()> {
@@ -524,15 +544,8 @@ fn lift(
             return Ok(());
         }
         Output::Records(batch) => PyList::new(py, batch.records().into_iter().map(|r| PyBytes::new(py, r)))?.into_any(),
-        Output::Tensors(map) => wrap.bind(py).call1((tensors_to_dict(py, map)?,))?,
-        Output::Sequences(parsed) => {
-            let tuple = (
-                tensors_to_dict(py, parsed.context)?,
-                tensors_to_dict(py, parsed.feature_lists)?,
-                tensors_to_dict(py, parsed.lengths)?,
-            );
-            wrap.bind(py).call1((tuple,))?
-        }
+        Output::Tensors(map) => wrap.bind(py).call1((tensors_to_dict(py, map, strings)?,))?,
+        Output::Sequences(parsed) => wrap.bind(py).call1((sequences_to_py(py, parsed, strings)?,))?,
     };
     out.push_back(element.unbind());
     Ok(())
@@ -573,6 +586,8 @@ struct IterState {
 pub struct DatasetIterator {
     state: Mutex<IterState>,
     records_one_by_one: bool,
+    /// The form of parsed string tensors.
+    strings: StringForm,
 }
 
 #[pymethods]
@@ -618,14 +633,9 @@ impl DatasetIterator {
                     let list = PyList::new(py, batch.records().into_iter().map(|r| PyBytes::new(py, r)))?;
                     return Ok(Some(list.into_any()));
                 }
-                Output::Tensors(map) => return tensors_to_dict(py, map).map(Some),
+                Output::Tensors(map) => return tensors_to_dict(py, map, self.strings).map(Some),
                 Output::Sequences(parsed) => {
-                    let tuple = (
-                        tensors_to_dict(py, parsed.context)?,
-                        tensors_to_dict(py, parsed.feature_lists)?,
-                        tensors_to_dict(py, parsed.lengths)?,
-                    );
-                    return Ok(Some(tuple.into_pyobject(py)?.into_any()));
+                    return sequences_to_py(py, parsed, self.strings).map(|t| Some(t.into_any()))
                 }
             }
         }

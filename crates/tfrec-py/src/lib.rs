@@ -17,6 +17,7 @@ mod records;
 mod state_saver;
 mod statistics;
 mod stats;
+mod string_tensors;
 mod tensors;
 
 use pyo3::prelude::*;
@@ -71,6 +72,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::ArrowBatches>()?;
     m.add_class::<dataset::ArrowPlan>()?;
     m.add_class::<arrow::ArrowBatch>()?;
+    m.add_class::<arrow::ArrowArray>()?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_generate, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_to_text, m)?)?;

@@ -9,6 +9,7 @@ use tfrec::parse::{specs_from_json_str, ExampleParser, ParsedSequences, Sequence
 
 use crate::convert::{serialized_batch, tensors_to_dict};
 use crate::errors::PyTfrecError;
+use crate::string_tensors::StringForm;
 
 /// Records per parallel work unit when `num_threads > 1`.
 const PARALLEL_MINIBATCH: usize = 256;
@@ -28,13 +29,18 @@ fn spec_json(text: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("bad spec JSON: {e}")))
 }
 
-fn sequences_to_py<'py>(py: Python<'py>, parsed: ParsedSequences) -> PyResult<Bound<'py, PyTuple>> {
+/// `(context, feature_lists, lengths)` as Python dicts, strings in the form `strings`.
+pub(crate) fn sequences_to_py<'py>(
+    py: Python<'py>,
+    parsed: ParsedSequences,
+    strings: StringForm,
+) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(
         py,
         [
-            tensors_to_dict(py, parsed.context)?,
-            tensors_to_dict(py, parsed.feature_lists)?,
-            tensors_to_dict(py, parsed.lengths)?,
+            tensors_to_dict(py, parsed.context, strings)?,
+            tensors_to_dict(py, parsed.feature_lists, strings)?,
+            tensors_to_dict(py, parsed.lengths, strings)?,
         ],
     )
 }
@@ -57,15 +63,18 @@ impl Parser {
         Ok(Parser { kind })
     }
 
-    /// `parse_example` (or `parse_single_example` when `single`): a dict of tensors.
-    #[pyo3(signature = (serialized, single=false, num_threads=1))]
+    /// `parse_example` (or `parse_single_example` when `single`): a dict of tensors, strings
+    /// in the form `strings` names ("object", "numpy" or "arrow").
+    #[pyo3(signature = (serialized, single=false, num_threads=1, strings="object"))]
     fn parse_example<'py>(
         &self,
         py: Python<'py>,
         serialized: &Bound<'py, PyAny>,
         single: bool,
         num_threads: usize,
+        strings: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let strings = StringForm::from_name(strings)?;
         let Kind::Example(parser) = &self.kind else {
             return Err(PyValueError::new_err("this parser was built for SequenceExamples"));
         };
@@ -73,18 +82,21 @@ impl Parser {
         let records = record_slices(&objects);
         let result = py.detach(|| run_example(parser, &records, single, num_threads));
         let tensors = result.map_err(PyTfrecError::from)?;
-        tensors_to_dict(py, tensors)
+        tensors_to_dict(py, tensors, strings)
     }
 
-    /// `parse_sequence_example` (or the single form): `(context, feature_lists, lengths)`.
-    #[pyo3(signature = (serialized, single=false, num_threads=1))]
+    /// `parse_sequence_example` (or the single form): `(context, feature_lists, lengths)`,
+    /// strings in the form `strings` names.
+    #[pyo3(signature = (serialized, single=false, num_threads=1, strings="object"))]
     fn parse_sequence_example<'py>(
         &self,
         py: Python<'py>,
         serialized: &Bound<'py, PyAny>,
         single: bool,
         num_threads: usize,
+        strings: &str,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let strings = StringForm::from_name(strings)?;
         let Kind::Sequence(parser) = &self.kind else {
             return Err(PyValueError::new_err("this parser was built for Examples"));
         };
@@ -100,7 +112,7 @@ impl Parser {
             }
         });
         let parsed = result.map_err(PyTfrecError::from)?;
-        sequences_to_py(py, parsed)
+        sequences_to_py(py, parsed, strings)
     }
 }
 

@@ -23,6 +23,7 @@ use tfrec::state_saver::{
 use crate::convert::{dense_to_py, type_name};
 use crate::errors::{obj, state_dtype_error, PyTfrecError};
 use crate::records::reader_options;
+use crate::string_tensors::StringForm;
 
 /// Why an array could not be taken: not an array the saver holds (its type or dtype named),
 /// or one the library refuses (a dtype with no TensorFlow counterpart).
@@ -91,10 +92,10 @@ fn to_tensor(value: &Bound<'_, PyAny>) -> Result<SaverTensor, NotATensor> {
 /// bytes, for the types the library carries).
 fn from_tensor<'py>(py: Python<'py>, element: Option<TensorDType>, t: DenseTensor) -> PyResult<Bound<'py, PyAny>> {
     let Some(element) = element.filter(|e| !is_native(*e)) else {
-        return Ok(dense_to_py(py, t));
+        return dense_to_py(py, t, StringForm::Object, "tensor");
     };
     let Some((raw, shape)) = restore_raw(element, &t) else {
-        return Ok(dense_to_py(py, t));
+        return dense_to_py(py, t, StringForm::Object, "tensor");
     };
     numpy::PyArray1::from_vec(py, raw)
         .into_any()
@@ -370,17 +371,17 @@ pub struct SaverBatch {
     fields: Py<PyDict>,
 }
 
-fn keys(py: Python<'_>, v: &[Vec<u8>]) -> Py<PyAny> {
+fn keys(py: Python<'_>, v: &[Vec<u8>]) -> PyResult<Py<PyAny>> {
     let a = ndarray::Array1::from_iter(v.iter().cloned()).into_dyn();
-    dense_to_py(py, DenseTensor::from(a)).unbind()
+    Ok(dense_to_py(py, DenseTensor::from(a), StringForm::Object, "keys")?.unbind())
 }
 
 impl SaverBatch {
     fn new(py: Python<'_>, mut batch: Batch) -> PyResult<SaverBatch> {
         use numpy::IntoPyArray;
         let fields = PyDict::new(py);
-        fields.set_item("key", keys(py, &batch.key))?;
-        fields.set_item("next_key", keys(py, &batch.next_key))?;
+        fields.set_item("key", keys(py, &batch.key)?)?;
+        fields.set_item("next_key", keys(py, &batch.next_key)?)?;
         fields.set_item("sequence", batch.sequence.clone().into_pyarray(py))?;
         fields.set_item("sequence_count", batch.sequence_count.clone().into_pyarray(py))?;
         fields.set_item("length", batch.length.clone().into_pyarray(py))?;

@@ -5,7 +5,7 @@ or on elements after a Python function) and runs them all. Here too are the two 
 library asks of Python for elements it cannot know: a ``batch`` of Python values (``stack``)
 and a ``parse`` of values a ``map`` made (``parse_element``)."""
 
-from typing import Any, Callable, NamedTuple, Optional, Union
+from typing import Any, Callable, Literal, NamedTuple, Optional, Union
 
 from . import _specs, _tfrec
 from . import io as _io
@@ -130,6 +130,8 @@ class Parse(NamedTuple):
     # "example" (specs: a dict of features) or "sequence" (specs: context and sequence features).
     kind: str
     specs: Any
+    # The form of string tensors.
+    strings: Literal["object", "numpy", "arrow"] = "object"
 
     @property
     def name(self) -> str:
@@ -141,8 +143,8 @@ class Parse(NamedTuple):
 
     def add_to(self, ds: _tfrec.Dataset, seed: Optional[int]) -> _tfrec.Dataset:
         if self.kind == "sequence":
-            return ds.parse(_specs.sequence_specs_json(*self.specs), True, self.parse_element)
-        return ds.parse(_specs.specs_json(self.specs), False, self.parse_element)
+            return ds.parse(_specs.sequence_specs_json(*self.specs), True, self.parse_element, self.strings)
+        return ds.parse(_specs.specs_json(self.specs), False, self.parse_element, self.strings)
 
     def parse_element(self, x: Any) -> Any:
         """``parse`` in Python (after a ``map`` or another parse, or over in-memory elements):
@@ -151,15 +153,16 @@ class Parse(NamedTuple):
         if self.kind == "sequence":
             parser = _io._sequence_parser(*self.specs)
             if single:
-                context, lists, lengths = parser.parse_sequence_example(x, True)
+                context, lists, lengths = parser.parse_sequence_example(x, True, 1, self.strings)
             else:
                 context, lists, lengths = _io._call_with_serialized(
-                    lambda s: parser.parse_sequence_example(s, False, 1), x
+                    lambda s: parser.parse_sequence_example(s, False, 1, self.strings), x
                 )
             return _io._wrap_dict(context), _io._wrap_dict(lists), _io._wrap_dict(lengths)
+        parser = _io._parser(_specs.specs_json(self.specs), False)
         if single:
-            return _io.parse_single_example(x, self.specs)
-        return _io.parse_example(x, self.specs)
+            return _io._wrap_dict(parser.parse_example(x, True, 1, self.strings))
+        return _io._wrap_dict(_io._call_with_serialized(lambda s: parser.parse_example(s, False, 1, self.strings), x))
 
 
 class Map(NamedTuple):

@@ -3,7 +3,7 @@
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypedDict, final
+from typing import Any, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,7 @@ __all__ = [
     "ArrowBatches",
     "ArrowPlan",
     "ArrowBatch",
+    "ArrowArray",
     "arrow_write",
     "stats_generate",
     "stats_to_text",
@@ -105,6 +106,14 @@ class ArrowBatch:
         """`(schema capsule, array capsule)` of the batch as a struct array."""
     def __arrow_c_schema__(self) -> object:
         """The batch's schema as an `arrow_schema` capsule."""
+
+@final
+class ArrowArray:
+    """One Arrow array handed to Python through the Arrow PyCapsule interface
+    (`__arrow_c_array__`), so `pyarrow.array(a)` takes it without a copy: a parsed string
+    tensor with `strings="arrow"`."""
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """`(schema capsule, array capsule)` of the array."""
 
 @final
 class ArrowPlan:
@@ -175,10 +184,17 @@ class Dataset:
     def interleave(self, cycle_length: int, block_length: int = 1) -> Dataset: ...
     def map(self, f: Callable[..., Any]) -> Dataset:
         """Applies `f` to each element (a tuple element is its arguments), on the iterating thread."""
-    def parse(self, specs: str, sequence: bool = False, parse_element: Callable[[Any], Any] | None = None) -> Dataset:
+    def parse(
+        self,
+        specs: str,
+        sequence: bool = False,
+        parse_element: Callable[[Any], Any] | None = None,
+        strings: Literal["object", "numpy", "arrow"] = "object",
+    ) -> Dataset:
         """Parses with specs in the JSON form; `sequence` for SequenceExamples. Checked now, so a
         bad spec fails here rather than on the worker threads. Where records are already
-        parsed or mapped, `parse_element` (Python's parse of one element) does it instead."""
+        parsed or mapped, `parse_element` (Python's parse of one element) does it instead.
+        `strings` names the form of string tensors ("object", "numpy" or "arrow")."""
     def prefetch(self, batches: int) -> Dataset: ...
     def repeat(self, count: int | None = None) -> Dataset:
         """`count=None` repeats forever."""
@@ -223,13 +239,23 @@ class Parser:
     """A compiled set of specs."""
     def __new__(cls, specs: str, sequence: bool = False) -> Self: ...
     def parse_example(
-        self, serialized: bytes | Iterable[bytes], single: bool = False, num_threads: int = 1
+        self,
+        serialized: bytes | Iterable[bytes],
+        single: bool = False,
+        num_threads: int = 1,
+        strings: Literal["object", "numpy", "arrow"] = "object",
     ) -> dict[str, _RawTensor]:
-        """`parse_example` (or `parse_single_example` when `single`): a dict of tensors."""
+        """`parse_example` (or `parse_single_example` when `single`): a dict of tensors, strings
+        in the form `strings` names ("object", "numpy" or "arrow")."""
     def parse_sequence_example(
-        self, serialized: bytes | Iterable[bytes], single: bool = False, num_threads: int = 1
+        self,
+        serialized: bytes | Iterable[bytes],
+        single: bool = False,
+        num_threads: int = 1,
+        strings: Literal["object", "numpy", "arrow"] = "object",
     ) -> tuple[dict[str, _RawTensor], dict[str, _RawTensor], dict[str, npt.NDArray[np.int64]]]:
-        """`parse_sequence_example` (or the single form): `(context, feature_lists, lengths)`."""
+        """`parse_sequence_example` (or the single form): `(context, feature_lists, lengths)`,
+        strings in the form `strings` names."""
 
 @final
 class RecordFiles:

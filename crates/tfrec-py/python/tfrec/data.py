@@ -213,17 +213,19 @@ class Dataset:
             raise ValueError("batch_size must be at least 1")
         return self._with(_stages.Batch(int(batch_size), bool(drop_remainder)))
 
-    def parse(self, features=None, context_features=None, sequence_features=None):
+    def parse(self, features=None, context_features=None, sequence_features=None, *, strings="object"):
         """Parses Examples with ``features`` (``parse_example`` of each batch, or
         ``parse_single_example`` of each record when not batched), or SequenceExamples with
         ``context_features`` / ``sequence_features`` (yielding ``(context, feature_lists,
-        lengths)``). The specs are checked now."""
+        lengths)``). ``strings``: the form of string features, ``"object"`` (object arrays of
+        ``bytes``), ``"numpy"`` (``StringDType``) or ``"arrow"`` (pyarrow ``binary``), as in
+        :mod:`tfrec.io`. The specs are checked now."""
         if context_features is not None or sequence_features is not None:
             specs = ({**(context_features or {})}, {**(sequence_features or {})})
             _io._sequence_parser(*specs)
-            return self._with(_stages.Parse("sequence", specs))
+            return self._with(_stages.Parse("sequence", specs, strings))
         _io._parser(_specs.specs_json(features), False)
-        return self._with(_stages.Parse("example", {**(features or {})}))
+        return self._with(_stages.Parse("example", {**(features or {})}, strings))
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Applies ``map_func`` to each element (a tuple element is its arguments, as in

@@ -29,7 +29,7 @@ from typing_extensions import Self, TypeAlias
 from . import _tfrec
 from ._records import TFRecordOptions as TFRecordOptions, TFRecordWriter as TFRecordWriter, _Inputs, _Paths, _Record
 from .arrow import ArrowStream, _SpecArg
-from .io import _Features
+from .io import _Features, _Strings
 from .random_access import RandomAccessDataset as RandomAccessDataset
 
 __all__ = [
@@ -125,11 +125,15 @@ class Dataset:
         features: _Features | None = None,
         context_features: _Features | None = None,
         sequence_features: _Features | None = None,
+        *,
+        strings: _Strings = "object",
     ) -> Self:
         """Parses Examples with ``features`` (``parse_example`` of each batch, or
         ``parse_single_example`` of each record when not batched), or SequenceExamples with
         ``context_features`` / ``sequence_features`` (yielding ``(context, feature_lists,
-        lengths)``). The specs are checked now."""
+        lengths)``). ``strings``: the form of string features, ``"object"`` (object arrays of
+        ``bytes``), ``"numpy"`` (``StringDType``) or ``"arrow"`` (pyarrow ``binary``), as in
+        :mod:`tfrec.io`. The specs are checked now."""
     # The element type depends on the stages (records, batches, parsed dicts, what a map
     # returns): a map function takes and returns anything.
     def map(

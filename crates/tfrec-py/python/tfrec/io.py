@@ -9,6 +9,13 @@ so an existing ``feature_description`` dict works unchanged.
 Outputs: a dense feature is a ``numpy.ndarray`` (int64, float32, or an object array of
 ``bytes`` for strings, as TF's ``.numpy()`` gives); sparse is a :class:`SparseTensor`; ragged is
 a :class:`RaggedTensor`.
+
+String features come in the form each parse call's ``strings=`` names, the values of sparse
+and ragged ones too: ``"object"`` (the default: object arrays of ``bytes``), ``"numpy"``
+(NumPy 2's ``StringDType`` arrays of ``str``, made without a Python object per value; a value
+that is not UTF-8 is a ``UnicodeDecodeError`` naming the feature), or ``"arrow"`` (pyarrow
+``binary`` arrays, bytes as TensorFlow holds them: a tensor's first dimension is the array's
+length, each further one a ``FixedSizeList``; a scalar is a pyarrow scalar).
 """
 
 import collections
@@ -115,9 +122,9 @@ class SparseTensor:
 
     def to_dense(self, default_value=None):
         """The dense array (``tf.sparse.to_dense``): missing entries are ``default_value``
-        (0, 0.0 or ``b""`` by default)."""
+        (0, 0.0, ``b""``, or ``""`` for ``StringDType`` values, by default)."""
         if default_value is None:
-            default_value = b"" if self.values.dtype == object else 0
+            default_value = {"O": b"", "T": ""}.get(self.values.dtype.kind, 0)
         out = np.full(self.shape, default_value, dtype=self.values.dtype)
         if len(self.values):
             out[tuple(self.indices.T)] = self.values
@@ -158,7 +165,9 @@ class RaggedTensor:
 
     def to_list(self):
         """Nested Python lists, as TF's ``RaggedTensor.to_list()``."""
-        values = self.flat_values.tolist()
+        flat = self.flat_values
+        # pyarrow's arrays (strings="arrow") name it to_pylist.
+        values = flat.tolist() if hasattr(flat, "tolist") else flat.to_pylist()
         for splits in reversed(self.nested_row_splits):
             values = [values[int(a) : int(b)] for a, b in zip(splits[:-1], splits[1:])]
         return values
@@ -212,20 +221,22 @@ def _call_with_serialized(run, serialized):
         return run([as_bytes(x) if hasattr(x, "SerializeToString") else x for x in items])
 
 
-def parse_example(serialized, features, example_names=None, name=None, num_threads=1):
+def parse_example(serialized, features, example_names=None, name=None, num_threads=1, *, strings="object"):
     """``tf.io.parse_example``: a batch (list or array of ``bytes``) into a dict of tensors
-    with a leading batch dimension. ``num_threads > 1`` parses on a thread pool."""
+    with a leading batch dimension. ``num_threads > 1`` parses on a thread pool. ``strings``:
+    the form of string features (``"object"``, ``"numpy"`` or ``"arrow"``, see the module)."""
     parser = _parser(_specs.specs_json(features), False)
-    out = _call_with_serialized(lambda s: parser.parse_example(s, False, num_threads), serialized)
+    out = _call_with_serialized(lambda s: parser.parse_example(s, False, num_threads, strings), serialized)
     return _wrap_dict(out)
 
 
-def parse_single_example(serialized, features, example_names=None, name=None):
-    """``tf.io.parse_single_example``: one record, no batch dimension."""
+def parse_single_example(serialized, features, example_names=None, name=None, *, strings="object"):
+    """``tf.io.parse_single_example``: one record, no batch dimension. ``strings``: the form of
+    string features."""
     parser = _parser(_specs.specs_json(features), False)
     if not isinstance(serialized, bytes):
         serialized = _single(serialized)
-    return _wrap_dict(parser.parse_example(serialized, True))
+    return _wrap_dict(parser.parse_example(serialized, True, 1, strings))
 
 
 def _sequence_parser(context_features, sequence_features):
@@ -233,24 +244,33 @@ def _sequence_parser(context_features, sequence_features):
 
 
 def parse_sequence_example(
-    serialized, context_features=None, sequence_features=None, example_names=None, name=None, num_threads=1
+    serialized,
+    context_features=None,
+    sequence_features=None,
+    example_names=None,
+    name=None,
+    num_threads=1,
+    *,
+    strings="object",
 ):
-    """``tf.io.parse_sequence_example``: ``(context, feature_lists, feature_list_lengths)``."""
+    """``tf.io.parse_sequence_example``: ``(context, feature_lists, feature_list_lengths)``.
+    ``strings``: the form of string features."""
     parser = _sequence_parser(context_features, sequence_features)
     context, lists, lengths = _call_with_serialized(
-        lambda s: parser.parse_sequence_example(s, False, num_threads), serialized
+        lambda s: parser.parse_sequence_example(s, False, num_threads, strings), serialized
     )
     return _wrap_dict(context), _wrap_dict(lists), _wrap_dict(lengths)
 
 
 def parse_single_sequence_example(
-    serialized, context_features=None, sequence_features=None, example_name=None, name=None
+    serialized, context_features=None, sequence_features=None, example_name=None, name=None, *, strings="object"
 ):
-    """``tf.io.parse_single_sequence_example``: ``(context, feature_lists)``."""
+    """``tf.io.parse_single_sequence_example``: ``(context, feature_lists)``. ``strings``: the
+    form of string features."""
     parser = _sequence_parser(context_features, sequence_features)
     if not isinstance(serialized, bytes):
         serialized = _single(serialized)
-    context, lists, _ = parser.parse_sequence_example(serialized, True)
+    context, lists, _ = parser.parse_sequence_example(serialized, True, 1, strings)
     return _wrap_dict(context), _wrap_dict(lists)
 
 

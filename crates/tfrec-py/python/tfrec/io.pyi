@@ -9,10 +9,17 @@ so an existing ``feature_description`` dict works unchanged.
 Outputs: a dense feature is a ``numpy.ndarray`` (int64, float32, or an object array of
 ``bytes`` for strings, as TF's ``.numpy()`` gives); sparse is a :class:`SparseTensor`; ragged is
 a :class:`RaggedTensor`.
+
+String features come in the form each parse call's ``strings=`` names, the values of sparse
+and ragged ones too: ``"object"`` (the default: object arrays of ``bytes``), ``"numpy"``
+(NumPy 2's ``StringDType`` arrays of ``str``, made without a Python object per value; a value
+that is not UTF-8 is a ``UnicodeDecodeError`` naming the feature), or ``"arrow"`` (pyarrow
+``binary`` arrays, bytes as TensorFlow holds them: a tensor's first dimension is the array's
+length, each further one a ``FixedSizeList``; a scalar is a pyarrow scalar).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -75,6 +82,13 @@ _Features: TypeAlias = Mapping[str, _FeatureSpec]
 _T = TypeVar("_T")
 # A parsed feature: a dense array, or a sparse or ragged tensor.
 _Tensor: TypeAlias = npt.NDArray[Any] | SparseTensor | RaggedTensor
+# The form of parsed string features, the ``strings=`` of every parse call: object arrays of
+# ``bytes``, NumPy ``StringDType`` arrays, or pyarrow ``binary`` arrays.
+_Strings: TypeAlias = Literal["object", "numpy", "arrow"]
+_NumpyStrings: TypeAlias = Literal["object", "numpy"]
+# A parsed feature with ``strings="arrow"``: as ``_Tensor``, but a string feature (or the values
+# of a sparse or ragged one) is a pyarrow array or scalar, which has no stubs here.
+_ArrowTensor: TypeAlias = Any
 # A batch of serialized records: a list (or object array) of ``bytes`` or messages.
 _Batch: TypeAlias = Iterable[bytes | _Serializable] | npt.NDArray[Any]
 # One serialized record: ``bytes``, a message, or a scalar object array of bytes.
@@ -186,7 +200,7 @@ class SparseTensor:
     def dtype(self) -> np.dtype[Any]: ...
     def to_dense(self, default_value: Any = None) -> npt.NDArray[Any]:
         """The dense array (``tf.sparse.to_dense``): missing entries are ``default_value``
-        (0, 0.0 or ``b""`` by default)."""
+        (0, 0.0, ``b""``, or ``""`` for ``StringDType`` values, by default)."""
 
 class RaggedTensor:
     """A ragged tensor: ``flat_values`` and ``nested_row_splits`` (outermost first), with
@@ -211,21 +225,50 @@ class RaggedTensor:
     def to_list(self) -> list[Any]:
         """Nested Python lists, as TF's ``RaggedTensor.to_list()``."""
 
+@overload
 def parse_example(
     serialized: _Batch,
     features: _Features,
     example_names: Sequence[str] | None = None,
     name: str | None = None,
     num_threads: int = 1,
+    *,
+    strings: _NumpyStrings = "object",
 ) -> dict[str, _Tensor]:
     """``tf.io.parse_example``: a batch (list or array of ``bytes``) into a dict of tensors
-    with a leading batch dimension. ``num_threads > 1`` parses on a thread pool."""
-
+    with a leading batch dimension. ``num_threads > 1`` parses on a thread pool. ``strings``:
+    the form of string features (``"object"``, ``"numpy"`` or ``"arrow"``, see the module)."""
+@overload
+def parse_example(
+    serialized: _Batch,
+    features: _Features,
+    example_names: Sequence[str] | None = None,
+    name: str | None = None,
+    num_threads: int = 1,
+    *,
+    strings: Literal["arrow"],
+) -> dict[str, _ArrowTensor]: ...
+@overload
 def parse_single_example(
-    serialized: _Single, features: _Features, example_names: Sequence[str] | None = None, name: str | None = None
+    serialized: _Single,
+    features: _Features,
+    example_names: Sequence[str] | None = None,
+    name: str | None = None,
+    *,
+    strings: _NumpyStrings = "object",
 ) -> dict[str, _Tensor]:
-    """``tf.io.parse_single_example``: one record, no batch dimension."""
-
+    """``tf.io.parse_single_example``: one record, no batch dimension. ``strings``: the form of
+    string features."""
+@overload
+def parse_single_example(
+    serialized: _Single,
+    features: _Features,
+    example_names: Sequence[str] | None = None,
+    name: str | None = None,
+    *,
+    strings: Literal["arrow"],
+) -> dict[str, _ArrowTensor]: ...
+@overload
 def parse_sequence_example(
     serialized: _Batch,
     context_features: _Features | None = None,
@@ -233,17 +276,44 @@ def parse_sequence_example(
     example_names: Sequence[str] | None = None,
     name: str | None = None,
     num_threads: int = 1,
+    *,
+    strings: _NumpyStrings = "object",
 ) -> tuple[dict[str, _Tensor], dict[str, _Tensor], dict[str, npt.NDArray[np.int64]]]:
-    """``tf.io.parse_sequence_example``: ``(context, feature_lists, feature_list_lengths)``."""
-
+    """``tf.io.parse_sequence_example``: ``(context, feature_lists, feature_list_lengths)``.
+    ``strings``: the form of string features."""
+@overload
+def parse_sequence_example(
+    serialized: _Batch,
+    context_features: _Features | None = None,
+    sequence_features: _Features | None = None,
+    example_names: Sequence[str] | None = None,
+    name: str | None = None,
+    num_threads: int = 1,
+    *,
+    strings: Literal["arrow"],
+) -> tuple[dict[str, _ArrowTensor], dict[str, _ArrowTensor], dict[str, npt.NDArray[np.int64]]]: ...
+@overload
 def parse_single_sequence_example(
     serialized: _Single,
     context_features: _Features | None = None,
     sequence_features: _Features | None = None,
     example_name: str | None = None,
     name: str | None = None,
+    *,
+    strings: _NumpyStrings = "object",
 ) -> tuple[dict[str, _Tensor], dict[str, _Tensor]]:
-    """``tf.io.parse_single_sequence_example``: ``(context, feature_lists)``."""
+    """``tf.io.parse_single_sequence_example``: ``(context, feature_lists)``. ``strings``: the
+    form of string features."""
+@overload
+def parse_single_sequence_example(
+    serialized: _Single,
+    context_features: _Features | None = None,
+    sequence_features: _Features | None = None,
+    example_name: str | None = None,
+    name: str | None = None,
+    *,
+    strings: Literal["arrow"],
+) -> tuple[dict[str, _ArrowTensor], dict[str, _ArrowTensor]]: ...
 
 def serialize_tensor(tensor: npt.ArrayLike, name: str | None = None, dtype: _DTypeLike | None = None) -> bytes:
     """``tf.io.serialize_tensor``: TensorFlow's ``TensorProto`` bytes for an array.
@@ -265,3 +335,4 @@ def parse_tensor(serialized: bytes | npt.NDArray[Any], out_type: _DTypeLike, nam
 def _wrap_dict(d: dict[str, Any]) -> dict[str, Any]: ...
 def _call_with_serialized(run: Callable[[Any], _T], serialized: object) -> _T: ...
 def _sequence_parser(context_features: _Features | None, sequence_features: _Features | None) -> _tfrec.Parser: ...
+def _parser(spec_json: str, sequence: bool) -> _tfrec.Parser: ...

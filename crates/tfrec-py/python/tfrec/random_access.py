@@ -36,8 +36,9 @@ class RandomAccessDataset:
     ``filenames``: a path, glob, directory or object store URL, or a list of them; or file
     objects with ``read()`` and ``seek()`` (indexed by reading each once, kept in memory). ``features``: a parse spec
     (``{name: tfrec.io.FixedLenFeature(...), ...}`` as ``tfrec.io.parse_example`` takes); with it
-    ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``.
-    ``index_paths``: one index path (or ``None`` for ``FILE.idx``, ``FILE.zidx`` for a compressed
+    ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``; ``strings``:
+    the form of its string features (``"object"``, ``"numpy"`` or ``"arrow"``, as in
+    :mod:`tfrec.io`). ``index_paths``: one index path (or ``None`` for ``FILE.idx``, ``FILE.zidx`` for a compressed
     file) per file after expansion.
 
     - ``ds[i]`` (negative from the end), ``ds[[i, j, k]]`` or ``ds[np.array([...])]`` (a list),
@@ -52,7 +53,7 @@ class RandomAccessDataset:
     ``__len__`` and ``__getitem__`` make it a Grain ``RandomAccessDataSource``.
     """
 
-    def __init__(self, filenames, features=None, index_paths=None):
+    def __init__(self, filenames, features=None, index_paths=None, *, strings="object"):
         if index_paths is not None:
             if isinstance(index_paths, (str, bytes, os.PathLike)):
                 index_paths = [index_paths]
@@ -70,7 +71,11 @@ class RandomAccessDataset:
         self._index_paths = self._files.index_paths
         self._len = len(self._files)
         self._features = features
+        self._strings = strings
         self._parser = None
+        if features is not None:
+            # Checks the spec and `strings` now, on an empty batch.
+            self._parse([], False)
 
     # -- opening lazily -------------------------------------------------------------------
 
@@ -100,6 +105,7 @@ class RandomAccessDataset:
             "index_paths": self._index_paths,
             "len": self._len,
             "features": self._features,
+            "strings": self._strings,
         }
 
     def __setstate__(self, state):
@@ -107,6 +113,7 @@ class RandomAccessDataset:
         self._index_paths = state["index_paths"]
         self._len = state["len"]
         self._features = state["features"]
+        self._strings = state.get("strings", "object")
         self._files = None
         self._parser = None
 
@@ -125,11 +132,14 @@ class RandomAccessDataset:
         """The files, after expansion, in record order."""
         return list(self._paths)
 
+    def _parse(self, records, single):
+        parser, wrap = self._spec_parser()
+        return wrap(parser.parse_example(records, single, 1, self._strings))
+
     def _one(self, record):
         if self._features is None:
             return record
-        parser, wrap = self._spec_parser()
-        return wrap(parser.parse_example(record, True))
+        return self._parse(record, True)
 
     def _records(self, indices):
         if hasattr(indices, "tolist"):  # a NumPy array: one conversion, not one per element
@@ -170,8 +180,7 @@ class RandomAccessDataset:
         records = self._records(indices)
         if self._features is None:
             return records
-        parser, wrap = self._spec_parser()
-        return wrap(parser.parse_example(records, False))
+        return self._parse(records, False)
 
     def __iter__(self):
         for start in range(0, self._len, 256):

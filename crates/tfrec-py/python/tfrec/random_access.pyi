@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._records import _PathArg, _Inputs, _Paths
-from .io import _Features, _Tensor
+from .io import _Features, _Strings, _Tensor
 
 __all__ = ["RandomAccessDataset"]
 
@@ -35,8 +35,9 @@ class RandomAccessDataset(Generic[_Item]):
     ``filenames``: a path, glob, directory or object store URL, or a list of them; or file
     objects with ``read()`` and ``seek()`` (indexed by reading each once, kept in memory). ``features``: a parse spec
     (``{name: tfrec.io.FixedLenFeature(...), ...}`` as ``tfrec.io.parse_example`` takes); with it
-    ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``.
-    ``index_paths``: one index path (or ``None`` for ``FILE.idx``, ``FILE.zidx`` for a compressed
+    ``ds[i]`` is ``parse_single_example``'s dict, without it the record's ``bytes``; ``strings``:
+    the form of its string features (``"object"``, ``"numpy"`` or ``"arrow"``, as in
+    :mod:`tfrec.io`). ``index_paths``: one index path (or ``None`` for ``FILE.idx``, ``FILE.zidx`` for a compressed
     file) per file after expansion.
 
     - ``ds[i]`` (negative from the end), ``ds[[i, j, k]]`` or ``ds[np.array([...])]`` (a list),
@@ -55,6 +56,8 @@ class RandomAccessDataset(Generic[_Item]):
         filenames: _Inputs,
         features: None = None,
         index_paths: _PathArg | Iterable[_PathArg | None] | None = None,
+        *,
+        strings: _Strings = "object",
     ) -> None: ...
     @overload
     def __init__(
@@ -62,6 +65,8 @@ class RandomAccessDataset(Generic[_Item]):
         filenames: _Inputs,
         features: _Features,
         index_paths: _PathArg | Iterable[_PathArg | None] | None = None,
+        *,
+        strings: _Strings = "object",
     ) -> None: ...
     def __getstate__(self) -> dict[str, Any]: ...
     def __setstate__(self, state: dict[str, Any]) -> None: ...

@@ -40,6 +40,7 @@ mod pieces;
 mod reader;
 mod sequences;
 mod storage;
+mod tensor_array;
 
 use crate::example::DecodeError;
 use crate::parse::{ParseError, SpecError};
@@ -56,6 +57,7 @@ pub use reader::{
     sample_records, BatchError, BatchReader, ColumnSpecs, COLUMN_SLICE_WIDTH, PART_ROWS, WIDE_SCHEMA_COLUMNS,
 };
 pub use sequences::SequenceColumns;
+pub use tensor_array::dense_tensor_array;
 
 /// An error of the columnar layer, naming the column (and row) at fault.
 #[derive(Debug, thiserror::Error)]

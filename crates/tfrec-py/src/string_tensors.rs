@@ -1,0 +1,298 @@
+//! String tensors out to Python in the form a parse call's `strings=` asks for: NumPy object
+//! arrays of `bytes` (the default, as TensorFlow's `.numpy()` gives), NumPy `StringDType`
+//! arrays (`"numpy"`), or pyarrow `binary` arrays (`"arrow"`). The last two make no Python
+//! object per value: a `StringDType` array is filled through NumPy's C API (`NpyString_pack`
+//! into the array's own arena), an Arrow array takes the parser's bytes as its value buffer.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+
+use numpy::npyffi::PyArrayObject;
+use numpy::{PyArrayDescrMethods, PyArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyImportError, PyMemoryError, PyUnicodeDecodeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+use tfrec::columnar::dense_tensor_array;
+use tfrec::parse::{BytesArray, DenseTensor, Values};
+
+use crate::arrow::ArrowArray;
+use crate::errors::PyTfrecError;
+
+/// How string tensors cross to Python: the `strings=` argument of every parse call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StringForm {
+    /// NumPy object arrays of `bytes` (TensorFlow's `.numpy()`).
+    #[default]
+    Object,
+    /// NumPy `StringDType` arrays of text (NumPy 2 or later); a value that is not UTF-8 is a
+    /// `UnicodeDecodeError` naming the feature.
+    Numpy,
+    /// pyarrow `binary` arrays (bytes, as TensorFlow holds them).
+    Arrow,
+}
+
+impl StringForm {
+    /// The form `strings=` names; anything else is a `ValueError` listing the choices.
+    pub fn from_name(name: &str) -> PyResult<StringForm> {
+        match name {
+            "object" => Ok(StringForm::Object),
+            "numpy" => Ok(StringForm::Numpy),
+            "arrow" => Ok(StringForm::Arrow),
+            other => Err(PyValueError::new_err(format!(
+                "strings must be 'object', 'numpy' or 'arrow', not {other:?}"
+            ))),
+        }
+    }
+
+    /// Checks now that the form can be made (NumPy 2 for `"numpy"`, pyarrow for `"arrow"`), so
+    /// a pipeline fails when it is built rather than at its first batch.
+    pub fn check_available(self, py: Python<'_>) -> PyResult<()> {
+        match self {
+            StringForm::Object => Ok(()),
+            StringForm::Numpy => numpy_strings(py).map(|_| ()),
+            StringForm::Arrow => pyarrow_array(py).map(|_| ()),
+        }
+    }
+}
+
+/// `NpyString_acquire_allocator(const PyArray_StringDTypeObject *descr)`.
+type AcquireAllocator = unsafe extern "C" fn(*const c_void) -> *mut c_void;
+/// `NpyString_pack(npy_string_allocator *, npy_packed_static_string *, const char *buf, size_t)`.
+type PackString = unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_char, usize) -> c_int;
+/// `NpyString_release_allocator(npy_string_allocator *)`.
+type ReleaseAllocator = unsafe extern "C" fn(*mut c_void);
+
+/// NumPy's `StringDType` and the three functions of its C API that fill an array of it.
+struct NumpyStrings {
+    /// `numpy.dtypes.StringDType`.
+    dtype: Py<PyAny>,
+    /// `numpy.empty`.
+    empty: Py<PyAny>,
+    acquire: AcquireAllocator,
+    pack: PackString,
+    release: ReleaseAllocator,
+}
+
+// Slots of NumPy's C API table (`numpy/_core/code_generators/numpy_api.py`, "NEP 55"), fixed
+// by NumPy's ABI since 2.0. The `numpy` crate declares `NpyString_pack` without its arguments,
+// so the table is read here.
+const ACQUIRE_ALLOCATOR_SLOT: usize = 316;
+const PACK_SLOT: usize = 314;
+const RELEASE_ALLOCATOR_SLOT: usize = 318;
+
+fn numpy_strings(py: Python<'_>) -> PyResult<&NumpyStrings> {
+    static API: PyOnceLock<NumpyStrings> = PyOnceLock::new();
+    API.get_or_try_init(py, || {
+        let numpy = py.import("numpy")?;
+        let dtype = match py.import("numpy.dtypes").and_then(|m| m.getattr("StringDType")) {
+            Ok(dtype) => dtype,
+            Err(_) => {
+                let version = numpy.getattr("__version__")?;
+                return Err(PyImportError::new_err(format!(
+                    "strings='numpy' needs NumPy 2.0 or later (its StringDType); NumPy {version} is \
+                     installed: upgrade it, or use strings='object' or 'arrow'"
+                )));
+            }
+        };
+        let table = py.import("numpy._core.multiarray")?.getattr("_ARRAY_API")?;
+        let table = table.cast::<PyCapsule>()?.pointer_checked(None)?;
+        let table = table.as_ptr() as *const *const c_void;
+        // SAFETY: `_ARRAY_API` is NumPy's C API table, an array of function pointers that lives
+        // as long as the process; `StringDType` exists only from NumPy 2.0, whose table has
+        // these slots, each holding the function whose C signature the type above copies.
+        let (acquire, pack, release) = unsafe {
+            (
+                std::mem::transmute::<*const c_void, AcquireAllocator>(*table.add(ACQUIRE_ALLOCATOR_SLOT)),
+                std::mem::transmute::<*const c_void, PackString>(*table.add(PACK_SLOT)),
+                std::mem::transmute::<*const c_void, ReleaseAllocator>(*table.add(RELEASE_ALLOCATOR_SLOT)),
+            )
+        };
+        Ok(NumpyStrings {
+            dtype: dtype.unbind(),
+            empty: numpy.getattr("empty")?.unbind(),
+            acquire,
+            pack,
+            release,
+        })
+    })
+}
+
+fn pyarrow_array(py: Python<'_>) -> PyResult<&Py<PyAny>> {
+    static ARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    ARRAY.get_or_try_init(py, || {
+        let pyarrow = py.import("pyarrow").map_err(|e| {
+            PyImportError::new_err(format!(
+                "strings='arrow' needs pyarrow ({e}): install it, or use strings='object' or 'numpy'"
+            ))
+        })?;
+        Ok(pyarrow.getattr("array")?.unbind())
+    })
+}
+
+/// The index of the first value that is not UTF-8, if any. The whole buffer is checked at
+/// once: when it is UTF-8 and every value starts on a character boundary, every value is.
+fn first_not_utf8(values: &BytesArray) -> Option<usize> {
+    let data = values.data();
+    let end = values.offsets().last().copied().unwrap_or(0);
+    let all_text = data.get(..end).is_some_and(|text| {
+        std::str::from_utf8(text).is_ok()
+            && values
+                .offsets()
+                .iter()
+                .all(|&o| text.get(o).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
+    });
+    if all_text {
+        return None;
+    }
+    values.iter().position(|v| std::str::from_utf8(v).is_err())
+}
+
+/// `UnicodeDecodeError` for value `index` of `feature`, which is not UTF-8.
+fn not_utf8(py: Python<'_>, feature: &str, index: usize, value: &[u8]) -> PyErr {
+    let (start, end) = match std::str::from_utf8(value) {
+        Err(e) => (
+            e.valid_up_to(),
+            e.valid_up_to() + e.error_len().unwrap_or(value.len() - e.valid_up_to()),
+        ),
+        Ok(_) => (0, value.len()),
+    };
+    let reason = format!(
+        "invalid UTF-8 in value {index} of feature '{feature}': strings='numpy' holds text; \
+         strings='object' or 'arrow' give bytes"
+    );
+    let reason = CString::new(reason.replace('\0', "\\0")).unwrap_or_default();
+    match PyUnicodeDecodeError::new(py, c"utf-8", value, start..end, &reason) {
+        Ok(error) => PyErr::from_value(error.into_any()),
+        Err(error) => error,
+    }
+}
+
+/// `values` of `shape` as a NumPy `StringDType` array.
+fn numpy_string_array<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    values: &BytesArray,
+    feature: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let api = numpy_strings(py)?;
+    if let Some(i) = first_not_utf8(values) {
+        return Err(not_utf8(py, feature, i, values.value(i)));
+    }
+    let array = api
+        .empty
+        .bind(py)
+        .call1((PyTuple::new(py, shape)?, api.dtype.bind(py).call0()?))?;
+    let untyped = array.cast::<PyUntypedArray>()?;
+    let item_size = untyped.dtype().itemsize();
+    if untyped.len() != values.len() || !untyped.is_c_contiguous() {
+        // Unreachable: `numpy.empty` makes a C-contiguous array of the tensor's shape.
+        return Err(PyValueError::new_err(format!(
+            "feature '{feature}': numpy.empty gave an array that does not fit its values"
+        )));
+    }
+    let raw: *mut PyArrayObject = untyped.as_array_ptr();
+    let mut failed = None;
+    // SAFETY: `raw` is a live, C-contiguous array of `values.len()` elements of `item_size`
+    // bytes (checked above), just made and not shared, so element `i` lies at `data + i *
+    // item_size`; its descriptor is a `StringDType` instance, what `NpyString_acquire_allocator`
+    // takes. The allocator is released on every path, after the last pack, and the GIL is held
+    // throughout. `NpyString_pack` copies `value`, which outlives the call.
+    unsafe {
+        let data = (*raw).data as *mut u8;
+        let allocator = (api.acquire)((*raw).descr as *const c_void);
+        for (i, value) in values.iter().enumerate() {
+            // `numpy.empty` zero-fills a `StringDType` array, and a zeroed element is the empty
+            // string (NEP 55), so empty values (the padding of a feature list, most often) are
+            // left as they are, a pack call saved each.
+            if value.is_empty() {
+                continue;
+            }
+            let element = data.add(i * item_size) as *mut c_void;
+            if (api.pack)(allocator, element, value.as_ptr().cast(), value.len()) < 0 {
+                failed = Some(i);
+                break;
+            }
+        }
+        (api.release)(allocator);
+    }
+    match failed {
+        Some(i) => Err(PyMemoryError::new_err(format!(
+            "feature '{feature}': NumPy could not store string value {i}"
+        ))),
+        None => Ok(array),
+    }
+}
+
+/// A string tensor as a pyarrow array (`binary`; nested `FixedSizeList`s for its trailing
+/// dimensions), or a pyarrow scalar for a tensor of shape `[]`.
+fn arrow_string_array<'py>(py: Python<'py>, tensor: DenseTensor, feature: &str) -> PyResult<Bound<'py, PyAny>> {
+    let array_of = pyarrow_array(py)?;
+    let scalar = tensor.shape().is_empty();
+    let array = dense_tensor_array(tensor, feature).map_err(PyTfrecError::from)?;
+    let array = array_of.bind(py).call1((ArrowArray::new(array),))?;
+    if scalar {
+        array.get_item(0)
+    } else {
+        Ok(array)
+    }
+}
+
+/// `values` of `shape` as a NumPy object array of `bytes`.
+fn object_array<'py>(py: Python<'py>, shape: &[usize], values: &BytesArray) -> PyResult<Bound<'py, PyAny>> {
+    let objects: Vec<Py<PyBytes>> = values.iter().map(|b| PyBytes::new(py, b).unbind()).collect();
+    let objects = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), objects)
+        // Unreachable: a tensor's shape holds its values.
+        .map_err(|e| PyValueError::new_err(format!("a string tensor's shape does not fit its values: {e}")))?;
+    Ok(PyArrayDyn::from_owned_object_array(py, objects).into_any())
+}
+
+/// A string tensor (`feature`, or the values of a sparse or ragged one) in the form `form`.
+pub fn string_tensor<'py>(
+    py: Python<'py>,
+    tensor: DenseTensor,
+    form: StringForm,
+    feature: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    if form == StringForm::Arrow {
+        return arrow_string_array(py, tensor, feature);
+    }
+    let Values::String(values) = tensor.values() else {
+        return Err(PyValueError::new_err(format!(
+            "feature '{feature}' is not a string tensor"
+        )));
+    };
+    match form {
+        StringForm::Numpy => numpy_string_array(py, tensor.shape(), values, feature),
+        _ => object_array(py, tensor.shape(), values),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(values: &[&[u8]]) -> BytesArray {
+        let mut out = BytesArray::new();
+        for v in values {
+            out.push(v);
+        }
+        out
+    }
+
+    #[test]
+    fn text_is_found_text() {
+        assert_eq!(first_not_utf8(&bytes(&[b"", "é".as_bytes(), b"abc", b""])), None);
+        assert_eq!(first_not_utf8(&bytes(&[])), None);
+    }
+
+    #[test]
+    fn a_bad_byte_is_found_in_its_value() {
+        assert_eq!(first_not_utf8(&bytes(&[b"ok", b"\xff", b"x"])), Some(1));
+    }
+
+    #[test]
+    fn a_character_split_between_values_is_not_text() {
+        // "é" is C3 A9: the buffer is UTF-8, but neither half is.
+        assert_eq!(first_not_utf8(&bytes(&[b"a\xC3", b"\xA9b"])), Some(0));
+    }
+}

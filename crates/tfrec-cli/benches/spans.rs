@@ -118,7 +118,7 @@ fn main() {
     let scale = data::scale();
     // About 100 MB of records each at scale 1.
     let shapes = [
-        ("wide", (12_000.0 * scale) as usize, true),
+        ("wide", (110_000.0 * scale) as usize, true),
         ("sequences", (60_000.0 * scale) as usize, false),
     ];
     for (name, n, wide) in shapes {

@@ -61,4 +61,44 @@ fn s3_writer_dropped_mid_upload_leaves_no_object() {
     let mut seeking = tfrec::record::IndexedReader::open(&url, here.index().clone()).expect("open seeking");
     assert_eq!(seeking.get(7).expect("get"), here.get(7).expect("get"));
     assert_eq!(seeking.get(2).expect("get"), here.get(2).expect("get"));
+
+    // The pipeline over a GZIP object with its seek index beside it: read in spans on two
+    // workers, the records of the local file in order.
+    use tfrec::record::{Compression, RecordReader, RecordWriter, SeekIndex, WriterOptions};
+    let gz = scratch.path().join("big.tfrecord.gz");
+    let mut w = RecordWriter::create(&gz, WriterOptions::default().compression(Compression::Gzip)).expect("create");
+    for i in 0..3000u32 {
+        let record: Vec<u8> = (0..600 + i % 700).map(|k| (k * 31 + i) as u8).collect();
+        w.write_record(&record).expect("write");
+    }
+    w.finish().expect("finish");
+    let seek = SeekIndex::build(&gz, Compression::Gzip, 64 << 10).expect("seek index");
+    assert!(seek.checkpoints().len() > 4);
+    seek.save(&SeekIndex::default_path(&gz)).expect("save");
+    s3.upload(&gz, "ra/big.tfrecord.gz");
+    s3.upload(&SeekIndex::default_path(&gz), "ra/big.tfrecord.gz.zidx");
+    let mut expected = Vec::new();
+    let mut reader = RecordReader::open(&gz, Default::default()).expect("open");
+    while let Some(r) = reader.next_record().expect("read") {
+        expected.push(r.to_vec());
+    }
+    let url = format!("s3://{BUCKET}/ra/big.tfrecord.gz");
+    let mut iter = tfrec::pipeline::Dataset::from_files(vec![url.into()])
+        .batch(100, false)
+        .expect("batch")
+        .raw()
+        .threads(2)
+        .iter();
+    let counters = iter.counters();
+    let mut got = Vec::new();
+    for batch in iter.by_ref() {
+        let batch = batch.expect("batch");
+        got.extend(batch.records().into_iter().map(<[u8]>::to_vec));
+    }
+    drop(iter);
+    assert!(
+        counters.spans.load(std::sync::atomic::Ordering::Relaxed) > 4,
+        "read in spans"
+    );
+    assert_eq!(got, expected);
 }

@@ -52,6 +52,12 @@ pub struct Args {
     /// one thread both parses and writes (a second could not run alongside it).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: Option<u64>,
+    /// Save the index of each input that has none while reading it, beside the file
+    /// (FILE.zidx for GZIP and ZLIB, FILE.idx for plain files, as `tfrec index` writes them;
+    /// only for a file read to its end without damage). With an index, later runs with two
+    /// threads or more read each file on every thread. Also set by TFREC_WRITE_INDEX=1.
+    #[arg(long)]
+    write_index: bool,
     /// What to do with the tensors.
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
@@ -154,7 +160,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         SpecFile::Sequence(specs) => Parser::Sequence(SequenceParser::new(&specs).map_err(|e| spec_error(&e))?),
     };
     let parser = Arc::new(parser);
-    let dataset = args.input.dataset(args.skip)?;
+    let write_index = args.write_index || std::env::var_os("TFREC_WRITE_INDEX").is_some_and(|v| v == "1");
+    let dataset = args.input.dataset(args.skip)?.write_indexes(write_index);
     // Every file the command reads, the spec too, is checked against the output.
     let files: Vec<PathBuf> = dataset.files().to_vec();
     let reads: Vec<PathBuf> = files.iter().chain([&args.spec]).cloned().collect();

@@ -12,6 +12,7 @@ use super::data::{Counters, RecordBatch};
 use super::error::{DatasetError, PipelineError};
 use super::items::{ItemStage, StageStream};
 use super::source::FileSource;
+use super::spans::SpanBoard;
 use super::stages::{self, Stage, Stream};
 use crate::parse::{ExampleParser, FeatureSpecs, ParsedSequences, SequenceParser, SequenceSpecs, SpecError, TensorMap};
 use crate::record::{expand_inputs, OnCorruption, ReaderOptions, RecordError};
@@ -89,6 +90,8 @@ pub struct Dataset {
     cycle_length: usize,
     block_length: usize,
     stages: Vec<Stage>,
+    /// Make and save the index of each file read without one (see [`Dataset::write_indexes`]).
+    write_indexes: bool,
 }
 
 impl Dataset {
@@ -110,6 +113,7 @@ impl Dataset {
             cycle_length: 1,
             block_length: 1,
             stages: Vec::new(),
+            write_indexes: false,
         }
     }
 
@@ -122,6 +126,18 @@ impl Dataset {
     /// Reader options for every file (compression, CRC checks, corruption policy…).
     pub fn reader_options(mut self, options: ReaderOptions) -> Self {
         self.reader = options;
+        self
+    }
+
+    /// Makes the index of each file that has none (or one that does not fit it) while reading
+    /// it, and once the file is read to its end without damage saves it beside the file,
+    /// atomically: `FILE.zidx` for a GZIP or ZLIB file (its seek index, made from a copy of the
+    /// compressed bytes on a thread of its own, so the file is read once), `FILE.idx` for a
+    /// plain one. Where it cannot be saved (a read-only directory) it is kept for the next
+    /// epoch of this run. Later reads with two threads or more then read each file on every
+    /// worker (see [`Pipeline::threads`]). Default: off (nothing is written beside inputs unasked).
+    pub fn write_indexes(mut self, write: bool) -> Self {
+        self.write_indexes = write;
         self
     }
 
@@ -238,7 +254,7 @@ impl Dataset {
     /// The records one by one, on the calling thread.
     pub fn records(self) -> DatasetRecords {
         DatasetRecords {
-            stream: self.stream(Arc::new(Counters::default()), false),
+            stream: self.stream(Arc::new(Counters::default()), false, None),
             failed: false,
         }
     }
@@ -246,17 +262,28 @@ impl Dataset {
     /// The record stream: the files, then each stage over the one before. `defer_crc`: the
     /// caller checks each record's data CRC itself (see [`FileSource::new`]), which it can only
     /// where no record stage stands between (a stage would drop records unchecked, or hold
-    /// them past the one the CRC is given for).
-    fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<dyn Stream> {
+    /// them past the one the CRC is given for). With `spans`, files with an index are read in
+    /// spans through that board, so many spans ahead a file (see `spans.rs`).
+    fn stream(
+        self,
+        counters: Arc<Counters>,
+        defer_crc: bool,
+        spans: Option<(Arc<SpanBoard>, usize)>,
+    ) -> Box<dyn Stream> {
         let files = self.selected.iter().map(|&i| (i, self.files[i].clone())).collect();
-        let mut stream: Box<dyn Stream> = Box::new(FileSource::new(
+        let mut source = FileSource::new(
             files,
             self.reader,
             self.cycle_length,
             self.block_length,
             counters,
             defer_crc && self.stages.is_empty(),
-        ));
+        )
+        .write_indexes(self.write_indexes);
+        if let Some((board, ahead)) = spans {
+            source = source.in_spans(board, ahead);
+        }
+        let mut stream: Box<dyn Stream> = Box::new(source);
         for stage in self.stages {
             stream = match stage {
                 Stage::Shard { num_shards, index } => Box::new(stages::ShardRecords {
@@ -353,12 +380,17 @@ impl Batched {
     /// The batch stream: the records in batches, then each batch stage over the one before.
     /// With `defer_crc`, records may come with their data CRCs unchecked
     /// ([`RecordBatch::check_crcs`] is then the worker's first job): not in chunks, whose
-    /// records before a failure are handed over before it.
-    pub(super) fn stream(self, counters: Arc<Counters>, defer_crc: bool) -> Box<BatchStream> {
+    /// records before a failure are handed over before it. `spans`: as [`Dataset`]'s stream.
+    pub(super) fn stream(
+        self,
+        counters: Arc<Counters>,
+        defer_crc: bool,
+        spans: Option<(Arc<SpanBoard>, usize)>,
+    ) -> Box<BatchStream> {
         let files: Arc<[PathBuf]> = self.dataset.files.clone().into();
         let defer_crc = defer_crc && !self.chunks;
         let batcher: Box<BatchStream> = Box::new(Batcher {
-            up: self.dataset.stream(counters, defer_crc),
+            up: self.dataset.stream(counters, defer_crc, spans),
             size: self.size,
             drop_remainder: self.drop_remainder,
             files,
@@ -431,6 +463,13 @@ impl<T: Send + 'static> Pipeline<T> {
     /// may run on one CPU only (its affinity or its cgroup's quota), where a thread of its
     /// own could not run alongside the consumer and each batch handed over would cost two
     /// context switches. The batches, their order and the errors are the same either way.
+    ///
+    /// With two threads or more, a file with an index beside it (`FILE.zidx` for a GZIP or
+    /// ZLIB file, `FILE.idx` for a plain one, as `tfrec index` writes them) is read on every
+    /// worker at once: cut into spans at record boundaries, inflated and checked ahead of the
+    /// stream in parallel, then taken in file order, so one compressed file is no longer read
+    /// on one core. A span that fails hands the file back to the sequential reader at that
+    /// point, so errors and skipped records are the same as without the index.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self

@@ -61,6 +61,7 @@ mod elements;
 mod error;
 mod items;
 mod source;
+mod spans;
 mod stages;
 mod workers;
 

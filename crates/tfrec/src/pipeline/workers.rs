@@ -13,6 +13,7 @@ use super::batches::BatchStream;
 use super::data::{Counters, RecordBatch};
 use super::dataset::{Pipeline, Work};
 use super::error::PipelineError;
+use super::spans::SpanBoard;
 
 impl<T: Send + 'static> Pipeline<T> {
     /// Starts the threads and returns the iterator of results.
@@ -35,8 +36,10 @@ enum Message<T> {
 pub struct PipelineIter<T> {
     work: Work<T>,
     /// Worker threads to start (none: the stream is read and worked on by `next` itself).
-    worker_threads: usize,
-    prefetch: usize,
+    /// (`u32`, as `prefetch`: the iterator is held by value in the bindings' enums, so it is
+    /// kept small.)
+    worker_threads: u32,
+    prefetch: u32,
     deterministic: bool,
     counters: Arc<Counters>,
     results: Option<Receiver<Message<T>>>,
@@ -54,6 +57,9 @@ pub struct PipelineIter<T> {
     inline: Option<Reading>,
     /// With worker threads: the stream they share, kept here too so a restart can take it back.
     shared: Option<Arc<Mutex<SharedReader>>>,
+    /// With two worker threads or more: the files read in spans, which workers read ahead
+    /// between batches.
+    spans: Option<Arc<SpanBoard>>,
 }
 
 /// The batch stream of a run, and what can still come of it.
@@ -191,11 +197,21 @@ impl<T: Send + 'static> PipelineIter<T> {
         // then that batch's error, which only delivery in order makes the same as the reader's:
         // the batches before it, then the error, and nothing read after it.
         let defer_crc = worker_threads > 1 && p.deterministic;
-        let stream = p.batched.stream(Arc::clone(&counters), defer_crc);
+        // With two workers or more, a file with an index is cut into spans that the workers
+        // read (inflate, check) in parallel ahead of the stream, which takes them in order:
+        // one file is read on every core, into the same batches.
+        let spans = (worker_threads > 1).then(|| Arc::new(SpanBoard::default()));
+        let ahead = 2 * worker_threads;
+        let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let stream = p.batched.stream(
+            Arc::clone(&counters),
+            defer_crc,
+            spans.clone().map(|board| (board, ahead)),
+        );
         let mut iter = PipelineIter {
             work: p.work,
-            worker_threads,
-            prefetch: p.prefetch,
+            worker_threads: small(worker_threads),
+            prefetch: small(p.prefetch),
             deterministic: p.deterministic,
             counters,
             results: None,
@@ -208,6 +224,7 @@ impl<T: Send + 'static> PipelineIter<T> {
             done: false,
             inline: None,
             shared: None,
+            spans,
         };
         iter.launch(stream);
         iter
@@ -345,7 +362,7 @@ impl<T: Send + 'static> PipelineIter<T> {
     /// Worker threads taking turns at `stream`, and the consumer's ends of the channels:
     /// results, and permits (one per batch in flight, given back as batches are taken).
     fn start_workers(&mut self, stream: Box<BatchStream>) {
-        let in_flight = self.prefetch + self.worker_threads;
+        let in_flight = self.prefetch as usize + self.worker_threads as usize;
         let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(in_flight);
         for _ in 0..in_flight {
             let _ = permit_tx.send(());
@@ -360,7 +377,13 @@ impl<T: Send + 'static> PipelineIter<T> {
             let result_tx = result_tx.clone();
             let work = Arc::clone(&self.work);
             let stop = Arc::clone(&self.stop);
+            let spans = self.spans.clone();
             self.threads.push(std::thread::spawn(move || loop {
+                // Spans the stream will want first, outside its lock, so that reading one
+                // file's spans goes on on every worker while one of them fills a batch.
+                if let Some(board) = &spans {
+                    while !stop.load(Ordering::Relaxed) && board.help() {}
+                }
                 let batch = match reader.lock() {
                     Ok(mut reader) => reader.next_batch(&stop, &result_tx),
                     Err(_) => return,

@@ -368,7 +368,7 @@ impl MultiFileReader {
             return Ok(());
         };
         let counter = Arc::clone(&self.disk_bytes);
-        let reader = RecordReader::open_with(path, self.options.clone(), move |file| {
+        let reader = RecordReader::open_with(path, self.options.clone(), move |file, _| {
             Box::new(CountingRead { inner: file, counter }) as Box<dyn Read + Send>
         });
         match reader {

@@ -33,6 +33,8 @@ pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFi
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
 pub use plan::{plan_read_units, ReadUnit};
+#[cfg(feature = "pipeline")]
+pub(crate) use random_access::KnownIndex;
 pub use random_access::{RecordFile, RecordFiles, DEFAULT_CACHED_SPANS};
 #[cfg(feature = "pipeline")]
 pub(crate) use reader::check_deferred_crc;
@@ -42,6 +44,8 @@ pub use reader::{
 };
 #[cfg(feature = "npz")]
 pub(crate) use remote::read_exact_at;
+#[cfg(feature = "pipeline")]
+pub(crate) use seek_index::Span;
 pub use seek_index::{Checkpoint, SeekIndex, DEFAULT_SPACING, SEEK_INDEX_VERSION};
 pub use shards::{is_shard_name, shard_extension, shard_name, ShardHash};
 pub use shuffle::{RecordShuffler, ShuffleBuffer};

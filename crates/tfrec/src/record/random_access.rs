@@ -21,6 +21,16 @@ use super::reader::{file_compression, RecordReader};
 use super::remote::{Positional, Source};
 use super::seek_index::{SeekIndex, Span, DEFAULT_SPACING};
 
+/// An index made in memory by a read of this process, for [`RecordFile::open_indexed`].
+#[cfg(feature = "pipeline")]
+#[derive(Debug, Clone)]
+pub(crate) enum KnownIndex {
+    /// A plain file's record offsets.
+    Plain(RecordIndex),
+    /// A GZIP or ZLIB file's seek index.
+    Seek(SeekIndex),
+}
+
 /// Inflated spans a compressed [`RecordFile`] keeps for the reads of neighbouring records.
 pub const DEFAULT_CACHED_SPANS: usize = 8;
 
@@ -504,9 +514,77 @@ impl RecordFile {
         })
     }
 
+    /// Opens `path` to be read in spans by several workers when an index for it is known
+    /// (`known`, made by an earlier read of this process) or beside it already, and fits the
+    /// file as it is now: a fresh seek index (`FILE.zidx`) for a GZIP or ZLIB file, or for a
+    /// plain one an `.idx` whose records follow one another from the first byte to the last
+    /// (so a span read sees every byte a sequential read would). `None` otherwise, or on any
+    /// problem opening it: the sequential reader then reads the file, and reports what is
+    /// wrong with it. Nothing is built or written here.
+    #[cfg(feature = "pipeline")]
+    pub(crate) fn open_indexed(
+        path: &Path,
+        choice: CompressionChoice,
+        known: Option<&KnownIndex>,
+    ) -> Option<RecordFile> {
+        let mut source = Source::open(path).ok()?;
+        let compression = file_compression(path, &mut source, choice).ok()?;
+        let file = Positional::from_source(source);
+        if compression != Compression::None {
+            let index_path = SeekIndex::default_path(path);
+            let (seek, index_file) = match known {
+                Some(KnownIndex::Seek(seek)) => (seek.clone(), None),
+                Some(KnownIndex::Plain(_)) => return None,
+                None => (SeekIndex::load(&index_path, path).ok()?, Some(index_path)),
+            };
+            if seek.compression() != compression {
+                return None;
+            }
+            return Self::from_seek_parts(file, path, seek, index_file).ok();
+        }
+        let index_path = RecordIndex::default_path(path);
+        let (index, index_file) = match known {
+            Some(KnownIndex::Plain(index)) => (index.clone(), None),
+            Some(KnownIndex::Seek(_)) => return None,
+            None => (RecordIndex::load(&index_path).ok()?, Some(index_path)),
+        };
+        let file_len = file.len().ok()?;
+        let mut at = 0u64;
+        for e in index.entries() {
+            if e.offset != at || e.len < FRAMING_LEN as u64 {
+                return None;
+            }
+            at = at.checked_add(e.len)?;
+        }
+        if at != file_len {
+            return None;
+        }
+        Self::from_parts(file, path, index, index_file).ok()
+    }
+
+    #[cfg(feature = "pipeline")]
+    /// On-disk bytes of unit `unit` of [`RecordFile::read_units`] (for a compressed file, from
+    /// its checkpoint to the next one's), for a progress count.
+    pub(crate) fn unit_disk_bytes(&self, unit: &Range<usize>) -> u64 {
+        match &self.compressed {
+            Some(c) => {
+                let checkpoints = c.seek.checkpoints();
+                let from = checkpoints.get(unit.start).map_or(0, |k| k.compressed_offset);
+                let to = checkpoints
+                    .get(unit.end)
+                    .map_or(c.seek.file_len(), |k| k.compressed_offset);
+                to.saturating_sub(from)
+            }
+            None => {
+                let entries = &self.index.entries()[unit.start.min(self.index.len())..unit.end.min(self.index.len())];
+                entries.iter().map(|e| e.len).sum()
+            }
+        }
+    }
+
     /// The file cut for [`RecordFile::for_each_record_parallel`]: span numbers of a compressed
     /// file, record ranges of about a MiB of a plain one.
-    fn read_units(&self) -> Vec<Range<usize>> {
+    pub(crate) fn read_units(&self) -> Vec<Range<usize>> {
         if let Some(c) = &self.compressed {
             // Of checkpoints inside one long record, the last (the one `span_of` picks); none
             // after the last record's start.
@@ -535,7 +613,7 @@ impl RecordFile {
     }
 
     /// One unit of [`RecordFile::read_units`], read and checked: every frame's CRCs hold.
-    fn read_unit(&self, unit: Range<usize>) -> Result<Span, IndexError> {
+    pub(crate) fn read_unit(&self, unit: Range<usize>) -> Result<Span, IndexError> {
         let span = match &self.compressed {
             Some(c) => c.seek.decode_span(&self.file, &self.path, unit.start)?,
             None => {

@@ -372,6 +372,17 @@ impl SeekIndex {
         })
     }
 
+    /// The index, built from a stream of the file at `path`, stamped with that file's size and
+    /// modification time now (refused as stale when the size is not the one indexed).
+    #[cfg(feature = "pipeline")]
+    pub(crate) fn stamped(mut self, path: &Path) -> Result<Self, IndexError> {
+        let stamp = FileStamp::of(path)
+            .map_err(|e| IndexError::Record(RecordError::open_failed(e, Some(path.to_path_buf()))))?;
+        self.check_stamp(path, path, stamp)?;
+        self.file_mtime = stamp.mtime;
+        Ok(self)
+    }
+
     /// Indexes a compressed stream (its stamp left empty: [`SeekIndex::build`] sets it).
     fn build_from<R: Read>(src: R, compression: Compression, spacing: u64) -> Result<Self, BuildError> {
         let spacing = spacing.max(WINDOW_LEN as u64);

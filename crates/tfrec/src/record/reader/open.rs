@@ -42,14 +42,15 @@ impl RecordReader<Box<dyn Read + Send>> {
     /// file the size is taken now, so a length that runs past the end is reported before
     /// anything is read for it.
     pub fn open(path: impl AsRef<Path>, options: ReaderOptions) -> Result<Self, RecordError> {
-        Self::open_with(path.as_ref(), options, |file| Box::new(file))
+        Self::open_with(path.as_ref(), options, |file, _| Box::new(file))
     }
 
-    /// [`RecordReader::open`], with the file wrapped by `wrap` before decompression.
+    /// [`RecordReader::open`], with the file wrapped by `wrap` (told its compression) before
+    /// decompression.
     pub(crate) fn open_with(
         path: &Path,
         options: ReaderOptions,
-        wrap: impl FnOnce(Source) -> Box<dyn Read + Send>,
+        wrap: impl FnOnce(Source, Compression) -> Box<dyn Read + Send>,
     ) -> Result<Self, RecordError> {
         let io_err = |e| RecordError::open_failed(e, Some(path.to_path_buf()));
         let mut file = Source::open(path).map_err(io_err)?;
@@ -58,7 +59,7 @@ impl RecordReader<Box<dyn Read + Send>> {
             Compression::None => Some(file.len().map_err(io_err)?),
             _ => None,
         };
-        let mut reader = RecordReader::decompressing(wrap(file), compression, options).with_path(path);
+        let mut reader = RecordReader::decompressing(wrap(file, compression), compression, options).with_path(path);
         reader.stream_len = stream_len;
         Ok(reader)
     }

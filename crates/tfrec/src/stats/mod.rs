@@ -22,15 +22,18 @@
 //! options are not computed yet.
 
 mod accumulate;
+mod drift;
 mod error;
 mod generate;
 mod histogram;
 mod options;
 pub mod proto;
 mod quantiles;
+pub mod report;
 mod text;
 
 pub use accumulate::StatsAccumulator;
+pub use drift::{feature_drift, jensen_shannon_divergence, l_infinity_distance, Drift, DriftMeasure};
 pub use error::{RecordPlace, StatsError};
 pub use generate::{generate_statistics, statistics_of_files, GenerateOutput};
 pub use options::StatsOptions;

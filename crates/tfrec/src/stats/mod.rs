@@ -20,6 +20,9 @@
 //! per feature, within `epsilon` in rank above. A feature whose kind changes between records
 //! is an error, as it is for TFDV. SequenceExamples, weights, slicing and the schema-driven
 //! options are not computed yet.
+//!
+//! Two data sets are compared by TFDV's drift measures ([`feature_drift`]), and [`report`]
+//! draws the statistics, of one data set or two side by side, as one self-contained HTML page.
 
 mod accumulate;
 mod drift;

@@ -221,7 +221,8 @@
           parts.push('<span class="big">' + esc(img.format + " " + size + " (" + fmt(img.bytes) + " bytes)") + "</span> ");
         }
       });
-      (f.examples[i] || []).forEach(function (v) {
+      // Image values show as thumbnails, not as their description.
+      (parts.length ? [] : f.examples[i] || []).forEach(function (v) {
         parts.push('<code title="' + esc(v) + '">' + esc(v) + "</code>");
       });
       out.push('<span class="v s' + i + '">' + parts.join("") + "</span>");
@@ -344,7 +345,7 @@
     document.getElementById("title").textContent = data.title;
     var ds = document.getElementById("datasets");
     ds.innerHTML = data.datasets.map(function (d, i) {
-      var sampled = d.sampled ? ", examples from the first " + fmt(d.sampled) + " records" : "";
+      var sampled = d.sampled ? " (example values from the first " + fmt(d.sampled) + ")" : "";
       return '<span class="s' + i + '"><span class="swatch"></span><b>' + esc(d.name) + "</b>: " + fmt(d.examples) + " examples" + esc(sampled) + "</span>";
     }).join("");
     if (data.datasetAnomaly) {

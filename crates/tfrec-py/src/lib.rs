@@ -18,6 +18,7 @@ mod state_saver;
 mod statistics;
 mod stats;
 mod string_tensors;
+mod stats_report;
 mod tensors;
 
 use pyo3::prelude::*;
@@ -77,6 +78,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(statistics::stats_generate, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_report::stats_report_html, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write_parquet, m)?)?;
     Ok(())
 }

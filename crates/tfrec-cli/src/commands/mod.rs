@@ -11,4 +11,5 @@ pub mod parse;
 pub mod schema;
 pub mod shard;
 pub mod stats;
+pub mod stats_report;
 pub mod verify;

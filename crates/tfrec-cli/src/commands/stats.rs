@@ -11,6 +11,8 @@ use crate::input::{InputArgs, SkipArgs};
 use crate::output::{pending_file, refuse_same_file};
 use crate::report::{print_skipped_stats, report_stdout};
 
+use super::stats_report::{ReportArgs, StatsRun};
+
 #[derive(ClapArgs)]
 pub struct Args {
     #[command(flatten)]
@@ -37,6 +39,8 @@ pub struct Args {
     /// Rank error of the quantiles (TFDV's epsilon).
     #[arg(long, default_value_t = 0.01, value_name = "EPS")]
     epsilon: f64,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -45,6 +49,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.output {
         refuse_same_file(path, &files)?;
     }
+    args.report.check_paths(&files)?;
     let options = tfrec::stats::StatsOptions::default()
         .num_top_values(args.num_top_values)
         .num_histogram_buckets(args.num_histogram_buckets)
@@ -53,12 +58,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let out = tfrec::stats::statistics_of_files(files, reader, &options, threads)?;
-    let bytes = if args.text || (args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout())) {
-        tfrec::stats::statistics_to_text(&out.statistics)?.into_bytes()
-    } else {
-        tfrec::stats::encode_statistics(&out.statistics)
+    let out = tfrec::stats::statistics_of_files(files.clone(), reader.clone(), &options, threads)?;
+    let run = StatsRun {
+        files: &files,
+        reader: &reader,
+        options: &options,
+        threads,
     };
+    let compared = args.report.compared(&run)?;
+    let statistics = args.report.to_write(&out, compared.as_ref().map(|(_, c)| c));
+    let bytes = if args.text || (args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout())) {
+        tfrec::stats::statistics_to_text(&statistics)?.into_bytes()
+    } else {
+        tfrec::stats::encode_statistics(&statistics)
+    };
+    args.report
+        .write_html(&run, &statistics, compared.as_ref().map(|(files, _)| files.as_slice()))?;
     match &args.output {
         Some(path) => {
             let pending = pending_file(path)?;

@@ -52,6 +52,7 @@ __all__ = [
     "stats_generate",
     "stats_to_text",
     "stats_from_text",
+    "stats_report_html",
     "arrow_write_parquet",
 ]
 
@@ -507,3 +508,22 @@ def stats_to_text(data: bytes) -> str:
 
 def stats_from_text(text: str) -> bytes:
     """Protobuf text statistics as binary."""
+
+def stats_report_html(
+    lhs: bytes,
+    rhs: bytes | None = None,
+    *,
+    lhs_name: str | None = None,
+    rhs_name: str | None = None,
+    anomalies: bytes | None = None,
+    anomalies_text: str | None = None,
+    lhs_inputs: Sequence[str] | None = None,
+    rhs_inputs: Sequence[str] | None = None,
+    title: str | None = None,
+    compression_type: str | None = None,
+    on_corruption: str = "raise",
+) -> str:
+    """The report page of binary statistics ``lhs`` (its first data set, and its second when it
+    has two) beside ``rhs``'s first; example values and thumbnails from the first records of
+    ``lhs_inputs`` / ``rhs_inputs`` when given; features marked from binary or text
+    ``Anomalies``."""

@@ -21,17 +21,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from html import escape as _html_escape
+from typing import Any, List, Optional, Sequence, Union
 
 from . import _tfrec
 
 __all__ = [
     "Statistics",
     "StatsOptions",
+    "StatisticsReport",
     "generate_statistics_from_tfrecord",
+    "get_statistics_html",
     "load_statistics",
     "load_stats_binary",
     "load_stats_text",
+    "visualize_statistics",
     "write_stats_binary",
     "write_stats_text",
 ]
@@ -82,6 +86,10 @@ class Statistics:
 
     def __hash__(self) -> int:
         return hash(self._data)
+
+    def _repr_html_(self) -> str:
+        """The report page, shown by notebooks (see :func:`visualize_statistics`)."""
+        return visualize_statistics(self)._repr_html_()
 
 
 def _message(data: bytes) -> Any:
@@ -164,3 +172,103 @@ def write_stats_binary(stats: Any, output_path: PathLike) -> None:
     """Writes ``stats`` as binary protobuf."""
     with open(output_path, "wb") as f:
         f.write(Statistics.of(stats).SerializeToString())
+
+
+class StatisticsReport:
+    """The statistics report: one self-contained HTML page (no network request) that a
+    notebook shows (``_repr_html_``) and :meth:`save` writes."""
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+
+    def save(self, path: PathLike) -> None:
+        """Writes the page to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.html)
+
+    def _repr_html_(self) -> str:
+        # In a frame of its own, so that the page's style and script meet nothing of the
+        # notebook's; the frame's document is the page itself, its policy included.
+        return (
+            '<iframe style="width:100%;height:720px;border:1px solid #d1d9e0" '
+            'sandbox="allow-scripts" srcdoc="' + _html_escape(self.html, quote=True) + '"></iframe>'
+        )
+
+    def __str__(self) -> str:
+        return self.html
+
+
+def _anomalies_arguments(anomalies: Any) -> "dict[str, Any]":
+    if anomalies is None:
+        return {}
+    if isinstance(anomalies, (bytes, bytearray)):
+        return {"anomalies": bytes(anomalies)}
+    if isinstance(anomalies, (str, os.PathLike)):
+        with open(anomalies, encoding="utf-8") as f:
+            return {"anomalies_text": f.read()}
+    return {"anomalies": anomalies.SerializeToString()}
+
+
+def _locations(data_location: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:
+    if data_location is None:
+        return None
+    if isinstance(data_location, (str, os.PathLike)):
+        return [os.fspath(data_location)]
+    return [os.fspath(p) for p in data_location]
+
+
+def get_statistics_html(
+    lhs_statistics: Any,
+    rhs_statistics: Any = None,
+    lhs_name: str = "lhs_statistics",
+    rhs_name: str = "rhs_statistics",
+    *,
+    anomalies: Any = None,
+    lhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    rhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    title: Optional[str] = None,
+) -> str:
+    """The report page of ``lhs_statistics`` (beside ``rhs_statistics`` when given, with the
+    drift of each feature), as TFDV's function of the same name; without ``rhs_statistics`` a
+    list of two data sets (``tfrec stats --compare``) shows both under their own names.
+    ``anomalies`` (an ``Anomalies`` message, its bytes, or the path of its text form) marks
+    features; ``lhs_data_location`` / ``rhs_data_location`` (the record files) give example
+    values and image thumbnails from their first records."""
+    compared = rhs_statistics is not None
+    return _tfrec.stats_report_html(
+        Statistics.of(lhs_statistics).SerializeToString(),
+        Statistics.of(rhs_statistics).SerializeToString() if compared else None,
+        lhs_name=lhs_name if compared else None,
+        rhs_name=rhs_name if compared else None,
+        lhs_inputs=_locations(lhs_data_location),
+        rhs_inputs=_locations(rhs_data_location),
+        title=title,
+        **_anomalies_arguments(anomalies),
+    )
+
+
+def visualize_statistics(
+    lhs_statistics: Any,
+    rhs_statistics: Any = None,
+    lhs_name: str = "lhs_statistics",
+    rhs_name: str = "rhs_statistics",
+    *,
+    anomalies: Any = None,
+    lhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    rhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    title: Optional[str] = None,
+) -> StatisticsReport:
+    """The report of :func:`get_statistics_html` as an object a notebook shows and
+    :meth:`StatisticsReport.save` writes (TFDV's function of the same name shows it at once)."""
+    return StatisticsReport(
+        get_statistics_html(
+            lhs_statistics,
+            rhs_statistics,
+            lhs_name,
+            rhs_name,
+            anomalies=anomalies,
+            lhs_data_location=lhs_data_location,
+            rhs_data_location=rhs_data_location,
+            title=title,
+        )
+    )

@@ -5,10 +5,13 @@ from typing import Any, Optional, Sequence, Union
 __all__ = [
     "Statistics",
     "StatsOptions",
+    "StatisticsReport",
     "generate_statistics_from_tfrecord",
+    "get_statistics_html",
     "load_statistics",
     "load_stats_binary",
     "load_stats_text",
+    "visualize_statistics",
     "write_stats_binary",
     "write_stats_text",
 ]
@@ -37,6 +40,7 @@ class Statistics:
     def to_text(self) -> str: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
+    def _repr_html_(self) -> str: ...
 
 def generate_statistics_from_tfrecord(
     data_location: Union[PathLike, Sequence[PathLike]],
@@ -52,3 +56,35 @@ def load_stats_text(input_path: PathLike) -> Any: ...
 def load_statistics(input_path: PathLike) -> Any: ...
 def write_stats_text(stats: Any, output_path: PathLike) -> None: ...
 def write_stats_binary(stats: Any, output_path: PathLike) -> None: ...
+
+class StatisticsReport:
+    """The statistics report: one self-contained HTML page (no network request) that a
+    notebook shows (``_repr_html_``) and :meth:`save` writes."""
+
+    html: str
+    def __init__(self, html: str) -> None: ...
+    def save(self, path: PathLike) -> None: ...
+    def _repr_html_(self) -> str: ...
+
+def get_statistics_html(
+    lhs_statistics: Any,
+    rhs_statistics: Any = None,
+    lhs_name: str = "lhs_statistics",
+    rhs_name: str = "rhs_statistics",
+    *,
+    anomalies: Any = None,
+    lhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    rhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    title: Optional[str] = None,
+) -> str: ...
+def visualize_statistics(
+    lhs_statistics: Any,
+    rhs_statistics: Any = None,
+    lhs_name: str = "lhs_statistics",
+    rhs_name: str = "rhs_statistics",
+    *,
+    anomalies: Any = None,
+    lhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    rhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
+    title: Optional[str] = None,
+) -> StatisticsReport: ...

@@ -20,17 +20,23 @@
 //! per feature, within `epsilon` in rank above. A feature whose kind changes between records
 //! is an error, as it is for TFDV. SequenceExamples, weights, slicing and the schema-driven
 //! options are not computed yet.
+//!
+//! Two data sets are compared by TFDV's drift measures ([`feature_drift`]), and [`report`]
+//! draws the statistics, of one data set or two side by side, as one self-contained HTML page.
 
 mod accumulate;
+mod drift;
 mod error;
 mod generate;
 mod histogram;
 mod options;
 pub mod proto;
 mod quantiles;
+pub mod report;
 mod text;
 
 pub use accumulate::StatsAccumulator;
+pub use drift::{feature_drift, jensen_shannon_divergence, l_infinity_distance, Drift, DriftMeasure};
 pub use error::{RecordPlace, StatsError};
 pub use generate::{generate_statistics, statistics_of_files, GenerateOutput};
 pub use options::StatsOptions;

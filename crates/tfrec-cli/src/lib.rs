@@ -52,6 +52,10 @@ enum Command {
     Stats(commands::stats::Args),
     /// Infer the features the records hold (kind, values per record, presence) and their spec.
     Schema(commands::schema::Args),
+    /// Infer a TFDV schema (tensorflow_metadata Schema, protobuf text) from statistics.
+    InferSchema(commands::infer_schema::Args),
+    /// Check statistics against a TFDV schema (and for drift and skew); exit 1 on anomalies.
+    Validate(commands::validate::Args),
     /// Parse records with a feature spec into tensors (JSON, .npz, or timed and discarded).
     Parse(commands::parse::Args),
     /// Rewrite a data set into N shards (round robin or by a feature's hash), verified.
@@ -96,6 +100,8 @@ where
         Command::Cat(args) => commands::cat::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Stats(args) => commands::stats::run(args),
+        Command::InferSchema(args) => commands::infer_schema::run(args),
+        Command::Validate(args) => commands::validate::run(args),
         Command::Parse(args) => commands::parse::run(args),
         Command::Shard(args) => commands::shard::run(args),
         Command::Shuffle(args) => commands::shard::run_shuffle(args),

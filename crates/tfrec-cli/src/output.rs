@@ -128,3 +128,24 @@ pub fn finish_and_check(writer: RecordWriter<File>, path: &Path, compression: Co
     }
     Ok(written)
 }
+
+/// Writes `bytes` as the whole of `path` (under a temporary name, renamed when complete), or to
+/// standard output when there is no path.
+pub fn write_whole_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), CliError> {
+    use std::io::Write as _;
+    match path {
+        Some(path) => {
+            let pending = pending_file(path).map_err(|e| CliError::from(e).writing(path))?;
+            let mut file = pending.file()?;
+            file.write_all(bytes).map_err(|e| CliError::from(e).writing(path))?;
+            file.sync_all().map_err(|e| CliError::from(e).writing(path))?;
+            pending.commit()?;
+        }
+        None => {
+            let mut stdout = crate::report::report_stdout();
+            stdout.write_all(bytes)?;
+            stdout.flush()?;
+        }
+    }
+    Ok(())
+}

@@ -74,6 +74,25 @@ pub enum StatsError {
     /// Statistics in the protobuf text format do not parse.
     #[error("statistics text does not parse: {0}")]
     Text(String),
+    /// A schema in the protobuf text format does not parse (the message names the line and
+    /// column).
+    #[error("schema text does not parse: {0}")]
+    SchemaText(String),
+    /// Statistics hold several data sets and none is the default slice (`All Examples`), so
+    /// there is nothing to infer a schema from or validate, as for TFDV.
+    #[error("the statistics hold {datasets} data sets and none is the default slice \"All Examples\"")]
+    NoDefaultSlice {
+        /// How many data sets the statistics hold.
+        datasets: usize,
+    },
+    /// A file's contents are wrong (`error` says how).
+    #[error("{}: {error}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong in it.
+        error: Box<StatsError>,
+    },
     /// Reading or writing a statistics file failed.
     #[error("{}: {source}", path.display())]
     File {
@@ -92,8 +111,10 @@ impl StatsError {
             StatsError::Record(e) => e.category(),
             StatsError::Decode { .. } | StatsError::KindChanged { .. } => Data,
             StatsError::Proto(_) | StatsError::Text(_) => Data,
+            StatsError::SchemaText(_) | StatsError::NoDefaultSlice { .. } => Usage,
             StatsError::OptionsDiffer | StatsError::InvalidOption(_) => Usage,
             StatsError::File { .. } => Io,
+            StatsError::InFile { error, .. } => error.category(),
         }
     }
 }

@@ -23,22 +23,35 @@
 //!
 //! Two data sets are compared by TFDV's drift measures ([`feature_drift`]), and [`report`]
 //! draws the statistics, of one data set or two side by side, as one self-contained HTML page.
+//! From statistics, [`infer_schema`] infers a tensorflow_metadata `Schema` by
+//! `tfdv.infer_schema`'s rules (`schema`), and [`validate_statistics`] checks statistics
+//! against a schema, with drift and skew against other statistics, giving TFDV's `Anomalies`
+//! (`validate`).
 
 mod accumulate;
 mod drift;
 mod error;
+mod files;
 mod generate;
 mod histogram;
 mod options;
 pub mod proto;
 mod quantiles;
 pub mod report;
+mod schema;
 mod text;
+mod validate;
+mod view;
 
 pub use accumulate::StatsAccumulator;
 pub use drift::{feature_drift, jensen_shannon_divergence, l_infinity_distance, Drift, DriftMeasure};
 pub use error::{RecordPlace, StatsError};
+pub use files::{
+    decode_anomalies, decode_schema, encode_anomalies, encode_schema, read_schema_file, read_statistics_file,
+};
 pub use generate::{generate_statistics, statistics_of_files, GenerateOutput};
 pub use options::StatsOptions;
 pub use quantiles::QuantilesSketch;
+pub use schema::{infer_schema, schema_from_text, schema_to_text, InferSchemaOptions};
 pub use text::{decode_statistics, encode_statistics, statistics_from_text, statistics_to_text};
+pub use validate::{anomalies_to_text, has_anomalies, validate_statistics};

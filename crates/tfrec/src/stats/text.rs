@@ -17,13 +17,48 @@ use super::proto::{DatasetFeatureStatisticsList, FILE_DESCRIPTOR_SET};
 const LIST_MESSAGE: &str = "tensorflow.metadata.v0.DatasetFeatureStatisticsList";
 
 fn list_descriptor() -> Result<MessageDescriptor, StatsError> {
+    descriptor(LIST_MESSAGE)
+}
+
+/// The descriptor of one of the vendored messages, by its full name.
+fn descriptor(full_name: &str) -> Result<MessageDescriptor, StatsError> {
     static POOL: OnceLock<Result<DescriptorPool, String>> = OnceLock::new();
     let pool = POOL
         .get_or_init(|| DescriptorPool::decode(FILE_DESCRIPTOR_SET).map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|e| StatsError::Proto(format!("the built-in descriptors do not load: {e}")))?;
-    pool.get_message_by_name(LIST_MESSAGE)
-        .ok_or_else(|| StatsError::Proto(format!("the built-in descriptors lack {LIST_MESSAGE}")))
+    pool.get_message_by_name(full_name)
+        .ok_or_else(|| StatsError::Proto(format!("the built-in descriptors lack {full_name}")))
+}
+
+/// Any vendored message (`full_name` is its protobuf name) in the text format, as
+/// [`statistics_to_text`] writes statistics; map fields are written entry by entry in key
+/// order, as Python's `text_format` does.
+pub(crate) fn message_to_text<M: prost::Message>(message: &M, full_name: &str) -> Result<String, StatsError> {
+    let message = DynamicMessage::decode(descriptor(full_name)?, message.encode_to_vec().as_slice())
+        .map_err(|e| StatsError::Proto(e.to_string()))?;
+    let mut text = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_message(&mut text, &message, 0);
+    Ok(text)
+}
+
+/// Any vendored message from the text format; a [`StatsError::Text`] error names the line and
+/// column where the text stops parsing.
+pub(crate) fn message_from_text<M: prost::Message + Default>(text: &str, full_name: &str) -> Result<M, StatsError> {
+    let message = DynamicMessage::parse_text_format(descriptor(full_name)?, text).map_err(|e| {
+        use miette::Diagnostic as _;
+        let offset = e
+            .labels()
+            .and_then(|mut labels| labels.next())
+            .map_or(0, |label| label.offset())
+            .min(text.len());
+        let before = &text.as_bytes()[..offset];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+        StatsError::Text(format!("line {line}, column {column}: {e}"))
+    })?;
+    M::decode(message.encode_to_vec().as_slice()).map_err(|e| StatsError::Proto(e.to_string()))
 }
 
 /// The statistics' protobuf bytes (what TFDV writes to its `output_path`).
@@ -61,8 +96,37 @@ fn write_message(out: &mut String, message: &DynamicMessage, indent: usize) -> s
                     write_field(out, &field, value, indent)?;
                 }
             }
+            Value::Map(entries) => write_map(out, &field, entries, indent)?,
             value => write_field(out, &field, value, indent)?,
         }
+    }
+    Ok(())
+}
+
+/// A map field as Python's `text_format` writes it: one `name { key: … value … }` per entry,
+/// keys in order.
+fn write_map(
+    out: &mut String,
+    field: &FieldDescriptor,
+    entries: &std::collections::HashMap<prost_reflect::MapKey, Value>,
+    indent: usize,
+) -> std::fmt::Result {
+    let Kind::Message(entry) = field.kind() else {
+        return Ok(());
+    };
+    let (Some(key_field), Some(value_field)) = (entry.get_field(1), entry.get_field(2)) else {
+        return Ok(());
+    };
+    let mut keys: Vec<&prost_reflect::MapKey> = entries.keys().collect();
+    keys.sort();
+    for key in keys {
+        writeln!(out, "{:indent$}{} {{", "", field.name())?;
+        let key_value: Value = key.clone().into();
+        write_field(out, &key_field, &key_value, indent + 2)?;
+        if let Some(value) = entries.get(key) {
+            write_field(out, &value_field, value, indent + 2)?;
+        }
+        writeln!(out, "{:indent$}}}", "")?;
     }
     Ok(())
 }

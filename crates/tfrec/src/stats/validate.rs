@@ -1,0 +1,1080 @@
+//! Statistics checked against a schema, as `tfdv.validate_statistics` checks them (TFDV 1.16.1:
+//! `SchemaAnomalies::FindChanges` and `Schema::UpdateFeatureInternal` in its C++ `anomalies/`):
+//! the answer is tensorflow_metadata's `Anomalies`, one `AnomalyInfo` per feature with a
+//! problem, with TFDV's anomaly types, short descriptions and descriptions.
+//!
+//! Checked per feature, in TFDV's order: present at all when required
+//! (`FEATURE_TYPE_NOT_PRESENT`), values per example against `value_count`/`value_counts`
+//! (`FEATURE_TYPE_LOW_NUMBER_VALUES`, `FEATURE_TYPE_HIGH_NUMBER_VALUES`) and `shape`
+//! (`INVALID_FEATURE_SHAPE`), presence (`FEATURE_TYPE_LOW_NUMBER_PRESENT`,
+//! `FEATURE_TYPE_LOW_FRACTION_PRESENT`), type (`UNEXPECTED_DATA_TYPE`), string and bool
+//! domains (`ENUM_TYPE_UNEXPECTED_STRING_VALUES`, `ENUM_TYPE_INVALID_UTF8`, `BOOL_TYPE_*`),
+//! unique counts, and drift (against `previous`) and skew (against `serving`) by L-infinity
+//! distance, normalized absolute difference and Jensen–Shannon divergence where the feature's
+//! `drift_comparator`/`skew_comparator` sets a threshold. Features in the data and not in the
+//! schema are `SCHEMA_NEW_COLUMN`; required features in the schema and not in the data
+//! `SCHEMA_MISSING_COLUMN`. Not checked (TFDV checks them; tfrec's statistics never call for
+//! them): environments, sparse and weighted features' custom statistics, int and float domain
+//! ranges, semantic domains, dataset-level constraints and nested (struct) features.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::error::StatsError;
+use super::proto::{
+    anomalies, anomaly_info, drift_skew_info, feature, feature_name_statistics, histogram, Anomalies, AnomalyInfo,
+    DatasetFeatureStatistics, DatasetFeatureStatisticsList, DriftSkewInfo, Feature, FeatureComparator, FeaturePresence,
+    FeatureType, Histogram, LifecycleStage, Path, Schema, StringDomain,
+};
+use super::text::message_to_text;
+use super::view::{default_dataset, FeatureView};
+
+use anomaly_info::Type as Kind;
+
+const ANOMALIES_MESSAGE: &str = "tensorflow.metadata.v0.Anomalies";
+
+/// One reason for an anomaly (TFDV's `Description`).
+#[derive(Debug, Clone)]
+struct Description {
+    kind: Kind,
+    short: String,
+    long: String,
+}
+
+fn describe(kind: Kind, short: &str, long: impl Into<String>) -> Description {
+    Description {
+        kind,
+        short: short.to_string(),
+        long: long.into(),
+    }
+}
+
+/// The anomalies `tfdv.validate_statistics(statistics, schema, previous_statistics=…,
+/// serving_statistics=…)` finds: the statistics' default data set against `schema`, drift
+/// against `previous` and skew against `serving` where the schema's comparators ask.
+pub fn validate_statistics(
+    stats: &DatasetFeatureStatisticsList,
+    schema: &Schema,
+    previous: Option<&DatasetFeatureStatisticsList>,
+    serving: Option<&DatasetFeatureStatisticsList>,
+) -> Result<Anomalies, StatsError> {
+    let dataset = default_dataset(stats)?;
+    let previous = previous.map(default_dataset).transpose()?;
+    let serving = serving.map(default_dataset).transpose()?;
+    let mut result = Anomalies {
+        baseline_schema: Some(anomalies::BaselineSchema::Baseline(schema.clone())),
+        ..Anomalies::default()
+    };
+    if dataset.num_examples == 0 {
+        result.data_missing = Some(true);
+        return Ok(result);
+    }
+    result.anomaly_name_format = Some(anomalies::AnomalyNameFormat::SerializedPath as i32);
+    let controls = Controls { previous, serving };
+    let mut found: BTreeMap<Vec<String>, Vec<Description>> = BTreeMap::new();
+    let mut drift_skew: BTreeMap<Vec<String>, DriftSkewInfo> = BTreeMap::new();
+    let views = FeatureView::all(dataset);
+    for view in views.iter().filter(|v| v.steps().len() == 1) {
+        let steps = view.steps();
+        let name = &steps[0];
+        if let Some(baseline) = schema.feature.iter().find(|f| f.name.as_deref() == Some(name.as_str())) {
+            if is_deprecated(baseline) {
+                continue;
+            }
+            let mut feature = baseline.clone();
+            let mut info = DriftSkewInfo::default();
+            let descriptions = update_feature(view, &mut feature, schema, &controls, &mut info);
+            if !info.drift_measurements.is_empty() || !info.skew_measurements.is_empty() {
+                info.path = Some(Path { step: steps.clone() });
+                drift_skew.insert(steps.clone(), info);
+            }
+            if !descriptions.is_empty() {
+                found.insert(steps, descriptions);
+            }
+        } else if schema
+            .sparse_feature
+            .iter()
+            .any(|f| f.name.as_deref() == Some(name.as_str()))
+            || schema
+                .weighted_feature
+                .iter()
+                .any(|f| f.name.as_deref() == Some(name.as_str()))
+        {
+            // Sparse and weighted features are checked on custom statistics tfrec does not compute.
+        } else {
+            found.insert(
+                steps,
+                vec![describe(
+                    Kind::SchemaNewColumn,
+                    "New column",
+                    "New column (column in data but not in schema)",
+                )],
+            );
+        }
+    }
+    let present: BTreeSet<Vec<String>> = views.iter().map(FeatureView::steps).collect();
+    for feature in &schema.feature {
+        let steps = vec![feature.name.clone().unwrap_or_default()];
+        if is_existence_required(feature) && !present.contains(&steps) {
+            found.entry(steps).or_default().push(describe(
+                Kind::SchemaMissingColumn,
+                "Column dropped",
+                "Column is completely missing",
+            ));
+        }
+    }
+    for (steps, descriptions) in found {
+        let descriptions = if descriptions.iter().all(|d| d.kind == Kind::SchemaNewColumn) {
+            descriptions.into_iter().take(1).collect()
+        } else {
+            descriptions
+        };
+        let unified = unify(&descriptions);
+        let info = AnomalyInfo {
+            path: Some(Path { step: steps.clone() }),
+            severity: Some(anomaly_info::Severity::Error as i32),
+            description: Some(unified.long),
+            short_description: Some(unified.short),
+            reason: descriptions
+                .iter()
+                .map(|d| anomaly_info::Reason {
+                    r#type: Some(d.kind as i32),
+                    short_description: Some(d.short.clone()),
+                    description: Some(d.long.clone()),
+                })
+                .collect(),
+            ..AnomalyInfo::default()
+        };
+        result.anomaly_info.insert(super::view::serialize_path(&steps), info);
+    }
+    result.drift_skew_info = drift_skew.into_values().collect();
+    Ok(result)
+}
+
+/// Whether TFDV would report anything: an anomaly on a feature or on the data set, or no data.
+pub fn has_anomalies(anomalies: &Anomalies) -> bool {
+    !anomalies.anomaly_info.is_empty()
+        || anomalies
+            .dataset_anomaly_info
+            .as_ref()
+            .is_some_and(|info| !info.reason.is_empty())
+        || anomalies.data_missing == Some(true)
+}
+
+/// The anomalies in the protobuf text format, as Python's `text_format` writes them (TFDV's
+/// `write_anomalies_text`).
+pub fn anomalies_to_text(anomalies: &Anomalies) -> Result<String, StatsError> {
+    message_to_text(anomalies, ANOMALIES_MESSAGE)
+}
+
+/// TFDV's `UnifyDescriptions`: one reason as it is, several as `Multiple errors` with the
+/// descriptions joined.
+fn unify(descriptions: &[Description]) -> Description {
+    let mut unified = describe(Kind::UnknownType, "", "");
+    for d in descriptions {
+        if unified.long.is_empty() {
+            unified = d.clone();
+        } else if !d.long.is_empty() {
+            unified = describe(
+                Kind::MultipleReasons,
+                "Multiple errors",
+                format!("{} {}", unified.long, d.long),
+            );
+        }
+    }
+    unified
+}
+
+struct Controls<'a> {
+    previous: Option<&'a DatasetFeatureStatistics>,
+    serving: Option<&'a DatasetFeatureStatistics>,
+}
+
+fn is_deprecated(feature: &Feature) -> bool {
+    #[allow(deprecated)]
+    let flagged = feature.deprecated == Some(true);
+    flagged
+        || matches!(
+            feature.lifecycle_stage.and_then(|s| LifecycleStage::try_from(s).ok()),
+            Some(
+                LifecycleStage::Planned
+                    | LifecycleStage::Alpha
+                    | LifecycleStage::Deprecated
+                    | LifecycleStage::DebugOnly
+                    | LifecycleStage::Disabled
+            )
+        )
+}
+
+fn deprecate(feature: &mut Feature) {
+    feature.lifecycle_stage = Some(LifecycleStage::Deprecated as i32);
+}
+
+fn presence(feature: &Feature) -> FeaturePresence {
+    match &feature.presence_constraints {
+        Some(feature::PresenceConstraints::Presence(p)) => *p,
+        _ => FeaturePresence::default(),
+    }
+}
+
+/// `IsExistenceRequired` (no environment: every feature is in it).
+fn is_existence_required(feature: &Feature) -> bool {
+    let p = presence(feature);
+    !is_deprecated(feature) && (p.min_count.unwrap_or(0) > 0 || p.min_fraction.unwrap_or(0.0) > 0.0)
+}
+
+/// TFDV's `UpdateFeatureInternal`: the reasons the statistics do not fit the feature.
+fn update_feature(
+    view: &FeatureView<'_>,
+    feature: &mut Feature,
+    schema: &Schema,
+    controls: &Controls<'_>,
+    drift_skew: &mut DriftSkewInfo,
+) -> Vec<Description> {
+    let mut out = update_feature_self(feature, schema);
+    if is_deprecated(feature) {
+        return out;
+    }
+    if view.num_present() == 0.0 {
+        if is_existence_required(feature) {
+            out.push(describe(
+                Kind::FeatureTypeNotPresent,
+                "Column dropped",
+                "The feature was not present in any examples.",
+            ));
+        }
+        return out;
+    }
+    match &feature.shape_type {
+        Some(feature::ShapeType::ValueCount(count)) => out.extend(check_value_count(view, *count)),
+        Some(feature::ShapeType::ValueCounts(counts)) => out.extend(check_value_counts(view, &counts.value_count)),
+        Some(feature::ShapeType::Shape(shape)) => {
+            let expected: i64 = shape.dim.iter().map(|d| d.size.unwrap_or(0)).product();
+            out.extend(check_shape(view, expected));
+        }
+        None => {}
+    }
+    if let Some(feature::PresenceConstraints::Presence(p)) = &feature.presence_constraints {
+        out.extend(check_presence(view, *p));
+    }
+    let schema_type = feature
+        .r#type
+        .and_then(|t| FeatureType::try_from(t).ok())
+        .unwrap_or(FeatureType::TypeUnknown);
+    if view.feature_type() != schema_type {
+        deprecate(feature);
+        out.push(describe(
+            Kind::UnexpectedDataType,
+            "Unexpected data type",
+            format!(
+                "Expected data of type: {} but got {}",
+                schema_type.as_str_name(),
+                view.stats_type().as_str_name()
+            ),
+        ));
+    }
+    use feature::DomainInfo;
+    if view.stats_type() == feature_name_statistics::Type::Bytes
+        && !matches!(
+            feature.domain_info,
+            None | Some(DomainInfo::NaturalLanguageDomain(_) | DomainInfo::ImageDomain(_) | DomainInfo::UrlDomain(_))
+        )
+    {
+        feature.domain_info = None;
+        out.push(describe(
+            Kind::DomainInvalidForType,
+            "Invalid domain type",
+            format!(
+                "Data is marked as BYTES with incompatible domain_info: name: {:?}",
+                feature.name.clone().unwrap_or_default()
+            ),
+        ));
+    }
+    let max_off_domain = feature
+        .distribution_constraints
+        .as_ref()
+        .and_then(|c| c.min_domain_mass)
+        .map_or(0.0, |mass| 1.0 - mass);
+    match &feature.domain_info {
+        Some(DomainInfo::Domain(name)) => {
+            if let Some(domain) = schema
+                .string_domain
+                .iter()
+                .find(|d| d.name.as_deref() == Some(name.as_str()))
+            {
+                out.extend(check_string_domain(view, domain, max_off_domain));
+            }
+        }
+        Some(DomainInfo::StringDomain(domain)) => out.extend(check_string_domain(view, domain, max_off_domain)),
+        Some(DomainInfo::BoolDomain(domain)) => out.extend(check_bool_domain(view, domain)),
+        _ => {}
+    }
+    if let Some(unique) = &feature.unique_constraints {
+        out.extend(check_unique(view, unique));
+    }
+    if let Some(comparator) = &feature.drift_comparator {
+        let measured = compare(view, comparator, controls.previous, "previous", "current");
+        out.extend(measured.descriptions);
+        drift_skew.drift_measurements.extend(measured.measurements);
+    }
+    if let Some(comparator) = &feature.skew_comparator {
+        let measured = compare(view, comparator, controls.serving, "serving", "training");
+        out.extend(measured.descriptions);
+        drift_skew.skew_measurements.extend(measured.measurements);
+    }
+    out
+}
+
+/// The schema's own mistakes about a feature (the checks of TFDV's `UpdateFeatureSelf` that
+/// a hand-edited schema can trip).
+fn update_feature_self(feature: &mut Feature, schema: &Schema) -> Vec<Description> {
+    let mut out = Vec::new();
+    if is_deprecated(feature) {
+        return out;
+    }
+    if feature.r#type.is_none() {
+        if matches!(
+            feature.domain_info,
+            Some(feature::DomainInfo::Domain(_) | feature::DomainInfo::StringDomain(_))
+        ) {
+            out.push(describe(
+                Kind::FeatureMissingType,
+                "unspecified type: inferring the type to be BYTES, given the domain specified.",
+                "",
+            ));
+            feature.r#type = Some(FeatureType::Bytes as i32);
+        } else {
+            out.push(describe(
+                Kind::FeatureMissingType,
+                "unspecified type: determine the type and set it, rather than deprecating.",
+                "",
+            ));
+            deprecate(feature);
+            return out;
+        }
+    }
+    if let Some(feature::DomainInfo::Domain(name)) = &feature.domain_info {
+        if !schema
+            .string_domain
+            .iter()
+            .any(|d| d.name.as_deref() == Some(name.as_str()))
+        {
+            let name = name.clone();
+            feature.domain_info = None;
+            out.push(describe(
+                Kind::InvalidDomainSpecification,
+                &format!("missing domain: {name}"),
+                "",
+            ));
+        }
+    }
+    out
+}
+
+fn check_value_count(view: &FeatureView<'_>, count: super::proto::ValueCount) -> Vec<Description> {
+    let levels = view.min_max_num_values();
+    let mut out = Vec::new();
+    if levels.len() > 1 {
+        out.push(describe(
+            Kind::ValueNestednessMismatch,
+            "Mismatched value nest level",
+            "This feature has a value_count, but the nestedness level of the feature > 1. For features with \
+             nestedness levels greater than 1, value_counts, not value_count, should be specified.",
+        ));
+        return out;
+    }
+    let (min, max) = levels[0];
+    if count.min.is_some_and(|expected| min < expected) {
+        out.push(describe(
+            Kind::FeatureTypeLowNumberValues,
+            "Missing values",
+            "Some examples have fewer values than expected.",
+        ));
+    }
+    if count.max.is_some_and(|expected| max > expected) {
+        out.push(describe(
+            Kind::FeatureTypeHighNumberValues,
+            "Superfluous values",
+            "Some examples have more values than expected.",
+        ));
+    }
+    out
+}
+
+fn check_value_counts(view: &FeatureView<'_>, counts: &[super::proto::ValueCount]) -> Vec<Description> {
+    let levels = view.min_max_num_values();
+    if levels.len() != counts.len() {
+        return vec![describe(
+            Kind::ValueNestednessMismatch,
+            "Mismatched value nest level",
+            "The values have a different nest level than expected. Value counts will not be checked.",
+        )];
+    }
+    let mut out = Vec::new();
+    for (level, (count, (min, max))) in counts.iter().zip(levels).enumerate() {
+        if count.min.is_some_and(|expected| min < expected) {
+            out.push(describe(
+                Kind::FeatureTypeLowNumberValues,
+                "Missing values",
+                format!("Some examples have fewer values than expected at nestedness level {level}."),
+            ));
+        }
+        if count.max.is_some_and(|expected| max > expected) {
+            out.push(describe(
+                Kind::FeatureTypeHighNumberValues,
+                "Superfluous values",
+                format!("Some examples have more values than expected at nestedness level {level}."),
+            ));
+        }
+    }
+    out
+}
+
+fn check_shape(view: &FeatureView<'_>, expected: i64) -> Vec<Description> {
+    let mut actual: i64 = 1;
+    for (min, max) in view.min_max_num_values() {
+        if min == max && min != 0 {
+            actual = actual.saturating_mul(min);
+        } else {
+            actual = -1;
+            break;
+        }
+    }
+    let has_missing = view.num_missing_nested().iter().any(|&m| m != 0.0);
+    if actual <= 0 || has_missing {
+        vec![describe(
+            Kind::InvalidFeatureShape,
+            "Feature shape dropped",
+            "The feature has a shape, but it's not always present (if the feature is nested, then it should always \
+             be present at each nested level) or its value lengths vary.",
+        )]
+    } else if actual != expected {
+        vec![describe(
+            Kind::InvalidFeatureShape,
+            "Feature shape dropped",
+            format!("The feature has fixed value length {actual} but it's not compatible with the specified shape."),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+fn check_presence(view: &FeatureView<'_>, presence: FeaturePresence) -> Vec<Description> {
+    let mut out = Vec::new();
+    let num_present = view.num_present();
+    if let Some(min_count) = presence.min_count {
+        if num_present < min_count as f64 {
+            out.push(describe(
+                Kind::FeatureTypeLowNumberPresent,
+                "Column dropped",
+                format!(
+                    "The feature was present in fewer examples than expected: minimum count = {min_count}, actual = {}",
+                    num_present as i64
+                ),
+            ));
+        }
+    }
+    if let (Some(mut min_fraction), Some(fraction)) = (presence.min_fraction, view.fraction_present()) {
+        if fraction < min_fraction {
+            out.push(describe(
+                Kind::FeatureTypeLowFractionPresent,
+                "Column dropped",
+                format!(
+                    "The feature was present in fewer examples than expected: minimum fraction = {:.6}, actual = {:.6}",
+                    f64::from(min_fraction as f32),
+                    fraction
+                ),
+            ));
+            min_fraction = fraction;
+        }
+        if min_fraction == 1.0 && view.num_missing() != 0.0 {
+            out.push(describe(
+                Kind::FeatureTypeLowFractionPresent,
+                "Column dropped",
+                format!(
+                    "The feature was expected everywhere, but was missing in {} examples.",
+                    six_digits(view.num_missing())
+                ),
+            ));
+        }
+    }
+    out
+}
+
+fn check_string_domain(view: &FeatureView<'_>, domain: &StringDomain, max_off_domain: f64) -> Vec<Description> {
+    if view.has_invalid_utf8() {
+        return vec![describe(
+            Kind::EnumTypeInvalidUtf8,
+            "Invalid UTF8 strings",
+            "Found strings that were not valid UTF8 strings.",
+        )];
+    }
+    let valid: BTreeSet<&str> = domain.value.iter().map(String::as_str).collect();
+    let missing: Vec<(String, f64)> = view
+        .string_values_with_counts()
+        .into_iter()
+        .filter(|(value, _)| !valid.contains(value.as_str()))
+        .collect();
+    let missing_count: f64 = missing.iter().map(|(_, count)| count).sum();
+    let total = view.total_value_count();
+    if missing_count / total > max_off_domain || (max_off_domain == 0.0 && !missing.is_empty()) {
+        let listed: Vec<String> = missing
+            .iter()
+            .map(|(value, count)| format!("{} ({})", c_escape(value), percentage(*count as i64 as f64, total)))
+            .collect();
+        return vec![describe(
+            Kind::EnumTypeUnexpectedStringValues,
+            "Unexpected string values",
+            format!(
+                "Examples contain values missing from the schema: {}. ",
+                listed.join(", ")
+            ),
+        )];
+    }
+    Vec::new()
+}
+
+fn check_bool_domain(view: &FeatureView<'_>, domain: &super::proto::BoolDomain) -> Vec<Description> {
+    let non_boolean = "Non-boolean values";
+    match view.stats_type() {
+        feature_name_statistics::Type::Int => {
+            let Some(n) = view.num_stats() else { return Vec::new() };
+            if n.min < 0.0 {
+                vec![describe(
+                    Kind::BoolTypeSmallInt,
+                    non_boolean,
+                    format!(
+                        "Integers (such as {}) not in {{0, 1}}: converting to an integer.",
+                        six_digits(n.min)
+                    ),
+                )]
+            } else if n.max > 1.0 {
+                vec![describe(
+                    Kind::BoolTypeBigInt,
+                    non_boolean,
+                    format!(
+                        "Integers (such as {}) not in {{0, 1}}: converting to an integer.",
+                        six_digits(n.max)
+                    ),
+                )]
+            } else {
+                Vec::new()
+            }
+        }
+        feature_name_statistics::Type::Float => {
+            let Some(n) = view.num_stats() else { return Vec::new() };
+            let float = |text: String| vec![describe(Kind::BoolTypeUnexpectedFloat, non_boolean, text)];
+            if n.min != 0.0 && n.min != 1.0 {
+                return float(format!(
+                    "Floats (such as {}) not in {{0, 1}}: converting to float_domain.",
+                    six_digits(n.min)
+                ));
+            }
+            if n.max != 0.0 && n.max != 1.0 {
+                return float(format!(
+                    "Floats (such as {}) not in {{0, 1}}: converting to float_domain.",
+                    six_digits(n.max)
+                ));
+            }
+            for h in &n.histograms {
+                if h.num_nan > 0 {
+                    return float("Floats (such as NaN) not in {0, 1}: converting to float_domain.".into());
+                }
+                for b in h.buckets.iter().filter(|b| b.sample_count > 0.0) {
+                    if b.high_value < 0.0 {
+                        return float("Float values < 0 not in {0, 1}: converting to float_domain.".into());
+                    } else if b.low_value > 1.0 {
+                        return float("Float values > 1 not in {0, 1}: converting to float_domain.".into());
+                    } else if h.r#type == histogram::HistogramType::Quantiles as i32
+                        && b.high_value < 1.0
+                        && b.low_value > 0.0
+                    {
+                        return float("Float values falling between 0 and 1: converting to float_domain.".into());
+                    }
+                }
+            }
+            Vec::new()
+        }
+        feature_name_statistics::Type::String => {
+            let valid: BTreeSet<&str> = domain
+                .true_value
+                .iter()
+                .chain(domain.false_value.iter())
+                .map(String::as_str)
+                .collect();
+            for value in view.string_values() {
+                if !valid.contains(value.as_str()) {
+                    let listed = if valid.is_empty() {
+                        "{}".to_string()
+                    } else {
+                        format!("{{\"{}\"}}", valid.iter().copied().collect::<Vec<_>>().join("\", \""))
+                    };
+                    return vec![describe(
+                        Kind::BoolTypeUnexpectedString,
+                        non_boolean,
+                        format!("Saw unexpected value \"{value}\" instead of {listed}."),
+                    )];
+                }
+            }
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn check_unique(view: &FeatureView<'_>, unique: &super::proto::UniqueConstraints) -> Vec<Description> {
+    let Some(found) = view.num_unique() else {
+        return vec![describe(
+            Kind::FeatureTypeNoUnique,
+            "No unique values",
+            "UniqueConstraints specified for the feature, but unique values were not counted (i.e., feature is not \
+             string or categorical).",
+        )];
+    };
+    let found = i64::try_from(found).unwrap_or(i64::MAX);
+    let mut out = Vec::new();
+    let (min, max) = (unique.min.unwrap_or(0), unique.max.unwrap_or(0));
+    if found < min {
+        out.push(describe(
+            Kind::FeatureTypeLowUnique,
+            "Low number of unique values",
+            format!("Expected at least {min} unique values but found only {found}."),
+        ));
+    }
+    if found > max {
+        out.push(describe(
+            Kind::FeatureTypeHighUnique,
+            "High number of unique values",
+            format!("Expected no more than {max} unique values but found {found}."),
+        ));
+    }
+    out
+}
+
+#[derive(Default)]
+struct Comparison {
+    descriptions: Vec<Description>,
+    measurements: Vec<drift_skew_info::Measurement>,
+}
+
+/// TFDV's `UpdateFeatureComparatorDirect`: the comparator's distances between the feature here
+/// (`treatment`) and in the control data set (`control`).
+fn compare(
+    view: &FeatureView<'_>,
+    comparator: &FeatureComparator,
+    control: Option<&DatasetFeatureStatistics>,
+    control_name: &str,
+    treatment_name: &str,
+) -> Comparison {
+    use drift_skew_info::measurement::Type as Measure;
+    let mut result = Comparison::default();
+    let linf = comparator.infinity_norm.and_then(|c| c.threshold);
+    let nad = comparator.normalized_abs_difference.and_then(|c| c.threshold);
+    let jsd = comparator.jensen_shannon_divergence.as_ref().and_then(|c| c.threshold);
+    if linf.is_none() && nad.is_none() && jsd.is_none() {
+        return result;
+    }
+    let Some(control_dataset) = control else { return result };
+    let steps = view.steps();
+    let control_view = FeatureView::all(control_dataset)
+        .into_iter()
+        .find(|v| v.steps() == steps);
+    let Some(control_view) = control_view else {
+        result.descriptions.push(describe(
+            Kind::ComparatorControlDataMissing,
+            &format!("{control_name} data missing"),
+            format!("{control_name} data is missing."),
+        ));
+        return result;
+    };
+    let measure = |kind: Measure, value: f64, threshold: f64| drift_skew_info::Measurement {
+        r#type: Some(kind as i32),
+        value: Some(value),
+        threshold: Some(threshold),
+    };
+    let counts = view.string_values_with_counts();
+    let control_counts = control_view.string_values_with_counts();
+    if let Some(threshold) = linf {
+        let (value_key, distance) = max_difference(&normalized(&counts), &normalized(&control_counts));
+        result.measurements.push(measure(Measure::LInfty, distance, threshold));
+        if distance > threshold {
+            result.descriptions.push(describe(
+                Kind::ComparatorLInftyHigh,
+                &format!("High Linfty distance between {treatment_name} and {control_name}"),
+                format!(
+                    "The Linfty distance between {treatment_name} and {control_name} is {} (up to six significant \
+                     digits), above the threshold {}. The feature value with maximum difference is: {value_key}",
+                    six_digits(distance),
+                    six_digits(threshold)
+                ),
+            ));
+        }
+    }
+    if let Some(threshold) = nad {
+        let scale: f64 = counts.values().sum::<f64>() + control_counts.values().sum::<f64>();
+        let (value_key, distance) = max_difference(&scaled(&counts, scale), &scaled(&control_counts, scale));
+        result
+            .measurements
+            .push(measure(Measure::NormalizedAbsoluteDifference, distance, threshold));
+        if distance > threshold {
+            result.descriptions.push(describe(
+                Kind::ComparatorNormalizedAbsoluteDifferenceHigh,
+                &format!("High normalized absolute difference between {treatment_name} and {control_name}"),
+                format!(
+                    "The normalized absolute difference between {treatment_name} and {control_name} is {} (up to six \
+                     significant digits), above the threshold {}. The feature value with maximum difference is: \
+                     {value_key}",
+                    six_digits(distance),
+                    six_digits(threshold)
+                ),
+            ));
+        }
+    }
+    if let Some(threshold) = jsd {
+        let quantiles = comparator
+            .jensen_shannon_divergence
+            .as_ref()
+            .and_then(|c| c.source.as_ref())
+            .and_then(|s| s.r#type)
+            .is_some_and(|t| t == super::proto::histogram_selection::Type::Quantiles as i32);
+        let divergence = if !counts.is_empty() && !control_counts.is_empty() {
+            categorical_js_divergence(&counts, &control_counts)
+        } else {
+            match (view.histogram(quantiles), control_view.histogram(quantiles)) {
+                (Some(a), Some(b)) => histogram_js_divergence(a, b),
+                _ => None,
+            }
+        };
+        if let Some(divergence) = divergence {
+            result
+                .measurements
+                .push(measure(Measure::JensenShannonDivergence, divergence, threshold));
+            if divergence > threshold {
+                result.descriptions.push(describe(
+                    Kind::ComparatorJensenShannonDivergenceHigh,
+                    &format!("High approximate Jensen-Shannon divergence between {treatment_name} and {control_name}"),
+                    format!(
+                        "The approximate Jensen-Shannon divergence between {treatment_name} and {control_name} is {} \
+                         (up to six significant digits), above the threshold {}.",
+                        six_digits(divergence),
+                        six_digits(threshold)
+                    ),
+                ));
+            }
+        }
+    }
+    result
+}
+
+fn scaled(counts: &BTreeMap<String, f64>, scale: f64) -> BTreeMap<String, f64> {
+    if scale == 0.0 {
+        return counts.clone();
+    }
+    counts.iter().map(|(k, v)| (k.clone(), v / scale)).collect()
+}
+
+fn normalized(counts: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    scaled(counts, counts.values().sum())
+}
+
+/// The largest absolute difference between two maps and its key (the last key among equals,
+/// as TFDV's `GetLInftyNorm` keeps it).
+fn max_difference(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> (String, f64) {
+    let mut difference = a.clone();
+    for (key, value) in b {
+        *difference.entry(key.clone()).or_insert(0.0) -= value;
+    }
+    let mut best = (String::new(), 0.0);
+    for (key, value) in difference {
+        if value.abs() >= best.1 {
+            best = (key, value.abs());
+        }
+    }
+    best
+}
+
+/// Jensen–Shannon divergence (base 2) of two value-count maps; none when a count is not
+/// positive.
+fn categorical_js_divergence(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Option<f64> {
+    if a.values().chain(b.values()).any(|&c| c <= 0.0) {
+        return None;
+    }
+    let (a_sum, b_sum): (f64, f64) = (a.values().sum(), b.values().sum());
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut kl_sum = 0.0;
+    for key in keys {
+        let (ca, cb) = (a.get(key).copied().unwrap_or(0.0), b.get(key).copied().unwrap_or(0.0));
+        let (p, q) = (ca / a_sum, cb / b_sum);
+        let m = (p + q) / 2.0;
+        if ca != 0.0 {
+            kl_sum += p * (p / m).log2();
+        }
+        if cb != 0.0 {
+            kl_sum += q * (q / m).log2();
+        }
+    }
+    Some(kl_sum / 2.0)
+}
+
+/// A histogram bucket as the divergence sees it.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    low: f64,
+    high: f64,
+    count: f64,
+}
+
+/// TFDV's approximate Jensen–Shannon divergence of two numeric histograms: both rebucketed to
+/// the union of their boundaries (values spread uniformly within a bucket), point buckets,
+/// infinite buckets and NaN counts compared apart; none when either is empty.
+fn histogram_js_divergence(a: &Histogram, b: &Histogram) -> Option<f64> {
+    if a.r#type != b.r#type {
+        return None;
+    }
+    let (mut h1, mut h2) = align_histograms(a, b);
+    normalize(&mut h1)?;
+    normalize(&mut h2)?;
+    let kl = |p: &[f64], m: &[f64]| -> f64 {
+        p.iter()
+            .zip(m)
+            .filter(|(p, q)| **p > 0.0 && **q > 0.0)
+            .map(|(p, q)| p * (p / q).log2())
+            .sum()
+    };
+    let m: Vec<f64> = h1.iter().zip(&h2).map(|(x, y)| (x + y) / 2.0).collect();
+    Some((kl(&h1, &m) + kl(&h2, &m)) / 2.0)
+}
+
+fn normalize(counts: &mut [f64]) -> Option<()> {
+    let total: f64 = counts.iter().sum();
+    if total == 0.0 {
+        return None;
+    }
+    counts.iter_mut().for_each(|c| *c /= total);
+    Some(())
+}
+
+/// Ranged buckets, point masses by value, and the mass of infinite buckets.
+fn strip_points_and_infinities(h: &Histogram) -> (Vec<Bucket>, BTreeMap<u64, (f64, f64)>, f64) {
+    let mut ranged = Vec::new();
+    let mut points: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    let mut infinite = 0.0;
+    for b in &h.buckets {
+        if !b.low_value.is_finite() || !b.high_value.is_finite() {
+            infinite += b.sample_count;
+        } else if b.low_value == b.high_value {
+            points.entry(ordered_key(b.low_value)).or_insert((b.low_value, 0.0)).1 += b.sample_count;
+        } else {
+            ranged.push(Bucket {
+                low: b.low_value,
+                high: b.high_value,
+                count: b.sample_count,
+            });
+        }
+    }
+    (ranged, points, infinite)
+}
+
+/// A key that orders finite doubles as numbers (for maps of point masses).
+fn ordered_key(v: f64) -> u64 {
+    let v = if v == 0.0 { 0.0 } else { v };
+    let bits = v.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+fn boundaries(buckets: &[Bucket]) -> Vec<f64> {
+    let mut all: Vec<f64> = buckets.iter().flat_map(|b| [b.low, b.high]).collect();
+    all.sort_by(f64::total_cmp);
+    all.dedup_by(|a, b| a == b);
+    all
+}
+
+/// TFDV's `RebucketHistogram`: the counts of `buckets` spread over the buckets between
+/// `bounds` (which hold every boundary of `buckets`).
+fn rebucket(bounds: &[f64], buckets: &[Bucket]) -> Vec<f64> {
+    let mut out = Vec::new();
+    let last = bounds.len().saturating_sub(1);
+    let mut index = 0;
+    for b in buckets {
+        while index < last && b.low > bounds[index] {
+            out.push(0.0);
+            index += 1;
+        }
+        if b.low == b.high && index < last && b.low == bounds[index] {
+            out.push(b.count);
+            index += 1;
+            continue;
+        }
+        let mut covered = Vec::new();
+        while index < last && b.high > bounds[index] {
+            covered.push(bounds[index]);
+            index += 1;
+        }
+        covered.push(bounds[index.min(last)]);
+        for pair in covered.windows(2) {
+            out.push((pair[1] - pair[0]) / (b.high - b.low) * b.count);
+        }
+    }
+    while index < last {
+        out.push(0.0);
+        index += 1;
+    }
+    out
+}
+
+/// TFDV's `AlignHistograms`: two histograms as counts over the same buckets.
+fn align_histograms(a: &Histogram, b: &Histogram) -> (Vec<f64>, Vec<f64>) {
+    let (r1, p1, inf1) = strip_points_and_infinities(a);
+    let (r2, p2, inf2) = strip_points_and_infinities(b);
+    let (b1, b2) = (boundaries(&r1), boundaries(&r2));
+    let (mut h1, mut h2): (Vec<f64>, Vec<f64>) = if b1 == b2 {
+        (
+            r1.iter().map(|b| b.count).collect(),
+            r2.iter().map(|b| b.count).collect(),
+        )
+    } else {
+        let mut union: Vec<f64> = b1.iter().chain(&b2).copied().collect();
+        union.sort_by(f64::total_cmp);
+        union.dedup_by(|x, y| x == y);
+        (rebucket(&union, &r1), rebucket(&union, &r2))
+    };
+    let points: BTreeSet<u64> = p1.keys().chain(p2.keys()).copied().collect();
+    for point in points {
+        h1.push(p1.get(&point).map_or(0.0, |p| p.1));
+        h2.push(p2.get(&point).map_or(0.0, |p| p.1));
+    }
+    if inf1 != 0.0 {
+        h1.push(inf1);
+        h2.push(0.0);
+    }
+    if inf2 != 0.0 {
+        h1.push(0.0);
+        h2.push(inf2);
+    }
+    if a.num_nan > 0 || b.num_nan > 0 {
+        h1.extend([0.0, a.num_nan as f64]);
+        h2.extend([b.num_nan as f64, 0.0]);
+    }
+    (h1, h2)
+}
+
+/// A count as a share of `total` as TFDV writes it: `<1%`, `~N%` (floored), `?` without a total.
+fn percentage(count: f64, total: f64) -> String {
+    if total == 0.0 {
+        return "?".into();
+    }
+    let percent = 100.0 * count / total;
+    if percent < 1.0 {
+        "<1%".into()
+    } else {
+        format!("~{}%", percent.floor() as i64)
+    }
+}
+
+/// abseil's `Utf8SafeCEscape`: quotes, backslashes and control bytes escaped, UTF-8 kept.
+fn c_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '"' => out.push_str("\\\""),
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\{:03o}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A double with six significant digits as abseil's `SixDigits` (C's `%g`) writes it.
+fn six_digits(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let scientific = format!("{v:.5e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exponent.abs())
+    } else {
+        let decimals = usize::try_from(5 - exponent).unwrap_or(0);
+        trim(&format!("{v:.decimals$}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn six_digits_is_printf_g() {
+        assert_eq!(six_digits(0.5), "0.5");
+        assert_eq!(six_digits(3.0), "3");
+        assert_eq!(six_digits(0.123456789), "0.123457");
+        assert_eq!(six_digits(1234567.0), "1.23457e+06");
+        assert_eq!(six_digits(0.00001234), "1.234e-05");
+        assert_eq!(six_digits(-2.5), "-2.5");
+    }
+
+    #[test]
+    fn percentages_and_escapes() {
+        assert_eq!(percentage(1.0, 200.0), "<1%");
+        assert_eq!(percentage(2.0, 3.0), "~66%");
+        assert_eq!(percentage(1.0, 0.0), "?");
+        assert_eq!(c_escape("a\"b\n\u{1}é"), "a\\\"b\\n\\001é");
+    }
+
+    #[test]
+    fn linf_picks_the_largest_difference() {
+        let a: BTreeMap<String, f64> = [("x".to_string(), 3.0), ("y".to_string(), 1.0)].into();
+        let b: BTreeMap<String, f64> = [("x".to_string(), 1.0), ("y".to_string(), 1.0)].into();
+        let (key, distance) = max_difference(&normalized(&a), &normalized(&b));
+        assert_eq!(key, "y");
+        assert!((distance - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn js_divergence_of_disjoint_and_equal_distributions() {
+        let a: BTreeMap<String, f64> = [("x".to_string(), 2.0)].into();
+        let b: BTreeMap<String, f64> = [("y".to_string(), 5.0)].into();
+        assert_eq!(categorical_js_divergence(&a, &b), Some(1.0));
+        assert_eq!(categorical_js_divergence(&a, &a), Some(0.0));
+        let histogram = |buckets: &[(f64, f64, f64)]| Histogram {
+            buckets: buckets
+                .iter()
+                .map(|&(low_value, high_value, sample_count)| histogram::Bucket {
+                    low_value,
+                    high_value,
+                    sample_count,
+                })
+                .collect(),
+            ..Histogram::default()
+        };
+        let left = histogram(&[(0.0, 1.0, 10.0)]);
+        let right = histogram(&[(1.0, 2.0, 10.0)]);
+        assert_eq!(histogram_js_divergence(&left, &right), Some(1.0));
+        let half = histogram(&[(0.0, 2.0, 10.0)]);
+        let divergence = histogram_js_divergence(&left, &half).unwrap();
+        assert!(divergence > 0.0 && divergence < 1.0, "{divergence}");
+    }
+}

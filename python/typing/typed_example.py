@@ -346,6 +346,10 @@ def statistics(tmp: str, files: list[str]) -> None:
     ts.write_stats_binary(ts.load_stats_text(text), os.path.join(tmp, "again.pb"))
     same = ts.Statistics.of(ts.load_statistics(out)) == ts.Statistics.of(ts.load_stats_binary(out))
     print(same, ts.Statistics.of(stats).to_text()[:20], ts.Statistics(ts.Statistics.of(stats).SerializeToString()))
+    report: ts.StatisticsReport = ts.visualize_statistics(stats, stats, "train", "eval", lhs_data_location=files)
+    report.save(os.path.join(tmp, "report.html"))
+    html: str = ts.get_statistics_html(stats, title="report") + report._repr_html_() + report.html
+    print(len(html), len(ts.Statistics.of(stats)._repr_html_()))
 
 
 def torch_part(files: list[str]) -> None:

@@ -93,3 +93,52 @@ def test_same_statistics_as_tfdv(tmp_path):
     )
     report = [line for line in ran.stdout.splitlines() if line.startswith("seed")]
     assert ran.returncode == 0, "\n".join(report) or ran.stderr[-3000:]
+
+
+def write_sequences(path, rows):
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for row in rows:
+            w.write(tfrec.train.SequenceExample.from_dict(row).SerializeToString())
+
+
+SEQUENCES = [
+    {"context": {"id": 1}, "feature_lists": {"clicks": [[1, 2], [3]]}},
+    {"context": {"id": 2}, "feature_lists": {"clicks": [[4]]}},
+    {"context": {"id": 3}},
+]
+
+
+def test_sequence_examples_give_their_feature_lists_unless_read_as_examples(tmp_path):
+    path = tmp_path / "s.tfrecord"
+    write_sequences(path, SEQUENCES)
+    for kind in ["auto", "sequence"]:
+        text = text_of(tfstats.generate_statistics_from_tfrecord(str(path), kind=kind))
+        assert 'step: "##SEQUENCE##"\n      step: "clicks"\n' in text, kind
+        # Steps per example (2 examples of 3 have the list), then values per step.
+        assert "presence_and_valency_stats {\n          num_non_missing: 2\n          num_missing: 1\n" in text
+        assert 'name: "level_2_value_list_length_quantiles"' in text
+    context_only = text_of(tfstats.generate_statistics_from_tfrecord(str(path), kind="example"))
+    assert "##SEQUENCE##" not in context_only and 'step: "id"' in context_only
+    with pytest.raises(ValueError, match="kind must be"):
+        tfstats.generate_statistics_from_tfrecord(str(path), kind="sequences")
+
+
+def test_allowlist_keeps_the_named_features_and_sample_rate_counts_about_the_share(tmp_path):
+    path = tmp_path / "s.tfrecord"
+    write_sequences(path, SEQUENCES)
+    only_id = text_of(tfstats.generate_statistics_from_tfrecord(
+        str(path), tfstats.StatsOptions(feature_allowlist=["id"])))
+    assert 'step: "id"' in only_id and "##SEQUENCE##" not in only_id and "num_examples: 3\n" in only_id
+    only_lists = text_of(tfstats.generate_statistics_from_tfrecord(
+        str(path), tfstats.StatsOptions(feature_allowlist=["##SEQUENCE##"])))
+    assert 'step: "id"' not in only_lists and 'step: "clicks"' in only_lists
+
+    many = tmp_path / "many.tfrecord"
+    write(many, [{"x": i} for i in range(4000)])
+    half = tfstats.Statistics.of(tfstats.generate_statistics_from_tfrecord(
+        str(many), tfstats.StatsOptions(sample_rate=0.5))).to_text()
+    num_examples = int(half.split("num_examples: ")[1].split("\n")[0])
+    assert 1800 < num_examples < 2200
+    again = tfstats.Statistics.of(tfstats.generate_statistics_from_tfrecord(
+        str(many), tfstats.StatsOptions(sample_rate=0.5))).to_text()
+    assert again == half

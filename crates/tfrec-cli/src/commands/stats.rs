@@ -5,9 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
+use tfrec::stats::RecordMessage;
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
+use crate::messages::{KindChoice, MessageArgs};
 use crate::output::{pending_file, refuse_same_file};
 use crate::report::{print_skipped_stats, report_stdout};
 
@@ -19,6 +21,12 @@ pub struct Args {
     input: InputArgs,
     #[command(flatten)]
     skip: SkipArgs,
+    /// `example` reads every record as an Example, as TFDV's generate_statistics_from_tfrecord
+    /// does (a SequenceExample's context only); `sequence` as a SequenceExample (context
+    /// features, then the feature lists under `##SEQUENCE##`, as TFDV computes them from
+    /// tfx_bsl's SequenceExample decoder); `auto` each record by whether it has feature lists.
+    #[command(flatten)]
+    message: MessageArgs,
     /// Write the statistics to this file instead of standard output (under a temporary name,
     /// renamed when complete; never over an input).
     #[arg(short = 'o', long, value_name = "PATH")]
@@ -41,6 +49,14 @@ pub struct Args {
     epsilon: f64,
     #[command(flatten)]
     report: ReportArgs,
+    /// Count a share of the records, in (0, 1]: each kept by a hash of its file and offset
+    /// (the same sample every run; TFDV's sample_rate keeps random batches instead).
+    #[arg(long, value_name = "RATE")]
+    sample_rate: Option<f64>,
+    /// Statistics of these top-level features only (TFDV's feature_allowlist; repeat or
+    /// separate by commas; `##SEQUENCE##` keeps the feature lists).
+    #[arg(long = "feature", value_name = "NAME", value_delimiter = ',')]
+    feature_allowlist: Vec<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -53,7 +69,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let options = tfrec::stats::StatsOptions::default()
         .num_top_values(args.num_top_values)
         .num_histogram_buckets(args.num_histogram_buckets)
-        .epsilon(args.epsilon);
+        .epsilon(args.epsilon)
+        .sample_rate(args.sample_rate)
+        .feature_allowlist((!args.feature_allowlist.is_empty()).then_some(args.feature_allowlist))
+        .message(match args.message.kind {
+            KindChoice::Auto => RecordMessage::Detect,
+            KindChoice::Example => RecordMessage::Example,
+            KindChoice::Sequence => RecordMessage::SequenceExample,
+        });
     let threads = match args.threads {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -500,6 +500,9 @@ def stats_generate(
     threads: int,
     compression_type: str | None = None,
     on_corruption: str = "raise",
+    kind: str = "auto",
+    sample_rate: float | None = None,
+    feature_allowlist: Sequence[str] | None = None,
 ) -> bytes:
     """The binary ``DatasetFeatureStatisticsList`` of the Examples in ``inputs``."""
 

@@ -53,6 +53,13 @@ class StatsOptions:
     num_histogram_buckets: int = 10
     num_quantiles_histogram_buckets: int = 10
     epsilon: float = 0.01
+    #: The share of records counted, in (0, 1]; ``None``: all. tfrec keeps each record by a
+    #: hash of its file and offset (the same sample every run); TFDV keeps random batches, so
+    #: the figures differ from TFDV's beyond the expected counts.
+    sample_rate: Optional[float] = None
+    #: The top-level features kept (context features by name, the feature lists together by
+    #: ``"##SEQUENCE##"``); ``None``: all.
+    feature_allowlist: Optional[List[str]] = None
 
 
 class Statistics:
@@ -111,12 +118,19 @@ def generate_statistics_from_tfrecord(
     threads: Optional[int] = None,
     compression_type: Optional[str] = None,
     on_corruption: str = "raise",
+    kind: str = "auto",
 ) -> Any:
     """Statistics of the Examples in ``data_location`` (a path, glob, directory or URL, or a
     list of them), as TFDV's function of the same name computes them; written to
     ``output_path`` (binary) when given. ``threads`` defaults to one per core (files are
     shared out whole); ``on_corruption`` (``"raise"``, ``"skip"``, ``"skip_file"``) is the
-    readers' policy for damaged records."""
+    readers' policy for damaged records.
+
+    ``kind`` says what the records hold: ``"example"`` reads every record as an Example, as
+    TFDV's function does (a SequenceExample's context features only); ``"sequence"`` as a
+    SequenceExample (its context features, then its feature lists under the
+    ``##SEQUENCE##`` struct, as TFDV computes them from tfx_bsl's ``TFSequenceExampleRecord``);
+    ``"auto"`` decides per record by whether it has feature lists."""
     options = stats_options or StatsOptions()
     locations = [data_location] if isinstance(data_location, (str, os.PathLike)) else list(data_location)
     data = _tfrec.stats_generate(
@@ -130,6 +144,9 @@ def generate_statistics_from_tfrecord(
         threads=threads or os.cpu_count() or 1,
         compression_type=compression_type,
         on_corruption=on_corruption,
+        kind=kind,
+        sample_rate=options.sample_rate,
+        feature_allowlist=options.feature_allowlist,
     )
     if output_path is not None:
         with open(output_path, "wb") as f:

@@ -1,6 +1,6 @@
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 __all__ = [
     "Statistics",
@@ -28,6 +28,13 @@ class StatsOptions:
     num_histogram_buckets: int = 10
     num_quantiles_histogram_buckets: int = 10
     epsilon: float = 0.01
+    #: The share of records counted, in (0, 1]; ``None``: all. tfrec keeps each record by a
+    #: hash of its file and offset (the same sample every run); TFDV keeps random batches, so
+    #: the figures differ from TFDV's beyond the expected counts.
+    sample_rate: Optional[float] = None
+    #: The top-level features kept (context features by name, the feature lists together by
+    #: ``"##SEQUENCE##"``); ``None``: all.
+    feature_allowlist: Optional[List[str]] = None
 
 class Statistics:
     """A serialized ``DatasetFeatureStatisticsList``, for when ``tensorflow-metadata`` is not
@@ -50,6 +57,7 @@ def generate_statistics_from_tfrecord(
     threads: Optional[int] = None,
     compression_type: Optional[str] = None,
     on_corruption: str = "raise",
+    kind: str = "auto",
 ) -> Any: ...
 def load_stats_binary(input_path: PathLike) -> Any: ...
 def load_stats_text(input_path: PathLike) -> Any: ...

@@ -5,12 +5,15 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use super::error::{RecordPlace, StatsError};
-use super::histogram::{self, Bucket};
-use super::options::StatsOptions;
+use super::error::{type_name, RecordPlace, StatsError};
+use super::histogram::{self, quantiles_histogram};
+use super::options::{RecordMessage, StatsOptions};
 use super::proto;
 use super::quantiles::QuantilesSketch;
+use super::select::keep_allowed;
+use super::sequence::{has_feature_lists, FeatureListsAcc, ValuesAcc};
 use crate::example::{ExampleView, FeatureView, Kind};
+use crate::wire::DecodeError;
 
 /// TFDV's `_NUM_QUANTILES_FACTOR_FOR_STD_HISTOGRAM`: the standard histogram is interpolated
 /// from a quantiles histogram this many times finer than the quantiles histogram shown.
@@ -251,12 +254,52 @@ impl FeatureAcc {
     }
 }
 
-/// TFDV's name of the type a kind gives.
-fn type_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Int64 => "INT",
-        Kind::Float => "FLOAT",
-        Kind::Bytes => "STRING",
+/// Feature lists count their values as plain features do (see `sequence`).
+impl ValuesAcc for FeatureAcc {
+    fn empty() -> Self {
+        FeatureAcc::new()
+    }
+
+    /// The kind its values have, once one was seen.
+    fn kind(&self) -> Option<Kind> {
+        self.kind
+    }
+
+    /// Adds the values of `feature` (of `kind`) to the numeric or string figures, and gives
+    /// their count; the per-example figures are `count_examples`'.
+    fn add_values(&mut self, kind: Kind, feature: &FeatureView<'_>, eps: f64) -> Result<u64, DecodeError> {
+        self.kind = Some(kind);
+        let count = match kind {
+            Kind::Int64 => {
+                let numeric = self.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                feature.for_each_int64(|v| numeric.add(v as f64))
+            }
+            Kind::Float => {
+                let numeric = self.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                feature.for_each_float(|v| numeric.add(f64::from(v)))
+            }
+            Kind::Bytes => {
+                let strings = self.strings.get_or_insert_with(StringAcc::default);
+                feature.for_each_bytes(|v| strings.add(v))
+            }
+        }?;
+        Ok(count as u64)
+    }
+
+    /// Counts `examples` examples where the feature is present with `count` values each.
+    fn count_examples(&mut self, count: u64, examples: u64) {
+        if examples == 0 {
+            return;
+        }
+        self.num_non_missing += examples;
+        self.min_num_values = self.min_num_values.min(count);
+        self.max_num_values = self.max_num_values.max(count);
+        self.total_num_values += count * examples;
+        *self.num_values_counts.entry(count).or_insert(0) += examples;
+    }
+
+    fn merge(&mut self, name: &[u8], other: &FeatureAcc) -> Result<(), StatsError> {
+        FeatureAcc::merge(self, name, other)
     }
 }
 
@@ -281,6 +324,8 @@ pub struct StatsAccumulator {
     options: StatsOptions,
     num_examples: u64,
     features: FxHashMap<Box<[u8]>, FeatureAcc>,
+    /// The feature lists of SequenceExamples (empty for Examples).
+    feature_lists: FeatureListsAcc<FeatureAcc>,
     /// A record's entries, reused between records (keys and positions only).
     scratch: Vec<(usize, usize)>,
 }
@@ -293,6 +338,7 @@ impl StatsAccumulator {
             options,
             num_examples: 0,
             features: FxHashMap::default(),
+            feature_lists: FeatureListsAcc::default(),
             scratch: Vec::new(),
         })
     }
@@ -385,6 +431,56 @@ impl StatsAccumulator {
         Ok(())
     }
 
+    /// Adds one record, read as [`StatsOptions::message`] says.
+    pub fn add_record(&mut self, record: &[u8], place: Option<&dyn Fn() -> RecordPlace>) -> Result<(), StatsError> {
+        match self.options.message {
+            RecordMessage::Example => self.add_example(record, place),
+            RecordMessage::SequenceExample => self.add_sequence_example(record, place),
+            RecordMessage::Detect if has_feature_lists(record) => self.add_sequence_example(record, place),
+            RecordMessage::Detect => self.add_example(record, place),
+        }
+    }
+
+    /// Adds one serialized `SequenceExample`: its context features as an `Example`'s features,
+    /// its feature lists as TFDV computes them from tfx_bsl's SequenceExample decoder (under
+    /// the `##SEQUENCE##` struct; see the `sequence` module). `place` names it in errors. On
+    /// error nothing of the record has been counted.
+    ///
+    /// ```
+    /// use tfrec::example::SequenceExample;
+    /// use tfrec::stats::{StatsAccumulator, StatsOptions};
+    ///
+    /// let mut acc = StatsAccumulator::new(StatsOptions::default())?;
+    /// let record = SequenceExample::builder().context_int64("id", 7).int64_list("clicks", [vec![1, 2], vec![3]]).build()?;
+    /// acc.add_sequence_example(&record.encode(), None)?;
+    /// let paths: Vec<String> = acc.finish().datasets[0].features.iter().map(|f| match &f.field_id {
+    ///     Some(tfrec::stats::proto::feature_name_statistics::FieldId::Path(p)) => p.step.join("."),
+    ///     _ => String::new(),
+    /// }).collect();
+    /// assert_eq!(paths, ["id", "##SEQUENCE##", "##SEQUENCE##.clicks"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_sequence_example(
+        &mut self,
+        record: &[u8],
+        place: Option<&dyn Fn() -> RecordPlace>,
+    ) -> Result<(), StatsError> {
+        let index = self.num_examples;
+        let place_of = || {
+            place.map_or(
+                RecordPlace {
+                    path: Default::default(),
+                    offset: 0,
+                    record_index: index,
+                },
+                |p| p(),
+            )
+        };
+        let lists = self.feature_lists.check(record, &place_of)?;
+        self.add_example(record, place)?;
+        self.feature_lists.add(lists, self.options.epsilon, &place_of)
+    }
+
     /// Adds `other`'s examples (a shard's or a thread's partial statistics).
     pub fn merge(&mut self, other: &StatsAccumulator) -> Result<(), StatsError> {
         if self.options != other.options {
@@ -408,6 +504,9 @@ impl StatsAccumulator {
                 }
             }
         }
+        if let Some(conflict) = self.feature_lists.kind_conflict(&other.feature_lists) {
+            return Err(conflict);
+        }
         for (name, theirs) in &other.features {
             match self.features.get_mut(name) {
                 Some(ours) => ours.merge(name, theirs)?,
@@ -416,6 +515,7 @@ impl StatsAccumulator {
                 }
             }
         }
+        self.feature_lists.merge(&other.feature_lists)?;
         self.num_examples += other.num_examples;
         Ok(())
     }
@@ -424,16 +524,26 @@ impl StatsAccumulator {
     /// options: one dataset, its features in name order.
     pub fn finish(&self) -> proto::DatasetFeatureStatisticsList {
         let sorted: BTreeMap<&[u8], &FeatureAcc> = self.features.iter().map(|(k, v)| (&k[..], v)).collect();
-        let features = sorted
+        let mut features: Vec<_> = sorted
             .into_iter()
             .map(|(name, acc)| self.feature_stats(name, acc))
             .collect();
+        features.extend(
+            self.feature_lists
+                .finish(self.num_examples, &self.options, |name, acc| {
+                    self.feature_stats(name, acc)
+                }),
+        );
+        let mut dataset = proto::DatasetFeatureStatistics {
+            num_examples: self.num_examples,
+            features,
+            ..Default::default()
+        };
+        if let Some(allowlist) = &self.options.feature_allowlist {
+            keep_allowed(&mut dataset, allowlist);
+        }
         proto::DatasetFeatureStatisticsList {
-            datasets: vec![proto::DatasetFeatureStatistics {
-                num_examples: self.num_examples,
-                features,
-                ..Default::default()
-            }],
+            datasets: vec![dataset],
         }
     }
 
@@ -579,23 +689,6 @@ impl StatsAccumulator {
             }
         }
         stats
-    }
-}
-
-/// A `QUANTILES` histogram of `buckets`.
-fn quantiles_histogram(buckets: &[Bucket], num_nan: u64) -> proto::Histogram {
-    proto::Histogram {
-        num_nan,
-        buckets: buckets
-            .iter()
-            .map(|b| proto::histogram::Bucket {
-                low_value: b.low,
-                high_value: b.high,
-                sample_count: b.count,
-            })
-            .collect(),
-        r#type: proto::histogram::HistogramType::Quantiles as i32,
-        ..Default::default()
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::example::DecodeError;
+use crate::example::{DecodeError, Kind};
 use crate::record::RecordError;
 
 /// Where a record came from, for errors.
@@ -49,8 +49,18 @@ pub enum StatsError {
         /// What is wrong in it.
         error: DecodeError,
     },
-    /// A feature holds values of two kinds in different records: TFDV refuses such data too
-    /// ("Cannot determine the type of feature").
+    /// A record is not a valid `SequenceExample` (when the records are read as such).
+    #[error("{place}: the record is not a valid SequenceExample: {error}")]
+    DecodeSequence {
+        /// The record.
+        place: RecordPlace,
+        /// What is wrong in it.
+        error: DecodeError,
+    },
+    /// A feature holds values of two kinds in different records (or, for a feature list, in
+    /// two steps of one record): TFDV refuses such data too ("Cannot determine the type of
+    /// feature"; "Feature had wrong type" for feature lists). A feature list is named by its
+    /// path in the statistics, `##SEQUENCE##.<key>`.
     #[error("{place}: cannot determine the type of feature {feature:?}: found values of types {first} and {second}")]
     KindChanged {
         /// The record where the second kind was found.
@@ -109,12 +119,21 @@ impl StatsError {
         use crate::ErrorCategory::{Data, Io, Usage};
         match self {
             StatsError::Record(e) => e.category(),
-            StatsError::Decode { .. } | StatsError::KindChanged { .. } => Data,
+            StatsError::Decode { .. } | StatsError::DecodeSequence { .. } | StatsError::KindChanged { .. } => Data,
             StatsError::Proto(_) | StatsError::Text(_) => Data,
             StatsError::SchemaText(_) | StatsError::NoDefaultSlice { .. } => Usage,
             StatsError::OptionsDiffer | StatsError::InvalidOption(_) => Usage,
             StatsError::File { .. } => Io,
             StatsError::InFile { error, .. } => error.category(),
         }
+    }
+}
+
+/// TFDV's name of the type a kind gives.
+pub(super) fn type_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Int64 => "INT",
+        Kind::Float => "FLOAT",
+        Kind::Bytes => "STRING",
     }
 }

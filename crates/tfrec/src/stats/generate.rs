@@ -1,6 +1,7 @@
 //! Files in, statistics out: the records of every input (paths, globs, directories, and URLs
 //! where the `remote` feature reads them) read with the reader's options, damage skipped or
-//! fatal as they say, spread over threads by file, the partial statistics merged in file order.
+//! fatal as they say (what was skipped noted on the features), sampled at `sample_rate`,
+//! spread over threads by file, the partial statistics merged in file order.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use super::accumulate::StatsAccumulator;
 use super::error::{RecordPlace, StatsError};
 use super::options::StatsOptions;
 use super::proto::DatasetFeatureStatisticsList;
+use super::select::{in_sample, note_damage};
 use crate::record::{expand_inputs, MultiFileReader, ReadStats, ReaderOptions};
 
 /// What [`generate_statistics`] gives: the statistics, and what reading found (records read,
@@ -85,10 +87,11 @@ pub fn statistics_of_files(
         total.merge(&acc)?;
         read_stats.add(&stats);
     }
-    Ok(GenerateOutput {
-        statistics: total.finish(),
-        read_stats,
-    })
+    let mut statistics = total.finish();
+    for dataset in &mut statistics.datasets {
+        note_damage(dataset, &read_stats);
+    }
+    Ok(GenerateOutput { statistics, read_stats })
 }
 
 /// `files` in `parts` runs of consecutive files, as even in count as they can be.
@@ -109,12 +112,15 @@ fn accumulate_files(
     let mut records = MultiFileReader::new(files, reader);
     let mut index = 0u64;
     while let Some(record) = records.next_located()? {
+        if !in_sample(options.sample_rate, record.path, record.offset) {
+            continue;
+        }
         let place = || RecordPlace {
             path: record.path.to_path_buf(),
             offset: record.offset,
             record_index: index,
         };
-        acc.add_example(record.data, Some(&place))?;
+        acc.add_record(record.data, Some(&place))?;
         index += 1;
     }
     Ok((acc, records.stats()))

@@ -219,6 +219,23 @@ pub(crate) fn equi_width_buckets(
     out
 }
 
+/// A `QUANTILES` histogram of `buckets`.
+pub(crate) fn quantiles_histogram(buckets: &[Bucket], num_nan: u64) -> super::proto::Histogram {
+    super::proto::Histogram {
+        num_nan,
+        buckets: buckets
+            .iter()
+            .map(|b| super::proto::histogram::Bucket {
+                low_value: b.low,
+                high_value: b.high,
+                sample_count: b.count,
+            })
+            .collect(),
+        r#type: super::proto::histogram::HistogramType::Quantiles as i32,
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,10 @@
 //!
 //! Quantiles come from a port of TFDV's sketch (`quantiles`): exact below about 10,000 values
 //! per feature, within `epsilon` in rank above. A feature whose kind changes between records
-//! is an error, as it is for TFDV. SequenceExamples, weights, slicing and the schema-driven
+//! is an error, as it is for TFDV. SequenceExamples ([`RecordMessage`]): the context features
+//! as features, the feature lists as TFDV computes them from tfx_bsl's SequenceExample decoder
+//! (`sequence`). `sample_rate` and `feature_allowlist` as TFDV's options, and the damage the
+//! readers skipped noted on the features (`select`). Weights, slicing and the schema-driven
 //! options are not computed yet.
 //!
 //! Two data sets are compared by TFDV's drift measures ([`feature_drift`]), and [`report`]
@@ -39,6 +42,8 @@ pub mod proto;
 mod quantiles;
 pub mod report;
 mod schema;
+mod select;
+mod sequence;
 mod text;
 mod validate;
 mod view;
@@ -50,8 +55,9 @@ pub use files::{
     decode_anomalies, decode_schema, encode_anomalies, encode_schema, read_schema_file, read_statistics_file,
 };
 pub use generate::{generate_statistics, statistics_of_files, GenerateOutput};
-pub use options::StatsOptions;
+pub use options::{RecordMessage, StatsOptions};
 pub use quantiles::QuantilesSketch;
 pub use schema::{infer_schema, schema_from_text, schema_to_text, InferSchemaOptions};
+pub use sequence::SEQUENCE_FEATURE;
 pub use text::{decode_statistics, encode_statistics, statistics_from_text, statistics_to_text};
 pub use validate::{anomalies_to_text, has_anomalies, validate_statistics};

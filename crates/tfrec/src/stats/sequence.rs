@@ -1,0 +1,648 @@
+//! The feature lists of `SequenceExample`s, as TFDV 1.16.1 computes them from tfx_bsl's
+//! SequenceExample decoder (`TFSequenceExampleRecord` with no schema), the context features
+//! being counted as an `Example`'s features.
+//!
+//! The decoder puts the feature lists in a struct column, `##SEQUENCE##`, with one child per
+//! feature-list key, each a list of lists (steps, then values). TFDV's basic statistics
+//! generator then gives (`basic_stats_generator.py`):
+//! - `##SEQUENCE##`: a `STRUCT` present in every example with one value, when any record of
+//!   the data set has a feature-list key (no feature at all otherwise);
+//! - `##SEQUENCE##.<key>`: the type of its values; `num_non_missing` the examples that have
+//!   the key (an empty list counts); `min/max/avg/tot_num_values` and `num_values_histogram`
+//!   counted over the values of all steps of an example; `presence_and_valency_stats` per
+//!   level: steps per example, then values per step (a step with no kind set is a missing
+//!   inner list: it counts in the steps, not as a present step); the value figures (numeric or
+//!   string statistics) over all values;
+//! - custom statistics `level_2_value_list_length_quantiles` and `_standard`: histograms of the
+//!   values per step, with `num_values_histogram_buckets` buckets, once the type is known.
+//!
+//! A feature list whose steps hold two kinds, in one record or across records, is refused, as
+//! the decoder refuses it. tfrec takes the whole data set as one batch; TFDV decodes batch by
+//! batch, and a batch where no record has a feature-list key has no `##SEQUENCE##` column, so
+//! TFDV's `##SEQUENCE##` count and the children's `num_missing` can be lower than tfrec's when
+//! its batches split such records apart (not when every batch has a feature list).
+
+use rustc_hash::FxHashMap;
+
+use super::error::{type_name, RecordPlace, StatsError};
+use super::histogram::{self, quantiles_histogram};
+use super::options::StatsOptions;
+use super::proto;
+use super::quantiles::QuantilesSketch;
+use crate::example::{FeatureView, Kind, SequenceExampleView};
+use crate::wire::{DecodeError, WireReader, WireType};
+
+/// The struct feature the decoder puts the feature lists in (tfx_bsl's
+/// `_SEQUENCE_COLUMN_NAME`).
+pub const SEQUENCE_FEATURE: &str = "##SEQUENCE##";
+
+/// What a feature list's values are counted with: the accumulator of a plain feature's
+/// figures (`accumulate`'s), which also builds the feature's statistics at the end.
+pub(super) trait ValuesAcc: Clone + std::fmt::Debug {
+    /// An empty accumulator.
+    fn empty() -> Self;
+    /// The kind its values have, once one was seen.
+    fn kind(&self) -> Option<Kind>;
+    /// Adds the values of `feature` (of `kind`) and gives their count.
+    fn add_values(&mut self, kind: Kind, feature: &FeatureView<'_>, eps: f64) -> Result<u64, DecodeError>;
+    /// Counts `examples` examples where the feature is present with `count` values each.
+    fn count_examples(&mut self, count: u64, examples: u64);
+    /// Adds `other`'s figures (`name` for errors).
+    fn merge(&mut self, name: &[u8], other: &Self) -> Result<(), StatsError>;
+}
+
+/// One nesting level's presence and valency (TFDV's `_PresenceAndValencyStats`).
+#[derive(Debug, Clone)]
+struct Level {
+    /// Lists present at this level (not null).
+    num_non_missing: u64,
+    /// Fewest values in a present list (`u64::MAX` until one is counted).
+    min_num_values: u64,
+    max_num_values: u64,
+    total_num_values: u64,
+    /// Present lists by their number of values, exact.
+    counts: FxHashMap<u64, u64>,
+}
+
+impl Default for Level {
+    fn default() -> Self {
+        Level {
+            num_non_missing: 0,
+            min_num_values: u64::MAX,
+            max_num_values: 0,
+            total_num_values: 0,
+            counts: FxHashMap::default(),
+        }
+    }
+}
+
+impl Level {
+    fn add(&mut self, n: u64) {
+        self.num_non_missing += 1;
+        self.min_num_values = self.min_num_values.min(n);
+        self.max_num_values = self.max_num_values.max(n);
+        self.total_num_values += n;
+        *self.counts.entry(n).or_insert(0) += 1;
+    }
+
+    fn merge(&mut self, other: &Level) {
+        self.num_non_missing += other.num_non_missing;
+        self.min_num_values = self.min_num_values.min(other.min_num_values);
+        self.max_num_values = self.max_num_values.max(other.max_num_values);
+        self.total_num_values += other.total_num_values;
+        for (&n, &c) in &other.counts {
+            *self.counts.entry(n).or_insert(0) += c;
+        }
+    }
+
+    /// The proto of this level; `parent_total` is the number of lists the level above holds
+    /// (for the outer level, the examples).
+    fn proto(&self, parent_total: u64) -> proto::PresenceAndValencyStatistics {
+        let mut out = proto::PresenceAndValencyStatistics {
+            num_non_missing: self.num_non_missing,
+            num_missing: parent_total.saturating_sub(self.num_non_missing),
+            ..Default::default()
+        };
+        if self.num_non_missing > 0 {
+            out.min_num_values = self.min_num_values;
+            out.max_num_values = self.max_num_values;
+            out.tot_num_values = self.total_num_values;
+        }
+        out
+    }
+
+    /// The sketch of the counts, as TFDV's compacted `num_values_summary`.
+    fn sketch(&self, eps: f64) -> QuantilesSketch {
+        let mut sketch = QuantilesSketch::new(eps);
+        let mut counts: Vec<(u64, u64)> = self.counts.iter().map(|(&n, &c)| (n, c)).collect();
+        counts.sort_unstable();
+        for (n, c) in counts {
+            sketch.add_count(n as f64, c);
+        }
+        sketch.compact();
+        sketch
+    }
+}
+
+/// One feature list's partial statistics.
+#[derive(Debug, Clone)]
+struct FeatureListAcc<V> {
+    /// The values of every step, and per example the number of values over its steps
+    /// (TFDV's figures for the whole feature: innermost values per example).
+    values: V,
+    /// Steps per example that has the key (level 1).
+    steps: Level,
+    /// Values per step that has a kind (level 2).
+    step_values: Level,
+}
+
+impl<V: ValuesAcc> FeatureListAcc<V> {
+    fn new() -> Self {
+        FeatureListAcc {
+            values: V::empty(),
+            steps: Level::default(),
+            step_values: Level::default(),
+        }
+    }
+}
+
+/// The feature lists of the SequenceExamples counted so far, by key (empty for Examples).
+#[derive(Debug, Clone)]
+pub(super) struct FeatureListsAcc<V> {
+    lists: FxHashMap<Box<[u8]>, FeatureListAcc<V>>,
+}
+
+impl<V> Default for FeatureListsAcc<V> {
+    fn default() -> Self {
+        FeatureListsAcc {
+            lists: FxHashMap::default(),
+        }
+    }
+}
+
+/// A record's feature lists, checked and ready to count: per key (the last entry of a key, as
+/// protobuf's map decoding keeps), its steps (`None`: a step with no kind set) and their
+/// common kind.
+pub(super) struct RecordLists<'a> {
+    lists: Vec<RecordList<'a>>,
+}
+
+/// One feature list of a record: its key, its kind (`None` when no step has one) and its
+/// steps (`None`: a step with no kind set).
+type RecordList<'a> = (&'a [u8], Option<Kind>, Vec<Option<FeatureView<'a>>>);
+
+/// Whether a record has a `feature_lists` field (field 2) at its top level, read no further
+/// than its tags: what [`RecordMessage::Detect`](super::RecordMessage::Detect) looks at. A
+/// record that is not valid wire format says no; reading it as an `Example` reports why.
+pub(super) fn has_feature_lists(record: &[u8]) -> bool {
+    let mut r = WireReader::new(record);
+    while !r.is_empty() {
+        match r.read_tag() {
+            Ok((2, WireType::Len)) => return true,
+            Ok((field, wt)) => {
+                if r.skip(field, wt).is_err() {
+                    return false;
+                }
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// The path-like name of a feature list in errors, as it shows in the statistics.
+fn list_name(key: &[u8]) -> String {
+    format!("{SEQUENCE_FEATURE}.{}", String::from_utf8_lossy(key))
+}
+
+impl<V: ValuesAcc> FeatureListsAcc<V> {
+    /// Validates `record` as a `SequenceExample` and checks its feature lists' kinds (one kind
+    /// per list, the kind seen before): nothing is counted.
+    pub(super) fn check<'a>(
+        &self,
+        record: &'a [u8],
+        place: &dyn Fn() -> RecordPlace,
+    ) -> Result<RecordLists<'a>, StatsError> {
+        let decode = |error| StatsError::DecodeSequence { place: place(), error };
+        let view = SequenceExampleView::new(record);
+        view.validate().map_err(decode)?;
+        let mut entries = Vec::new();
+        for entry in view.feature_lists() {
+            let (key, list) = entry.map_err(decode)?;
+            entries.push((key, list));
+        }
+        // The last entry of a key wins: keep the last of each run after a stable sort.
+        entries.reverse();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        entries.dedup_by(|later, first| later.0 == first.0);
+        let mut lists = Vec::with_capacity(entries.len());
+        for (key, list) in entries {
+            let mut steps = Vec::new();
+            let mut kind: Option<Kind> = None;
+            for row in list.rows() {
+                let (bytes, base) = row.map_err(decode)?;
+                let step = FeatureView::from_feature_bytes(bytes, base).map_err(decode)?;
+                let Some(step_kind) = step.kind() else {
+                    steps.push(None);
+                    continue;
+                };
+                if let Some(first) = kind.filter(|&k| k != step_kind) {
+                    return Err(kind_changed(place, key, first, step_kind));
+                }
+                kind = Some(step_kind);
+                steps.push(Some(step));
+            }
+            let seen = self.lists.get(key).and_then(|acc| acc.values.kind());
+            if let (Some(first), Some(now)) = (seen, kind) {
+                if first != now {
+                    return Err(kind_changed(place, key, first, now));
+                }
+            }
+            lists.push((key, kind, steps));
+        }
+        Ok(RecordLists { lists })
+    }
+
+    /// Counts a record's feature lists, checked by [`FeatureListsAcc::check`].
+    pub(super) fn add(
+        &mut self,
+        record: RecordLists<'_>,
+        eps: f64,
+        place: &dyn Fn() -> RecordPlace,
+    ) -> Result<(), StatsError> {
+        for (key, kind, steps) in record.lists {
+            let acc = match self.lists.get_mut(key) {
+                Some(acc) => acc,
+                None => self.lists.entry(key.into()).or_insert_with(FeatureListAcc::new),
+            };
+            let mut example_values = 0;
+            // Every step with a kind has the list's kind (checked).
+            if let Some(kind) = kind {
+                for step in steps.iter().flatten() {
+                    // Validated by `check`: walking the values cannot fail.
+                    let count = acc
+                        .values
+                        .add_values(kind, step, eps)
+                        .map_err(|error| StatsError::DecodeSequence { place: place(), error })?;
+                    acc.step_values.add(count);
+                    example_values += count;
+                }
+            }
+            acc.steps.add(steps.len() as u64);
+            acc.values.count_examples(example_values, 1);
+        }
+        Ok(())
+    }
+
+    /// Adds `other`'s feature lists.
+    pub(super) fn merge(&mut self, other: &FeatureListsAcc<V>) -> Result<(), StatsError> {
+        for (key, theirs) in &other.lists {
+            match self.lists.get_mut(key) {
+                Some(ours) => {
+                    ours.values.merge(list_name(key).as_bytes(), &theirs.values)?;
+                    ours.steps.merge(&theirs.steps);
+                    ours.step_values.merge(&theirs.step_values);
+                }
+                None => {
+                    self.lists.insert(key.clone(), theirs.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether two partial results disagree on a list's kind (checked before merging).
+    pub(super) fn kind_conflict(&self, other: &FeatureListsAcc<V>) -> Option<StatsError> {
+        other.lists.iter().find_map(|(key, theirs)| {
+            let ours = self.lists.get(key)?;
+            match (ours.values.kind(), theirs.values.kind()) {
+                (Some(a), Some(b)) if a != b => Some(kind_changed(
+                    &|| RecordPlace {
+                        path: Default::default(),
+                        offset: 0,
+                        record_index: 0,
+                    },
+                    key,
+                    a,
+                    b,
+                )),
+                _ => None,
+            }
+        })
+    }
+
+    /// The `##SEQUENCE##` struct and its children, in key order, of `num_examples` examples;
+    /// nothing when no record had a feature-list key. `feature_stats` gives a plain feature's
+    /// statistics (path, type, common, numeric or string figures) of its accumulator.
+    pub(super) fn finish(
+        &self,
+        num_examples: u64,
+        options: &StatsOptions,
+        feature_stats: impl Fn(&[u8], &V) -> proto::FeatureNameStatistics,
+    ) -> Vec<proto::FeatureNameStatistics> {
+        use proto::feature_name_statistics::{FieldId, Stats, Type};
+        if self.lists.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(self.lists.len() + 1);
+        let mut sequence = V::empty();
+        sequence.count_examples(1, num_examples);
+        let mut parent = feature_stats(SEQUENCE_FEATURE.as_bytes(), &sequence);
+        let common = match parent.stats.take() {
+            Some(Stats::StringStats(s)) => s.common_stats,
+            _ => None,
+        };
+        parent.r#type = Type::Struct as i32;
+        parent.stats = Some(Stats::StructStats(proto::StructStatistics { common_stats: common }));
+        out.push(parent);
+        let mut keys: Vec<&Box<[u8]>> = self.lists.keys().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let acc = &self.lists[key];
+            let mut feature = feature_stats(key, &acc.values);
+            feature.field_id = Some(FieldId::Path(proto::Path {
+                step: vec![SEQUENCE_FEATURE.to_owned(), String::from_utf8_lossy(key).into_owned()],
+            }));
+            let levels = [
+                acc.steps.proto(num_examples),
+                acc.step_values.proto(acc.steps.total_num_values),
+            ];
+            let common = match &mut feature.stats {
+                Some(Stats::NumStats(s)) => s.common_stats.as_mut(),
+                Some(Stats::StringStats(s)) => s.common_stats.as_mut(),
+                _ => None,
+            };
+            if let Some(common) = common {
+                common.presence_and_valency_stats.extend(levels);
+            }
+            if acc.values.kind().is_some() {
+                feature.custom_stats.extend(step_length_histograms(
+                    &acc.step_values,
+                    options.epsilon,
+                    options.num_values_histogram_buckets,
+                ));
+            }
+            out.push(feature);
+        }
+        out
+    }
+}
+
+/// TFDV's `level_2_value_list_length_quantiles` and `_standard` custom statistics.
+fn step_length_histograms(level: &Level, eps: f64, buckets: usize) -> [proto::CustomStatistic; 2] {
+    use proto::custom_statistic::Val;
+    use proto::histogram::HistogramType;
+    let (bounds, cumulative) = level.sketch(eps).quantiles_and_cumulative_weights(buckets);
+    let quantiles = quantiles_histogram(&histogram::quantiles_buckets(&bounds, &cumulative), 0);
+    let (low, high) = if level.num_non_missing > 0 {
+        (level.min_num_values as f64, level.max_num_values as f64)
+    } else {
+        (0.0, 0.0)
+    };
+    let mut standard = quantiles_histogram(
+        &histogram::equi_width_buckets(&bounds, &cumulative, low, high, buckets, 0.0),
+        0,
+    );
+    standard.r#type = HistogramType::Standard as i32;
+    [
+        proto::CustomStatistic {
+            name: "level_2_value_list_length_quantiles".to_owned(),
+            val: Some(Val::Histogram(quantiles)),
+        },
+        proto::CustomStatistic {
+            name: "level_2_value_list_length_standard".to_owned(),
+            val: Some(Val::Histogram(standard)),
+        },
+    ]
+}
+
+fn kind_changed(place: &dyn Fn() -> RecordPlace, key: &[u8], first: Kind, second: Kind) -> StatsError {
+    StatsError::KindChanged {
+        place: place(),
+        feature: list_name(key),
+        first: type_name(first),
+        second: type_name(second),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::{Example, Feature, SequenceExample};
+    use crate::stats::{RecordMessage, StatsAccumulator};
+    use proto::feature_name_statistics::{FieldId, Stats, Type};
+
+    fn find<'a>(stats: &'a proto::DatasetFeatureStatisticsList, path: &[&str]) -> &'a proto::FeatureNameStatistics {
+        let found = stats.datasets[0]
+            .features
+            .iter()
+            .find(|f| matches!(&f.field_id, Some(FieldId::Path(p)) if p.step == path));
+        found.expect("feature present")
+    }
+
+    fn common(feature: &proto::FeatureNameStatistics) -> &proto::CommonStatistics {
+        let common = match &feature.stats {
+            Some(Stats::NumStats(s)) => s.common_stats.as_ref(),
+            Some(Stats::StringStats(s)) => s.common_stats.as_ref(),
+            Some(Stats::StructStats(s)) => s.common_stats.as_ref(),
+            _ => None,
+        };
+        common.expect("common stats")
+    }
+
+    fn level(non_missing: u64, missing: u64, min: u64, max: u64, total: u64) -> proto::PresenceAndValencyStatistics {
+        proto::PresenceAndValencyStatistics {
+            num_non_missing: non_missing,
+            num_missing: missing,
+            min_num_values: min,
+            max_num_values: max,
+            tot_num_values: total,
+        }
+    }
+
+    /// Four records: `f` missing in one, empty in one, steps of 0-2 values with a step of no
+    /// kind; `none` has only a step of no kind.
+    fn records() -> Vec<Vec<u8>> {
+        let steps = |values: &[&[f32]]| values.iter().map(|v| Feature::Float(v.to_vec())).collect::<Vec<_>>();
+        let mut with_none = steps(&[&[1.0], &[]]);
+        with_none.push(Feature::None);
+        let seqs = [
+            SequenceExample::builder()
+                .context_int64("id", 0)
+                .feature_list("f", steps(&[])),
+            SequenceExample::builder().context_int64("id", 1),
+            SequenceExample::builder()
+                .context_int64("id", 2)
+                .feature_list("f", with_none)
+                .feature_list("none", [Feature::None]),
+            SequenceExample::builder()
+                .context_int64("id", 3)
+                .feature_list("f", steps(&[&[2.0, 2.0], &[f32::NAN]])),
+        ];
+        seqs.into_iter().map(|s| s.build().unwrap().encode()).collect()
+    }
+
+    fn statistics(records: &[Vec<u8>]) -> proto::DatasetFeatureStatisticsList {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        for r in records {
+            acc.add_sequence_example(r, None).unwrap();
+        }
+        acc.finish()
+    }
+
+    #[test]
+    fn feature_lists_are_nested_features_of_the_sequence_struct() {
+        let stats = statistics(&records());
+        let paths: Vec<Vec<String>> = stats.datasets[0]
+            .features
+            .iter()
+            .map(|f| match &f.field_id {
+                Some(FieldId::Path(p)) => p.step.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let seq = SEQUENCE_FEATURE.to_owned();
+        assert_eq!(
+            paths,
+            [
+                vec!["id".to_owned()],
+                vec![seq.clone()],
+                vec![seq.clone(), "f".to_owned()],
+                vec![seq, "none".to_owned()]
+            ]
+        );
+        let sequence = find(&stats, &[SEQUENCE_FEATURE]);
+        assert_eq!(sequence.r#type, Type::Struct as i32);
+        let c = common(sequence);
+        assert_eq!(
+            (c.num_non_missing, c.min_num_values, c.max_num_values, c.tot_num_values),
+            (4, 1, 1, 4)
+        );
+
+        let f = find(&stats, &[SEQUENCE_FEATURE, "f"]);
+        assert_eq!(f.r#type, Type::Float as i32);
+        let c = common(f);
+        // Examples with the list: 3 (one empty); values over their steps: 0, 1, 3.
+        assert_eq!(
+            (
+                c.num_non_missing,
+                c.num_missing,
+                c.min_num_values,
+                c.max_num_values,
+                c.tot_num_values
+            ),
+            (3, 1, 0, 3, 4)
+        );
+        // Steps per example 0, 3, 2; values per step with a kind 1, 0, 2, 1 (the step of no
+        // kind is a missing inner list).
+        assert_eq!(
+            c.presence_and_valency_stats,
+            [level(3, 1, 0, 3, 5), level(4, 1, 0, 2, 4)]
+        );
+        let Some(Stats::NumStats(n)) = &f.stats else {
+            panic!("numeric")
+        };
+        assert_eq!((n.min, n.max, n.num_zeros), (1.0, 2.0, 0));
+        assert_eq!(n.histograms[0].num_nan, 1);
+        let names: Vec<&str> = f.custom_stats.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "level_2_value_list_length_quantiles",
+                "level_2_value_list_length_standard"
+            ]
+        );
+
+        let none = find(&stats, &[SEQUENCE_FEATURE, "none"]);
+        assert_eq!(none.r#type, Type::String as i32);
+        assert_eq!(
+            common(none).presence_and_valency_stats,
+            [level(1, 3, 1, 1, 1), level(0, 1, 0, 0, 0)]
+        );
+        assert!(none.custom_stats.is_empty());
+    }
+
+    #[test]
+    fn shards_merge_to_the_single_pass_figures() {
+        let records = records();
+        let mut parts = [
+            StatsAccumulator::new(StatsOptions::default()).unwrap(),
+            StatsAccumulator::new(StatsOptions::default()).unwrap(),
+        ];
+        for (i, r) in records.iter().enumerate() {
+            parts[i % 2].add_sequence_example(r, None).unwrap();
+        }
+        let [mut a, b] = parts;
+        a.merge(&b).unwrap();
+        assert_eq!(a.finish(), statistics(&records));
+    }
+
+    #[test]
+    fn a_list_whose_kind_changes_is_refused_and_nothing_of_the_record_counts() {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let first = SequenceExample::builder()
+            .int64_list("x", [vec![1i64]])
+            .build()
+            .unwrap();
+        acc.add_sequence_example(&first.encode(), None).unwrap();
+        let across = SequenceExample::builder()
+            .context_int64("c", 1)
+            .bytes_list("x", [vec!["a"]])
+            .build()
+            .unwrap();
+        let err = acc.add_sequence_example(&across.encode(), None).unwrap_err();
+        assert!(
+            err.to_string().contains("\"##SEQUENCE##.x\"") && err.to_string().contains("record 1"),
+            "{err}"
+        );
+        let within = SequenceExample::builder()
+            .feature_list("y", [Feature::Int64(vec![1]), Feature::Float(vec![1.0])])
+            .build()
+            .unwrap();
+        let err = acc.add_sequence_example(&within.encode(), None).unwrap_err();
+        assert!(err.to_string().contains("INT and FLOAT"), "{err}");
+        assert_eq!(acc.num_examples(), 1);
+        let stats = acc.finish();
+        assert_eq!(stats.datasets[0].features.len(), 2, "no `c` nor `y` counted");
+
+        let mut other = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        other
+            .add_sequence_example(
+                &SequenceExample::builder()
+                    .float_list("x", [[1.0f32]])
+                    .build()
+                    .unwrap()
+                    .encode(),
+                None,
+            )
+            .unwrap();
+        assert!(matches!(acc.merge(&other), Err(StatsError::KindChanged { .. })));
+        assert_eq!(acc.num_examples(), 1);
+    }
+
+    #[test]
+    fn without_feature_lists_there_is_no_sequence_struct_and_detection_reads_examples_as_examples() {
+        let example = Example::builder()
+            .int64("a", [1, 2])
+            .bytes("b", "x")
+            .build()
+            .unwrap()
+            .encode();
+        let as_example = {
+            let mut acc = StatsAccumulator::new(StatsOptions::default().message(RecordMessage::Example)).unwrap();
+            acc.add_record(&example, None).unwrap();
+            acc.finish()
+        };
+        for message in [RecordMessage::Detect, RecordMessage::SequenceExample] {
+            let mut acc = StatsAccumulator::new(StatsOptions::default().message(message)).unwrap();
+            acc.add_record(&example, None).unwrap();
+            let mut stats = acc.finish();
+            assert_eq!(stats, as_example, "{message:?}");
+            // Detection reads a record with feature lists as a SequenceExample.
+            let mut acc = StatsAccumulator::new(StatsOptions::default().message(message)).unwrap();
+            acc.add_record(&records()[0], None).unwrap();
+            stats = acc.finish();
+            assert_eq!(stats.datasets[0].features.len(), 3, "{message:?}");
+        }
+    }
+
+    #[test]
+    fn damaged_bytes_are_an_error_never_a_panic() {
+        let good = records().concat();
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        for cut in 0..good.len().min(200) {
+            for bytes in [&good[..cut], &good[cut..]] {
+                let _ = acc.add_sequence_example(bytes, None);
+                let _ = acc.add_record(bytes, None);
+            }
+        }
+        let mut flipped = records()[2].clone();
+        for i in 0..flipped.len() {
+            flipped[i] ^= 0x5a;
+            let _ = acc.add_sequence_example(&flipped, None);
+            flipped[i] ^= 0x5a;
+        }
+        let err = acc.add_sequence_example(&[0x12, 0x05, 0xff], None).unwrap_err();
+        assert!(err.to_string().contains("not a valid SequenceExample"), "{err}");
+    }
+}

@@ -67,8 +67,17 @@ fn s3_writer_dropped_mid_upload_leaves_no_object() {
     use tfrec::record::{Compression, RecordReader, RecordWriter, SeekIndex, WriterOptions};
     let gz = scratch.path().join("big.tfrecord.gz");
     let mut w = RecordWriter::create(&gz, WriterOptions::default().compression(Compression::Gzip)).expect("create");
+    // Bytes of little redundancy, so that deflate blocks (where checkpoints go) stay short.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
     for i in 0..3000u32 {
-        let record: Vec<u8> = (0..600 + i % 700).map(|k| (k * 31 + i) as u8).collect();
+        let record: Vec<u8> = (0..600 + i % 700)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % 64) as u8
+            })
+            .collect();
         w.write_record(&record).expect("write");
     }
     w.finish().expect("finish");

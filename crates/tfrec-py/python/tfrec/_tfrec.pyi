@@ -51,6 +51,12 @@ __all__ = [
     "stats_generate",
     "stats_to_text",
     "stats_from_text",
+    "stats_infer_schema",
+    "stats_validate",
+    "schema_to_text",
+    "schema_from_text",
+    "schema_read_file",
+    "anomalies_to_text",
     "arrow_write_parquet",
 ]
 
@@ -481,3 +487,24 @@ def stats_to_text(data: bytes) -> str:
 
 def stats_from_text(text: str) -> bytes:
     """Protobuf text statistics as binary."""
+
+def stats_infer_schema(stats: bytes, *, infer_feature_shape: bool, max_string_domain_size: int) -> bytes:
+    """The binary ``Schema`` ``tfdv.infer_schema`` infers from binary statistics."""
+
+def stats_validate(
+    stats: bytes, schema: bytes, *, previous: bytes | None = None, serving: bytes | None = None
+) -> bytes:
+    """The binary ``Anomalies`` of binary statistics against a binary schema."""
+
+def schema_to_text(data: bytes) -> str:
+    """A binary schema as protobuf text (TFDV's ``write_schema_text``)."""
+
+def schema_from_text(text: str) -> bytes:
+    """A protobuf text schema as binary (TFDV's ``load_schema_text``)."""
+
+def schema_read_file(path: str | os.PathLike[str]) -> bytes:
+    """The binary schema of a protobuf text file (TFDV's ``load_schema_text``); an error names the
+    file and line."""
+
+def anomalies_to_text(data: bytes) -> str:
+    """Binary anomalies as protobuf text."""

@@ -1,14 +1,21 @@
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 __all__ = [
+    "Anomalies",
+    "Schema",
     "Statistics",
     "StatsOptions",
     "generate_statistics_from_tfrecord",
+    "infer_schema",
+    "load_schema_text",
     "load_statistics",
     "load_stats_binary",
     "load_stats_text",
+    "validate_statistics",
+    "write_anomalies_text",
+    "write_schema_text",
     "write_stats_binary",
     "write_stats_text",
 ]
@@ -52,3 +59,38 @@ def load_stats_text(input_path: PathLike) -> Any: ...
 def load_statistics(input_path: PathLike) -> Any: ...
 def write_stats_text(stats: Any, output_path: PathLike) -> None: ...
 def write_stats_binary(stats: Any, output_path: PathLike) -> None: ...
+
+class _Serialized:
+    """A serialized tensorflow_metadata message, for when ``tensorflow-metadata`` is not
+    installed: ``SerializeToString()`` as a protobuf message has it, and its text form."""
+
+    def __init__(self, data: bytes) -> None: ...
+    def SerializeToString(self) -> bytes: ...
+    def to_text(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Schema(_Serialized):
+    """A serialized tensorflow_metadata ``Schema`` (when ``tensorflow-metadata`` is not
+    installed)."""
+
+class Anomalies(_Serialized):
+    """A serialized tensorflow_metadata ``Anomalies`` (when ``tensorflow-metadata`` is not
+    installed)."""
+
+def infer_schema(
+    statistics: Any,
+    infer_feature_shape: bool = True,
+    max_string_domain_size: int = 100,
+    schema_transformations: Optional[Sequence[Callable[[Any, Any], Any]]] = None,
+) -> Any: ...
+def validate_statistics(
+    statistics: Any,
+    schema: Any,
+    environment: Optional[str] = None,
+    previous_statistics: Optional[Any] = None,
+    serving_statistics: Optional[Any] = None,
+) -> Any: ...
+def load_schema_text(input_path: PathLike) -> Any: ...
+def write_schema_text(schema: Any, output_path: PathLike) -> None: ...
+def write_anomalies_text(anomalies: Any, output_path: PathLike) -> None: ...

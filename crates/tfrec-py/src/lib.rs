@@ -19,6 +19,7 @@ mod statistics;
 mod stats;
 mod string_tensors;
 mod stats_report;
+mod stats_schema;
 mod tensors;
 
 use pyo3::prelude::*;
@@ -79,6 +80,12 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(statistics::stats_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(stats_report::stats_report_html, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_schema::stats_infer_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_schema::stats_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_schema::schema_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_schema::schema_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_schema::schema_read_file, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_schema::anomalies_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_write_parquet, m)?)?;
     Ok(())
 }

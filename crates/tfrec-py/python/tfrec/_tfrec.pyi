@@ -53,6 +53,12 @@ __all__ = [
     "stats_to_text",
     "stats_from_text",
     "stats_report_html",
+    "stats_infer_schema",
+    "stats_validate",
+    "schema_to_text",
+    "schema_from_text",
+    "schema_read_file",
+    "anomalies_to_text",
     "arrow_write_parquet",
 ]
 
@@ -530,3 +536,23 @@ def stats_report_html(
     has two) beside ``rhs``'s first; example values and thumbnails from the first records of
     ``lhs_inputs`` / ``rhs_inputs`` when given; features marked from binary or text
     ``Anomalies``."""
+def stats_infer_schema(stats: bytes, *, infer_feature_shape: bool, max_string_domain_size: int) -> bytes:
+    """The binary ``Schema`` ``tfdv.infer_schema`` infers from binary statistics."""
+
+def stats_validate(
+    stats: bytes, schema: bytes, *, previous: bytes | None = None, serving: bytes | None = None
+) -> bytes:
+    """The binary ``Anomalies`` of binary statistics against a binary schema."""
+
+def schema_to_text(data: bytes) -> str:
+    """A binary schema as protobuf text (TFDV's ``write_schema_text``)."""
+
+def schema_from_text(text: str) -> bytes:
+    """A protobuf text schema as binary (TFDV's ``load_schema_text``)."""
+
+def schema_read_file(path: str | os.PathLike[str]) -> bytes:
+    """The binary schema of a protobuf text file (TFDV's ``load_schema_text``); an error names the
+    file and line."""
+
+def anomalies_to_text(data: bytes) -> str:
+    """Binary anomalies as protobuf text."""

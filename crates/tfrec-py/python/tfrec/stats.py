@@ -1,6 +1,9 @@
 """Statistics of TFRecord files of ``tf.train.Example``\\ s as TensorFlow Data Validation computes
 them, with TFDV's names: ``generate_statistics_from_tfrecord``, ``StatsOptions``,
-``load_statistics``, ``load_stats_binary``, ``write_stats_text``, ``load_stats_text``.
+``load_statistics``, ``load_stats_binary``, ``write_stats_text``, ``load_stats_text``; and
+from statistics, a schema and the anomalies against it: ``infer_schema``,
+``validate_statistics``, ``load_schema_text``, ``write_schema_text``,
+``write_anomalies_text``.
 
 The statistics are tensorflow_metadata's ``DatasetFeatureStatisticsList``: when the
 ``tensorflow-metadata`` package is installed, the functions give and take its message class
@@ -22,20 +25,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from html import escape as _html_escape
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 from . import _tfrec
 
 __all__ = [
+    "Anomalies",
+    "Schema",
     "Statistics",
     "StatsOptions",
     "StatisticsReport",
     "generate_statistics_from_tfrecord",
     "get_statistics_html",
+    "infer_schema",
+    "load_schema_text",
     "load_statistics",
     "load_stats_binary",
     "load_stats_text",
+    "validate_statistics",
     "visualize_statistics",
+    "write_anomalies_text",
+    "write_schema_text",
     "write_stats_binary",
     "write_stats_text",
 ]
@@ -289,3 +299,138 @@ def visualize_statistics(
             title=title,
         )
     )
+
+
+class _Serialized:
+    """A serialized tensorflow_metadata message, for when ``tensorflow-metadata`` is not
+    installed: ``SerializeToString()`` as a protobuf message has it, and its text form."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = bytes(data)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802  (protobuf's name)
+        """The message's bytes."""
+        return self._data
+
+    def to_text(self) -> str:
+        """The protobuf text format, as TFDV writes it."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and isinstance(other, _Serialized) and other._data == self._data
+
+    def __hash__(self) -> int:
+        return hash(self._data)
+
+
+class Schema(_Serialized):
+    """A serialized tensorflow_metadata ``Schema`` (when ``tensorflow-metadata`` is not
+    installed)."""
+
+    def to_text(self) -> str:
+        """The protobuf text format, as TFDV's ``write_schema_text`` writes it."""
+        return _tfrec.schema_to_text(self._data)
+
+
+class Anomalies(_Serialized):
+    """A serialized tensorflow_metadata ``Anomalies`` (when ``tensorflow-metadata`` is not
+    installed)."""
+
+    def to_text(self) -> str:
+        """The protobuf text format, as TFDV's ``write_anomalies_text`` writes it."""
+        return _tfrec.anomalies_to_text(self._data)
+
+
+def _schema_message(data: bytes) -> Any:
+    """tensorflow_metadata's ``Schema`` when the package is there, else a :class:`Schema`."""
+    try:
+        from tensorflow_metadata.proto.v0 import schema_pb2
+    except ImportError:
+        return Schema(data)
+    message = schema_pb2.Schema()
+    message.ParseFromString(data)
+    return message
+
+
+def _anomalies_message(data: bytes) -> Any:
+    """tensorflow_metadata's ``Anomalies`` when the package is there, else an :class:`Anomalies`."""
+    try:
+        from tensorflow_metadata.proto.v0 import anomalies_pb2
+    except ImportError:
+        return Anomalies(data)
+    message = anomalies_pb2.Anomalies()
+    message.ParseFromString(data)
+    return message
+
+
+def infer_schema(
+    statistics: Any,
+    infer_feature_shape: bool = True,
+    max_string_domain_size: int = 100,
+    schema_transformations: Optional[Sequence[Callable[[Any, Any], Any]]] = None,
+) -> Any:
+    """The schema ``tfdv.infer_schema`` infers from ``statistics`` (their default slice):
+    types, presence, values per example (a fixed ``shape`` with ``infer_feature_shape``),
+    and bool, int and string domains (a string domain for at most ``max_string_domain_size``
+    distinct values). ``schema_transformations`` are applied in order, as TFDV does, each
+    given the schema and the statistics' first data set (which needs ``tensorflow-metadata``)."""
+    data = _tfrec.stats_infer_schema(
+        Statistics.of(statistics).SerializeToString(),
+        infer_feature_shape=infer_feature_shape,
+        max_string_domain_size=max_string_domain_size,
+    )
+    schema = _schema_message(data)
+    if schema_transformations:
+        dataset = _message(Statistics.of(statistics).SerializeToString())
+        first = dataset.datasets[0] if hasattr(dataset, "datasets") else dataset
+        for transformation in schema_transformations:
+            schema = transformation(schema, first)
+    return schema
+
+
+def validate_statistics(
+    statistics: Any,
+    schema: Any,
+    environment: Optional[str] = None,
+    previous_statistics: Optional[Any] = None,
+    serving_statistics: Optional[Any] = None,
+) -> Any:
+    """The anomalies ``tfdv.validate_statistics`` finds in ``statistics`` against ``schema``:
+    new and missing features, types, out-of-domain values, values per example, presence, and
+    drift against ``previous_statistics`` and skew against ``serving_statistics`` where the
+    schema's ``drift_comparator`` / ``skew_comparator`` set thresholds. Environments are not
+    supported (``environment`` must be None)."""
+    if environment is not None:
+        raise ValueError("tfrec.stats.validate_statistics does not support environments yet")
+
+    def serialized(stats: Optional[Any]) -> Optional[bytes]:
+        return None if stats is None else Statistics.of(stats).SerializeToString()
+
+    data = _tfrec.stats_validate(
+        Statistics.of(statistics).SerializeToString(),
+        schema.SerializeToString(),
+        previous=serialized(previous_statistics),
+        serving=serialized(serving_statistics),
+    )
+    return _anomalies_message(data)
+
+
+def load_schema_text(input_path: PathLike) -> Any:
+    """A schema from a protobuf text file (TFDV's ``load_schema_text``); a file that does not
+    parse raises ``ValueError`` naming the file, line and column."""
+    return _schema_message(_tfrec.schema_read_file(os.fspath(input_path)))
+
+
+def write_schema_text(schema: Any, output_path: PathLike) -> None:
+    """Writes ``schema`` in the protobuf text format (TFDV's ``write_schema_text``)."""
+    with open(output_path, "w", encoding="utf-8") as f:
+        f.write(_tfrec.schema_to_text(schema.SerializeToString()))
+
+
+def write_anomalies_text(anomalies: Any, output_path: PathLike) -> None:
+    """Writes ``anomalies`` in the protobuf text format (TFDV's ``write_anomalies_text``)."""
+    with open(output_path, "w", encoding="utf-8") as f:
+        f.write(_tfrec.anomalies_to_text(anomalies.SerializeToString()))

@@ -1,17 +1,24 @@
 import os
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 __all__ = [
+    "Anomalies",
+    "Schema",
     "Statistics",
-    "StatsOptions",
     "StatisticsReport",
+    "StatsOptions",
     "generate_statistics_from_tfrecord",
     "get_statistics_html",
+    "infer_schema",
+    "load_schema_text",
     "load_statistics",
     "load_stats_binary",
     "load_stats_text",
+    "validate_statistics",
     "visualize_statistics",
+    "write_anomalies_text",
+    "write_schema_text",
     "write_stats_binary",
     "write_stats_text",
 ]
@@ -96,3 +103,37 @@ def visualize_statistics(
     rhs_data_location: Union[None, PathLike, Sequence[PathLike]] = None,
     title: Optional[str] = None,
 ) -> StatisticsReport: ...
+class _Serialized:
+    """A serialized tensorflow_metadata message, for when ``tensorflow-metadata`` is not
+    installed: ``SerializeToString()`` as a protobuf message has it, and its text form."""
+
+    def __init__(self, data: bytes) -> None: ...
+    def SerializeToString(self) -> bytes: ...
+    def to_text(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Schema(_Serialized):
+    """A serialized tensorflow_metadata ``Schema`` (when ``tensorflow-metadata`` is not
+    installed)."""
+
+class Anomalies(_Serialized):
+    """A serialized tensorflow_metadata ``Anomalies`` (when ``tensorflow-metadata`` is not
+    installed)."""
+
+def infer_schema(
+    statistics: Any,
+    infer_feature_shape: bool = True,
+    max_string_domain_size: int = 100,
+    schema_transformations: Optional[Sequence[Callable[[Any, Any], Any]]] = None,
+) -> Any: ...
+def validate_statistics(
+    statistics: Any,
+    schema: Any,
+    environment: Optional[str] = None,
+    previous_statistics: Optional[Any] = None,
+    serving_statistics: Optional[Any] = None,
+) -> Any: ...
+def load_schema_text(input_path: PathLike) -> Any: ...
+def write_schema_text(schema: Any, output_path: PathLike) -> None: ...
+def write_anomalies_text(anomalies: Any, output_path: PathLike) -> None: ...

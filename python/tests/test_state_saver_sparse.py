@@ -62,7 +62,7 @@ def test_split_batch_and_max_shape_as_tf115():
     assert bs[0].sequences["sp"].values.dtype == np.int32 and bs[0].context["c"].values.dtype == np.int64
     assert bs[0].sequences["sp"].indices.dtype == np.int64 and bs[0].sequences["sp"].dense_shape.dtype == np.int64
     assert "\0sparse_id" not in bs[0].context and set(bs[0].sequences) == {"a", "sp"}
-    assert batches._dtypes.sparse._held == {}  # every example's sparse values released
+    assert batches.in_flight == 0  # every example left the saver, with its sparse values
 
 
 def test_padding_keeps_steps_past_the_dense_length_as_tf115():

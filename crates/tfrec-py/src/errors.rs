@@ -312,6 +312,11 @@ fn saver_error(py: Python<'_>, e: LibStateSaverError) -> PyErr {
         }
         UnequalLengths { key, .. } => attrs.push(("key", obj(py, key.clone()))),
         Input { index, .. } | MissingKey { index, .. } => attrs.push(("example_index", obj(py, *index))),
+        Sparse { index, key, .. } => {
+            attrs.push(("example_index", obj(py, *index)));
+            attrs.push(("key", obj(py, key.clone())));
+        }
+        SparseRank { name, .. } => attrs.push(("name", obj(py, name.clone()))),
         UnsavedStates { states, keys } => {
             attrs.push(("states", obj(py, states.clone())));
             attrs.push(("keys", obj(py, keys.clone())));

@@ -13,11 +13,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyString, PyTuple};
 use serde_json::Value;
+use tfrec::parse::SparseTensor;
 use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset as Pipeline;
 use tfrec::state_saver::{
     element_type, is_native, key_text, restore_raw, Batch, DTypeError, KeySource, SaverTensor, SequenceInput,
-    StateSaver as Saver, StateSaverError as LibStateSaverError, StateSaverOptions, TensorDType,
+    SparseInput, StateSaver as Saver, StateSaverError as LibStateSaverError, StateSaverOptions, TensorDType,
 };
 
 use crate::convert::{dense_to_py, type_name};
@@ -103,11 +104,57 @@ fn from_tensor<'py>(py: Python<'py>, element: Option<TensorDType>, t: DenseTenso
         .call_method1("reshape", (shape,))
 }
 
+/// A value of an example's dict: an array, or a sparse tensor (any object with `indices`,
+/// `values` and `dense_shape` that is not an array; the Python layer makes them NumPy arrays).
+enum DictValue {
+    Dense(SaverTensor),
+    Sparse(SparseInput),
+}
+
+/// An int64 NumPy array (rust-numpy's view panics on an empty array with non-zero strides,
+/// so an empty one is made from its shape).
+fn int64_array(value: &Bound<'_, PyAny>) -> Option<ndarray::ArrayD<i64>> {
+    let a = value.cast::<PyArrayDyn<i64>>().ok()?;
+    if a.len() == 0 {
+        return Some(ndarray::ArrayD::<i64>::zeros(a.shape()));
+    }
+    Some(a.to_owned_array())
+}
+
+fn is_sparse(value: &Bound<'_, PyAny>) -> bool {
+    value.cast::<numpy::PyUntypedArray>().is_err()
+        && ["indices", "values", "dense_shape"]
+            .iter()
+            .all(|a| value.hasattr(*a).unwrap_or(false))
+}
+
+/// A sparse tensor's parts, handed to the library as they are (it checks them).
+fn to_sparse(value: &Bound<'_, PyAny>, key: &str, what: &str, name: &str) -> Result<SparseInput, String> {
+    let part = |attr: &str| value.getattr(attr).map_err(|e| e.to_string());
+    let not_int64 = |attr: &str| format!("example {key:?}: {what} {name:?}: {attr} must be an int64 array");
+    let indices = int64_array(&part("indices")?).ok_or_else(|| not_int64("indices"))?;
+    let dense_shape = int64_array(&part("dense_shape")?).ok_or_else(|| not_int64("dense_shape"))?;
+    let values = tensor_or_message(&part("values")?, key, what, name)?;
+    Ok(SparseInput::new(indices, values, dense_shape.iter().copied().collect()))
+}
+
+fn tensor_or_message(value: &Bound<'_, PyAny>, key: &str, what: &str, name: &str) -> Result<SaverTensor, String> {
+    to_tensor(value).map_err(|e| match e {
+        NotATensor::Found(found) => {
+            format!("example {key:?}: {what} {name:?} must be int64, float32 or bytes, not {found}")
+        }
+        // As NumPy's own refusal of a dtype reads.
+        NotATensor::Refused(e) => format!("TypeError: {e}"),
+    })
+}
+
+/// The values of dict `d` (`None`: none); sparse tensors only where `sparse` allows them.
 fn dict_tensors(
     d: &Bound<'_, PyAny>,
     key: &str,
     what: &str,
-    mut add: impl FnMut(String, SaverTensor),
+    sparse: bool,
+    mut add: impl FnMut(String, DictValue),
 ) -> Result<(), String> {
     if d.is_none() {
         return Ok(());
@@ -119,16 +166,29 @@ fn dict_tensors(
         let name: String = name
             .extract()
             .map_err(|_| format!("example {key:?}: {what} names must be str"))?;
-        let t = to_tensor(&value).map_err(|e| match e {
-            NotATensor::Found(found) => {
-                format!("example {key:?}: {what} {name:?} must be int64, float32 or bytes, not {found}")
-            }
-            // As NumPy's own refusal of a dtype reads.
-            NotATensor::Refused(e) => format!("TypeError: {e}"),
-        })?;
-        add(name, t);
+        let value = if sparse && is_sparse(&value) {
+            DictValue::Sparse(to_sparse(&value, key, what, &name)?)
+        } else {
+            DictValue::Dense(tensor_or_message(&value, key, what, &name)?)
+        };
+        add(name, value);
     }
     Ok(())
+}
+
+/// The dense values of dict `d` (initial states: never sparse).
+fn dict_dense(
+    d: &Bound<'_, PyAny>,
+    key: &str,
+    what: &str,
+    mut add: impl FnMut(String, SaverTensor),
+) -> Result<(), String> {
+    dict_tensors(d, key, what, false, |n, v| {
+        // Never sparse: `sparse` is false.
+        if let DictValue::Dense(t) = v {
+            add(n, t);
+        }
+    })
 }
 
 /// An example's key: `bytes` as they are (any bytes, not only UTF-8), `str` as its UTF-8.
@@ -158,11 +218,21 @@ fn to_input(item: &Bound<'_, PyAny>) -> Result<SequenceInput, String> {
     let key = example_key(&get(0)?)?;
     let mut input = SequenceInput::new(key);
     let key = key_text(&input.key);
-    dict_tensors(&get(1)?, &key, "sequence", |n, v| {
-        input.sequences.insert(n, v);
+    dict_tensors(&get(1)?, &key, "sequence", true, |n, v| match v {
+        DictValue::Dense(t) => {
+            input.sequences.insert(n, t);
+        }
+        DictValue::Sparse(t) => {
+            input.sparse_sequences.insert(n, t);
+        }
     })?;
-    dict_tensors(&get(2)?, &key, "context", |n, v| {
-        input.context.insert(n, v);
+    dict_tensors(&get(2)?, &key, "context", true, |n, v| match v {
+        DictValue::Dense(t) => {
+            input.context.insert(n, t);
+        }
+        DictValue::Sparse(t) => {
+            input.sparse_context.insert(n, t);
+        }
     })?;
     let length = get(3)?;
     if !length.is_none() {
@@ -171,7 +241,7 @@ fn to_input(item: &Bound<'_, PyAny>) -> Result<SequenceInput, String> {
             .map_err(|_| format!("example {key:?}: input_length must be a non-negative int"))?;
         input.length = Some(n);
     }
-    dict_tensors(&get(4)?, &key, "initial state", |n, v| {
+    dict_dense(&get(4)?, &key, "initial state", |n, v| {
         input.initial_states.insert(n, v);
     })?;
     Ok(input)
@@ -226,7 +296,7 @@ fn options(
         o = o.make_keys_unique(seed);
     }
     let mut states = Vec::new();
-    dict_tensors(initial_states, "", "initial state", |n, v| states.push((n, v))).map_err(|m| {
+    dict_dense(initial_states, "", "initial state", |n, v| states.push((n, v))).map_err(|m| {
         let m = m.trim_start_matches("example \"\": ");
         PyTypeError::new_err(m.trim_start_matches("TypeError: ").to_owned())
     })?;
@@ -364,6 +434,19 @@ impl Drop for StateSaver {
     }
 }
 
+/// A batched sparse tensor as a `tfrec.io.SparseTensor` (`class`), its values of `element`.
+fn sparse_to_py<'py>(
+    class: &Bound<'py, PyAny>,
+    element: Option<TensorDType>,
+    t: SparseTensor,
+) -> PyResult<Bound<'py, PyAny>> {
+    use numpy::IntoPyArray;
+    let py = class.py();
+    let values = from_tensor(py, element, t.values)?;
+    let dense_shape = numpy::PyArray1::from_vec(py, t.dense_shape);
+    class.call1((t.indices.into_pyarray(py), values, dense_shape))
+}
+
 /// One batch: the per-entry fields as NumPy arrays (made once), the states on request.
 #[pyclass(module = "tfrec._tfrec", frozen)]
 pub struct SaverBatch {
@@ -392,11 +475,20 @@ impl SaverBatch {
             let element = batch.sequence_type(&name);
             sequences.set_item(&name, from_tensor(py, element, t)?)?;
         }
+        let sparse_class = py.import("tfrec.io")?.getattr("SparseTensor")?;
+        for (name, t) in std::mem::take(&mut batch.sparse_sequences) {
+            let element = batch.sequence_type(&name);
+            sequences.set_item(&name, sparse_to_py(&sparse_class, element, t)?)?;
+        }
         fields.set_item("sequences", sequences)?;
         let context = PyDict::new(py);
         for (name, t) in std::mem::take(&mut batch.context) {
             let element = batch.context_type(&name);
             context.set_item(&name, from_tensor(py, element, t)?)?;
+        }
+        for (name, t) in std::mem::take(&mut batch.sparse_context) {
+            let element = batch.context_type(&name);
+            context.set_item(&name, sparse_to_py(&sparse_class, element, t)?)?;
         }
         fields.set_item("context", context)?;
         Ok(SaverBatch {

@@ -15,8 +15,8 @@ use tfrec::parse::{DenseTensor, SequenceSpecs};
 use tfrec::pipeline::Dataset;
 use tfrec::record::{RecordWriter, WriterOptions};
 use tfrec::state_saver::{
-    restore_raw, Batch, KeySource, SaverTensor, SequenceInput, StateSaver, StateSaverError, StateSaverOptions,
-    TensorDType,
+    restore_raw, Batch, KeySource, SaverTensor, SequenceInput, SparseInput, StateSaver, StateSaverError,
+    StateSaverOptions, TensorDType,
 };
 
 /// A key the tests made from text, as text.
@@ -1232,4 +1232,35 @@ fn close_without_cancel_ends_even_when_the_input_was_read_to_its_end() {
 fn the_saver_is_sync() {
     fn sync<T: Sync + Send>() {}
     sync::<StateSaver>();
+}
+
+#[test]
+fn sparse_ranks_that_differ_within_a_batch_stop_the_saver() {
+    // TensorFlow batches sparse tensors of one rank only; examples of other ranks may meet in
+    // a batch only if they never share one.
+    let context = |rank: usize| {
+        SparseInput::new(
+            ArrayD::zeros(vec![0, rank]),
+            SaverTensor::from(DenseTensor::from(Array1::<i64>::zeros(0).into_dyn())),
+            vec![1; rank],
+        )
+    };
+    let inputs = (1..=2).map(move |rank| counting(&format!("k{rank}"), 2, 0.0).sparse_context("c", context(rank)));
+    let saver = StateSaverOptions::new(2, 2)
+        .initial_state("sum", sum_state())
+        .build(inputs)
+        .expect("saver");
+    match saver.next_batch() {
+        Err(e @ StateSaverError::SparseRank { .. }) => {
+            assert_eq!(e.to_string(), "sparse tensor 'c' has ranks [1, 2] within one batch");
+        }
+        other => panic!("expected the ranks refused, got {other:?}"),
+    }
+    assert!(matches!(
+        saver.next_batch(),
+        Err(StateSaverError::Stopped {
+            cause: "sparse_rank",
+            ..
+        })
+    ));
 }

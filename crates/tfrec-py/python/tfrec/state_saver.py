@@ -38,9 +38,9 @@ order and in bounds), the context repeated on every segment. In a batch a sparse
 ``SparseTensor`` with indices ``[entry, step, ...]`` and ``dense_shape`` ``[batch_size,
 num_unroll, max...]``, a sparse context one with ``[entry, ...]`` and ``[batch_size,
 max...]``, where ``max`` is the largest ``dense_shape`` of the batch's entries and
-``batch_size`` the option's, also in a small last batch (both as TF has them). The Python layer
-holds each example's sparse values until its last segment is handed out; the Rust saver
-carries only an example number as a hidden context value.
+``batch_size`` the option's, also in a small last batch (both as TF has them). The Rust
+library checks, splits and batches them (``tfrec::state_saver::SparseInput``); this layer only
+hands it the arrays.
 
 Threads: ``num_threads`` Rust reader threads check and pad examples ahead of the consumer. For
 a Python iterable they take the GIL only to pull the next item and copy its arrays, one thread
@@ -125,202 +125,18 @@ def _bytes_array(a):
     return out.reshape(a.shape)
 
 
-def _dtype_name(d):
-    return "string" if d == object else str(d)
-
-
-_SPARSE_ID = "\0sparse_id"
-_SPARSE_LENGTH = "\0sparse_length"
-
-
 def _is_sparse(v):
     return all(hasattr(v, a) for a in ("indices", "values", "dense_shape")) and not isinstance(v, np.ndarray)
-
-
-def _check_indices(name, indices, shape):
-    """TF's ``SparseTensor::IndicesValid``: every index in bounds and the rows strictly
-    increasing in row-major order; the first bad row is named as TF names it."""
-    if not len(indices):
-        return
-    oob = ((indices < 0) | (indices >= shape)).any(axis=1)
-    step = indices[1:] - indices[:-1]
-    nonzero = step != 0
-    first = np.where(nonzero.any(axis=1), step[np.arange(len(step)), nonzero.argmax(axis=1)], 0)
-    disorder = np.concatenate([[False], first < 0])
-    repeated = np.concatenate([[False], first == 0])
-    bad = np.flatnonzero(oob | disorder | repeated)
-    if not len(bad):
-        return
-    i = int(bad[0])
-    row = "[%s]" % ",".join(str(int(x)) for x in indices[i])
-    if oob[i]:
-        what = "is out of bounds: need 0 <= index < [%s]" % ",".join(str(int(x)) for x in shape)
-    elif disorder[i]:
-        what = "is out of order. Many sparse ops require sorted indices"
-    else:
-        what = "is repeated"
-    raise ValueError(f"sparse tensor {name!r}: indices[{i}] = {row} {what}")
-
-
-def _sparse_parts(name, v, dtypes, what):
-    indices = np.asarray(v.indices, dtype=np.int64)
-    values = _array(v.values)
-    shape = np.asarray(v.dense_shape, dtype=np.int64).reshape(-1)
-    values = values.reshape(-1) if isinstance(values, np.ndarray) else np.asarray([values]).reshape(-1)
-    if indices.ndim != 2 or indices.shape != (len(values), len(shape)):
-        raise ValueError(f"sparse tensor {name!r}: indices must be [{len(values)}, {len(shape)}] (one row per "
-                         f"value, one column per dimension), not {list(indices.shape)}")
-    dtypes.note(what, name, values)
-    return indices, values, shape
-
-
-class _Sparse:
-    """The sparse sequences and context of the examples in flight (what TF's
-    ``SparseTensorsMap`` holds): each example's sparse tensors are taken out of its dicts on
-    the way in, replaced by a hidden example number in the context, and put back per segment
-    when a batch comes out."""
-
-    def __init__(self, num_unroll, batch_size, pad):
-        self.num_unroll = num_unroll
-        self.batch_size = batch_size
-        self.pad = pad
-        self._held = {}
-        self._count = 0
-        self._names = None
-        self._lock = threading.Lock()
-
-    def take(self, sequences, context, dtypes):
-        """``sequences`` and ``context`` without their sparse tensors, which are split and held."""
-        seq = {str(k): v for k, v in (sequences or {}).items() if _is_sparse(v)} if isinstance(sequences, dict) else {}
-        ctx = {str(k): v for k, v in (context or {}).items() if _is_sparse(v)} if isinstance(context, dict) else {}
-        names = (sorted(seq), sorted(ctx))
-        with self._lock:
-            if self._names is None:
-                self._names = names
-            first = self._names
-        if names != first:
-            raise ValueError(f"sparse sequences {names[0]} and context {names[1]}, but the first example's are "
-                             f"{first[0]} and {first[1]}")
-        if not seq and not ctx:
-            return sequences, context
-        u = self.num_unroll
-        dense = {k: v for k, v in sequences.items() if str(k) not in seq} if isinstance(sequences, dict) else {}
-        lengths = [np.shape(v)[0] for _, v in sorted(dense.items(), key=lambda kv: str(kv[0])) if np.ndim(v) > 0]
-        parts = {k: _sparse_parts(k, v, dtypes, "sparse sequences") for k, v in seq.items()}
-        for k, (_, _, shape) in parts.items():
-            if len(shape) < 2:
-                raise ValueError(f"sparse sequence {k!r}: rank of input SparseTensor should be > 1, but saw rank: "
-                                 f"{len(shape)}")
-        if self.pad:
-            if lengths:
-                length = int(lengths[0])
-            elif parts:
-                length = max(int(shape[0]) for _, _, shape in parts.values())
-            else:
-                raise ValueError("a sparse context needs at least one sequence")
-            padded = length + (-length % u)
-        else:
-            for k, (_, _, shape) in parts.items():
-                n = int(shape[0])
-                if n == 0 or n % u:
-                    raise ValueError(f"SparseTensor {k} first dimension should be a multiple of: {u}, but saw value: "
-                                     f"{n}. Consider setting pad=True.")
-            firsts = [int(np.shape(v)[0]) if not _is_sparse(v) else int(parts[str(k)][2][0])
-                      for k, v in sequences.items() if _is_sparse(v) or np.ndim(v) > 0]
-            length = padded = firsts[0] if firsts else 0
-            if any(n != padded for n in firsts):
-                raise ValueError(f"all sequences must have the same first dimension, but saw {firsts}")
-        held_seq = {}
-        for k, (indices, values, shape) in parts.items():
-            full = np.concatenate([[padded], shape[1:]])
-            _check_indices(k, indices, full)
-            # Row r of step t is at starts[t] .. starts[t + 1] (indices are in row-major order).
-            starts = np.searchsorted(indices[:, 0], np.arange(padded + 1))
-            held_seq[k] = (indices[:, 1:], values, shape[1:], starts)
-        held_ctx = {}
-        for k, v in ctx.items():
-            indices, values, shape = _sparse_parts(k, v, dtypes, "sparse context")
-            _check_indices(k, indices, shape)
-            held_ctx[k] = (indices, values, shape)
-        with self._lock:
-            number = self._count
-            self._count += 1
-            self._held[number] = (held_seq, held_ctx)
-        sequences = {k: v for k, v in dense.items()}
-        if not lengths:
-            # The Rust saver takes its length from the dense sequences; TF's is the sparse one.
-            sequences[_SPARSE_LENGTH] = np.zeros(length, np.uint8)
-        context = {k: v for k, v in (context or {}).items() if str(k) not in ctx}
-        context[_SPARSE_ID] = np.int64(number)
-        return sequences, context
-
-    def put_back(self, sequences, context, sequence, sequence_count):
-        """Fills a batch's ``sequences`` and ``context`` with its sparse tensors, as TF's
-        ``TakeManySparseFromTensorsMap`` concatenates them (entries in batch order, steps in
-        order within each, the dense shape the largest of the entries')."""
-        sequences.pop(_SPARSE_LENGTH, None)
-        numbers = context.pop(_SPARSE_ID, None)
-        if numbers is None:
-            return
-        u = self.num_unroll
-        with self._lock:
-            held = [self._held[int(n)] for n in numbers]
-            for n, s, c in zip(numbers, sequence, sequence_count):
-                if s + 1 >= c:
-                    del self._held[int(n)]
-
-        def batched(name, pieces, lead):
-            ranks = {len(shape) for _, _, shape in pieces}
-            if len(ranks) > 1:
-                e = StateSaverError(f"sparse tensor {name!r} has ranks {sorted(ranks)} within one batch")
-                e.kind, e.name = "sparse_rank", name
-                raise e
-            rank = ranks.pop()
-            indices = [np.concatenate([np.broadcast_to(np.asarray(pre, np.int64), (len(ix), len(pre))), ix], axis=1)
-                       for pre, (ix, _, _) in zip(lead, pieces)]
-            shape = np.max(np.stack([shape for _, _, shape in pieces]), axis=0) if rank else np.zeros(0, np.int64)
-            values = np.concatenate([v for _, v, _ in pieces])
-            return np.concatenate(indices).reshape(-1, len(lead[0]) + rank), values, shape
-
-        for name in self._names[0]:
-            pieces, lead = [], []
-            for b, (h, s) in enumerate(zip(held, sequence)):
-                ix, values, shape, starts = h[0][name]
-                for j in range(u):
-                    lo, hi = starts[int(s) * u + j], starts[int(s) * u + j + 1]
-                    pieces.append((ix[lo:hi], values[lo:hi], shape))
-                    lead.append((b, j))
-            indices, values, shape = batched(name, pieces, lead)
-            sequences[name] = SparseTensor(indices, values, np.concatenate([[self.batch_size, u], shape]))
-        for name in self._names[1]:
-            pieces = [h[1][name] for h in held]
-            indices, values, shape = batched(name, pieces, [(b,) for b in range(len(held))])
-            context[name] = SparseTensor(indices, values, np.concatenate([[self.batch_size], shape]).astype(np.int64))
-
-
-class _Dtypes:
-    """The dtype of every sparse tensor's values, from the first example that has it (the
-    library checks the dense tensors' dtypes; sparse values never reach it)."""
-
-    def __init__(self):
-        self._d = {}
-        # Set once the options are known (``_Sparse``); None: no sparse inputs possible.
-        self.sparse = None
-        self._lock = threading.Lock()
-
-    def note(self, what, name, a):
-        d = a.dtype
-        with self._lock:
-            first = self._d.setdefault((what, name), d)
-        if first != d:
-            raise TypeError(f"{what} {name!r} has dtype {_dtype_name(d)}, but the first example's is {_dtype_name(first)}")
-
 
 
 def _array(value):
     """A NumPy array the binding takes: NumPy arrays keep their dtype (the library carries
     every numeric one and names a wrong one), text and bytes become objects of bytes, Python
-    numbers int64 or float32."""
+    numbers int64 or float32; a sparse tensor's parts become arrays (int64 indices and dense
+    shape), which the library checks."""
+    if _is_sparse(value):
+        return SparseTensor(np.asarray(value.indices, dtype=np.int64), _array(value.values),
+                            np.asarray(value.dense_shape, dtype=np.int64).reshape(-1))
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "USO":
             return _bytes_array(value)
@@ -350,9 +166,7 @@ def _length(length):
     return None if length is None else int(length)
 
 
-def _item(key, sequences, context, length, states, dtypes):
-    if dtypes.sparse is not None:
-        sequences, context = dtypes.sparse.take(sequences, context, dtypes)
+def _item(key, sequences, context, length, states):
     return (key, _arrays(sequences, "input_sequences"), _arrays(context, "input_context"), _length(length),
             _arrays(states, "initial_states"))
 
@@ -360,7 +174,7 @@ def _item(key, sequences, context, length, states, dtypes):
 _FIELDS = {"input_key", "input_sequences", "input_context", "input_length", "initial_states"}
 
 
-def _from_dicts(examples, dtypes):
+def _from_dicts(examples):
     for i, ex in enumerate(examples):
         if not isinstance(ex, dict):
             raise TypeError(f"example {i} must be a dict, not {type(ex).__name__}")
@@ -370,13 +184,13 @@ def _from_dicts(examples, dtypes):
         if "input_key" not in ex or "input_sequences" not in ex:
             raise KeyError(f"example {i} needs 'input_key' and 'input_sequences'")
         yield _item(ex["input_key"], ex["input_sequences"], ex.get("input_context"), ex.get("input_length"),
-                    ex.get("initial_states"), dtypes)
+                    ex.get("initial_states"))
 
 
 _END = object()
 
 
-def _zipped(keys, sequences, contexts, lengths, dtypes):
+def _zipped(keys, sequences, contexts, lengths):
     streams = [iter(keys), iter(sequences)]
     names = ["input_key", "input_sequences"]
     for name, s in (("input_context", contexts), ("input_length", lengths)):
@@ -392,8 +206,7 @@ def _zipped(keys, sequences, contexts, lengths, dtypes):
         if ended:
             raise ValueError(f"{', '.join(ended)} ended after {i} examples, before {names[0]} and the others")
         got = dict(zip(names, values))
-        yield _item(got["input_key"], got["input_sequences"], got.get("input_context"), got.get("input_length"), None,
-                    dtypes)
+        yield _item(got["input_key"], got["input_sequences"], got.get("input_context"), got.get("input_length"), None)
         i += 1
 
 
@@ -409,9 +222,8 @@ class NextQueuedSequenceBatch:
     Before taking the next batch, call ``save_state`` for every state.
     """
 
-    def __init__(self, inner, dtypes=None):
+    def __init__(self, inner):
         self._inner = inner
-        self._dtypes = dtypes or _Dtypes()
         f = inner.fields
         self.key = f["key"]
         self.next_key = f["next_key"]
@@ -422,8 +234,6 @@ class NextQueuedSequenceBatch:
         self.insertion_index = f["insertion_index"]
         self.sequences = f["sequences"]
         self.context = f["context"]
-        if self._dtypes.sparse is not None:
-            self._dtypes.sparse.put_back(self.sequences, self.context, self.sequence, self.sequence_count)
 
     @property
     def batch_size(self):
@@ -457,16 +267,15 @@ class SequenceBatches:
     """The running state saver: iterate it for :class:`NextQueuedSequenceBatch` es. ``close()``
     (or leaving a ``with`` block) stops its reader threads."""
 
-    def __init__(self, inner, dtypes=None):
+    def __init__(self, inner):
         self._inner = inner
-        self._dtypes = dtypes or _Dtypes()
 
     def __iter__(self):
         return self
 
     def __next__(self):
         inner = next(self._inner)
-        return NextQueuedSequenceBatch(inner, self._dtypes)
+        return NextQueuedSequenceBatch(inner)
 
     def next_batch(self):
         """The next batch, or ``None`` at the end of the input."""
@@ -558,10 +367,7 @@ def batch_sequences_with_states(
     seed = None
     if make_keys_unique:
         seed = make_keys_unique_seed if make_keys_unique_seed is not None else random.SystemRandom().getrandbits(63)
-    dtypes = _Dtypes()
     options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad, seed)
-    if not isinstance(input_sequences, SequenceExampleFiles):
-        dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])
     if isinstance(input_sequences, SequenceExampleFiles):
         if input_context is not None:
             raise ValueError("with SequenceExampleFiles, the context comes from the records: pass input_context=None")
@@ -578,26 +384,26 @@ def batch_sequences_with_states(
         if input_context is not None or input_length is not None:
             raise ValueError("with per-example dicts (input_key=None), give input_context and input_length "
                              "inside each dict")
-        inner = _tfrec.StateSaver.from_iterator(_from_dicts(input_sequences, dtypes), **options)
+        inner = _tfrec.StateSaver.from_iterator(_from_dicts(input_sequences), **options)
     else:
         if isinstance(input_key, (str, bytes)):
             raise TypeError("input_key must be an iterable of keys (one per example), not a single key")
         inner = _tfrec.StateSaver.from_iterator(
-            _zipped(input_key, input_sequences, input_context, input_length, dtypes), **options
+            _zipped(input_key, input_sequences, input_context, input_length), **options
         )
-    return SequenceBatches(inner, dtypes)
+    return SequenceBatches(inner)
 
 
 _CLOSE = object()
 
 
-def _pull(q, dtypes):
+def _pull(q):
     # Holds the queue, not the saver, so that an unclosed saver can still be collected.
     while True:
         item = q.get()
         if item is _CLOSE:
             return
-        yield _item(*item, dtypes)
+        yield _item(*item)
 
 
 class SequenceQueueingStateSaver:
@@ -620,18 +426,16 @@ class SequenceQueueingStateSaver:
     def __init__(self, batch_size, num_unroll, initial_states, capacity=None, allow_small_batch=False, pad=False,
                  num_threads=1, name=None):
         del name
-        self._dtypes = _Dtypes()
         options = _options(num_unroll, batch_size, initial_states, num_threads, capacity, allow_small_batch, pad,
                            None)
-        self._dtypes.sparse = _Sparse(options["num_unroll"], options["batch_size"], options["pad"])
         # The Rust readers pull from this queue; the saver bounds what it holds in flight, and
         # the queue holds what was inserted and not read yet (unbounded, so that one thread
         # can insert everything and then take batches without deadlocking).
         self._queue = queue.SimpleQueue()
         self._closed = False
         self._lock = threading.Lock()
-        inner = _tfrec.StateSaver.from_iterator(_pull(self._queue, self._dtypes), **options)
-        self._batches = SequenceBatches(inner, self._dtypes)
+        inner = _tfrec.StateSaver.from_iterator(_pull(self._queue), **options)
+        self._batches = SequenceBatches(inner)
         self.batch_size = int(batch_size)
         self.num_unroll = int(num_unroll)
 

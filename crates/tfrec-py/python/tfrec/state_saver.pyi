@@ -38,9 +38,9 @@ order and in bounds), the context repeated on every segment. In a batch a sparse
 ``SparseTensor`` with indices ``[entry, step, ...]`` and ``dense_shape`` ``[batch_size,
 num_unroll, max...]``, a sparse context one with ``[entry, ...]`` and ``[batch_size,
 max...]``, where ``max`` is the largest ``dense_shape`` of the batch's entries and
-``batch_size`` the option's, also in a small last batch (both as TF has them). The Python layer
-holds each example's sparse values until its last segment is handed out; the Rust saver
-carries only an example number as a hidden context value.
+``batch_size`` the option's, also in a small last batch (both as TF has them). The Rust
+library checks, splits and batches them (``tfrec::state_saver::SparseInput``); this layer only
+hands it the arrays.
 
 Threads: ``num_threads`` Rust reader threads check and pad examples ahead of the consumer. For
 a Python iterable they take the GIL only to pull the next item and copy its arrays, one thread
@@ -135,14 +135,6 @@ class SequenceExampleFiles:
         compression_type: str | TFRecordOptions | None = None,
     ) -> None: ...
 
-class _Dtypes:
-    """The dtype of every sparse tensor's values, from the first example that has it (the
-    library checks the dense tensors' dtypes; sparse values never reach it)."""
-
-    sparse: object | None
-    def __init__(self) -> None: ...
-    def note(self, what: str, name: str, a: npt.NDArray[Any]) -> None: ...
-
 class NextQueuedSequenceBatch:
     """One batch of segments (TensorFlow's ``NextQueuedSequenceBatch``), fields as NumPy arrays.
 
@@ -163,7 +155,7 @@ class NextQueuedSequenceBatch:
     insertion_index: npt.NDArray[np.int64]
     sequences: dict[str, npt.NDArray[Any] | SparseTensor]
     context: dict[str, npt.NDArray[Any] | SparseTensor]
-    def __init__(self, inner: _tfrec.SaverBatch, dtypes: _Dtypes | None = None) -> None: ...
+    def __init__(self, inner: _tfrec.SaverBatch) -> None: ...
     @property
     def batch_size(self) -> int: ...
     @property
@@ -178,7 +170,7 @@ class NextQueuedSequenceBatch:
 class SequenceBatches:
     """The running state saver: iterate it for :class:`NextQueuedSequenceBatch` es. ``close()``
     (or leaving a ``with`` block) stops its reader threads."""
-    def __init__(self, inner: _tfrec.StateSaver, dtypes: _Dtypes | None = None) -> None: ...
+    def __init__(self, inner: _tfrec.StateSaver) -> None: ...
     def __iter__(self) -> Self: ...
     def __next__(self) -> NextQueuedSequenceBatch: ...
     def next_batch(self) -> NextQueuedSequenceBatch | None:

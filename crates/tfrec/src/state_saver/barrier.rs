@@ -15,6 +15,7 @@ use super::dtype::SaverTensor;
 use super::error::StateSaverError;
 use super::input::{into_flat, Prepared, Schema};
 use super::key::{key_text, segment_key, stop_key};
+use super::sparse::HeldSparse;
 use crate::parse::Values;
 use crate::rng::SplitMix64;
 
@@ -25,6 +26,10 @@ pub(crate) struct ExampleData {
     pub sequences: Vec<Values>,
     /// Each context value, in schema order.
     pub context: Vec<Values>,
+    /// Each sparse sequence, by its steps, in schema order.
+    pub sparse_sequences: Vec<HeldSparse>,
+    /// Each sparse context value, in schema order.
+    pub sparse_context: Vec<HeldSparse>,
 }
 
 #[derive(Debug)]
@@ -148,7 +153,7 @@ impl Barrier {
     /// Inserts the example at input `position`; its first segment is ready at once.
     pub fn insert(&mut self, position: u64, mut p: Prepared) -> Result<(), StateSaverError> {
         match &self.schema {
-            Some(schema) => schema.check(&p)?,
+            Some(schema) => schema.check(position, &p)?,
             None => self.schema = Some(Arc::new(p.schema())),
         }
         if let Some(rng) = &mut self.unique {
@@ -175,6 +180,8 @@ impl Barrier {
         let data = ExampleData {
             sequences: p.sequences.into_iter().map(|(_, v)| v).collect(),
             context: p.context.into_iter().map(|(_, v)| v).collect(),
+            sparse_sequences: p.sparse_sequences.into_iter().map(|(_, v)| v).collect(),
+            sparse_context: p.sparse_context.into_iter().map(|(_, v)| v).collect(),
         };
         self.keys.entry(Arc::clone(&key)).or_default().push(position);
         self.examples.insert(

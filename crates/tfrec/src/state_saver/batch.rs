@@ -10,7 +10,8 @@ use super::dtype::TensorDType;
 use super::error::StateSaverError;
 use super::input::{Schema, Slot};
 use super::readers::Shared;
-use crate::parse::{DenseTensor, Values};
+use super::sparse::{Pieces, SparseSlot};
+use crate::parse::{DenseTensor, SparseTensor, Values};
 
 /// One batch of segments. Entry `j` of every field belongs to the same segment.
 ///
@@ -37,6 +38,15 @@ pub struct Batch {
     pub sequences: BTreeMap<String, DenseTensor>,
     /// Each context value, `[batch, ...]`.
     pub context: BTreeMap<String, DenseTensor>,
+    /// Each sparse sequence's segment: indices `[entry, step, index...]` (entries in batch
+    /// order, steps in order within each), dense shape `[batch_size, num_unroll, max...]`
+    /// with `batch_size` the option's (also in a small last batch) and `max` the largest dense
+    /// shape of one step among the entries, as TensorFlow 1.15 batches them. Padded steps hold
+    /// no values. The values are in their carrier ([`Batch::sequence_type`] tells the type).
+    pub sparse_sequences: BTreeMap<String, SparseTensor>,
+    /// Each sparse context value: indices `[entry, index...]`, dense shape `[batch_size,
+    /// max...]`.
+    pub sparse_context: BTreeMap<String, SparseTensor>,
     states: BTreeMap<String, DenseTensor>,
     schema: Arc<Schema>,
     shared: Arc<Shared>,
@@ -65,12 +75,12 @@ impl Batch {
     /// The element type of sequence `name`; its tensor in [`Batch::sequences`] holds it in its
     /// carrier ([`super::restore_raw`] gives the elements back).
     pub fn sequence_type(&self, name: &str) -> Option<TensorDType> {
-        element_of(&self.schema.sequences, name)
+        element_of(&self.schema.sequences, name).or_else(|| sparse_element_of(&self.schema.sparse_sequences, name))
     }
 
     /// The element type of context value `name` (see [`Batch::sequence_type`]).
     pub fn context_type(&self, name: &str) -> Option<TensorDType> {
-        element_of(&self.schema.context, name)
+        element_of(&self.schema.context, name).or_else(|| sparse_element_of(&self.schema.sparse_context, name))
     }
 
     /// The element type of state `name` (see [`Batch::sequence_type`]).
@@ -87,6 +97,10 @@ impl Batch {
 }
 
 fn element_of(slots: &[Slot], name: &str) -> Option<TensorDType> {
+    slots.iter().find(|s| s.name == name).map(|s| s.element)
+}
+
+fn sparse_element_of(slots: &[SparseSlot], name: &str) -> Option<TensorDType> {
     slots.iter().find(|s| s.name == name).map(|s| s.element)
 }
 
@@ -107,8 +121,16 @@ fn tensor(values: Values, shape: Vec<usize>) -> DenseTensor {
     DenseTensor::from_values(values, &shape).expect("value count matches the checked shape")
 }
 
-/// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays.
-pub(crate) fn assemble(taken: Taken, schema: Arc<Schema>, num_unroll: usize, shared: Arc<Shared>) -> Batch {
+/// Builds the batch: one copy of each segment's rows into `[batch, num_unroll, ...]` arrays,
+/// and of its sparse values into TensorFlow's batched form. Fails only for a sparse tensor with
+/// different ranks within the batch.
+pub(crate) fn assemble(
+    taken: Taken,
+    schema: Arc<Schema>,
+    num_unroll: usize,
+    batch_size: usize,
+    shared: Arc<Shared>,
+) -> Result<Batch, StateSaverError> {
     let Taken {
         batch_no,
         entries,
@@ -150,6 +172,33 @@ pub(crate) fn assemble(taken: Taken, schema: Arc<Schema>, num_unroll: usize, sha
         map
     };
     let context = whole(&schema.context, &|e, k| &e.data.context[k]);
+    let sparse = |slots: &[SparseSlot], sequence: bool| -> Result<BTreeMap<String, SparseTensor>, StateSaverError> {
+        let mut map = BTreeMap::new();
+        for (k, slot) in slots.iter().enumerate() {
+            let pieces = Pieces {
+                slot,
+                batch_size,
+                entries: entries
+                    .iter()
+                    .map(|e| {
+                        if sequence {
+                            (&e.data.sparse_sequences[k], Some(e.segment))
+                        } else {
+                            (&e.data.sparse_context[k], None)
+                        }
+                    })
+                    .collect(),
+            };
+            let batched = pieces.batch(u).map_err(|m| StateSaverError::SparseRank {
+                name: slot.name.clone(),
+                ranks: m.ranks,
+            })?;
+            map.insert(slot.name.clone(), batched);
+        }
+        Ok(map)
+    };
+    let sparse_sequences = sparse(&schema.sparse_sequences, true)?;
+    let sparse_context = sparse(&schema.sparse_context, false)?;
     let states = schema
         .states
         .iter()
@@ -161,7 +210,7 @@ pub(crate) fn assemble(taken: Taken, schema: Arc<Schema>, num_unroll: usize, sha
         })
         .collect();
     let int = |x: usize| i32::try_from(x).unwrap_or(i32::MAX);
-    Batch {
+    Ok(Batch {
         key: entries.iter().map(Entry::segment_key).collect(),
         next_key: entries.iter().map(Entry::next_key).collect(),
         sequence: entries.iter().map(|e| int(e.segment)).collect(),
@@ -174,9 +223,11 @@ pub(crate) fn assemble(taken: Taken, schema: Arc<Schema>, num_unroll: usize, sha
         insertion_index: entries.iter().map(|e| e.insertion_index).collect(),
         sequences,
         context,
+        sparse_sequences,
+        sparse_context,
         states,
         schema,
         shared,
         batch_no,
-    }
+    })
 }

@@ -5,6 +5,7 @@
 //! so that a message and its fields read the same whatever bytes the key had.
 
 use super::dtype::{DTypeError, TensorDType};
+use super::sparse::SparseError;
 use crate::parse::{ParseError, SpecError};
 use crate::pipeline::PipelineError;
 
@@ -195,6 +196,28 @@ pub enum StateSaverError {
         /// The input's error text.
         message: String,
     },
+    /// A sparse tensor of example `index` that TensorFlow refuses (its indices, shapes or
+    /// first dimension), or whose names or types differ from the first example's. Its kind is
+    /// `input`: the example itself is bad, as for an error of the input.
+    #[error("input example {index}: {error}")]
+    Sparse {
+        /// Its index in the input, from 0.
+        index: u64,
+        /// The example's key.
+        key: String,
+        /// What is wrong (boxed: it is large, and rare).
+        error: Box<SparseError>,
+    },
+    /// A sparse tensor whose entries in one batch have different ranks (of one step, for a
+    /// sequence); TensorFlow's `TakeManySparseFromTensorsMap` refuses them too. It stops the
+    /// saver, as an input error does.
+    #[error("sparse tensor '{name}' has ranks {ranks:?} within one batch")]
+    SparseRank {
+        /// The tensor's name.
+        name: String,
+        /// The ranks seen, sorted.
+        ranks: Vec<usize>,
+    },
     /// A record without the scalar key feature the options name.
     #[error("input example {index}: no scalar key feature {feature:?}")]
     MissingKey {
@@ -339,7 +362,8 @@ impl StateSaverError {
             LengthOverflow { .. } => "length_overflow",
             Mismatch { .. } => "mismatch",
             KeyInFlight { .. } => "key_in_flight",
-            Input { .. } => "input",
+            Input { .. } | Sparse { .. } => "input",
+            SparseRank { .. } => "sparse_rank",
             MissingKey { .. } => "missing_key",
             Parse { .. } => "parse",
             Pipeline(_) => "pipeline",

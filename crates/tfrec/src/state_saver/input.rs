@@ -10,10 +10,12 @@ use ndarray::Dimension;
 use super::dtype::{SaverTensor, TensorDType};
 use super::error::StateSaverError;
 use super::key::key_text;
+use super::sparse::{self, HeldSparse, SparseError, SparseInput, SparseParts, SparseSlot};
 use crate::parse::{DType, DenseTensor, Values};
 
 /// One input example: a unique key, named time-major sequences of one length, named context
-/// values and named initial states.
+/// values and named initial states. Sequences and context values may also be sparse
+/// ([`SparseInput`]); a sparse sequence's first dimension is time.
 ///
 /// ```
 /// use ndarray::{arr2, ArrayD};
@@ -36,6 +38,12 @@ pub struct SequenceInput {
     pub sequences: BTreeMap<String, SaverTensor>,
     /// Values copied into every segment.
     pub context: BTreeMap<String, SaverTensor>,
+    /// Sparse time-major sequences `[steps, ...]` (rank 2 or more). With padding their first
+    /// dimension becomes the padded length of the dense sequences (or, without dense
+    /// sequences, of the longest sparse one); without, it must equal the others'.
+    pub sparse_sequences: BTreeMap<String, SparseInput>,
+    /// Sparse values copied into every segment.
+    pub sparse_context: BTreeMap<String, SparseInput>,
     /// The states of the first segment; these override the saver's default initial states.
     pub initial_states: BTreeMap<String, SaverTensor>,
 }
@@ -104,13 +112,25 @@ impl SequenceInput {
         self
     }
 
+    /// Adds a sparse sequence (its dense shape `[steps, ...]`).
+    pub fn sparse_sequence(mut self, name: impl Into<String>, values: SparseInput) -> Self {
+        self.sparse_sequences.insert(name.into(), values);
+        self
+    }
+
+    /// Adds a sparse context value.
+    pub fn sparse_context(mut self, name: impl Into<String>, values: SparseInput) -> Self {
+        self.sparse_context.insert(name.into(), values);
+        self
+    }
+
     /// Adds an initial state.
     pub fn initial_state(mut self, name: impl Into<String>, values: impl IntoTensor) -> Self {
         self.initial_states.insert(name.into(), values.into_tensor());
         self
     }
 
-    /// The steps of the first sequence (by name), if there is one with a time dimension.
+    /// The steps of the first dense sequence (by name), if there is one with a time dimension.
     pub fn steps(&self) -> Option<usize> {
         self.sequences.values().next().and_then(|t| t.shape().first().copied())
     }
@@ -150,6 +170,8 @@ pub(crate) struct Schema {
     pub sequences: Vec<Slot>,
     pub context: Vec<Slot>,
     pub states: Vec<Slot>,
+    pub sparse_sequences: Vec<SparseSlot>,
+    pub sparse_context: Vec<SparseSlot>,
 }
 
 /// A tensor's slot and its flat values.
@@ -168,22 +190,32 @@ pub(crate) struct Prepared {
     pub sequences: Vec<(Slot, Values)>,
     pub context: Vec<(Slot, Values)>,
     pub states: Vec<(Slot, Values)>,
+    pub sparse_sequences: Vec<(SparseSlot, HeldSparse)>,
+    pub sparse_context: Vec<(SparseSlot, HeldSparse)>,
 }
 
 impl Prepared {
     pub fn schema(&self) -> Schema {
         let slots = |v: &[(Slot, Values)]| v.iter().map(|(s, _)| s.clone()).collect();
+        let sparse_slots = |v: &[(SparseSlot, HeldSparse)]| v.iter().map(|(s, _)| s.clone()).collect();
         Schema {
             sequences: slots(&self.sequences),
             context: slots(&self.context),
             states: slots(&self.states),
+            sparse_sequences: sparse_slots(&self.sparse_sequences),
+            sparse_context: sparse_slots(&self.sparse_context),
         }
     }
 }
 
 impl Schema {
-    /// Checks that `p` has exactly this schema.
-    pub fn check(&self, p: &Prepared) -> Result<(), StateSaverError> {
+    /// Checks that `p` (the example at input `position`) has exactly this schema.
+    pub fn check(&self, position: u64, p: &Prepared) -> Result<(), StateSaverError> {
+        self.check_sparse(p).map_err(|error| StateSaverError::Sparse {
+            index: position,
+            key: key_text(&p.key),
+            error: Box::new(error),
+        })?;
         let parts: [(&'static str, &[Slot], &[Tagged]); 3] = [
             ("sequence", &self.sequences, &p.sequences),
             ("context", &self.context, &p.context),
@@ -210,6 +242,38 @@ impl Schema {
         }
         Ok(())
     }
+
+    /// The sparse tensors' names and types against the first example's.
+    fn check_sparse(&self, p: &Prepared) -> Result<(), SparseError> {
+        let names = |v: &[(SparseSlot, HeldSparse)]| v.iter().map(|(s, _)| s.name.clone()).collect::<Vec<_>>();
+        let first = |v: &[SparseSlot]| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let (sequences, context) = (names(&p.sparse_sequences), names(&p.sparse_context));
+        if sequences != first(&self.sparse_sequences) || context != first(&self.sparse_context) {
+            return Err(SparseError::Names {
+                sequences,
+                context,
+                first_sequences: first(&self.sparse_sequences),
+                first_context: first(&self.sparse_context),
+            });
+        }
+        let parts = [
+            ("sparse sequences", &self.sparse_sequences, &p.sparse_sequences),
+            ("sparse context", &self.sparse_context, &p.sparse_context),
+        ];
+        for (what, expected, found) in parts {
+            for (e, (f, _)) in expected.iter().zip(found.iter()) {
+                if e.element != f.element {
+                    return Err(SparseError::DType {
+                        what,
+                        name: f.name.clone(),
+                        expected: e.element,
+                        found: f.element,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A carrier's values in row-major order (the tensor's own buffer: no copy).
@@ -224,9 +288,11 @@ pub(crate) struct Rules {
     pub pad: bool,
 }
 
-/// Checks one example (everything that does not need the other examples) and flattens it.
+/// Checks one example, the one at input `position` (everything that does not need the other
+/// examples), and flattens it.
 pub(crate) fn prepare(
     input: SequenceInput,
+    position: u64,
     rules: Rules,
     default_states: &BTreeMap<String, SaverTensor>,
 ) -> Result<Prepared, StateSaverError> {
@@ -235,18 +301,37 @@ pub(crate) fn prepare(
         length,
         sequences,
         context,
+        sparse_sequences,
+        sparse_context,
         initial_states,
     } = input;
     let shown = || key_text(&key);
+    let sparse_error = |error: SparseError| StateSaverError::Sparse {
+        index: position,
+        key: key_text(&key),
+        error: Box::new(error),
+    };
     let names = sequences.keys().chain(context.keys()).chain(initial_states.keys());
-    if let Some(name) = names.chain(default_states.keys()).find(|n| n.contains(':')) {
+    let sparse_names = sparse_sequences.keys().chain(sparse_context.keys());
+    if let Some(name) = names
+        .chain(sparse_names)
+        .chain(default_states.keys())
+        .find(|n| n.contains(':'))
+    {
         return Err(StateSaverError::BadName {
             key: shown(),
             name: name.clone(),
         });
     }
-    if sequences.is_empty() {
+    if sequences.is_empty() && sparse_sequences.is_empty() {
         return Err(StateSaverError::NoSequences { key: shown() });
+    }
+    let sparse_parts = |map: BTreeMap<String, SparseInput>| -> Result<Vec<SparseParts>, SparseError> {
+        map.into_iter().map(|(name, t)| sparse::parts(&name, t)).collect()
+    };
+    let sparse_sequences = sparse_parts(sparse_sequences).map_err(sparse_error)?;
+    for p in &sparse_sequences {
+        p.check_sequence_rank().map_err(sparse_error)?;
     }
     let mut lengths = Vec::with_capacity(sequences.len());
     for (name, t) in &sequences {
@@ -261,17 +346,17 @@ pub(crate) fn prepare(
             }
         }
     }
-    let (first, steps) = lengths[0].clone();
-    if lengths.iter().any(|(_, n)| *n != steps) {
+    if lengths.iter().any(|(_, n)| *n != lengths[0].1) {
         return Err(StateSaverError::UnequalLengths { key: shown(), lengths });
     }
+    let u = rules.num_unroll;
+    let (first, steps) = sparse_steps(&lengths, &sparse_sequences, rules).map_err(sparse_error)?;
     if steps == 0 {
         return Err(StateSaverError::EmptySequence {
             key: shown(),
             name: first,
         });
     }
-    let u = rules.num_unroll;
     if !rules.pad && steps % u != 0 {
         return Err(StateSaverError::NotMultiple {
             key: shown(),
@@ -288,6 +373,19 @@ pub(crate) fn prepare(
             length: padded,
         });
     }
+    let sparse_sequences = sparse_sequences
+        .into_iter()
+        .map(|p| Ok((p.slot.clone(), HeldSparse::sequence(p, padded)?)))
+        .collect::<Result<Vec<_>, SparseError>>()
+        .map_err(sparse_error)?;
+    let sparse_context = sparse_parts(sparse_context)
+        .and_then(|parts| {
+            parts
+                .into_iter()
+                .map(|p| Ok((p.slot.clone(), HeldSparse::context(p)?)))
+                .collect::<Result<Vec<_>, SparseError>>()
+        })
+        .map_err(sparse_error)?;
     let length = length.unwrap_or(steps);
     if length > steps {
         return Err(StateSaverError::LengthTooLong {
@@ -320,7 +418,51 @@ pub(crate) fn prepare(
         sequences: flatten(sequences, true),
         context: flatten(context, false),
         states: flatten(states, false),
+        sparse_sequences,
+        sparse_context,
     })
+}
+
+/// The example's steps and the sequence they are named after, given the dense sequences'
+/// `lengths` (all equal) and the sparse sequences (TensorFlow 1.15's rules). With padding the
+/// dense sequences' length, or without dense sequences the longest sparse first dimension;
+/// without padding every sparse first dimension must be a non-zero multiple of `num_unroll`,
+/// and all first dimensions, dense and sparse, the same.
+fn sparse_steps(
+    lengths: &[(String, usize)],
+    sparse: &[SparseParts],
+    rules: Rules,
+) -> Result<(String, usize), SparseError> {
+    let as_steps = |d: i64| usize::try_from(d).unwrap_or(usize::MAX);
+    let longest_sparse = || {
+        sparse
+            .iter()
+            .max_by_key(|p| p.first_dimension())
+            .map(|p| (p.slot.name.clone(), as_steps(p.first_dimension())))
+    };
+    if rules.pad {
+        return Ok(lengths.first().cloned().or_else(longest_sparse).unwrap_or_default());
+    }
+    let u = i64::try_from(rules.num_unroll).unwrap_or(i64::MAX);
+    for p in sparse {
+        let n = p.first_dimension();
+        if n == 0 || n % u != 0 {
+            return Err(SparseError::NotMultiple {
+                name: p.slot.name.clone(),
+                num_unroll: rules.num_unroll,
+                length: n,
+            });
+        }
+    }
+    let all: Vec<i64> = lengths
+        .iter()
+        .map(|(_, n)| i64::try_from(*n).unwrap_or(i64::MAX))
+        .chain(sparse.iter().map(SparseParts::first_dimension))
+        .collect();
+    if all.iter().any(|&n| n != all[0]) {
+        return Err(SparseError::UnequalLengths { lengths: all });
+    }
+    Ok(lengths.first().cloned().or_else(longest_sparse).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -361,7 +503,7 @@ mod tests {
         };
         let states = BTreeMap::from([("h".to_owned(), ndarray::ArrayD::<f32>::zeros(vec![1]).into_tensor())]);
         let input = SequenceInput::new("k").sequence("x", Array2::<f32>::zeros((3, 4)));
-        let p = prepare(input, rules, &states).expect("valid");
+        let p = prepare(input, 0, rules, &states).expect("valid");
         assert_eq!((p.length, p.steps, p.count), (3, 3, 2));
         assert_eq!(p.sequences[0].0.shape, [4]);
         let input = SequenceInput::new("k").sequence("x", Array2::<f32>::zeros((3, 4)));
@@ -370,12 +512,149 @@ mod tests {
             pad: false,
         };
         assert!(matches!(
-            prepare(input, strict, &states),
+            prepare(input, 0, strict, &states),
             Err(StateSaverError::NotMultiple {
                 length: 3,
                 num_unroll: 2,
                 ..
             })
         ));
+    }
+
+    fn sparse(indices: &[[i64; 2]], shape: [i64; 2]) -> SparseInput {
+        let flat: Vec<i64> = indices.iter().flatten().copied().collect();
+        let values: Vec<i64> = (1..=indices.len() as i64).collect();
+        SparseInput::new(
+            ndarray::ArrayD::from_shape_vec(vec![indices.len(), 2], flat).expect("two columns"),
+            ndarray::Array1::from(values).into_tensor(),
+            shape.to_vec(),
+        )
+    }
+
+    fn sparse_rules(pad: bool) -> (Rules, BTreeMap<String, SaverTensor>) {
+        let states = BTreeMap::from([("h".to_owned(), ndarray::ArrayD::<f32>::zeros(vec![1]).into_tensor())]);
+        (Rules { num_unroll: 2, pad }, states)
+    }
+
+    fn sparse_error(r: Result<Prepared, StateSaverError>) -> (u64, SparseError) {
+        match r {
+            Err(StateSaverError::Sparse { index, error, .. }) => (index, *error),
+            other => panic!("expected a sparse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn padding_gives_a_sparse_sequence_the_dense_length_or_the_longest_sparse_one() {
+        let (rules, states) = sparse_rules(true);
+        let dense = || Array2::<f32>::zeros((3, 1));
+        // Dense length 3 pads to 4: step 3 is in, dense_shape[0] (9) does not count.
+        let input = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("s", sparse(&[[3, 0]], [9, 1]));
+        let p = prepare(input, 0, rules, &states).expect("valid");
+        assert_eq!((p.length, p.steps, p.count), (3, 3, 2));
+        let input = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("s", sparse(&[[4, 0]], [9, 1]));
+        let (index, e) = sparse_error(prepare(input, 7, rules, &states));
+        assert_eq!(index, 7);
+        assert!(matches!(e, SparseError::BadIndex { row: 0, .. }), "{e}");
+        // Sparse only: the longest first dimension.
+        let input = SequenceInput::new("k")
+            .sparse_sequence("p", sparse(&[[0, 0]], [3, 2]))
+            .sparse_sequence("q", sparse(&[[4, 1]], [5, 2]));
+        let p = prepare(input, 0, rules, &states).expect("valid");
+        assert_eq!((p.length, p.steps, p.count), (5, 5, 3));
+        let input = SequenceInput::new("k").sparse_sequence("p", sparse(&[], [0, 2]));
+        assert!(matches!(
+            prepare(input, 0, rules, &states),
+            Err(StateSaverError::EmptySequence { .. })
+        ));
+    }
+
+    #[test]
+    fn without_padding_sparse_first_dimensions_divide_and_match() {
+        let (rules, states) = sparse_rules(false);
+        let dense = || Array2::<f32>::zeros((4, 1));
+        let good = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("s", sparse(&[[3, 1]], [4, 2]));
+        assert_eq!(prepare(good, 0, rules, &states).expect("valid").count, 2);
+        let odd = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("s", sparse(&[], [3, 2]));
+        let e = sparse_error(prepare(odd, 0, rules, &states)).1;
+        assert_eq!(
+            e.to_string(),
+            "SparseTensor s first dimension should be a multiple of: 2, but saw value: 3. Consider setting pad=True."
+        );
+        let longer = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("s", sparse(&[], [6, 2]));
+        let e = sparse_error(prepare(longer, 0, rules, &states)).1;
+        assert_eq!(e, SparseError::UnequalLengths { lengths: vec![4, 6] });
+    }
+
+    #[test]
+    fn bad_sparse_inputs_are_errors_naming_the_example() {
+        let (rules, states) = sparse_rules(true);
+        let dense = || Array2::<f32>::zeros((2, 1));
+        let rank_one = SparseInput::new(
+            ndarray::ArrayD::from_shape_vec(vec![1, 1], vec![1]).expect("shape"),
+            ndarray::arr1(&[2i64]).into_tensor(),
+            vec![2],
+        );
+        let input = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("s", rank_one);
+        let e = prepare(input, 3, rules, &states).expect_err("rank 1");
+        assert_eq!(
+            e.to_string(),
+            "input example 3: sparse sequence 's': rank of input SparseTensor should be > 1, but saw rank: 1"
+        );
+        assert_eq!(e.kind_name(), "input");
+        let unordered = sparse(&[[1, 0], [0, 1]], [2, 2]);
+        let input = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_context("c", unordered);
+        let e = sparse_error(prepare(input, 0, rules, &states)).1;
+        assert!(e.to_string().contains("indices[1] = [0,1] is out of order"), "{e}");
+        let input = SequenceInput::new("k")
+            .sequence("a", dense())
+            .sparse_sequence("b:c", sparse(&[], [2, 1]));
+        assert!(matches!(
+            prepare(input, 0, rules, &states),
+            Err(StateSaverError::BadName { .. })
+        ));
+    }
+
+    #[test]
+    fn sparse_names_and_types_must_stay_the_first_examples() {
+        let (rules, states) = sparse_rules(true);
+        let dense = || Array2::<f32>::zeros((2, 1));
+        let first = SequenceInput::new("a")
+            .sequence("x", dense())
+            .sparse_sequence("s", sparse(&[], [2, 1]));
+        let schema = prepare(first, 0, rules, &states).expect("valid").schema();
+        let without = SequenceInput::new("b").sequence("x", dense());
+        let p = prepare(without, 1, rules, &states).expect("valid alone");
+        let e = schema.check(1, &p).expect_err("no sparse sequence");
+        assert_eq!(
+            e.to_string(),
+            "input example 1: sparse sequences [] and context [], but the first example's are ['s'] and []"
+        );
+        let floats = SparseInput::new(
+            ndarray::ArrayD::from_shape_vec(vec![0, 2], vec![]).expect("shape"),
+            ndarray::Array1::<f32>::zeros(0).into_tensor(),
+            vec![2, 1],
+        );
+        let other = SequenceInput::new("c")
+            .sequence("x", dense())
+            .sparse_sequence("s", floats);
+        let p = prepare(other, 2, rules, &states).expect("valid alone");
+        let e = schema.check(2, &p).expect_err("float32, not int64");
+        assert!(e
+            .to_string()
+            .ends_with("sparse sequences 's' has dtype float32, but the first example's is int64"));
     }
 }

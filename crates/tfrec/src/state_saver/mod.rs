@@ -56,6 +56,7 @@ mod input;
 mod key;
 mod readers;
 mod records;
+mod sparse;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
@@ -67,6 +68,7 @@ pub use error::StateSaverError;
 pub use input::{IntoTensor, SequenceInput};
 pub use key::key_text;
 pub use records::KeySource;
+pub use sparse::{IndexProblem, SparseError, SparseInput};
 
 use barrier::Barrier;
 use input::Rules;
@@ -406,7 +408,16 @@ impl StateSaver {
         let Some(schema) = schema else {
             return Ok(None);
         };
-        Ok(Some(batch::assemble(taken, schema, o.num_unroll, Arc::clone(shared))))
+        match batch::assemble(taken, schema, o.num_unroll, o.batch_size, Arc::clone(shared)) {
+            Ok(batch) => Ok(Some(batch)),
+            Err(e) => {
+                // The batch is lost with its states, so the saver cannot go on.
+                let mut core = shared.lock();
+                core.failed = Some((e.kind_name(), e.to_string()));
+                shared.wake_all();
+                Err(e)
+            }
+        }
     }
 
     /// Stops the input, from any thread (TensorFlow's `close` of the saver's queues).

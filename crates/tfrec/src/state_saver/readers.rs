@@ -233,7 +233,7 @@ pub(crate) fn read_one(shared: &Shared, wait: bool) -> Read {
                     message: "a record without a record spec".into(),
                 }),
             })
-            .and_then(|input| prepare(input, settings.rules, &settings.default_states));
+            .and_then(|input| prepare(input, position, settings.rules, &settings.default_states));
         let mut core = shared.lock();
         if core.closed_by_user.is_some() {
             // Read after `close`: never inserted, so not kept either.

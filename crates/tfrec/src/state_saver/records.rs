@@ -121,7 +121,7 @@ impl RecordInput {
             length,
             sequences: carried(dense(parsed.feature_lists)),
             context: carried(context),
-            initial_states: BTreeMap::new(),
+            ..SequenceInput::default()
         })
     }
 }

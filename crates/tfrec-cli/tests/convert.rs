@@ -512,13 +512,13 @@ fn wide_json_lines_in_column_slices_are_the_whole_batches_lines() {
                     continue;
                 }
                 match c % 4 {
-                    0 => f.insert(&format!("f{c:05}"), Feature::Int64(vec![i * c])),
-                    1 => f.insert(&format!("f{c:05}"), Feature::Float(vec![c as f32 * 0.25, -(i as f32)])),
+                    0 => f.insert(format!("f{c:05}"), Feature::Int64(vec![i * c])),
+                    1 => f.insert(format!("f{c:05}"), Feature::Float(vec![c as f32 * 0.25, -(i as f32)])),
                     2 => f.insert(
-                        &format!("f{c:05}"),
+                        format!("f{c:05}"),
                         Feature::Bytes(vec![format!("v\n\"{i}").into_bytes()]),
                     ),
-                    _ => f.insert(&format!("f{c:05}"), Feature::Int64((0..(i + c) % 3).collect())),
+                    _ => f.insert(format!("f{c:05}"), Feature::Int64((0..(i + c) % 3).collect())),
                 };
             }
             e

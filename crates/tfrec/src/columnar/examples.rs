@@ -296,7 +296,6 @@ impl ExampleColumns {
             self.parser
                 .assemble_parsed(parsed, |output, tensor| put(&valid, output, tensor))?;
         }
-        drop(put);
         // A column after `next` whose tensor never came: nothing from it on was handed out.
         match (next..columns).find(|&c| arrays[c].is_none()) {
             Some(c) => Err(missing(&self.columns[c].name)),

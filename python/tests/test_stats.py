@@ -2,17 +2,12 @@
 itself by ``python/tfdv_oracle/differential.py`` (run here on a few seeds when TFDV's
 environment is there: ``scripts/tfdv-venv`` makes it); the other tests need no TFDV."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 import tfrec
 from tfrec import stats as tfstats
 
-ROOT = Path(__file__).resolve().parents[2]
+from tfdv_oracle_run import assert_same_as_tfdv, needs_tfdv
 
 
 def write(path, rows):
@@ -72,27 +67,9 @@ def test_not_statistics_is_refused(tmp_path):
         tfstats.load_statistics(bad)
 
 
-def tfdv_python():
-    given = os.environ.get("TFREC_TFDV_PYTHON")
-    if given:
-        return given
-    local = ROOT / ".venv-tfdv" / "bin" / "python"
-    return str(local) if local.exists() else None
-
-
-@pytest.mark.skipif(
-    tfdv_python() is None,
-    reason="TFDV's environment is absent: make it with scripts/tfdv-venv (or set TFREC_TFDV_PYTHON)",
-)
+@needs_tfdv
 def test_same_statistics_as_tfdv(tmp_path):
-    seeds = int(os.environ.get("TFREC_TFDV_SEEDS", "6"))
-    ran = subprocess.run(
-        [tfdv_python(), str(ROOT / "python" / "tfdv_oracle" / "differential.py"),
-         f"{sys.executable} -m tfrec", "0", str(seeds), str(tmp_path)],
-        capture_output=True, text=True, timeout=60 * (5 + seeds),
-    )
-    report = [line for line in ran.stdout.splitlines() if line.startswith("seed")]
-    assert ran.returncode == 0, "\n".join(report) or ran.stderr[-3000:]
+    assert_same_as_tfdv("differential.py", 6, tmp_path)
 
 
 def write_sequences(path, rows):

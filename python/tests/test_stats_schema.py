@@ -3,17 +3,12 @@
 ``python/tfdv_oracle/schema_differential.py`` (run here on a few seeds when TFDV's environment
 is there); the other tests need no TFDV."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 import tfrec
 from tfrec import stats as tfstats
 
-ROOT = Path(__file__).resolve().parents[2]
+from tfdv_oracle_run import assert_same_as_tfdv, needs_tfdv
 
 
 def stats_of(path, rows):
@@ -66,24 +61,6 @@ def test_schema_text_round_trip_and_bad_text(tmp_path):
         tfstats.load_schema_text(tmp_path / "bad.pbtxt")
 
 
-def tfdv_python():
-    given = os.environ.get("TFREC_TFDV_PYTHON")
-    if given:
-        return given
-    local = ROOT / ".venv-tfdv" / "bin" / "python"
-    return str(local) if local.exists() else None
-
-
-@pytest.mark.skipif(
-    tfdv_python() is None,
-    reason="TFDV's environment is absent: make it with scripts/tfdv-venv (or set TFREC_TFDV_PYTHON)",
-)
+@needs_tfdv
 def test_same_schema_and_anomalies_as_tfdv(tmp_path):
-    seeds = int(os.environ.get("TFREC_TFDV_SEEDS", "4"))
-    ran = subprocess.run(
-        [tfdv_python(), str(ROOT / "python" / "tfdv_oracle" / "schema_differential.py"),
-         f"{sys.executable} -m tfrec", "0", str(seeds), str(tmp_path)],
-        capture_output=True, text=True, timeout=60 * (5 + seeds),
-    )
-    report = [line for line in ran.stdout.splitlines() if line.startswith("seed")]
-    assert ran.returncode == 0, "\n".join(report) or ran.stderr[-3000:]
+    assert_same_as_tfdv("schema_differential.py", 4, tmp_path)

@@ -109,15 +109,22 @@ class Statistics:
         return visualize_statistics(self)._repr_html_()
 
 
-def _message(data: bytes) -> Any:
-    """tensorflow_metadata's message when the package is there, else a :class:`Statistics`."""
+def _metadata_message(data: bytes, module: str, name: str, fallback: Callable[[bytes], Any]) -> Any:
+    """tensorflow_metadata's message ``module.name`` parsed from ``data`` when the package is
+    there, else ``fallback(data)``."""
     try:
-        from tensorflow_metadata.proto.v0 import statistics_pb2
+        from importlib import import_module
+
+        message = getattr(import_module("tensorflow_metadata.proto.v0." + module), name)()
     except ImportError:
-        return Statistics(data)
-    message = statistics_pb2.DatasetFeatureStatisticsList()
+        return fallback(data)
     message.ParseFromString(data)
     return message
+
+
+def _message(data: bytes) -> Any:
+    """tensorflow_metadata's statistics list when the package is there, else a :class:`Statistics`."""
+    return _metadata_message(data, "statistics_pb2", "DatasetFeatureStatisticsList", Statistics)
 
 
 def generate_statistics_from_tfrecord(
@@ -346,24 +353,12 @@ class Anomalies(_Serialized):
 
 def _schema_message(data: bytes) -> Any:
     """tensorflow_metadata's ``Schema`` when the package is there, else a :class:`Schema`."""
-    try:
-        from tensorflow_metadata.proto.v0 import schema_pb2
-    except ImportError:
-        return Schema(data)
-    message = schema_pb2.Schema()
-    message.ParseFromString(data)
-    return message
+    return _metadata_message(data, "schema_pb2", "Schema", Schema)
 
 
 def _anomalies_message(data: bytes) -> Any:
     """tensorflow_metadata's ``Anomalies`` when the package is there, else an :class:`Anomalies`."""
-    try:
-        from tensorflow_metadata.proto.v0 import anomalies_pb2
-    except ImportError:
-        return Anomalies(data)
-    message = anomalies_pb2.Anomalies()
-    message.ParseFromString(data)
-    return message
+    return _metadata_message(data, "anomalies_pb2", "Anomalies", Anomalies)
 
 
 def infer_schema(

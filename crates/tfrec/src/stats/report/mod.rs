@@ -146,7 +146,7 @@ impl<'a> Report<'a> {
     }
 
     /// The figures the page shows, as the JSON its script reads.
-    pub fn data(&self) -> Value {
+    pub(crate) fn data(&self) -> Value {
         let sides: Vec<Side<'_>> = std::iter::once(self.lhs).chain(self.rhs).collect();
         let by_name: Vec<BTreeMap<String, &FeatureNameStatistics>> = sides
             .iter()

@@ -7,10 +7,15 @@
 //!   on the indexed GZIP file and on a plain copy (ranges at record boundaries from its index);
 //! - for the default checkpoint spacing and a quarter of it: building the seek index (one full
 //!   read) and its size as a share of the file, then `RecordFile::get_into` of every record in
-//!   a shuffled order through it, with the default span cache and with none; the figure is its
-//!   throughput as a share of sequential reading's.
+//!   a shuffled order through it, with the default cache (the process-wide byte budget); the
+//!   figures are its throughput as a share of sequential reading's, by wall time and by the
+//!   CPU time of this thread (steadier on a loaded machine), and the inflated bytes the cache
+//!   held at the end.
 //!
-//! Set `TFREC_BENCH_SCALE=0.1` (for example) for a quick smoke run.
+//! Set `TFREC_BENCH_SCALE=0.1` (for example) for a quick smoke run,
+//! `TFREC_BENCH_RECORD_LENS=10,10000,1000000` for other record sizes (default 10000,100000),
+//! `TFREC_BENCH_SEEDS=1,2,3` for other shuffles (default 7), `TFREC_BENCH_PARALLEL=0` to leave
+//! out the parallel reads.
 
 // The CLI's rule against the print macros (clippy.toml) is for the tool, whose output may be a
 // closed pipe; a benchmark prints its report to the terminal.
@@ -101,25 +106,52 @@ fn timed(f: &mut dyn FnMut() -> u64) -> (Duration, u64) {
     (t.elapsed(), n)
 }
 
+/// CPU seconds this thread has run, from `/proc/thread-self/schedstat` (nanoseconds); 0 where
+/// there is no such file.
+fn thread_cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e9)
+}
+
+/// Wall time, this thread's CPU seconds and the result of `f`.
+fn timed_cpu(f: &mut dyn FnMut() -> u64) -> (Duration, f64, u64) {
+    let cpu = thread_cpu();
+    let (wall, n) = timed(f);
+    (wall, thread_cpu() - cpu, n)
+}
+
+/// A list of numbers from the environment variable `name`, or `default`.
+fn env_list(name: &str, default: &[u64]) -> Vec<u64> {
+    std::env::var(name)
+        .ok()
+        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect::<Vec<u64>>())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_vec())
+}
+
 fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let inflated = (200e6 * data::scale()) as usize;
-    for record_len in [10_000, 100_000] {
+    let seeds = env_list("TFREC_BENCH_SEEDS", &[7]);
+    let parallel = std::env::var("TFREC_BENCH_PARALLEL").map_or(true, |v| v != "0");
+    for record_len in env_list("TFREC_BENCH_RECORD_LENS", &[10_000, 100_000]) {
+        let record_len = record_len as usize;
         let path = dir.path().join(format!("r{record_len}.tfrecord.gz"));
         let records = write_gzip(&path, inflated, record_len);
         let file_len = std::fs::metadata(&path).expect("file").len();
-        let (seq, seq_bytes) = timed(&mut || sequential(&path));
+        let (seq, seq_cpu, seq_bytes) = timed_cpu(&mut || sequential(&path));
         println!(
-            "records of {record_len} B: {records} records, {:.1} MB GZIP; sequential read {:.3} s",
+            "records of {record_len} B: {records} records, {:.1} MB GZIP, {:.1} MB inflated; sequential read {:.3} s ({:.3} s CPU)",
             file_len as f64 / 1e6,
-            seq.as_secs_f64()
+            seq_bytes as f64 / 1e6,
+            seq.as_secs_f64(),
+            seq_cpu
         );
-        let mut order: Vec<usize> = (0..records).collect();
-        let mut rng = data::Rng::new(7);
-        for k in (1..order.len()).rev() {
-            order.swap(k, rng.below(k as u64 + 1) as usize);
+        if parallel {
+            parallel_reads(&path, &seq_bytes);
         }
-        parallel_reads(&path, &seq_bytes);
         for spacing in [DEFAULT_SPACING, DEFAULT_SPACING / 4] {
             let t = Instant::now();
             let seek = SeekIndex::build(&path, Compression::Gzip, spacing).expect("index");
@@ -132,16 +164,22 @@ fn main() {
                 seek.checkpoints().len(),
                 100.0 * index_len as f64 / file_len as f64
             );
-            for (name, spans) in [("default cache", tfrec::record::DEFAULT_CACHED_SPANS), ("no cache", 0)] {
-                let file = RecordFile::with_seek_index(&path, seek.clone())
-                    .expect("open")
-                    .with_cached_spans(spans);
-                let (took, got) = timed(&mut || random(&file, &order));
+            for &seed in &seeds {
+                let mut order: Vec<usize> = (0..records).collect();
+                let mut rng = data::Rng::new(seed);
+                for k in (1..order.len()).rev() {
+                    order.swap(k, rng.below(k as u64 + 1) as usize);
+                }
+                let file = RecordFile::with_seek_index(&path, seek.clone()).expect("open");
+                let (took, cpu, got) = timed_cpu(&mut || random(&file, &order));
                 assert_eq!(got, seq_bytes, "random reads return every byte");
                 println!(
-                    "    random order, {name}: {:.3} s = {:.1}% of sequential throughput",
+                    "    random order (seed {seed}), default cache: {:.3} s ({:.3} s CPU) = {:.1}% of sequential throughput ({:.1}% by CPU time); cache held {:.1} MiB",
                     took.as_secs_f64(),
-                    100.0 * seq.as_secs_f64() / took.as_secs_f64()
+                    cpu,
+                    100.0 * seq.as_secs_f64() / took.as_secs_f64(),
+                    100.0 * seq_cpu / cpu.max(1e-9),
+                    file.cached_bytes() as f64 / f64::from(1 << 20)
                 );
             }
         }

@@ -9,7 +9,9 @@ index of record offsets: ``FILE.idx`` beside it (what ``tfrec index`` writes; DA
 built on first use and saved there when the directory is writable, else kept in memory.
 A GZIP or ZLIB file has a seek index instead, ``FILE.zidx`` (``tfrec index`` writes it too;
 built and saved the same way): checkpoints about every MiB of inflated records, so record N
-is inflated from the nearest one, and the last spans inflated are kept for their neighbours.
+is inflated from the nearest one. Inflated spans are kept in a cache of up to 256 MiB of
+inflated records shared by the process (least recently used evicted first), so while the
+records read fit in it each span is inflated once, whatever the order of the reads.
 """
 
 import operator

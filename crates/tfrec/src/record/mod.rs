@@ -35,7 +35,7 @@ pub use inflate::StreamDamage;
 pub use plan::{plan_read_units, ReadUnit};
 #[cfg(feature = "pipeline")]
 pub(crate) use random_access::KnownIndex;
-pub use random_access::{RecordFile, RecordFiles, DEFAULT_CACHED_SPANS};
+pub use random_access::{RecordFile, RecordFiles, DEFAULT_CACHE_BYTES};
 #[cfg(feature = "pipeline")]
 pub(crate) use reader::check_deferred_crc;
 pub use reader::{

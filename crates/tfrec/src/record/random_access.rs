@@ -1,8 +1,9 @@
 //! Random access to TFRecord files: record N of a plain file read with one positional read
 //! (`pread`) and both its CRCs checked, through an index of record offsets loaded from beside
 //! the file or built once and cached there; record N of a GZIP or ZLIB file inflated from the
-//! nearest checkpoint of its seek index ([`SeekIndex`]), the span inflated kept in a small cache
-//! for the reads of its neighbours. [`RecordFile`] is one file, [`RecordFiles`] many files as
+//! nearest checkpoint of its seek index ([`SeekIndex`]), the spans inflated kept in a cache
+//! bounded by bytes (by default one for the whole process, [`DEFAULT_CACHE_BYTES`]) so that a
+//! span is inflated once however the reads are ordered, while the inflated data fits. [`RecordFile`] is one file, [`RecordFiles`] many files as
 //! one sequence.
 //!
 //! Reads take `&self` (no seek position is shared), so threads can share one `RecordFile`.
@@ -31,49 +32,159 @@ pub(crate) enum KnownIndex {
     Seek(SeekIndex),
 }
 
-/// Inflated spans a compressed [`RecordFile`] keeps for the reads of neighbouring records.
-pub const DEFAULT_CACHED_SPANS: usize = 8;
+/// Inflated bytes of spans kept, by default, by all the compressed [`RecordFile`]s of a process
+/// together (one budget shared by every file, so opening many files does not multiply it).
+/// A file of up to about this much inflated data is inflated once, whatever the order of the
+/// reads; a larger one inflates a span again each time a read comes back to an evicted one.
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 
-/// A compressed file's seek index and the spans last inflated through it.
+/// Which file's span: a number never reused in the process, and the span's number.
+type SpanKey = (u64, usize);
+
+/// Inflated spans of compressed files, least recently used evicted first, within a byte budget
+/// and a count of spans. Shared by several files (keyed by each file's number) or owned by one.
+#[derive(Debug)]
+struct SpanCache {
+    max_bytes: usize,
+    max_spans: usize,
+    inner: Mutex<CacheInner>,
+}
+
+#[derive(Debug, Default)]
+struct CacheInner {
+    /// Each span with its last use (a tick of `clock`).
+    spans: std::collections::HashMap<SpanKey, (Arc<Span>, u64)>,
+    /// The spans by last use, oldest first.
+    by_use: std::collections::BTreeMap<u64, SpanKey>,
+    /// Sum of [`span_bytes`] over `spans`.
+    bytes: usize,
+    clock: u64,
+}
+
+/// Memory a cached span holds: its records and their starts.
+fn span_bytes(span: &Span) -> usize {
+    span.data.capacity() + span.starts.capacity() * std::mem::size_of::<usize>()
+}
+
+impl SpanCache {
+    fn new(max_bytes: usize, max_spans: usize) -> Self {
+        SpanCache {
+            max_bytes,
+            max_spans,
+            inner: Mutex::new(CacheInner::default()),
+        }
+    }
+
+    /// The cache of [`DEFAULT_CACHE_BYTES`] every compressed file uses unless told otherwise.
+    fn shared() -> Arc<SpanCache> {
+        static SHARED: std::sync::OnceLock<Arc<SpanCache>> = std::sync::OnceLock::new();
+        SHARED
+            .get_or_init(|| Arc::new(SpanCache::new(DEFAULT_CACHE_BYTES, usize::MAX)))
+            .clone()
+    }
+
+    /// A new file's number for its keys.
+    fn file_number() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn get(&self, key: SpanKey) -> Option<Arc<Span>> {
+        let mut inner = self.inner.lock().ok()?;
+        let inner = &mut *inner;
+        inner.clock += 1;
+        let (span, used) = inner.spans.get_mut(&key)?;
+        inner.by_use.remove(used);
+        *used = inner.clock;
+        inner.by_use.insert(inner.clock, key);
+        Some(span.clone())
+    }
+
+    /// Keeps `span`, evicting the least recently used spans to make room; a span larger than
+    /// the whole budget is not kept.
+    fn insert(&self, key: SpanKey, span: Arc<Span>) {
+        let size = span_bytes(&span);
+        if size > self.max_bytes || self.max_spans == 0 {
+            return;
+        }
+        let Ok(mut inner) = self.inner.lock() else { return };
+        let inner = &mut *inner;
+        if inner.spans.contains_key(&key) {
+            return;
+        }
+        while inner.bytes + size > self.max_bytes || inner.spans.len() >= self.max_spans {
+            let Some((_, oldest)) = inner.by_use.pop_first() else {
+                break;
+            };
+            if let Some((old, _)) = inner.spans.remove(&oldest) {
+                inner.bytes -= span_bytes(&old);
+            }
+        }
+        inner.clock += 1;
+        inner.by_use.insert(inner.clock, key);
+        inner.spans.insert(key, (span, inner.clock));
+        inner.bytes += size;
+    }
+
+    /// Drops every span of file `file` (closed: its number is never used again).
+    fn forget(&self, file: u64) {
+        let Ok(mut inner) = self.inner.lock() else { return };
+        let inner = &mut *inner;
+        let gone: Vec<SpanKey> = inner.spans.keys().filter(|k| k.0 == file).copied().collect();
+        for key in gone {
+            if let Some((span, used)) = inner.spans.remove(&key) {
+                inner.bytes -= span_bytes(&span);
+                inner.by_use.remove(&used);
+            }
+        }
+    }
+
+    /// Inflated bytes held now.
+    fn bytes(&self) -> usize {
+        self.inner.lock().map_or(0, |inner| inner.bytes)
+    }
+}
+
+/// A compressed file's seek index and the cache its inflated spans go to.
 #[derive(Debug)]
 struct Compressed {
     seek: SeekIndex,
-    /// Most recently used last; at most `capacity` spans, by span number.
-    cache: Mutex<Vec<(usize, Arc<Span>)>>,
-    capacity: usize,
+    cache: Arc<SpanCache>,
+    /// This file's number in `cache`'s keys.
+    number: u64,
 }
 
 impl Compressed {
     fn new(seek: SeekIndex) -> Self {
         Compressed {
             seek,
-            cache: Mutex::new(Vec::new()),
-            capacity: DEFAULT_CACHED_SPANS,
+            cache: SpanCache::shared(),
+            number: SpanCache::file_number(),
         }
+    }
+
+    /// Moves this file's spans to `cache` (they are inflated again on their next read).
+    fn use_cache(&mut self, cache: Arc<SpanCache>) {
+        self.cache.forget(self.number);
+        self.cache = cache;
     }
 
     /// The span holding record `i`, from the cache or inflated now (outside the lock, so
     /// threads reading other spans do not wait).
     fn span(&self, file: &Positional, path: &Arc<Path>, i: u64) -> Result<Arc<Span>, IndexError> {
-        let c = self.seek.span_of(i);
-        if let Ok(mut cache) = self.cache.lock() {
-            if let Some(k) = cache.iter().position(|(n, _)| *n == c) {
-                let hit = cache.remove(k);
-                let span = hit.1.clone();
-                cache.push(hit);
-                return Ok(span);
-            }
+        let key = (self.number, self.seek.span_of(i));
+        if let Some(span) = self.cache.get(key) {
+            return Ok(span);
         }
-        let span = Arc::new(self.seek.decode_span(file, path, c)?);
-        if let Ok(mut cache) = self.cache.lock() {
-            if self.capacity > 0 {
-                if cache.len() >= self.capacity {
-                    cache.remove(0);
-                }
-                cache.push((c, span.clone()));
-            }
-        }
+        let span = Arc::new(self.seek.decode_span(file, path, key.1)?);
+        self.cache.insert(key, span.clone());
         Ok(span)
+    }
+}
+
+impl Drop for Compressed {
+    fn drop(&mut self) {
+        self.cache.forget(self.number);
     }
 }
 
@@ -211,18 +322,32 @@ impl RecordFile {
         })
     }
 
-    /// Keeps up to `spans` inflated spans of a compressed file for neighbouring reads (default
-    /// [`DEFAULT_CACHED_SPANS`]; 0 keeps none). Each holds about the seek index's spacing of
-    /// inflated records: more spans serve scattered reads better at the cost of memory.
-    pub fn with_cached_spans(mut self, spans: usize) -> Self {
+    /// Gives a compressed file a cache of its own, of up to `bytes` of inflated spans, in
+    /// place of the process-wide one of [`DEFAULT_CACHE_BYTES`] that files share by default
+    /// (0 keeps none: every read inflates from its checkpoint). Reads in any order inflate
+    /// each span once while the inflated file fits; a smaller cache serves reads of
+    /// neighbouring records.
+    pub fn with_cache_bytes(mut self, bytes: usize) -> Self {
         if let Some(c) = &mut self.compressed {
-            c.capacity = spans;
-            if let Ok(mut cache) = c.cache.lock() {
-                let excess = cache.len().saturating_sub(spans);
-                cache.drain(..excess);
-            }
+            c.use_cache(Arc::new(SpanCache::new(bytes, usize::MAX)));
         }
         self
+    }
+
+    /// Gives a compressed file a cache of its own holding up to `spans` inflated spans,
+    /// whatever their size (0 keeps none). Each holds about the seek index's spacing of
+    /// inflated records. [`RecordFile::with_cache_bytes`] bounds the memory instead.
+    pub fn with_cached_spans(mut self, spans: usize) -> Self {
+        if let Some(c) = &mut self.compressed {
+            c.use_cache(Arc::new(SpanCache::new(usize::MAX, spans)));
+        }
+        self
+    }
+
+    /// Inflated bytes held now in the cache this file uses (shared with other files unless it
+    /// was given its own); 0 for a plain file.
+    pub fn cached_bytes(&self) -> usize {
+        self.compressed.as_ref().map_or(0, |c| c.cache.bytes())
     }
 
     /// The seek index of a compressed file (`None` for a plain one).
@@ -838,6 +963,19 @@ impl RecordFiles {
         RecordFiles { files, starts, len }
     }
 
+    /// Gives the compressed files one cache of their own, of up to `bytes` of inflated spans
+    /// for all of them together, in place of the process-wide one (see
+    /// [`RecordFile::with_cache_bytes`]; 0 keeps none).
+    pub fn with_cache_bytes(mut self, bytes: usize) -> Self {
+        let cache = Arc::new(SpanCache::new(bytes, usize::MAX));
+        for file in &mut self.files {
+            if let Some(c) = &mut file.compressed {
+                c.use_cache(cache.clone());
+            }
+        }
+        self
+    }
+
     /// Number of records in all files.
     pub fn len(&self) -> usize {
         self.len
@@ -1103,6 +1241,84 @@ mod tests {
                 check_random_order(&file, &recs, seed + 20);
             }
         }
+    }
+
+    #[test]
+    fn a_byte_bounded_cache_stays_within_its_budget_and_reads_stay_exact() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let recs = random_records(21, 120);
+        let path = write(dir.path(), "c.gz", &compressed(&refs(&recs), Compression::Gzip));
+        let seek = SeekIndex::build(&path, Compression::Gzip, 40_000).expect("build");
+        assert!(seek.checkpoints().len() > 10, "{}", seek.checkpoints().len());
+        let budget = 100_000;
+        let small = RecordFile::with_seek_index(&path, seek.clone())
+            .expect("open")
+            .with_cache_bytes(budget);
+        check_random_order(&small, &recs, 21);
+        assert!(
+            small.cached_bytes() > 0 && small.cached_bytes() <= budget,
+            "{}",
+            small.cached_bytes()
+        );
+        // A budget above the inflated file keeps every span once read.
+        let whole = RecordFile::with_seek_index(&path, seek.clone())
+            .expect("open")
+            .with_cache_bytes(usize::MAX);
+        check_random_order(&whole, &recs, 22);
+        assert!(
+            whole.cached_bytes() as u64 >= seek.inflated_len(),
+            "{}",
+            whole.cached_bytes()
+        );
+        let none = RecordFile::with_seek_index(&path, seek.clone())
+            .expect("open")
+            .with_cache_bytes(0);
+        check_random_order(&none, &recs, 23);
+        assert_eq!(none.cached_bytes(), 0);
+        // Several files under one budget.
+        let other = write(dir.path(), "d.zz", &compressed(&refs(&recs[..50]), Compression::Zlib));
+        let files = RecordFiles::open([&path, &other])
+            .expect("open")
+            .with_cache_bytes(budget);
+        let mut all = recs.clone();
+        all.extend(recs[..50].iter().cloned());
+        for i in (0..all.len()).rev() {
+            assert!(files.get(i).expect("get") == all[i], "record {i}");
+        }
+        let held = files.files()[0].cached_bytes();
+        assert_eq!(held, files.files()[1].cached_bytes(), "one cache");
+        assert!(held > 0 && held <= budget, "{held}");
+    }
+
+    fn cached_span(len: usize) -> Arc<Span> {
+        Arc::new(Span {
+            first_record: 0,
+            first_at: 0,
+            data: vec![0; len],
+            starts: vec![0, len],
+        })
+    }
+
+    #[test]
+    fn the_span_cache_evicts_the_least_recently_used_and_forgets_closed_files() {
+        let size = span_bytes(&cached_span(1000));
+        let cache = SpanCache::new(2 * size, usize::MAX);
+        cache.insert((1, 0), cached_span(1000));
+        cache.insert((1, 1), cached_span(1000));
+        assert!(cache.get((1, 0)).is_some());
+        cache.insert((2, 0), cached_span(1000));
+        assert!(cache.get((1, 1)).is_none(), "the least recently used went");
+        assert!(cache.get((1, 0)).is_some() && cache.get((2, 0)).is_some());
+        assert_eq!(cache.bytes(), 2 * size);
+        cache.insert((3, 0), cached_span(3000));
+        assert!(cache.get((3, 0)).is_none(), "larger than the budget: not kept");
+        cache.forget(1);
+        assert!(cache.get((1, 0)).is_none());
+        assert_eq!(cache.bytes(), size);
+        let counted = SpanCache::new(usize::MAX, 1);
+        counted.insert((1, 0), cached_span(10));
+        counted.insert((1, 1), cached_span(10));
+        assert!(counted.get((1, 0)).is_none() && counted.get((1, 1)).is_some());
     }
 
     #[test]

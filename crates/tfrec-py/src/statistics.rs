@@ -101,17 +101,17 @@ fn read_counts(s: &ReadStats) -> ReadCounts {
     )
 }
 
-fn read_stats(
-    (records, data_bytes, skipped_regions, skipped_bytes, skipped_files, torn_tail_bytes): ReadCounts,
-) -> ReadStats {
-    ReadStats {
-        records,
-        data_bytes,
-        skipped_regions,
-        skipped_bytes,
-        skipped_files,
-        torn_tail_bytes,
-    }
+fn read_stats(counts: ReadCounts) -> ReadStats {
+    let mut stats = ReadStats::default();
+    (
+        stats.records,
+        stats.data_bytes,
+        stats.skipped_regions,
+        stats.skipped_bytes,
+        stats.skipped_files,
+        stats.torn_tail_bytes,
+    ) = counts;
+    stats
 }
 
 /// The partial statistics of one file (`StatsAccumulator::to_partial_bytes`) and what reading

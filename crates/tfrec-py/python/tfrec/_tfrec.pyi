@@ -50,6 +50,8 @@ __all__ = [
     "ArrowArray",
     "arrow_write",
     "stats_generate",
+    "stats_merge_partials",
+    "stats_partial_of_file",
     "stats_to_text",
     "stats_from_text",
     "stats_report_html",
@@ -521,8 +523,8 @@ def stats_partial_of_file(
     sample_rate: float | None = None,
     feature_allowlist: Sequence[str] | None = None,
 ) -> tuple[bytes, tuple[int, int, int, int, int, int]]:
-    """The partial statistics of one file (``StatsAccumulator::to_partial_bytes``) and what
-    reading it found, for ``tfrec.ray``'s workers."""
+    """The partial statistics of one file (`StatsAccumulator::to_partial_bytes`) and what reading
+it found, for `tfrec.ray`'s workers."""
 
 def stats_merge_partials(
     partials: Sequence[tuple[bytes, tuple[int, int, int, int, int, int]]],
@@ -537,9 +539,9 @@ def stats_merge_partials(
     sample_rate: float | None = None,
     feature_allowlist: Sequence[str] | None = None,
 ) -> bytes:
-    """The binary statistics of partials (each ``(partial bytes, read counts)``) merged in the
-    order given, as one process merges its files'; empty partials give the statistics of
-    nothing with the options given."""
+    """The binary statistics of partials (each `(partial bytes, read counts)`) merged in the order
+given, as one process merges its files'; empty partials give the statistics of nothing with
+the options given."""
 
 def stats_to_text(data: bytes) -> str:
     """Binary statistics as protobuf text."""

@@ -1,6 +1,8 @@
 """Ray Data on TFRecord files: :func:`read_tfrecords` (a ``ray.data.Datasource`` whose read
 tasks parse with tfrec in the workers, one task per file or per byte range of a large plain
-file) and :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block).
+file), :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block), and
+:func:`generate_statistics` (``tfrec.stats``' statistics computed on Ray's workers, the same bytes
+as one process).
 
 Ray schedules the work, on one machine or a cluster; tfrec only reads and writes.
 

@@ -4,7 +4,8 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tfrec::stats::{RecordMessage, StatsError, StatsOptions};
+use tfrec::record::ReadStats;
+use tfrec::stats::{RecordMessage, StatsAccumulator, StatsError, StatsOptions};
 
 use crate::errors::PyTfrecError;
 use crate::records::reader_options;
@@ -32,6 +33,35 @@ pub fn stats_generate<'py>(
     feature_allowlist: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let reader = reader_options(compression_type, on_corruption, "raise", true, None)?;
+    let options = stats_options(
+        [
+            num_top_values,
+            num_rank_histogram_buckets,
+            num_values_histogram_buckets,
+            num_histogram_buckets,
+            num_quantiles_histogram_buckets,
+        ],
+        epsilon,
+        kind,
+        sample_rate,
+        feature_allowlist,
+    )?;
+    let bytes = py.detach(|| -> Result<Vec<u8>, StatsError> {
+        let out = tfrec::stats::generate_statistics(&inputs, reader, &options, threads)?;
+        Ok(tfrec::stats::encode_statistics(&out.statistics))
+    });
+    let bytes = bytes.map_err(|e| PyTfrecError::from(tfrec::Error::from(e)))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// `StatsOptions` of the binding's arguments (the five bucket and value counts in their order).
+fn stats_options(
+    sizes: [usize; 5],
+    epsilon: f64,
+    kind: &str,
+    sample_rate: Option<f64>,
+    feature_allowlist: Option<Vec<String>>,
+) -> PyResult<StatsOptions> {
     let message = match kind {
         "auto" => RecordMessage::Detect,
         "example" => RecordMessage::Example,
@@ -42,7 +72,9 @@ pub fn stats_generate<'py>(
             )))
         }
     };
-    let options = StatsOptions {
+    let [num_top_values, num_rank_histogram_buckets, num_values_histogram_buckets, num_histogram_buckets, num_quantiles_histogram_buckets] =
+        sizes;
+    Ok(StatsOptions {
         num_top_values,
         num_rank_histogram_buckets,
         num_values_histogram_buckets,
@@ -52,9 +84,120 @@ pub fn stats_generate<'py>(
         message,
         sample_rate,
         feature_allowlist,
-    };
+    })
+}
+
+/// What reading a file found, as the tuple `tfrec.ray` carries between processes.
+type ReadCounts = (u64, u64, u64, u64, u64, u64);
+
+fn read_counts(s: &ReadStats) -> ReadCounts {
+    (
+        s.records,
+        s.data_bytes,
+        s.skipped_regions,
+        s.skipped_bytes,
+        s.skipped_files,
+        s.torn_tail_bytes,
+    )
+}
+
+fn read_stats(counts: ReadCounts) -> ReadStats {
+    let mut stats = ReadStats::default();
+    (
+        stats.records,
+        stats.data_bytes,
+        stats.skipped_regions,
+        stats.skipped_bytes,
+        stats.skipped_files,
+        stats.torn_tail_bytes,
+    ) = counts;
+    stats
+}
+
+/// The partial statistics of one file (`StatsAccumulator::to_partial_bytes`) and what reading
+/// it found, for `tfrec.ray`'s workers.
+#[pyfunction]
+#[pyo3(signature = (path, *, num_top_values, num_rank_histogram_buckets, num_values_histogram_buckets,
+    num_histogram_buckets, num_quantiles_histogram_buckets, epsilon, compression_type=None,
+    on_corruption="raise", kind="auto", sample_rate=None, feature_allowlist=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn stats_partial_of_file<'py>(
+    py: Python<'py>,
+    path: String,
+    num_top_values: usize,
+    num_rank_histogram_buckets: usize,
+    num_values_histogram_buckets: usize,
+    num_histogram_buckets: usize,
+    num_quantiles_histogram_buckets: usize,
+    epsilon: f64,
+    compression_type: Option<&str>,
+    on_corruption: &str,
+    kind: &str,
+    sample_rate: Option<f64>,
+    feature_allowlist: Option<Vec<String>>,
+) -> PyResult<(Bound<'py, PyBytes>, ReadCounts)> {
+    let reader = reader_options(compression_type, on_corruption, "raise", true, None)?;
+    let options = stats_options(
+        [
+            num_top_values,
+            num_rank_histogram_buckets,
+            num_values_histogram_buckets,
+            num_histogram_buckets,
+            num_quantiles_histogram_buckets,
+        ],
+        epsilon,
+        kind,
+        sample_rate,
+        feature_allowlist,
+    )?;
+    let out = py.detach(|| -> Result<(Vec<u8>, ReadCounts), StatsError> {
+        options.validate()?;
+        let (acc, read) = tfrec::stats::statistics_of_file(std::path::Path::new(&path), reader, &options)?;
+        Ok((acc.to_partial_bytes(), read_counts(&read)))
+    });
+    let (bytes, counts) = out.map_err(|e| PyTfrecError::from(tfrec::Error::from(e)))?;
+    Ok((PyBytes::new(py, &bytes), counts))
+}
+
+/// The binary statistics of partials (each `(partial bytes, read counts)`) merged in the order
+/// given, as one process merges its files'; empty partials give the statistics of nothing with
+/// the options given.
+#[pyfunction]
+#[pyo3(signature = (partials, *, num_top_values, num_rank_histogram_buckets, num_values_histogram_buckets,
+    num_histogram_buckets, num_quantiles_histogram_buckets, epsilon, kind="auto", sample_rate=None,
+    feature_allowlist=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn stats_merge_partials<'py>(
+    py: Python<'py>,
+    partials: Vec<(Vec<u8>, ReadCounts)>,
+    num_top_values: usize,
+    num_rank_histogram_buckets: usize,
+    num_values_histogram_buckets: usize,
+    num_histogram_buckets: usize,
+    num_quantiles_histogram_buckets: usize,
+    epsilon: f64,
+    kind: &str,
+    sample_rate: Option<f64>,
+    feature_allowlist: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let options = stats_options(
+        [
+            num_top_values,
+            num_rank_histogram_buckets,
+            num_values_histogram_buckets,
+            num_histogram_buckets,
+            num_quantiles_histogram_buckets,
+        ],
+        epsilon,
+        kind,
+        sample_rate,
+        feature_allowlist,
+    )?;
     let bytes = py.detach(|| -> Result<Vec<u8>, StatsError> {
-        let out = tfrec::stats::generate_statistics(&inputs, reader, &options, threads)?;
+        let decoded = partials
+            .iter()
+            .map(|(bytes, counts)| Ok((StatsAccumulator::from_partial_bytes(bytes)?, read_stats(*counts))));
+        let out = tfrec::stats::merge_partials(&options, decoded)?;
         Ok(tfrec::stats::encode_statistics(&out.statistics))
     });
     let bytes = bytes.map_err(|e| PyTfrecError::from(tfrec::Error::from(e)))?;

@@ -50,6 +50,8 @@ __all__ = [
     "ArrowArray",
     "arrow_write",
     "stats_generate",
+    "stats_merge_partials",
+    "stats_partial_of_file",
     "stats_to_text",
     "stats_from_text",
     "stats_report_html",
@@ -511,6 +513,41 @@ def stats_generate(
     feature_allowlist: Sequence[str] | None = None,
 ) -> bytes:
     """The binary ``DatasetFeatureStatisticsList`` of the Examples in ``inputs``."""
+
+def stats_partial_of_file(
+    path: str,
+    *,
+    num_top_values: int,
+    num_rank_histogram_buckets: int,
+    num_values_histogram_buckets: int,
+    num_histogram_buckets: int,
+    num_quantiles_histogram_buckets: int,
+    epsilon: float,
+    compression_type: str | None = None,
+    on_corruption: str = "raise",
+    kind: str = "auto",
+    sample_rate: float | None = None,
+    feature_allowlist: Sequence[str] | None = None,
+) -> tuple[bytes, tuple[int, int, int, int, int, int]]:
+    """The partial statistics of one file (`StatsAccumulator::to_partial_bytes`) and what reading
+it found, for `tfrec.ray`'s workers."""
+
+def stats_merge_partials(
+    partials: Sequence[tuple[bytes, tuple[int, int, int, int, int, int]]],
+    *,
+    num_top_values: int,
+    num_rank_histogram_buckets: int,
+    num_values_histogram_buckets: int,
+    num_histogram_buckets: int,
+    num_quantiles_histogram_buckets: int,
+    epsilon: float,
+    kind: str = "auto",
+    sample_rate: float | None = None,
+    feature_allowlist: Sequence[str] | None = None,
+) -> bytes:
+    """The binary statistics of partials (each `(partial bytes, read counts)`) merged in the order
+given, as one process merges its files'; empty partials give the statistics of nothing with
+the options given."""
 
 def stats_to_text(data: bytes) -> str:
     """Binary statistics as protobuf text."""

@@ -1,6 +1,8 @@
 """Ray Data on TFRecord files: :func:`read_tfrecords` (a ``ray.data.Datasource`` whose read
 tasks parse with tfrec in the workers, one task per file or per byte range of a large plain
-file) and :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block).
+file), :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block), and
+:func:`generate_statistics` (``tfrec.stats``' statistics computed on Ray's workers, the same bytes
+as one process).
 
 Ray schedules the work, on one machine or a cluster; tfrec only reads and writes.
 
@@ -23,7 +25,8 @@ from . import _tfrec, arrow as _arrow
 from ._records import is_stream as _is_stream
 from .errors import DataLossError
 
-__all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "read_tfrecords", "write_tfrecords"]
+__all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "generate_statistics", "read_tfrecords",
+           "write_tfrecords"]
 
 logger = logging.getLogger(__name__)
 
@@ -350,3 +353,66 @@ def write_tfrecords(dataset, path, *, compression=None, **ray_kwargs):
     sink = TFRecordDatasink(path, compression=compression)
     dataset.write_datasink(sink, **ray_kwargs)
     return sink
+
+
+def _option_kwargs(stats_options, kind):
+    from .stats import StatsOptions
+
+    options = stats_options or StatsOptions()
+    return dict(
+        num_top_values=options.num_top_values,
+        num_rank_histogram_buckets=options.num_rank_histogram_buckets,
+        num_values_histogram_buckets=options.num_values_histogram_buckets,
+        num_histogram_buckets=options.num_histogram_buckets,
+        num_quantiles_histogram_buckets=options.num_quantiles_histogram_buckets,
+        epsilon=options.epsilon,
+        kind=kind,
+        sample_rate=options.sample_rate,
+        feature_allowlist=options.feature_allowlist,
+    )
+
+
+def _partials_of_files(batch, options, compression_type, on_corruption):
+    """A Ray batch of files (``index``, ``path``) → their partial statistics, in a worker."""
+    partials, counts = [], []
+    for path in batch["path"]:
+        partial, read = _tfrec.stats_partial_of_file(
+            str(path), compression_type=compression_type, on_corruption=on_corruption, **options)
+        partials.append(partial)
+        counts.append(list(read))
+    import pyarrow as pa
+
+    # Arrow's binary type keeps the bytes whole (NumPy's fixed-width bytes would drop
+    # trailing zero bytes).
+    return pa.table({
+        "index": pa.array([int(i) for i in batch["index"]], pa.int64()),
+        "partial": pa.array(partials, pa.binary()),
+        "read": pa.array(counts, pa.list_(pa.uint64())),
+    })
+
+
+def generate_statistics(data_location, stats_options=None, output_path=None, *, compression_type=None,
+                        on_corruption="raise", kind="auto", **ray_kwargs):
+    """``tfrec.stats.generate_statistics_from_tfrecord`` on Ray: each file of ``data_location``
+    (paths, globs, directories or object store URLs, expanded by the library's rules) is read
+    and accumulated by a Ray task into partial statistics (bytes), and the driver merges them
+    in file order and finishes them, as one process merges its files' partials: the result is
+    the same bytes as ``tfrec.stats.generate_statistics_from_tfrecord`` on the same files with
+    the same options. Written to ``output_path`` (binary) when given; returns the statistics as
+    ``tfrec.stats`` gives them. ``ray_kwargs`` go to ``map_batches`` (``num_cpus``,
+    ``concurrency``...)."""
+    from . import stats as _stats
+
+    files = _expand(data_location)
+    options = _option_kwargs(stats_options, kind)
+    items = [{"index": i, "path": path} for i, path in enumerate(files)]
+    ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
+    ds = ds.map_batches(_partials_of_files, batch_size=1, batch_format="numpy", fn_kwargs=dict(
+        options=options, compression_type=compression_type, on_corruption=on_corruption), **ray_kwargs)
+    rows = sorted(ds.take_all(), key=lambda row: row["index"])
+    partials = [(bytes(row["partial"]), tuple(int(n) for n in row["read"])) for row in rows]
+    data = _tfrec.stats_merge_partials(partials, **options)
+    if output_path is not None:
+        with open(output_path, "wb") as f:
+            f.write(data)
+    return _stats._message(data)

@@ -1,6 +1,8 @@
 """Ray Data on TFRecord files: :func:`read_tfrecords` (a ``ray.data.Datasource`` whose read
 tasks parse with tfrec in the workers, one task per file or per byte range of a large plain
-file) and :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block).
+file), :func:`write_tfrecords` (a ``ray.data.Datasink`` writing one shard per block), and
+:func:`generate_statistics` (``tfrec.stats``' statistics computed on Ray's workers, the same bytes
+as one process).
 
 Ray schedules the work, on one machine or a cluster; tfrec only reads and writes.
 
@@ -24,8 +26,10 @@ from ray.data.datasource.datasink import WriteResult
 from ._records import _Paths
 from .arrow import _SpecArg
 from .errors import DataLossError
+from .stats import StatsOptions
 
-__all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "read_tfrecords", "write_tfrecords"]
+__all__ = ["TFRecordDatasource", "TFRecordDatasink", "TFRecordReadError", "generate_statistics", "read_tfrecords",
+           "write_tfrecords"]
 
 MIN_SPLIT_BYTES: int
 
@@ -117,3 +121,22 @@ def write_tfrecords(
     ``tfrec.arrow.write`` (integers → int64, floating → float, strings/binary → bytes, lists
     → list features, nulls → absent features). Returns the sink (``files``,
     ``records_written``)."""
+
+def generate_statistics(
+    data_location: _Paths,
+    stats_options: StatsOptions | None = None,
+    output_path: str | os.PathLike[str] | None = None,
+    *,
+    compression_type: str | None = None,
+    on_corruption: str = "raise",
+    kind: str = "auto",
+    **ray_kwargs: Any,
+) -> Any:
+    """``tfrec.stats.generate_statistics_from_tfrecord`` on Ray: each file of ``data_location``
+    (paths, globs, directories or object store URLs, expanded by the library's rules) is read
+    and accumulated by a Ray task into partial statistics (bytes), and the driver merges them
+    in file order and finishes them, as one process merges its files' partials: the result is
+    the same bytes as ``tfrec.stats.generate_statistics_from_tfrecord`` on the same files with
+    the same options. Written to ``output_path`` (binary) when given; returns the statistics as
+    ``tfrec.stats`` gives them. ``ray_kwargs`` go to ``map_batches`` (``num_cpus``,
+    ``concurrency``...)."""

@@ -27,15 +27,15 @@ const NON_UTF8_PLACEHOLDER: &str = "__BYTES_VALUE__";
 /// combines batches. TFDV's own figures carry numpy's rounding, so the two agree to rounding,
 /// not bit for bit.
 #[derive(Debug, Clone, Default)]
-struct MeanVar {
-    count: u64,
-    sum: f64,
-    compensation: f64,
-    mean: f64,
+pub(super) struct MeanVar {
+    pub(super) count: u64,
+    pub(super) sum: f64,
+    pub(super) compensation: f64,
+    pub(super) mean: f64,
     /// Sum of squared deviations from `mean`.
-    m2: f64,
+    pub(super) m2: f64,
     /// Whether an infinite value was seen: TFDV's mean is then NaN and its std_dev 0.
-    saw_infinity: bool,
+    pub(super) saw_infinity: bool,
 }
 
 impl MeanVar {
@@ -90,16 +90,16 @@ impl MeanVar {
 
 /// What TFDV keeps of one feature's numeric values.
 #[derive(Debug, Clone)]
-struct NumericAcc {
-    num_zeros: u64,
-    num_nan: u64,
-    min: f64,
-    max: f64,
-    finite_min: f64,
-    finite_max: f64,
-    pos_inf_count: u64,
-    mean_var: MeanVar,
-    sketch: QuantilesSketch,
+pub(super) struct NumericAcc {
+    pub(super) num_zeros: u64,
+    pub(super) num_nan: u64,
+    pub(super) min: f64,
+    pub(super) max: f64,
+    pub(super) finite_min: f64,
+    pub(super) finite_max: f64,
+    pub(super) pos_inf_count: u64,
+    pub(super) mean_var: MeanVar,
+    pub(super) sketch: QuantilesSketch,
 }
 
 impl NumericAcc {
@@ -154,10 +154,10 @@ impl NumericAcc {
 /// What TFDV keeps of one feature's string values: their lengths, and every distinct value
 /// with its count (TFDV's top-k and uniques are exact).
 #[derive(Debug, Clone, Default)]
-struct StringAcc {
-    total_bytes: u64,
-    invalid_utf8: u64,
-    counts: FxHashMap<Box<[u8]>, u64>,
+pub(super) struct StringAcc {
+    pub(super) total_bytes: u64,
+    pub(super) invalid_utf8: u64,
+    pub(super) counts: FxHashMap<Box<[u8]>, u64>,
 }
 
 impl StringAcc {
@@ -186,20 +186,20 @@ impl StringAcc {
 
 /// One feature's partial statistics.
 #[derive(Debug, Clone)]
-struct FeatureAcc {
+pub(super) struct FeatureAcc {
     /// The kind of the first record that gave the feature one; `None` while every record that
     /// had the feature left its kind unset (TFDV then reports it as a STRING, all missing).
-    kind: Option<Kind>,
+    pub(super) kind: Option<Kind>,
     /// Examples where the feature has a kind (an empty list counts; an unset kind does not).
-    num_non_missing: u64,
-    min_num_values: u64,
-    max_num_values: u64,
-    total_num_values: u64,
+    pub(super) num_non_missing: u64,
+    pub(super) min_num_values: u64,
+    pub(super) max_num_values: u64,
+    pub(super) total_num_values: u64,
     /// Examples by their number of values, exact (TFDV sketches counts aggregated per batch,
     /// which is exact for the few distinct counts data has).
-    num_values_counts: FxHashMap<u64, u64>,
-    numeric: Option<NumericAcc>,
-    strings: Option<StringAcc>,
+    pub(super) num_values_counts: FxHashMap<u64, u64>,
+    pub(super) numeric: Option<NumericAcc>,
+    pub(super) strings: Option<StringAcc>,
 }
 
 impl FeatureAcc {
@@ -321,13 +321,13 @@ impl ValuesAcc for FeatureAcc {
 /// ```
 #[derive(Debug, Clone)]
 pub struct StatsAccumulator {
-    options: StatsOptions,
-    num_examples: u64,
-    features: FxHashMap<Box<[u8]>, FeatureAcc>,
+    pub(super) options: StatsOptions,
+    pub(super) num_examples: u64,
+    pub(super) features: FxHashMap<Box<[u8]>, FeatureAcc>,
     /// The feature lists of SequenceExamples (empty for Examples).
-    feature_lists: FeatureListsAcc<FeatureAcc>,
+    pub(super) feature_lists: FeatureListsAcc<FeatureAcc>,
     /// A record's entries, reused between records (keys and positions only).
-    scratch: Vec<(usize, usize)>,
+    pub(super) scratch: Vec<(usize, usize)>,
 }
 
 impl StatsAccumulator {

@@ -75,6 +75,15 @@ pub enum StatsError {
     /// Two partial statistics with different options were merged.
     #[error("cannot merge statistics computed with different options")]
     OptionsDiffer,
+    /// Partial statistics bytes ([`StatsAccumulator::to_partial_bytes`](super::StatsAccumulator::to_partial_bytes))
+    /// that do not decode: damaged, cut short, of another version, or not partial statistics.
+    #[error("not tfrec partial statistics (at byte {offset}): {reason}")]
+    PartialState {
+        /// Where in the bytes decoding stopped.
+        offset: usize,
+        /// What was wrong there.
+        reason: String,
+    },
     /// An option is out of its range.
     #[error("invalid statistics option: {0}")]
     InvalidOption(String),
@@ -120,7 +129,7 @@ impl StatsError {
         match self {
             StatsError::Record(e) => e.category(),
             StatsError::Decode { .. } | StatsError::DecodeSequence { .. } | StatsError::KindChanged { .. } => Data,
-            StatsError::Proto(_) | StatsError::Text(_) => Data,
+            StatsError::Proto(_) | StatsError::Text(_) | StatsError::PartialState { .. } => Data,
             StatsError::SchemaText(_) | StatsError::NoDefaultSlice { .. } => Usage,
             StatsError::OptionsDiffer | StatsError::InvalidOption(_) => Usage,
             StatsError::File { .. } => Io,

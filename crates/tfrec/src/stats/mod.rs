@@ -38,6 +38,7 @@ mod files;
 mod generate;
 mod histogram;
 mod options;
+mod partial;
 pub mod proto;
 mod quantiles;
 pub mod report;
@@ -54,7 +55,7 @@ pub use error::{RecordPlace, StatsError};
 pub use files::{
     decode_anomalies, decode_schema, encode_anomalies, encode_schema, read_schema_file, read_statistics_file,
 };
-pub use generate::{generate_statistics, statistics_of_files, GenerateOutput};
+pub use generate::{generate_statistics, merge_partials, statistics_of_file, statistics_of_files, GenerateOutput};
 pub use options::{RecordMessage, StatsOptions};
 pub use quantiles::QuantilesSketch;
 pub use schema::{infer_schema, schema_from_text, schema_to_text, InferSchemaOptions};

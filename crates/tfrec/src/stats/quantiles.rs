@@ -13,11 +13,11 @@
 
 /// One summary entry: a value, its weight, and the bounds of its rank.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    value: f64,
-    weight: f64,
-    min_rank: f64,
-    max_rank: f64,
+pub(super) struct Entry {
+    pub(super) value: f64,
+    pub(super) weight: f64,
+    pub(super) min_rank: f64,
+    pub(super) max_rank: f64,
 }
 
 impl Entry {
@@ -31,8 +31,8 @@ impl Entry {
 
 /// A summary: entries sorted by value, with rank bounds.
 #[derive(Debug, Clone, Default)]
-struct Summary {
-    entries: Vec<Entry>,
+pub(super) struct Summary {
+    pub(super) entries: Vec<Entry>,
 }
 
 impl Summary {
@@ -196,15 +196,15 @@ impl Summary {
 pub struct QuantilesSketch {
     /// The stream's error bound: a third of the sketch's (tfx_bsl's allowance for its three
     /// levels of compression).
-    eps: f64,
+    pub(super) eps: f64,
     /// Entries per compressed summary (and half the buffer's capacity).
-    block_size: i64,
+    pub(super) block_size: i64,
     /// Values not yet summarised, at most `2 * block_size`.
-    buffer: Vec<(f64, f64)>,
+    pub(super) buffer: Vec<(f64, f64)>,
     /// The summary being propagated (empty between pushes).
-    local: Summary,
+    pub(super) local: Summary,
     /// One summary per level, each within `block_size + 1` entries.
-    levels: Vec<Summary>,
+    pub(super) levels: Vec<Summary>,
 }
 
 /// TFDV's bound on the number of values a sketch is sized for.

@@ -53,15 +53,15 @@ pub(super) trait ValuesAcc: Clone + std::fmt::Debug {
 
 /// One nesting level's presence and valency (TFDV's `_PresenceAndValencyStats`).
 #[derive(Debug, Clone)]
-struct Level {
+pub(super) struct Level {
     /// Lists present at this level (not null).
-    num_non_missing: u64,
+    pub(super) num_non_missing: u64,
     /// Fewest values in a present list (`u64::MAX` until one is counted).
-    min_num_values: u64,
-    max_num_values: u64,
-    total_num_values: u64,
+    pub(super) min_num_values: u64,
+    pub(super) max_num_values: u64,
+    pub(super) total_num_values: u64,
     /// Present lists by their number of values, exact.
-    counts: FxHashMap<u64, u64>,
+    pub(super) counts: FxHashMap<u64, u64>,
 }
 
 impl Default for Level {
@@ -126,14 +126,14 @@ impl Level {
 
 /// One feature list's partial statistics.
 #[derive(Debug, Clone)]
-struct FeatureListAcc<V> {
+pub(super) struct FeatureListAcc<V> {
     /// The values of every step, and per example the number of values over its steps
     /// (TFDV's figures for the whole feature: innermost values per example).
-    values: V,
+    pub(super) values: V,
     /// Steps per example that has the key (level 1).
-    steps: Level,
+    pub(super) steps: Level,
     /// Values per step that has a kind (level 2).
-    step_values: Level,
+    pub(super) step_values: Level,
 }
 
 impl<V: ValuesAcc> FeatureListAcc<V> {
@@ -149,7 +149,7 @@ impl<V: ValuesAcc> FeatureListAcc<V> {
 /// The feature lists of the SequenceExamples counted so far, by key (empty for Examples).
 #[derive(Debug, Clone)]
 pub(super) struct FeatureListsAcc<V> {
-    lists: FxHashMap<Box<[u8]>, FeatureListAcc<V>>,
+    pub(super) lists: FxHashMap<Box<[u8]>, FeatureListAcc<V>>,
 }
 
 impl<V> Default for FeatureListsAcc<V> {

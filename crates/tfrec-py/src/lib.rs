@@ -17,9 +17,9 @@ mod records;
 mod state_saver;
 mod statistics;
 mod stats;
-mod string_tensors;
 mod stats_report;
 mod stats_schema;
+mod string_tensors;
 mod tensors;
 
 use pyo3::prelude::*;

@@ -1,30 +1,40 @@
-//! How far apart two data sets' distributions of one feature are, by TFDV's two measures
-//! (tensorflow_data_validation/anomalies/metrics.cc): the L-infinity distance of the value
-//! frequencies for string features, and the Jensen–Shannon divergence (base 2, at most 1) of
-//! the standard histograms for numeric ones.
+//! How far apart two data sets' distributions of one feature are, by TFDV's drift and skew
+//! measures (TFDV 1.16.1: `UpdateFeatureComparatorDirect` in `anomalies/feature_util.cc` and
+//! `anomalies/metrics.cc`): the L-infinity distance and the normalized absolute difference of
+//! the value counts, and the Jensen–Shannon divergence (base 2) of the value counts or, for
+//! numeric features, of the histograms.
 //!
-//! Both work on the statistics only, as TFDV's drift and skew comparators do, so they can be
-//! shown for any two `DatasetFeatureStatistics`, whoever computed them.
+//! The one home of these measures: schema validation (`validate`) takes its drift and skew
+//! measurements from [`measure_drift`], and the HTML report shows [`feature_drift`]. Both work
+//! on the statistics only, as TFDV's comparators do, so they can be measured for any two
+//! `DatasetFeatureStatistics`, whoever computed them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::proto::feature_name_statistics::Stats;
+use super::proto::histogram::HistogramType;
 use super::proto::{FeatureNameStatistics, Histogram};
 
 /// Which measure a [`Drift`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DriftMeasure {
-    /// The largest difference between the two value frequencies (string features).
+    /// The largest difference between the two sides' value frequencies (each count over its
+    /// side's total).
     LInfinity,
-    /// The Jensen–Shannon divergence of the two standard histograms (numeric features).
+    /// The largest difference between the two sides' value counts, over both sides' total.
+    NormalizedAbsDifference,
+    /// The Jensen–Shannon divergence of the value counts, or of the histograms when a side has
+    /// no value counts (numeric features).
     JensenShannon,
 }
 
 impl DriftMeasure {
-    /// The measure's name as TFDV's schema calls it (`infinity_norm`, `jensen_shannon_divergence`).
+    /// The measure's name as TFDV's schema calls it (`infinity_norm`,
+    /// `normalized_abs_difference`, `jensen_shannon_divergence`).
     pub fn name(self) -> &'static str {
         match self {
             DriftMeasure::LInfinity => "infinity_norm",
+            DriftMeasure::NormalizedAbsDifference => "normalized_abs_difference",
             DriftMeasure::JensenShannon => "jensen_shannon_divergence",
         }
     }
@@ -37,235 +47,331 @@ pub struct Drift {
     pub measure: DriftMeasure,
     /// In [0, 1]: 0 for the same distribution.
     pub value: f64,
-    /// For [`DriftMeasure::LInfinity`], the value whose frequencies differ most; empty otherwise.
+    /// For the L-infinity distance and the normalized absolute difference, the value whose
+    /// counts differ most; empty otherwise.
     pub at: String,
 }
 
-/// The drift of a feature between `lhs` and `rhs`: L-infinity when both are string features,
-/// Jensen–Shannon when both are numeric; `None` when the kinds differ or either side has no
-/// values to compare (TFDV reports nothing there either).
+/// The drift the report shows for a feature between `lhs` and `rhs`: the L-infinity distance
+/// when both are string features, the Jensen–Shannon divergence of the standard histograms
+/// when both are numeric; `None` when the kinds differ or there is nothing to compare (no
+/// value counts on either side, or a numeric side without values).
 pub fn feature_drift(lhs: &FeatureNameStatistics, rhs: &FeatureNameStatistics) -> Option<Drift> {
     match (lhs.stats.as_ref()?, rhs.stats.as_ref()?) {
         (Stats::StringStats(_), Stats::StringStats(_)) => {
-            let (at, value) = l_infinity_distance(&string_value_counts(lhs), &string_value_counts(rhs))?;
-            Some(Drift {
-                measure: DriftMeasure::LInfinity,
-                value,
-                at,
-            })
+            if string_value_counts(lhs).is_empty() && string_value_counts(rhs).is_empty() {
+                return None;
+            }
+            measure_drift(DriftMeasure::LInfinity, lhs, rhs, HistogramType::Standard)
         }
-        (Stats::NumStats(a), Stats::NumStats(b)) => {
-            let standard = |h: &[Histogram]| {
-                h.iter()
-                    .find(|h| h.r#type == super::proto::histogram::HistogramType::Standard as i32)
-                    .cloned()
-            };
-            let value = jensen_shannon_divergence(&standard(&a.histograms)?, &standard(&b.histograms)?)?;
-            Some(Drift {
-                measure: DriftMeasure::JensenShannon,
-                value,
-                at: String::new(),
-            })
+        (Stats::NumStats(_), Stats::NumStats(_)) => {
+            measure_drift(DriftMeasure::JensenShannon, lhs, rhs, HistogramType::Standard)
         }
         _ => None,
     }
 }
 
+/// One of TFDV's comparator measures between a feature's statistics in the data checked
+/// (`treatment`) and in the control data (`control`), as `UpdateFeatureComparatorDirect` takes
+/// it. The Jensen–Shannon divergence compares the value counts when both sides have some, else
+/// the `histogram` kind (`STANDARD` or `QUANTILES`) of both sides; `None` where TFDV records no
+/// measurement (a divergence of empty histograms, or of histograms of different kinds).
+pub fn measure_drift(
+    measure: DriftMeasure,
+    treatment: &FeatureNameStatistics,
+    control: &FeatureNameStatistics,
+    histogram: HistogramType,
+) -> Option<Drift> {
+    let (counts, control_counts) = (string_value_counts(treatment), string_value_counts(control));
+    let (at, value) = match measure {
+        DriftMeasure::LInfinity => l_infinity_distance(&counts, &control_counts),
+        DriftMeasure::NormalizedAbsDifference => normalized_abs_difference(&counts, &control_counts),
+        DriftMeasure::JensenShannon => {
+            let value = if !counts.is_empty() && !control_counts.is_empty() {
+                categorical_jensen_shannon_divergence(&counts, &control_counts)?
+            } else {
+                jensen_shannon_divergence(histogram_of(treatment, histogram)?, histogram_of(control, histogram)?)?
+            };
+            (String::new(), value)
+        }
+    };
+    Some(Drift { measure, value, at })
+}
+
 /// The counts of a string feature's values, as TFDV's `GetStringValuesWithCounts` takes them:
-/// the rank histogram when there is one (it holds more values), else the top values.
+/// the rank histogram's buckets by label (the first of a repeated label), in byte order; empty
+/// for a feature without one.
 pub fn string_value_counts(feature: &FeatureNameStatistics) -> BTreeMap<String, f64> {
     let mut counts = BTreeMap::new();
-    let Some(Stats::StringStats(s)) = &feature.stats else {
-        return counts;
-    };
-    match &s.rank_histogram {
-        Some(rank) if !rank.buckets.is_empty() => {
-            for b in &rank.buckets {
-                *counts.entry(b.label.clone()).or_insert(0.0) += b.sample_count;
-            }
-        }
-        _ => {
-            for v in &s.top_values {
-                *counts.entry(v.value.clone()).or_insert(0.0) += v.frequency;
-            }
+    if let Some(Stats::StringStats(s)) = &feature.stats {
+        for bucket in s.rank_histogram.iter().flat_map(|h| &h.buckets) {
+            counts.entry(bucket.label.clone()).or_insert(bucket.sample_count);
         }
     }
     counts
 }
 
-/// The largest difference between the frequencies (each count over its side's total) of a value
-/// in `a` and in `b`, with the value; ties go to the last value in byte order, as in TFDV.
-/// `None` when either side is empty.
-pub fn l_infinity_distance(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Option<(String, f64)> {
-    let (total_a, total_b): (f64, f64) = (a.values().sum(), b.values().sum());
-    if !(total_a > 0.0 && total_b > 0.0) {
-        return None;
+/// A numeric feature's histogram of a kind.
+fn histogram_of(feature: &FeatureNameStatistics, kind: HistogramType) -> Option<&Histogram> {
+    match &feature.stats {
+        Some(Stats::NumStats(s)) => s.histograms.iter().find(|h| h.r#type == kind as i32),
+        _ => None,
     }
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    let mut best = (String::new(), 0.0);
-    for key in keys {
-        let fa = a.get(key).copied().unwrap_or(0.0) / total_a;
-        let fb = b.get(key).copied().unwrap_or(0.0) / total_b;
-        let d = (fa - fb).abs();
-        if d >= best.1 {
-            best = (key.clone(), d);
-        }
-    }
-    Some(best)
 }
 
-/// The Jensen–Shannon divergence (log base 2, capped at 1) of two histograms, aligned as TFDV
-/// aligns them: finite buckets re-bucketed on the union of both sides' bounds (values taken as
-/// uniform within a bucket), point buckets and buckets with an infinite bound kept as buckets
-/// of their own, NaNs as one more. `None` when either side holds no values.
-pub fn jensen_shannon_divergence(a: &Histogram, b: &Histogram) -> Option<f64> {
-    let (p, q) = align(a, b);
-    let (sp, sq): (f64, f64) = (p.iter().sum(), q.iter().sum());
-    if !(sp > 0.0 && sq > 0.0) {
+/// The largest difference between the frequencies (each count over its side's total) of a
+/// value in `a` and in `b`, with the value (TFDV's `GetLInftyNorm` of the normalized counts; a
+/// side with no counts has frequencies of 0).
+pub fn l_infinity_distance(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> (String, f64) {
+    max_difference(&normalized(a), &normalized(b))
+}
+
+/// The largest difference between the counts of a value in `a` and in `b`, over both sides'
+/// total, with the value (TFDV's normalized absolute difference).
+pub fn normalized_abs_difference(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> (String, f64) {
+    let scale: f64 = a.values().sum::<f64>() + b.values().sum::<f64>();
+    max_difference(&scaled(a, scale), &scaled(b, scale))
+}
+
+fn scaled(counts: &BTreeMap<String, f64>, scale: f64) -> BTreeMap<String, f64> {
+    if scale == 0.0 {
+        return counts.clone();
+    }
+    counts.iter().map(|(k, v)| (k.clone(), v / scale)).collect()
+}
+
+fn normalized(counts: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    scaled(counts, counts.values().sum())
+}
+
+/// The largest absolute difference between two maps and its key (the last key among equals,
+/// as TFDV's `GetLInftyNorm` keeps it).
+fn max_difference(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> (String, f64) {
+    let mut difference = a.clone();
+    for (key, value) in b {
+        *difference.entry(key.clone()).or_insert(0.0) -= value;
+    }
+    let mut best = (String::new(), 0.0);
+    for (key, value) in difference {
+        if value.abs() >= best.1 {
+            best = (key, value.abs());
+        }
+    }
+    best
+}
+
+/// The Jensen–Shannon divergence (base 2) of two value-count maps; `None` when a count is
+/// not positive.
+pub fn categorical_jensen_shannon_divergence(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Option<f64> {
+    if a.values().chain(b.values()).any(|&c| c <= 0.0) {
         return None;
     }
-    let p: Vec<f64> = p.iter().map(|x| x / sp).collect();
-    let q: Vec<f64> = q.iter().map(|x| x / sq).collect();
-    let m: Vec<f64> = p.iter().zip(&q).map(|(x, y)| (x + y) / 2.0).collect();
-    let kl = |x: &[f64]| -> f64 {
-        x.iter()
-            .zip(&m)
-            .filter(|(xi, mi)| **xi > 0.0 && **mi > 0.0)
-            .map(|(xi, mi)| xi * (xi / mi).log2())
+    let (a_sum, b_sum): (f64, f64) = (a.values().sum(), b.values().sum());
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut kl_sum = 0.0;
+    for key in keys {
+        let (ca, cb) = (a.get(key).copied().unwrap_or(0.0), b.get(key).copied().unwrap_or(0.0));
+        let (p, q) = (ca / a_sum, cb / b_sum);
+        let m = (p + q) / 2.0;
+        if ca != 0.0 {
+            kl_sum += p * (p / m).log2();
+        }
+        if cb != 0.0 {
+            kl_sum += q * (q / m).log2();
+        }
+    }
+    Some(kl_sum / 2.0)
+}
+
+/// TFDV's approximate Jensen–Shannon divergence (base 2) of two numeric histograms: both
+/// rebucketed to the union of their boundaries (values spread uniformly within a bucket),
+/// point buckets, buckets with an infinite bound and NaN counts compared apart; `None` when
+/// either side holds no values or the histograms are of different kinds.
+pub fn jensen_shannon_divergence(a: &Histogram, b: &Histogram) -> Option<f64> {
+    if a.r#type != b.r#type {
+        return None;
+    }
+    let (mut h1, mut h2) = align_histograms(a, b);
+    normalize(&mut h1)?;
+    normalize(&mut h2)?;
+    let kl = |p: &[f64], m: &[f64]| -> f64 {
+        p.iter()
+            .zip(m)
+            .filter(|(p, q)| **p > 0.0 && **q > 0.0)
+            .map(|(p, q)| p * (p / q).log2())
             .sum()
     };
-    Some(((kl(&p) + kl(&q)) / 2.0).clamp(0.0, 1.0))
+    let m: Vec<f64> = h1.iter().zip(&h2).map(|(x, y)| (x + y) / 2.0).collect();
+    Some((kl(&h1, &m) + kl(&h2, &m)) / 2.0)
 }
 
-/// A histogram taken apart as TFDV aligns it.
-struct Split {
-    /// Buckets with finite, distinct bounds: (low, high, count).
-    ranged: Vec<(f64, f64, f64)>,
-    /// The counts of buckets of no width, by their value.
-    points: BTreeMap<OrdF64, f64>,
-    /// The count of buckets with an infinite bound.
-    infinite: f64,
+fn normalize(counts: &mut [f64]) -> Option<()> {
+    let total: f64 = counts.iter().sum();
+    if total == 0.0 {
+        return None;
+    }
+    counts.iter_mut().for_each(|c| *c /= total);
+    Some(())
 }
 
-/// The finite ranged buckets, the point masses by value, and the mass of buckets with an
-/// infinite bound, of a histogram.
-fn split(h: &Histogram) -> Split {
-    let (mut ranged, mut points, mut infinite) = (Vec::new(), BTreeMap::new(), 0.0);
-    for bucket in &h.buckets {
-        let (lo, hi, n) = (bucket.low_value, bucket.high_value, bucket.sample_count);
-        if !lo.is_finite() || !hi.is_finite() {
-            infinite += n;
-        } else if lo == hi {
-            *points.entry(OrdF64(lo)).or_insert(0.0) += n;
+/// A histogram bucket with finite, distinct bounds.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    low: f64,
+    high: f64,
+    count: f64,
+}
+
+/// Ranged buckets, point masses by value, and the mass of buckets with an infinite bound.
+fn strip_points_and_infinities(h: &Histogram) -> (Vec<Bucket>, BTreeMap<u64, (f64, f64)>, f64) {
+    let mut ranged = Vec::new();
+    let mut points: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    let mut infinite = 0.0;
+    for b in &h.buckets {
+        if !b.low_value.is_finite() || !b.high_value.is_finite() {
+            infinite += b.sample_count;
+        } else if b.low_value == b.high_value {
+            points.entry(ordered_key(b.low_value)).or_insert((b.low_value, 0.0)).1 += b.sample_count;
         } else {
-            ranged.push((lo, hi, n));
+            ranged.push(Bucket {
+                low: b.low_value,
+                high: b.high_value,
+                count: b.sample_count,
+            });
         }
     }
-    Split {
-        ranged,
-        points,
-        infinite,
+    (ranged, points, infinite)
+}
+
+/// A key that orders finite doubles as numbers (for maps of point masses).
+fn ordered_key(v: f64) -> u64 {
+    let v = if v == 0.0 { 0.0 } else { v };
+    let bits = v.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
     }
 }
 
-/// The two histograms' counts on common buckets.
-fn align(a: &Histogram, b: &Histogram) -> (Vec<f64>, Vec<f64>) {
-    let Split {
-        ranged: ranged_a,
-        points: points_a,
-        infinite: inf_a,
-    } = split(a);
-    let Split {
-        ranged: ranged_b,
-        points: points_b,
-        infinite: inf_b,
-    } = split(b);
-    let mut bounds: Vec<f64> = ranged_a
-        .iter()
-        .chain(&ranged_b)
-        .flat_map(|&(lo, hi, _)| [lo, hi])
-        .collect();
-    bounds.sort_by(f64::total_cmp);
-    bounds.dedup();
-    let mut p = rebucket_uniform(&ranged_a, &bounds);
-    let mut q = rebucket_uniform(&ranged_b, &bounds);
-    let point_values: std::collections::BTreeSet<&OrdF64> = points_a.keys().chain(points_b.keys()).collect();
-    for v in point_values {
-        p.push(points_a.get(v).copied().unwrap_or(0.0));
-        q.push(points_b.get(v).copied().unwrap_or(0.0));
-    }
-    if inf_a != 0.0 {
-        p.push(inf_a);
-        q.push(0.0);
-    }
-    if inf_b != 0.0 {
-        p.push(0.0);
-        q.push(inf_b);
-    }
-    if a.num_nan > 0 || b.num_nan > 0 {
-        p.extend([0.0, a.num_nan as f64]);
-        q.extend([b.num_nan as f64, 0.0]);
-    }
-    (p, q)
+/// The sorted, distinct values of `values`.
+fn sorted_distinct(mut values: Vec<f64>) -> Vec<f64> {
+    values.sort_by(f64::total_cmp);
+    values.dedup_by(|a, b| a == b);
+    values
 }
 
-/// The counts of `buckets` (low, high, count; low < high) spread over the buckets between
-/// consecutive `bounds` (sorted), each count shared in proportion to the overlap (values taken
-/// as uniform within a bucket).
-pub(crate) fn rebucket_uniform(buckets: &[(f64, f64, f64)], bounds: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; bounds.len().saturating_sub(1)];
-    for &(lo, hi, n) in buckets {
-        let width = hi - lo;
-        if width.is_nan() || width <= 0.0 {
+fn boundaries(buckets: &[Bucket]) -> Vec<f64> {
+    sorted_distinct(buckets.iter().flat_map(|b| [b.low, b.high]).collect())
+}
+
+/// TFDV's `RebucketHistogram`: the counts of `buckets` spread over the buckets between
+/// `bounds` (which hold every boundary of `buckets`).
+fn rebucket(bounds: &[f64], buckets: &[Bucket]) -> Vec<f64> {
+    let mut out = Vec::new();
+    let last = bounds.len().saturating_sub(1);
+    let mut index = 0;
+    for b in buckets {
+        while index < last && b.low > bounds[index] {
+            out.push(0.0);
+            index += 1;
+        }
+        if b.low == b.high && index < last && b.low == bounds[index] {
+            out.push(b.count);
+            index += 1;
             continue;
         }
-        // The first target bucket whose upper bound is above `lo`.
-        let start = bounds.partition_point(|&b| b <= lo).saturating_sub(1);
-        for (i, slot) in out.iter_mut().enumerate().skip(start) {
-            let (blo, bhi) = (bounds[i], bounds[i + 1]);
-            if blo >= hi {
-                break;
-            }
-            let overlap = bhi.min(hi) - blo.max(lo);
-            if overlap > 0.0 {
-                *slot += n * overlap / width;
-            }
+        let mut covered = Vec::new();
+        while index < last && b.high > bounds[index] {
+            covered.push(bounds[index]);
+            index += 1;
         }
+        covered.push(bounds[index.min(last)]);
+        for pair in covered.windows(2) {
+            out.push((pair[1] - pair[0]) / (b.high - b.low) * b.count);
+        }
+    }
+    while index < last {
+        out.push(0.0);
+        index += 1;
     }
     out
 }
 
-/// An `f64` ordered by `total_cmp`, as a map key.
-#[derive(Debug, Clone, Copy)]
-struct OrdF64(f64);
+/// TFDV's `AlignHistograms`: two histograms as counts over the same buckets.
+fn align_histograms(a: &Histogram, b: &Histogram) -> (Vec<f64>, Vec<f64>) {
+    let (r1, p1, inf1) = strip_points_and_infinities(a);
+    let (r2, p2, inf2) = strip_points_and_infinities(b);
+    let (b1, b2) = (boundaries(&r1), boundaries(&r2));
+    let (mut h1, mut h2): (Vec<f64>, Vec<f64>) = if b1 == b2 {
+        (
+            r1.iter().map(|b| b.count).collect(),
+            r2.iter().map(|b| b.count).collect(),
+        )
+    } else {
+        let union = sorted_distinct(b1.iter().chain(&b2).copied().collect());
+        (rebucket(&union, &r1), rebucket(&union, &r2))
+    };
+    let points: BTreeSet<u64> = p1.keys().chain(p2.keys()).copied().collect();
+    for point in points {
+        h1.push(p1.get(&point).map_or(0.0, |p| p.1));
+        h2.push(p2.get(&point).map_or(0.0, |p| p.1));
+    }
+    if inf1 != 0.0 {
+        h1.push(inf1);
+        h2.push(0.0);
+    }
+    if inf2 != 0.0 {
+        h1.push(0.0);
+        h2.push(inf2);
+    }
+    if a.num_nan > 0 || b.num_nan > 0 {
+        h1.extend([0.0, a.num_nan as f64]);
+        h2.extend([b.num_nan as f64, 0.0]);
+    }
+    (h1, h2)
+}
 
-impl PartialEq for OrdF64 {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.total_cmp(&other.0).is_eq()
+/// The counts of `h`'s buckets with finite bounds, low below high, on the buckets between `edges`
+/// (sorted), spread as the divergence spreads them ([`rebucket`] on the union of both sets of
+/// bounds); what lies outside `edges` is dropped. For drawing two histograms on one range.
+pub(crate) fn ranged_counts_on(h: &Histogram, edges: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; edges.len().saturating_sub(1)];
+    let (Some(&first), Some(&end)) = (edges.first(), edges.last()) else {
+        return out;
+    };
+    if out.is_empty() {
+        return out;
     }
-}
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+    let (ranged, _, _) = strip_points_and_infinities(h);
+    let ranged: Vec<Bucket> = ranged.into_iter().filter(|b| b.high > b.low).collect();
+    let bounds = sorted_distinct(boundaries(&ranged).into_iter().chain(edges.iter().copied()).collect());
+    for (i, count) in rebucket(&bounds, &ranged).into_iter().enumerate() {
+        let Some(&low) = bounds.get(i) else { break };
+        if low < first || low >= end {
+            continue;
+        }
+        let slot = edges
+            .partition_point(|&e| e <= low)
+            .saturating_sub(1)
+            .min(out.len() - 1);
+        out[slot] += count;
     }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::proto::histogram::Bucket;
+    use crate::stats::proto::histogram::Bucket as ProtoBucket;
+    use crate::stats::proto::rank_histogram::Bucket as RankBucket;
+    use crate::stats::proto::{NumericStatistics, RankHistogram, StringStatistics};
 
     fn hist(buckets: &[(f64, f64, f64)], num_nan: u64) -> Histogram {
         Histogram {
             buckets: buckets
                 .iter()
-                .map(|&(low_value, high_value, sample_count)| Bucket {
+                .map(|&(low_value, high_value, sample_count)| ProtoBucket {
                     low_value,
                     high_value,
                     sample_count,
@@ -280,21 +386,85 @@ mod tests {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
     }
 
+    fn string_feature(ranks: &[(&str, f64)]) -> FeatureNameStatistics {
+        FeatureNameStatistics {
+            stats: Some(Stats::StringStats(StringStatistics {
+                rank_histogram: Some(RankHistogram {
+                    buckets: ranks
+                        .iter()
+                        .map(|&(label, sample_count)| RankBucket {
+                            label: label.to_string(),
+                            sample_count,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }
+    }
+
+    fn numeric_feature(histograms: Vec<Histogram>) -> FeatureNameStatistics {
+        FeatureNameStatistics {
+            stats: Some(Stats::NumStats(NumericStatistics {
+                histograms,
+                ..Default::default()
+            })),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn l_infinity_is_the_largest_frequency_difference() {
         // a: cat 0.5, dog 0.5; b: cat 0.25, dog 0.25, fox 0.5.
         let a = counts(&[("cat", 2.0), ("dog", 2.0)]);
         let b = counts(&[("cat", 1.0), ("dog", 1.0), ("fox", 2.0)]);
-        assert_eq!(l_infinity_distance(&a, &b), Some(("fox".to_string(), 0.5)));
-        assert_eq!(l_infinity_distance(&a, &a), Some(("dog".to_string(), 0.0)));
-        assert_eq!(l_infinity_distance(&a, &BTreeMap::new()), None);
+        assert_eq!(l_infinity_distance(&a, &b), ("fox".to_string(), 0.5));
+        assert_eq!(l_infinity_distance(&a, &a), ("dog".to_string(), 0.0));
+        // An empty side has frequencies of 0, as in TFDV: the last of the equal differences.
+        assert_eq!(l_infinity_distance(&a, &BTreeMap::new()), ("dog".to_string(), 0.5));
+        assert_eq!(
+            l_infinity_distance(&BTreeMap::new(), &BTreeMap::new()),
+            (String::new(), 0.0)
+        );
+    }
+
+    #[test]
+    fn l_infinity_picks_the_largest_difference_and_the_last_among_equals() {
+        // a: x 0.75, y 0.25; b: x 0.5, y 0.5: both differ by 0.25, y is the last.
+        let a = counts(&[("x", 3.0), ("y", 1.0)]);
+        let b = counts(&[("x", 1.0), ("y", 1.0)]);
+        let (key, distance) = l_infinity_distance(&a, &b);
+        assert_eq!(key, "y");
+        assert!((distance - 0.25).abs() < 1e-12);
     }
 
     #[test]
     fn l_infinity_of_disjoint_values_is_one() {
         let a = counts(&[("x", 3.0)]);
         let b = counts(&[("y", 5.0)]);
-        assert_eq!(l_infinity_distance(&a, &b).map(|(_, d)| d), Some(1.0));
+        assert_eq!(l_infinity_distance(&a, &b).1, 1.0);
+    }
+
+    #[test]
+    fn normalized_abs_difference_scales_by_both_totals() {
+        // Total 6: x differs by (3 - 1) / 6, y by 0.
+        let a = counts(&[("x", 3.0), ("y", 1.0)]);
+        let b = counts(&[("x", 1.0), ("y", 1.0)]);
+        let (key, distance) = normalized_abs_difference(&a, &b);
+        assert_eq!(key, "x");
+        assert!((distance - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn categorical_jensen_shannon_of_disjoint_and_equal_distributions() {
+        let a = counts(&[("x", 2.0)]);
+        let b = counts(&[("y", 5.0)]);
+        assert_eq!(categorical_jensen_shannon_divergence(&a, &b), Some(1.0));
+        assert_eq!(categorical_jensen_shannon_divergence(&a, &a), Some(0.0));
+        assert_eq!(categorical_jensen_shannon_divergence(&a, &counts(&[("x", 0.0)])), None);
     }
 
     #[test]
@@ -307,8 +477,9 @@ mod tests {
     fn jensen_shannon_of_disjoint_histograms_is_one() {
         let a = hist(&[(0.0, 1.0, 4.0)], 0);
         let b = hist(&[(2.0, 3.0, 4.0)], 0);
-        let d = jensen_shannon_divergence(&a, &b).unwrap();
-        assert!((d - 1.0).abs() < 1e-12, "{d}");
+        assert_eq!(jensen_shannon_divergence(&a, &b), Some(1.0));
+        let c = hist(&[(1.0, 2.0, 10.0)], 0);
+        assert_eq!(jensen_shannon_divergence(&hist(&[(0.0, 1.0, 10.0)], 0), &c), Some(1.0));
     }
 
     #[test]
@@ -343,16 +514,62 @@ mod tests {
     }
 
     #[test]
-    fn jensen_shannon_of_an_empty_side_is_none() {
+    fn jensen_shannon_of_an_empty_side_or_different_kinds_is_none() {
         let a = hist(&[(0.0, 1.0, 2.0)], 0);
         assert_eq!(jensen_shannon_divergence(&a, &hist(&[], 0)), None);
+        let quantiles = Histogram {
+            r#type: HistogramType::Quantiles as i32,
+            ..a.clone()
+        };
+        assert_eq!(jensen_shannon_divergence(&a, &quantiles), None);
     }
 
     #[test]
     fn rebucketing_shares_counts_by_overlap() {
-        let out = rebucket_uniform(&[(0.0, 4.0, 8.0), (4.0, 6.0, 1.0)], &[0.0, 1.0, 3.0, 4.0, 5.0, 6.0]);
-        assert_eq!(out, vec![2.0, 4.0, 2.0, 0.5, 0.5]);
-        let total: f64 = rebucket_uniform(&[(0.3, 0.7, 5.0)], &[0.0, 0.5, 1.0]).iter().sum();
-        assert!((total - 5.0).abs() < 1e-12);
+        let h = hist(&[(0.0, 4.0, 8.0), (4.0, 6.0, 1.0)], 0);
+        assert_eq!(
+            ranged_counts_on(&h, &[0.0, 1.0, 3.0, 4.0, 5.0, 6.0]),
+            vec![2.0, 4.0, 2.0, 0.5, 0.5]
+        );
+        // Edges that are not the buckets' bounds.
+        let out = ranged_counts_on(&hist(&[(0.3, 0.7, 5.0)], 0), &[0.0, 0.5, 1.0]);
+        assert_eq!(out.len(), 2);
+        assert!((out[0] - 2.5).abs() < 1e-12 && (out[1] - 2.5).abs() < 1e-12, "{out:?}");
+        assert!(ranged_counts_on(&h, &[0.0]).is_empty());
+    }
+
+    #[test]
+    fn value_counts_are_the_rank_histogram_first_label_first() {
+        let f = string_feature(&[("a", 3.0), ("b", 1.0), ("a", 7.0)]);
+        assert_eq!(string_value_counts(&f), counts(&[("a", 3.0), ("b", 1.0)]));
+        assert!(string_value_counts(&numeric_feature(Vec::new())).is_empty());
+    }
+
+    #[test]
+    fn measures_pick_counts_or_histograms_as_tfdv_does() {
+        let a = string_feature(&[("x", 3.0), ("y", 1.0)]);
+        let b = string_feature(&[("x", 1.0), ("y", 1.0)]);
+        let drift = measure_drift(DriftMeasure::NormalizedAbsDifference, &a, &b, HistogramType::Standard).unwrap();
+        assert_eq!(drift.at, "x");
+        assert!((drift.value - 1.0 / 3.0).abs() < 1e-12);
+        let drift = feature_drift(&a, &b).unwrap();
+        assert_eq!((drift.measure, drift.at.as_str()), (DriftMeasure::LInfinity, "y"));
+        let js = measure_drift(DriftMeasure::JensenShannon, &a, &b, HistogramType::Standard).unwrap();
+        assert_eq!(
+            Some(js.value),
+            categorical_jensen_shannon_divergence(&string_value_counts(&a), &string_value_counts(&b))
+        );
+        // Nothing to compare on either side.
+        assert_eq!(feature_drift(&string_feature(&[]), &string_feature(&[])), None);
+        // Numeric features: the histograms of the kind asked for.
+        let (left, right) = (hist(&[(0.0, 1.0, 10.0)], 0), hist(&[(1.0, 2.0, 10.0)], 0));
+        let (x, y) = (numeric_feature(vec![left]), numeric_feature(vec![right]));
+        let drift = feature_drift(&x, &y).unwrap();
+        assert_eq!((drift.measure, drift.value), (DriftMeasure::JensenShannon, 1.0));
+        assert_eq!(
+            measure_drift(DriftMeasure::JensenShannon, &x, &y, HistogramType::Quantiles),
+            None
+        );
+        assert_eq!(feature_drift(&x, &a), None);
     }
 }

@@ -24,7 +24,8 @@
 //! readers skipped noted on the features (`select`). Weights, slicing and the schema-driven
 //! options are not computed yet.
 //!
-//! Two data sets are compared by TFDV's drift measures ([`feature_drift`]), and [`report`]
+//! Two data sets are compared by TFDV's drift and skew measures ([`measure_drift`],
+//! [`feature_drift`]; `drift`, which validation uses too), and [`report`]
 //! draws the statistics, of one data set or two side by side, as one self-contained HTML page.
 //! From statistics, [`infer_schema`] infers a tensorflow_metadata `Schema` by
 //! `tfdv.infer_schema`'s rules (`schema`), and [`validate_statistics`] checks statistics
@@ -50,7 +51,10 @@ mod validate;
 mod view;
 
 pub use accumulate::StatsAccumulator;
-pub use drift::{feature_drift, jensen_shannon_divergence, l_infinity_distance, Drift, DriftMeasure};
+pub use drift::{
+    categorical_jensen_shannon_divergence, feature_drift, jensen_shannon_divergence, l_infinity_distance,
+    measure_drift, normalized_abs_difference, string_value_counts, Drift, DriftMeasure,
+};
 pub use error::{RecordPlace, StatsError};
 pub use files::{
     decode_anomalies, decode_schema, encode_anomalies, encode_schema, read_schema_file, read_statistics_file,

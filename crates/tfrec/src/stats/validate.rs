@@ -19,11 +19,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::drift::{measure_drift, Drift, DriftMeasure};
 use super::error::StatsError;
+use super::proto::histogram::HistogramType;
 use super::proto::{
     anomalies, anomaly_info, drift_skew_info, feature, feature_name_statistics, histogram, Anomalies, AnomalyInfo,
     DatasetFeatureStatistics, DatasetFeatureStatisticsList, DriftSkewInfo, Feature, FeatureComparator, FeaturePresence,
-    FeatureType, Histogram, LifecycleStage, Path, Schema, StringDomain,
+    FeatureType, LifecycleStage, Path, Schema, StringDomain,
 };
 use super::text::message_to_text;
 use super::view::{default_dataset, FeatureView};
@@ -691,71 +693,69 @@ fn compare(
         value: Some(value),
         threshold: Some(threshold),
     };
-    let counts = view.string_values_with_counts();
-    let control_counts = control_view.string_values_with_counts();
+    let quantiles = comparator
+        .jensen_shannon_divergence
+        .as_ref()
+        .and_then(|c| c.source.as_ref())
+        .and_then(|s| s.r#type)
+        .is_some_and(|t| t == super::proto::histogram_selection::Type::Quantiles as i32);
+    let histogram = if quantiles {
+        HistogramType::Quantiles
+    } else {
+        HistogramType::Standard
+    };
+    let drift = |kind: DriftMeasure| measure_drift(kind, view.stats, control_view.stats, histogram);
     if let Some(threshold) = linf {
-        let (value_key, distance) = max_difference(&normalized(&counts), &normalized(&control_counts));
-        result.measurements.push(measure(Measure::LInfty, distance, threshold));
-        if distance > threshold {
-            result.descriptions.push(describe(
-                Kind::ComparatorLInftyHigh,
-                &format!("High Linfty distance between {treatment_name} and {control_name}"),
-                format!(
-                    "The Linfty distance between {treatment_name} and {control_name} is {} (up to six significant \
-                     digits), above the threshold {}. The feature value with maximum difference is: {value_key}",
-                    six_digits(distance),
-                    six_digits(threshold)
-                ),
-            ));
+        if let Some(Drift { value, at, .. }) = drift(DriftMeasure::LInfinity) {
+            result.measurements.push(measure(Measure::LInfty, value, threshold));
+            if value > threshold {
+                result.descriptions.push(describe(
+                    Kind::ComparatorLInftyHigh,
+                    &format!("High Linfty distance between {treatment_name} and {control_name}"),
+                    format!(
+                        "The Linfty distance between {treatment_name} and {control_name} is {} (up to six \
+                         significant digits), above the threshold {}. The feature value with maximum difference \
+                         is: {at}",
+                        six_digits(value),
+                        six_digits(threshold)
+                    ),
+                ));
+            }
         }
     }
     if let Some(threshold) = nad {
-        let scale: f64 = counts.values().sum::<f64>() + control_counts.values().sum::<f64>();
-        let (value_key, distance) = max_difference(&scaled(&counts, scale), &scaled(&control_counts, scale));
-        result
-            .measurements
-            .push(measure(Measure::NormalizedAbsoluteDifference, distance, threshold));
-        if distance > threshold {
-            result.descriptions.push(describe(
-                Kind::ComparatorNormalizedAbsoluteDifferenceHigh,
-                &format!("High normalized absolute difference between {treatment_name} and {control_name}"),
-                format!(
-                    "The normalized absolute difference between {treatment_name} and {control_name} is {} (up to six \
-                     significant digits), above the threshold {}. The feature value with maximum difference is: \
-                     {value_key}",
-                    six_digits(distance),
-                    six_digits(threshold)
-                ),
-            ));
+        if let Some(Drift { value, at, .. }) = drift(DriftMeasure::NormalizedAbsDifference) {
+            result
+                .measurements
+                .push(measure(Measure::NormalizedAbsoluteDifference, value, threshold));
+            if value > threshold {
+                result.descriptions.push(describe(
+                    Kind::ComparatorNormalizedAbsoluteDifferenceHigh,
+                    &format!("High normalized absolute difference between {treatment_name} and {control_name}"),
+                    format!(
+                        "The normalized absolute difference between {treatment_name} and {control_name} is {} (up \
+                         to six significant digits), above the threshold {}. The feature value with maximum \
+                         difference is: {at}",
+                        six_digits(value),
+                        six_digits(threshold)
+                    ),
+                ));
+            }
         }
     }
     if let Some(threshold) = jsd {
-        let quantiles = comparator
-            .jensen_shannon_divergence
-            .as_ref()
-            .and_then(|c| c.source.as_ref())
-            .and_then(|s| s.r#type)
-            .is_some_and(|t| t == super::proto::histogram_selection::Type::Quantiles as i32);
-        let divergence = if !counts.is_empty() && !control_counts.is_empty() {
-            categorical_js_divergence(&counts, &control_counts)
-        } else {
-            match (view.histogram(quantiles), control_view.histogram(quantiles)) {
-                (Some(a), Some(b)) => histogram_js_divergence(a, b),
-                _ => None,
-            }
-        };
-        if let Some(divergence) = divergence {
+        if let Some(Drift { value, .. }) = drift(DriftMeasure::JensenShannon) {
             result
                 .measurements
-                .push(measure(Measure::JensenShannonDivergence, divergence, threshold));
-            if divergence > threshold {
+                .push(measure(Measure::JensenShannonDivergence, value, threshold));
+            if value > threshold {
                 result.descriptions.push(describe(
                     Kind::ComparatorJensenShannonDivergenceHigh,
                     &format!("High approximate Jensen-Shannon divergence between {treatment_name} and {control_name}"),
                     format!(
                         "The approximate Jensen-Shannon divergence between {treatment_name} and {control_name} is {} \
                          (up to six significant digits), above the threshold {}.",
-                        six_digits(divergence),
+                        six_digits(value),
                         six_digits(threshold)
                     ),
                 ));
@@ -763,202 +763,6 @@ fn compare(
         }
     }
     result
-}
-
-fn scaled(counts: &BTreeMap<String, f64>, scale: f64) -> BTreeMap<String, f64> {
-    if scale == 0.0 {
-        return counts.clone();
-    }
-    counts.iter().map(|(k, v)| (k.clone(), v / scale)).collect()
-}
-
-fn normalized(counts: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
-    scaled(counts, counts.values().sum())
-}
-
-/// The largest absolute difference between two maps and its key (the last key among equals,
-/// as TFDV's `GetLInftyNorm` keeps it).
-fn max_difference(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> (String, f64) {
-    let mut difference = a.clone();
-    for (key, value) in b {
-        *difference.entry(key.clone()).or_insert(0.0) -= value;
-    }
-    let mut best = (String::new(), 0.0);
-    for (key, value) in difference {
-        if value.abs() >= best.1 {
-            best = (key, value.abs());
-        }
-    }
-    best
-}
-
-/// Jensen–Shannon divergence (base 2) of two value-count maps; none when a count is not
-/// positive.
-fn categorical_js_divergence(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Option<f64> {
-    if a.values().chain(b.values()).any(|&c| c <= 0.0) {
-        return None;
-    }
-    let (a_sum, b_sum): (f64, f64) = (a.values().sum(), b.values().sum());
-    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    let mut kl_sum = 0.0;
-    for key in keys {
-        let (ca, cb) = (a.get(key).copied().unwrap_or(0.0), b.get(key).copied().unwrap_or(0.0));
-        let (p, q) = (ca / a_sum, cb / b_sum);
-        let m = (p + q) / 2.0;
-        if ca != 0.0 {
-            kl_sum += p * (p / m).log2();
-        }
-        if cb != 0.0 {
-            kl_sum += q * (q / m).log2();
-        }
-    }
-    Some(kl_sum / 2.0)
-}
-
-/// A histogram bucket as the divergence sees it.
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    low: f64,
-    high: f64,
-    count: f64,
-}
-
-/// TFDV's approximate Jensen–Shannon divergence of two numeric histograms: both rebucketed to
-/// the union of their boundaries (values spread uniformly within a bucket), point buckets,
-/// infinite buckets and NaN counts compared apart; none when either is empty.
-fn histogram_js_divergence(a: &Histogram, b: &Histogram) -> Option<f64> {
-    if a.r#type != b.r#type {
-        return None;
-    }
-    let (mut h1, mut h2) = align_histograms(a, b);
-    normalize(&mut h1)?;
-    normalize(&mut h2)?;
-    let kl = |p: &[f64], m: &[f64]| -> f64 {
-        p.iter()
-            .zip(m)
-            .filter(|(p, q)| **p > 0.0 && **q > 0.0)
-            .map(|(p, q)| p * (p / q).log2())
-            .sum()
-    };
-    let m: Vec<f64> = h1.iter().zip(&h2).map(|(x, y)| (x + y) / 2.0).collect();
-    Some((kl(&h1, &m) + kl(&h2, &m)) / 2.0)
-}
-
-fn normalize(counts: &mut [f64]) -> Option<()> {
-    let total: f64 = counts.iter().sum();
-    if total == 0.0 {
-        return None;
-    }
-    counts.iter_mut().for_each(|c| *c /= total);
-    Some(())
-}
-
-/// Ranged buckets, point masses by value, and the mass of infinite buckets.
-fn strip_points_and_infinities(h: &Histogram) -> (Vec<Bucket>, BTreeMap<u64, (f64, f64)>, f64) {
-    let mut ranged = Vec::new();
-    let mut points: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
-    let mut infinite = 0.0;
-    for b in &h.buckets {
-        if !b.low_value.is_finite() || !b.high_value.is_finite() {
-            infinite += b.sample_count;
-        } else if b.low_value == b.high_value {
-            points.entry(ordered_key(b.low_value)).or_insert((b.low_value, 0.0)).1 += b.sample_count;
-        } else {
-            ranged.push(Bucket {
-                low: b.low_value,
-                high: b.high_value,
-                count: b.sample_count,
-            });
-        }
-    }
-    (ranged, points, infinite)
-}
-
-/// A key that orders finite doubles as numbers (for maps of point masses).
-fn ordered_key(v: f64) -> u64 {
-    let v = if v == 0.0 { 0.0 } else { v };
-    let bits = v.to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
-
-fn boundaries(buckets: &[Bucket]) -> Vec<f64> {
-    let mut all: Vec<f64> = buckets.iter().flat_map(|b| [b.low, b.high]).collect();
-    all.sort_by(f64::total_cmp);
-    all.dedup_by(|a, b| a == b);
-    all
-}
-
-/// TFDV's `RebucketHistogram`: the counts of `buckets` spread over the buckets between
-/// `bounds` (which hold every boundary of `buckets`).
-fn rebucket(bounds: &[f64], buckets: &[Bucket]) -> Vec<f64> {
-    let mut out = Vec::new();
-    let last = bounds.len().saturating_sub(1);
-    let mut index = 0;
-    for b in buckets {
-        while index < last && b.low > bounds[index] {
-            out.push(0.0);
-            index += 1;
-        }
-        if b.low == b.high && index < last && b.low == bounds[index] {
-            out.push(b.count);
-            index += 1;
-            continue;
-        }
-        let mut covered = Vec::new();
-        while index < last && b.high > bounds[index] {
-            covered.push(bounds[index]);
-            index += 1;
-        }
-        covered.push(bounds[index.min(last)]);
-        for pair in covered.windows(2) {
-            out.push((pair[1] - pair[0]) / (b.high - b.low) * b.count);
-        }
-    }
-    while index < last {
-        out.push(0.0);
-        index += 1;
-    }
-    out
-}
-
-/// TFDV's `AlignHistograms`: two histograms as counts over the same buckets.
-fn align_histograms(a: &Histogram, b: &Histogram) -> (Vec<f64>, Vec<f64>) {
-    let (r1, p1, inf1) = strip_points_and_infinities(a);
-    let (r2, p2, inf2) = strip_points_and_infinities(b);
-    let (b1, b2) = (boundaries(&r1), boundaries(&r2));
-    let (mut h1, mut h2): (Vec<f64>, Vec<f64>) = if b1 == b2 {
-        (
-            r1.iter().map(|b| b.count).collect(),
-            r2.iter().map(|b| b.count).collect(),
-        )
-    } else {
-        let mut union: Vec<f64> = b1.iter().chain(&b2).copied().collect();
-        union.sort_by(f64::total_cmp);
-        union.dedup_by(|x, y| x == y);
-        (rebucket(&union, &r1), rebucket(&union, &r2))
-    };
-    let points: BTreeSet<u64> = p1.keys().chain(p2.keys()).copied().collect();
-    for point in points {
-        h1.push(p1.get(&point).map_or(0.0, |p| p.1));
-        h2.push(p2.get(&point).map_or(0.0, |p| p.1));
-    }
-    if inf1 != 0.0 {
-        h1.push(inf1);
-        h2.push(0.0);
-    }
-    if inf2 != 0.0 {
-        h1.push(0.0);
-        h2.push(inf2);
-    }
-    if a.num_nan > 0 || b.num_nan > 0 {
-        h1.extend([0.0, a.num_nan as f64]);
-        h2.extend([b.num_nan as f64, 0.0]);
-    }
-    (h1, h2)
 }
 
 /// A count as a share of `total` as TFDV writes it: `<1%`, `~N%` (floored), `?` without a total.
@@ -1042,39 +846,5 @@ mod tests {
         assert_eq!(percentage(2.0, 3.0), "~66%");
         assert_eq!(percentage(1.0, 0.0), "?");
         assert_eq!(c_escape("a\"b\n\u{1}é"), "a\\\"b\\n\\001é");
-    }
-
-    #[test]
-    fn linf_picks_the_largest_difference() {
-        let a: BTreeMap<String, f64> = [("x".to_string(), 3.0), ("y".to_string(), 1.0)].into();
-        let b: BTreeMap<String, f64> = [("x".to_string(), 1.0), ("y".to_string(), 1.0)].into();
-        let (key, distance) = max_difference(&normalized(&a), &normalized(&b));
-        assert_eq!(key, "y");
-        assert!((distance - 0.25).abs() < 1e-12);
-    }
-
-    #[test]
-    fn js_divergence_of_disjoint_and_equal_distributions() {
-        let a: BTreeMap<String, f64> = [("x".to_string(), 2.0)].into();
-        let b: BTreeMap<String, f64> = [("y".to_string(), 5.0)].into();
-        assert_eq!(categorical_js_divergence(&a, &b), Some(1.0));
-        assert_eq!(categorical_js_divergence(&a, &a), Some(0.0));
-        let histogram = |buckets: &[(f64, f64, f64)]| Histogram {
-            buckets: buckets
-                .iter()
-                .map(|&(low_value, high_value, sample_count)| histogram::Bucket {
-                    low_value,
-                    high_value,
-                    sample_count,
-                })
-                .collect(),
-            ..Histogram::default()
-        };
-        let left = histogram(&[(0.0, 1.0, 10.0)]);
-        let right = histogram(&[(1.0, 2.0, 10.0)]);
-        assert_eq!(histogram_js_divergence(&left, &right), Some(1.0));
-        let half = histogram(&[(0.0, 2.0, 10.0)]);
-        let divergence = histogram_js_divergence(&left, &half).unwrap();
-        assert!(divergence > 0.0 && divergence < 1.0, "{divergence}");
     }
 }

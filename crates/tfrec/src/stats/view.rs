@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::error::StatsError;
 use super::proto::{
     feature_name_statistics, CommonStatistics, DatasetFeatureStatistics, DatasetFeatureStatisticsList,
-    FeatureNameStatistics, FeatureType, Histogram,
+    FeatureNameStatistics, FeatureType,
 };
 
 /// The slice TFDV validates and infers from when a list holds several (`constants.DEFAULT_SLICE_KEY`).
@@ -177,13 +177,7 @@ impl<'a> FeatureView<'a> {
 
     /// The distinct values of the rank histogram with their counts, in byte order.
     pub(crate) fn string_values_with_counts(&self) -> BTreeMap<String, f64> {
-        let mut values = BTreeMap::new();
-        if let Some(histogram) = self.string_stats().and_then(|s| s.rank_histogram.as_ref()) {
-            for bucket in &histogram.buckets {
-                values.entry(bucket.label.clone()).or_insert(bucket.sample_count);
-            }
-        }
-        values
+        super::drift::string_value_counts(self.stats)
     }
 
     pub(crate) fn string_values(&self) -> Vec<String> {
@@ -192,16 +186,6 @@ impl<'a> FeatureView<'a> {
 
     pub(crate) fn num_unique(&self) -> Option<u64> {
         self.string_stats().map(|s| s.unique)
-    }
-
-    /// The numeric histogram of a kind (`STANDARD` or `QUANTILES`).
-    pub(crate) fn histogram(&self, quantiles: bool) -> Option<&'a Histogram> {
-        let wanted = if quantiles {
-            super::proto::histogram::HistogramType::Quantiles
-        } else {
-            super::proto::histogram::HistogramType::Standard
-        } as i32;
-        self.num_stats()?.histograms.iter().find(|h| h.r#type == wanted)
     }
 }
 

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 pub use samples::{FeatureSamples, ImageFormat, ImageSample, ReportSamples, SampleLimits};
 
-use super::drift::{feature_drift, rebucket_uniform, string_value_counts, DriftMeasure};
+use super::drift::{feature_drift, ranged_counts_on, string_value_counts, DriftMeasure};
 use super::error::StatsError;
 use super::proto::feature_name_statistics::{FieldId, Stats, Type};
 use super::proto::{
@@ -324,6 +324,7 @@ fn feature_json(
                 "measure": d.measure.name(),
                 "label": match d.measure {
                     DriftMeasure::LInfinity => "L-infinity distance",
+                    DriftMeasure::NormalizedAbsDifference => "normalized absolute difference",
                     DriftMeasure::JensenShannon => "Jensen–Shannon divergence",
                 },
                 "value": number(d.value),
@@ -484,13 +485,7 @@ fn histograms_json(per_side: &[Option<&FeatureNameStatistics>]) -> Value {
 /// `h`'s counts on the buckets between `edges`; a bucket of no width (a point) counts in the
 /// bucket holding its value.
 fn counts_on(h: &Histogram, edges: &[f64]) -> Vec<f64> {
-    let ranged: Vec<(f64, f64, f64)> = h
-        .buckets
-        .iter()
-        .filter(|b| b.high_value > b.low_value)
-        .map(|b| (b.low_value, b.high_value, b.sample_count))
-        .collect();
-    let mut counts = rebucket_uniform(&ranged, edges);
+    let mut counts = ranged_counts_on(h, edges);
     if counts.is_empty() {
         return counts;
     }
@@ -518,7 +513,15 @@ fn top_values(feature: Option<&FeatureNameStatistics>) -> Vec<(String, f64)> {
 fn bars_json(per_side: &[Option<&FeatureNameStatistics>]) -> Value {
     let counts: Vec<BTreeMap<String, f64>> = per_side
         .iter()
-        .map(|f| f.map(string_value_counts).unwrap_or_default())
+        .map(|f| {
+            let counts = f.map(string_value_counts).unwrap_or_default();
+            // Statistics without a rank histogram still have their top values to show.
+            if counts.is_empty() {
+                top_values(*f).into_iter().collect()
+            } else {
+                counts
+            }
+        })
         .collect();
     let totals: Vec<f64> = per_side
         .iter()

@@ -25,6 +25,8 @@ pub use message::Message;
 pub use model::{Example, Feature, FeatureList, FeatureLists, Features, Kind, SequenceExample};
 pub use render::RenderFormat;
 pub use schema::{FeatureStats, Schema};
+// For the statistics text format, which writes bytes as the message text format does.
+#[cfg(feature = "stats")]
 pub(crate) use text::escape_bytes;
 pub use text::TextError;
 pub use view::{detect_message, MessageKind};

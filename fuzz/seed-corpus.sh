@@ -54,3 +54,14 @@ done
 n=$(ls "$here/corpus/seek_index" | grep -c '\.zidx$' || true)
 echo "seeded: $n seek_index inputs"
 [ "$n" -gt 0 ] || { echo "no seek index could be made of the golden compressed files" >&2; exit 1; }
+# Statistics inputs: the statistics of the golden record files, binary and as text.
+mkdir -p "$here/corpus/stats_inputs"
+for f in "$golden"/records/*.tfrecord; do
+  [ -e "$f" ] || continue
+  name=$(basename "$f")
+  cargo run -q --manifest-path "$here/../Cargo.toml" -p tfrec-cli -- stats --skip-corrupt \
+    -o "$here/corpus/stats_inputs/$name.pb" "$f" >/dev/null 2>&1 || continue
+  cargo run -q --manifest-path "$here/../Cargo.toml" -p tfrec-cli -- stats --skip-corrupt --text \
+    -o "$here/corpus/stats_inputs/$name.pbtxt" "$f" >/dev/null 2>&1 || true
+done
+echo "seeded: $(ls "$here/corpus/stats_inputs" | wc -l) stats_inputs inputs"

@@ -551,7 +551,8 @@ const STALL: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// A TCP proxy in front of a server that misbehaves on a schedule drawn from a seed over its
 /// connections: 5xx answers, connections cut and stalls at random offsets of the response, the
-/// rest passed through. From `fail_from` on, every connection gets a 503.
+/// rest passed through. Once `fail_from` is set, the connections before it pass clean and every
+/// connection from it on gets a 503.
 struct FaultProxy {
     port: u16,
     /// Connections that got a fault, by kind: status, cut, stall.
@@ -574,8 +575,13 @@ impl FaultProxy {
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let n = c.fetch_add(1, Ordering::SeqCst);
-                let fault = if n >= ff.load(Ordering::SeqCst) {
+                // Once `fail_from` is set, the connections before it pass clean, so that
+                // the point of failure is the one the test chose, not the schedule's.
+                let fail_from = ff.load(Ordering::SeqCst);
+                let fault = if n >= fail_from {
                     Fault::Status(503)
+                } else if fail_from != u64::MAX {
+                    Fault::None
                 } else {
                     Self::fault(seed, n)
                 };

@@ -8,7 +8,7 @@ use tfrec::record::{CompressionChoice, MultiFileReader, OnCorruption, ReaderOpti
 
 use crate::error::CliError;
 
-/// How to read the input files.
+// How to read the input files.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Input files, directories (read recursively) or glob patterns (quote globs to keep the
@@ -27,7 +27,7 @@ pub struct InputArgs {
     pub allow_empty: bool,
 }
 
-/// `--skip-corrupt`, for the commands that can go on past damage.
+// `--skip-corrupt`, for the commands that can go on past damage.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct SkipArgs {
     /// Skip damaged records (resynchronising on the next valid record) instead of failing;

@@ -38,7 +38,15 @@ A closed standard output (`| head`) never hides damage: a command that checks or
 finishes and exits with the data's status; `cat` and `parse` stop quietly with 141 \
 (as SIGPIPE would) unless they had already read all they were asked to.";
 
+// `defer`: each command's options are built only when that command runs (or its help is
+// asked for); the names and summaries above are built at once for the top-level help. Building
+// every command's options on every run had become a noticeable share of a short command's work
+// (`tfrec count` of a small file) as commands were added. A deferred command's options are
+// added after its summary, so a doc comment on an options struct would replace the summary in
+// that command's own help: the options structs carry plain comments (tests/conventions.rs checks
+// every command's help against the top-level list).
 #[derive(Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// Count the records of each file and in total.
     Count(commands::count::Args),

@@ -14,7 +14,7 @@ pub enum KindChoice {
     Sequence,
 }
 
-/// Which message the records hold.
+// Which message the records hold.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct MessageArgs {
     /// The message the records hold.

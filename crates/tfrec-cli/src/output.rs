@@ -58,7 +58,7 @@ pub fn claim_dir(dir: &Path) -> Result<DirClaim, CliError> {
     Ok(claim)
 }
 
-/// Where and how to write records.
+// Where and how to write records.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// The TFRecord file to write (written under a temporary name, renamed when complete).

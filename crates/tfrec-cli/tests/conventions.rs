@@ -313,6 +313,31 @@ fn help_documents_the_convention() {
     );
 }
 
+/// Every command's own help opens with the summary the top-level help lists for it (the
+/// commands' options are built only when a command runs, after its summary: a doc comment on
+/// an options struct would replace it).
+#[test]
+fn each_command_help_opens_with_its_summary() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let top = expect_code(&tfrec_in(dir.path(), &["--help"]), 0, "help");
+    let listed: Vec<(&str, &str)> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.trim().split_once(' '))
+        .map(|(name, summary)| (name, summary.trim()))
+        .filter(|(name, _)| *name != "help")
+        .collect();
+    assert!(listed.len() > 10, "{top}");
+    for (name, summary) in listed {
+        for flag in ["--help", "-h"] {
+            let help = expect_code(&tfrec_in(dir.path(), &[name, flag]), 0, name);
+            assert_eq!(help.lines().next(), Some(summary), "tfrec {name} {flag}:\n{help}");
+        }
+    }
+}
+
 #[test]
 fn damage_inside_a_gzip_stream_is_one_problem() {
     let dir = tempfile::tempdir().expect("temp dir");

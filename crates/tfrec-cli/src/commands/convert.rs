@@ -62,7 +62,7 @@ impl Format {
     }
 }
 
-/// `tfrec convert`'s options.
+// `tfrec convert`'s options.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]

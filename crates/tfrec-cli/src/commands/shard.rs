@@ -57,7 +57,7 @@ pub struct ShardArgs {
     prefix: String,
 }
 
-/// Options `shard` and `shuffle` share.
+// Options `shard` and `shuffle` share.
 #[derive(ClapArgs, Clone)]
 pub struct CommonArgs {
     /// The most bytes of records the shuffle buffer holds, whatever its record count.

@@ -53,7 +53,12 @@ const FOLDED_CRC: usize = 512;
 /// Example) goes on x86-64 through [`short_crc32c`]: the `crc32c` crate steps byte by byte
 /// up to the first 8-byte-aligned address and after the last, each step waiting on the one
 /// before, and on records of about 100 bytes that was a sixth of a whole parse.
-#[inline]
+///
+/// `inline(always)`, as [`Header::decode`]: both run for every record, and the record source's
+/// loop (`pipeline::source`) grew past where the compiler still inlined a plain `#[inline]`
+/// into it; called out of line they cost `tfrec parse` of a narrow file measurably more
+/// (python/bench/bench_before_after.py).
+#[inline(always)]
 fn crc32c(bytes: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
@@ -143,7 +148,8 @@ pub struct Header {
 
 impl Header {
     /// Splits a header into its fields and computes the CRC of the length bytes.
-    #[inline]
+    /// (`inline(always)`: see [`crc32c`].)
+    #[inline(always)]
     pub fn decode(bytes: &[u8; HEADER_LEN]) -> Header {
         let mut len_bytes = [0u8; 8];
         len_bytes.copy_from_slice(&bytes[..8]);

@@ -145,7 +145,9 @@ impl<'a> Report<'a> {
         self
     }
 
-    /// The figures the page shows, as the JSON its script reads.
+    /// The figures the page shows, as the JSON its script reads, as one tree (the tests read
+    /// it; the page is written from [`Report::data_text`]).
+    #[cfg(test)]
     pub(crate) fn data(&self) -> Value {
         let mut features = Vec::new();
         self.for_each_feature(|feature| features.push(feature));

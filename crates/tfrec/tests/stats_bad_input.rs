@@ -104,7 +104,16 @@ fn a_hundred_thousand_features_give_statistics_a_schema_anomalies_and_a_bounded_
 
     // The report holds every feature, in well under a kilobyte each; its script draws one page
     // of rows at a time, so the browser stays usable (python/tests/test_stats_report_browser.py).
-    let html = tfrec::stats::report::Report::of_list(&stats).expect("report").to_html();
+    let report = tfrec::stats::report::Report::of_list(&stats).expect("report");
+    let (html, peak) = peak_heap(|| report.to_html());
+    // Written feature by feature: the page and its data text, not every feature's JSON tree
+    // at once (which took about 17 times the page).
+    assert!(
+        peak < 4 * html.len(),
+        "peak heap {} MiB for a page of {} MiB",
+        peak / MIB,
+        html.len() / MIB
+    );
     assert!(
         html.len() < FEATURES * 1024,
         "{} bytes for {FEATURES} features",

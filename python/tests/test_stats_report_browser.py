@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import tfrec
 from tfrec import stats as tfstats
 
 from report_data import feature_names, rows, write
@@ -212,3 +213,28 @@ def test_a_train_eval_comparison(browser, pages):
     click_header(browser, "numeric", "name")
     check_rows_and_sorting(browser)
     check_quiet(browser, pages["compared"])
+
+
+def test_a_100000_feature_report_stays_usable(browser, tmp_path):
+    """Issue 55's bad input: a page of 100,000 features (about 580 bytes each) opens, draws one
+    page of rows, filters by name and sorts, with nothing asked of the network."""
+    wide = 100_000
+    path = tmp_path / "wide.tfrecord"
+    with tfrec.TFRecordWriter(str(path)) as w:
+        for r in range(2):
+            w.write(tfrec.train.Example.from_dict(
+                {f"f{i:06d}": [r + i] if i % 2 else [f"v{(r + i) % 3}".encode()] for i in range(wide)}
+            ).SerializeToString())
+    page = tmp_path / "wide.html"
+    subprocess.run([sys.executable, "-m", "tfrec", "stats", str(path), "-o", str(tmp_path / "wide.pb"),
+                    "--html", str(page), "--threads", "1"], check=True)
+    assert page.stat().st_size < wide * 1024
+    open_page(browser, page)
+    assert len(page_data(browser)["features"]) == wide
+    assert len(row_names(browser, "numeric")) == 50 and len(row_names(browser, "string")) == 50
+    browser.find_element("id", "search").send_keys("f09999")
+    assert row_names(browser, "numeric") == ["f099991", "f099993", "f099995", "f099997", "f099999"]
+    assert row_names(browser, "string") == ["f099990", "f099992", "f099994", "f099996", "f099998"]
+    assert click_header(browser, "numeric", "name") == "descending"
+    assert row_names(browser, "numeric")[0] == "f099999"
+    check_quiet(browser, page)

@@ -387,7 +387,7 @@ pub fn arrow_batches(
 }
 
 /// The Arrow stream of a capsule from `__arrow_c_stream__`, moved out of it.
-fn stream_reader(stream: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
+pub(crate) fn stream_reader(stream: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
     let expected = || PyTypeError::new_err("expected an 'arrow_array_stream' PyCapsule (from __arrow_c_stream__)");
     let stream = stream.cast::<PyCapsule>().map_err(|_| expected())?;
     let pointer = stream

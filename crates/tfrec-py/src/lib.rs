@@ -79,6 +79,7 @@ fn _tfrec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(statistics::stats_generate, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_partial_of_file, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_merge_partials, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics::stats_partial_of_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(statistics::stats_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(stats_report::stats_report_html, m)?)?;

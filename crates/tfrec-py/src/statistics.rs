@@ -7,6 +7,11 @@ use pyo3::types::PyBytes;
 use tfrec::record::ReadStats;
 use tfrec::stats::{RecordMessage, StatsAccumulator, StatsError, StatsOptions};
 
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+
+use crate::arrow::stream_reader;
 use crate::errors::PyTfrecError;
 use crate::records::reader_options;
 
@@ -153,6 +158,81 @@ pub fn stats_partial_of_file<'py>(
     let out = py.detach(|| -> Result<(Vec<u8>, ReadCounts), StatsError> {
         options.validate()?;
         let (acc, read) = tfrec::stats::statistics_of_file(std::path::Path::new(&path), reader, &options)?;
+        Ok((acc.to_partial_bytes(), read_counts(&read)))
+    });
+    let (bytes, counts) = out.map_err(|e| PyTfrecError::from(tfrec::Error::from(e)))?;
+    Ok((PyBytes::new(py, &bytes), counts))
+}
+
+/// The partial statistics of the serialized records in the one binary column of an Arrow
+/// stream (a capsule from `__arrow_c_stream__`: one Ray block's records, in row order) and
+/// what reading them found, for `tfrec.ray`'s workers. A null row, or a column that is not
+/// binary, is a `ValueError`.
+#[pyfunction]
+#[pyo3(signature = (stream, *, num_top_values, num_rank_histogram_buckets, num_values_histogram_buckets,
+    num_histogram_buckets, num_quantiles_histogram_buckets, epsilon, kind="auto", feature_allowlist=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn stats_partial_of_arrow<'py>(
+    py: Python<'py>,
+    stream: &Bound<'py, PyAny>,
+    num_top_values: usize,
+    num_rank_histogram_buckets: usize,
+    num_values_histogram_buckets: usize,
+    num_histogram_buckets: usize,
+    num_quantiles_histogram_buckets: usize,
+    epsilon: f64,
+    kind: &str,
+    feature_allowlist: Option<Vec<String>>,
+) -> PyResult<(Bound<'py, PyBytes>, ReadCounts)> {
+    let options = stats_options(
+        [
+            num_top_values,
+            num_rank_histogram_buckets,
+            num_values_histogram_buckets,
+            num_histogram_buckets,
+            num_quantiles_histogram_buckets,
+        ],
+        epsilon,
+        kind,
+        None,
+        feature_allowlist,
+    )?;
+    let reader = stream_reader(stream)?;
+    let batches = py.detach(|| reader.collect::<Result<Vec<RecordBatch>, _>>());
+    let batches = batches.map_err(|e| PyValueError::new_err(format!("reading the Arrow stream: {e}")))?;
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batches.len());
+    for batch in &batches {
+        if batch.num_columns() != 1 {
+            return Err(PyValueError::new_err(format!(
+                "expected one column of serialized records, found {}",
+                batch.num_columns()
+            )));
+        }
+        let column = batch.column(0);
+        if !matches!(column.data_type(), DataType::Binary | DataType::LargeBinary) {
+            return Err(PyValueError::new_err(format!(
+                "the column of serialized records must be binary, not {}",
+                column.data_type()
+            )));
+        }
+        if let Some(row) = (0..column.len()).find(|&i| column.is_null(i)) {
+            let before: usize = columns.iter().map(|c| c.len()).sum();
+            return Err(PyValueError::new_err(format!(
+                "row {} of the block is null, not a serialized record",
+                before + row
+            )));
+        }
+        columns.push(column.clone());
+    }
+    let out = py.detach(|| -> Result<(Vec<u8>, ReadCounts), StatsError> {
+        let records = columns.iter().flat_map(|column| -> Box<dyn Iterator<Item = &[u8]>> {
+            match (column.as_binary_opt::<i32>(), column.as_binary_opt::<i64>()) {
+                (Some(values), _) => Box::new(values.iter().flatten()),
+                (None, Some(values)) => Box::new(values.iter().flatten()),
+                (None, None) => Box::new(std::iter::empty()),
+            }
+        });
+        let (acc, read) = tfrec::stats::statistics_of_records(records, &options)?;
         Ok((acc.to_partial_bytes(), read_counts(&read)))
     });
     let (bytes, counts) = out.map_err(|e| PyTfrecError::from(tfrec::Error::from(e)))?;

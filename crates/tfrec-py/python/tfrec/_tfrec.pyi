@@ -52,6 +52,7 @@ __all__ = [
     "stats_generate",
     "stats_merge_partials",
     "stats_partial_of_file",
+    "stats_partial_of_arrow",
     "stats_to_text",
     "stats_from_text",
     "stats_report_html",
@@ -531,6 +532,23 @@ def stats_partial_of_file(
 ) -> tuple[bytes, tuple[int, int, int, int, int, int]]:
     """The partial statistics of one file (`StatsAccumulator::to_partial_bytes`) and what reading
 it found, for `tfrec.ray`'s workers."""
+
+def stats_partial_of_arrow(
+    stream: object,
+    *,
+    num_top_values: int,
+    num_rank_histogram_buckets: int,
+    num_values_histogram_buckets: int,
+    num_histogram_buckets: int,
+    num_quantiles_histogram_buckets: int,
+    epsilon: float,
+    kind: str = "auto",
+    feature_allowlist: Sequence[str] | None = None,
+) -> tuple[bytes, tuple[int, int, int, int, int, int]]:
+    """The partial statistics of the serialized records in the one binary column of an Arrow
+stream (a capsule from `__arrow_c_stream__`: one Ray block's records, in row order) and
+what reading them found, for `tfrec.ray`'s workers. A null row, or a column that is not
+binary, is a `ValueError`."""
 
 def stats_merge_partials(
     partials: Sequence[tuple[bytes, tuple[int, int, int, int, int, int]]],

@@ -391,28 +391,117 @@ def _partials_of_files(batch, options, compression_type, on_corruption):
     })
 
 
+def _records_column(dataset, column):
+    """The column of ``dataset`` that holds the serialized records: ``column`` when given (it
+    must be binary), else the only binary column (``bytes`` of ``ray.data.read_binary_files``)."""
+    import pyarrow as pa
+
+    schema = dataset.schema(fetch_if_missing=True)
+    if schema is None:
+        return column
+    names, types = list(schema.names), list(schema.types)
+    binary = [n for n, t in zip(names, types) if isinstance(t, pa.DataType) and (pa.types.is_binary(t) or pa.types.is_large_binary(t))]
+    if column is None:
+        if len(binary) != 1:
+            raise ValueError(
+                f"tfrec.ray.generate_statistics: the Dataset has {len(binary)} binary columns ({binary}) among "
+                f"{names}: name the one holding the serialized records with column=")
+        return binary[0]
+    if column not in names:
+        raise KeyError(f"tfrec.ray.generate_statistics: no column {column!r} in the Dataset (columns: {names})")
+    return column
+
+
+def _partial_of_block(block, index, column, options):
+    """One block's partial statistics (bytes) and read counts, in a worker: the serialized
+    records of ``column``, in row order."""
+    from .errors import TfrecError
+
+    table = BlockAccessor.for_block(block).to_arrow().select([column])
+    try:
+        partial, read = _tfrec.stats_partial_of_arrow(table.__arrow_c_stream__(), **options)
+    except TfrecError as e:
+        # The library names the record by its row in the block; the block is named here.
+        raise type(e)(f"tfrec.ray: block {index}: {e.message}") from None
+    except ValueError as e:
+        raise ValueError(f"tfrec.ray: block {index}: {e}") from None
+    return partial, tuple(read)
+
+
+def _statistics_of_dataset(dataset, options, column, ray_kwargs):
+    """The partials of a Dataset's blocks, in block order: the Dataset is run to the end (its
+    blocks kept in Ray's object store, spilled to disk as Ray does), and one task per block
+    computes that block's partial."""
+    if options["sample_rate"] is not None:
+        raise ValueError("tfrec.ray.generate_statistics: sample_rate applies to files; sample a Dataset "
+                         "with Dataset.random_sample before")
+    column = _records_column(dataset, column)
+    materialized = dataset.materialize()
+    refs = materialized.to_arrow_refs()
+    task = ray.remote(_partial_of_block)
+    if ray_kwargs:
+        task = task.options(**ray_kwargs)
+    block_options = {k: v for k, v in options.items() if k != "sample_rate"}
+    partials = ray.get([task.remote(ref, i, column, block_options) for i, ref in enumerate(refs)])
+    counted, expected = sum(read[0] for _, read in partials), materialized.count()
+    if counted != expected:
+        # Blocks that Ray hands over sliced (rows of a block that are not the Dataset's) would
+        # be counted whole: refused rather than wrong figures.
+        raise RuntimeError(f"tfrec.ray.generate_statistics: the blocks held {counted} records, the Dataset "
+                           f"{expected}")
+    return partials
+
+
 def generate_statistics(data_location, stats_options=None, output_path=None, *, compression_type=None,
-                        on_corruption="raise", kind="auto", **ray_kwargs):
-    """``tfrec.stats.generate_statistics_from_tfrecord`` on Ray: each file of ``data_location``
-    (paths, globs, directories or object store URLs, expanded by the library's rules) is read
-    and accumulated by a Ray task into partial statistics (bytes), and the driver merges them
-    in file order and finishes them, as one process merges its files' partials: the result is
-    the same bytes as ``tfrec.stats.generate_statistics_from_tfrecord`` on the same files with
-    the same options. Written to ``output_path`` (binary) when given; returns the statistics as
-    ``tfrec.stats`` gives them. ``ray_kwargs`` go to ``map_batches`` (``num_cpus``,
-    ``concurrency``...)."""
+                        on_corruption="raise", kind="auto", column=None, **ray_kwargs):
+    """``tfrec.stats.generate_statistics_from_tfrecord`` on Ray.
+
+    ``data_location`` is either TFRecord files or a ``ray.data.Dataset`` of serialized records.
+
+    Files (paths, globs, directories or object store URLs, expanded by the library's rules):
+    each file is read and accumulated by a Ray task into partial statistics (bytes), and the
+    driver merges them in file order and finishes them, as one process merges its files'
+    partials: the result is the same bytes as ``tfrec.stats.generate_statistics_from_tfrecord``
+    on the same files with the same options. ``ray_kwargs`` go to ``map_batches``
+    (``num_cpus``, ``concurrency``...).
+
+    A ``ray.data.Dataset``: one row per serialized ``tf.train.Example`` (or SequenceExample,
+    by ``kind``) in a binary column, ``column`` or else the Dataset's only binary column (so
+    ``ray.data.read_binary_files`` of files that each hold one serialized record, or
+    ``ray.data.from_items([{"record": data}, ...])``). The Dataset is run, a Ray task per block
+    computes the block's partial statistics through the library, and the driver merges them in
+    block order: the same bytes as ``generate_statistics_from_tfrecord`` on files that each hold
+    one block's records, in block order (and, for a Dataset of one block, as on one file of its
+    records). ``compression_type``, ``on_corruption`` and ``sample_rate`` concern files and are
+    refused; ``ray_kwargs`` go to the block tasks' ``options`` (``num_cpus``, ``memory``...).
+
+    Written to ``output_path`` (binary) when given; returns the statistics as ``tfrec.stats``
+    gives them."""
     from . import stats as _stats
 
-    files = _expand(data_location)
     options = _option_kwargs(stats_options, kind)
-    items = [{"index": i, "path": path} for i, path in enumerate(files)]
-    ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
-    ds = ds.map_batches(_partials_of_files, batch_size=1, batch_format="numpy", fn_kwargs=dict(
-        options=options, compression_type=compression_type, on_corruption=on_corruption), **ray_kwargs)
-    rows = sorted(ds.take_all(), key=lambda row: row["index"])
-    partials = [(bytes(row["partial"]), tuple(int(n) for n in row["read"])) for row in rows]
+    if isinstance(data_location, ray.data.Dataset):
+        if compression_type is not None or on_corruption != "raise":
+            raise ValueError("tfrec.ray.generate_statistics: compression_type and on_corruption apply to "
+                             "files, not to a Dataset of records")
+        partials = _statistics_of_dataset(data_location, options, column, ray_kwargs)
+    else:
+        if column is not None:
+            raise ValueError("tfrec.ray.generate_statistics: column applies to a Dataset, not to files")
+        partials = _statistics_of_files(data_location, options, compression_type, on_corruption, ray_kwargs)
     data = _tfrec.stats_merge_partials(partials, **options)
     if output_path is not None:
         with open(output_path, "wb") as f:
             f.write(data)
     return _stats._message(data)
+
+
+def _statistics_of_files(data_location, options, compression_type, on_corruption, ray_kwargs):
+    """The partials of the files of ``data_location``, in file order, one Ray task per file."""
+    files = _expand(data_location)
+    items = [{"index": i, "path": path} for i, path in enumerate(files)]
+    ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
+    ds = ds.map_batches(_partials_of_files, batch_size=1, batch_format="numpy", fn_kwargs=dict(
+        options=options, compression_type=compression_type, on_corruption=on_corruption), **ray_kwargs)
+    rows = sorted(ds.take_all(), key=lambda row: row["index"])
+    return [(bytes(row["partial"]), tuple(int(n) for n in row["read"])) for row in rows]

@@ -123,20 +123,36 @@ def write_tfrecords(
     ``records_written``)."""
 
 def generate_statistics(
-    data_location: _Paths,
+    data_location: _Paths | ray.data.Dataset,
     stats_options: StatsOptions | None = None,
     output_path: str | os.PathLike[str] | None = None,
     *,
     compression_type: str | None = None,
     on_corruption: str = "raise",
     kind: str = "auto",
+    column: str | None = None,
     **ray_kwargs: Any,
 ) -> Any:
-    """``tfrec.stats.generate_statistics_from_tfrecord`` on Ray: each file of ``data_location``
-    (paths, globs, directories or object store URLs, expanded by the library's rules) is read
-    and accumulated by a Ray task into partial statistics (bytes), and the driver merges them
-    in file order and finishes them, as one process merges its files' partials: the result is
-    the same bytes as ``tfrec.stats.generate_statistics_from_tfrecord`` on the same files with
-    the same options. Written to ``output_path`` (binary) when given; returns the statistics as
-    ``tfrec.stats`` gives them. ``ray_kwargs`` go to ``map_batches`` (``num_cpus``,
-    ``concurrency``...)."""
+    """``tfrec.stats.generate_statistics_from_tfrecord`` on Ray.
+
+    ``data_location`` is either TFRecord files or a ``ray.data.Dataset`` of serialized records.
+
+    Files (paths, globs, directories or object store URLs, expanded by the library's rules):
+    each file is read and accumulated by a Ray task into partial statistics (bytes), and the
+    driver merges them in file order and finishes them, as one process merges its files'
+    partials: the result is the same bytes as ``tfrec.stats.generate_statistics_from_tfrecord``
+    on the same files with the same options. ``ray_kwargs`` go to ``map_batches``
+    (``num_cpus``, ``concurrency``...).
+
+    A ``ray.data.Dataset``: one row per serialized ``tf.train.Example`` (or SequenceExample,
+    by ``kind``) in a binary column, ``column`` or else the Dataset's only binary column (so
+    ``ray.data.read_binary_files`` of files that each hold one serialized record, or
+    ``ray.data.from_items([{"record": data}, ...])``). The Dataset is run, a Ray task per block
+    computes the block's partial statistics through the library, and the driver merges them in
+    block order: the same bytes as ``generate_statistics_from_tfrecord`` on files that each hold
+    one block's records, in block order (and, for a Dataset of one block, as on one file of its
+    records). ``compression_type``, ``on_corruption`` and ``sample_rate`` concern files and are
+    refused; ``ray_kwargs`` go to the block tasks' ``options`` (``num_cpus``, ``memory``...).
+
+    Written to ``output_path`` (binary) when given; returns the statistics as ``tfrec.stats``
+    gives them."""

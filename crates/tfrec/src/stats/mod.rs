@@ -61,6 +61,7 @@ pub use files::{
 };
 pub use generate::{generate_statistics, merge_partials, statistics_of_file, statistics_of_files, GenerateOutput};
 pub use options::{RecordMessage, StatsOptions};
+pub use partial::statistics_of_records;
 pub use quantiles::QuantilesSketch;
 pub use schema::{infer_schema, schema_from_text, schema_to_text, InferSchemaOptions};
 pub use sequence::SEQUENCE_FEATURE;

@@ -8,15 +8,20 @@
 //! invariants that finishing relies on (counts within the examples, a sketch where values were
 //! counted, histograms of at most 10,000 buckets), so bad bytes are an error, never a panic
 //! or a huge allocation.
+//!
+//! [`statistics_of_records`] gives the partial statistics of records held in memory (a Ray
+//! block of serialized records), the counterpart of a file's partial for data that never was
+//! a file.
 
 use rustc_hash::FxHashMap;
 
 use super::accumulate::{FeatureAcc, MeanVar, NumericAcc, StatsAccumulator, StringAcc};
-use super::error::StatsError;
+use super::error::{RecordPlace, StatsError};
 use super::options::{RecordMessage, StatsOptions};
 use super::quantiles::{Entry, QuantilesSketch, Summary};
 use super::sequence::{FeatureListAcc, FeatureListsAcc, Level};
 use crate::example::Kind;
+use crate::record::ReadStats;
 
 const MAGIC: &[u8; 8] = b"TFRSTATP";
 const VERSION: u32 = 1;
@@ -228,6 +233,54 @@ impl StatsAccumulator {
         }
         Ok(acc)
     }
+}
+
+/// The partial statistics of serialized records held in memory (one Ray block's, say), read
+/// as `options.message` says, with what reading them found (records and their bytes; nothing
+/// is damaged in memory): the counterpart of [`statistics_of_file`](super::statistics_of_file)
+/// for records that are not in a file. Merged in order with [`merge_partials`](super::merge_partials),
+/// the partials of groups of records give the same bytes as the files holding those groups.
+///
+/// Errors name the record by its index among `records`. `sample_rate` is refused: the
+/// statistics sample records by their file and offset, which records in memory do not have
+/// (sample them before, as Ray's `Dataset.random_sample` does).
+///
+/// ```
+/// use tfrec::example::Example;
+/// use tfrec::stats::{merge_partials, statistics_of_records, StatsOptions};
+///
+/// let records: Vec<Vec<u8>> = [3, 5, 8].iter().map(|&n| Example::builder().int64("n", n).build().map(|e| e.encode())).collect::<Result<_, _>>()?;
+/// let options = StatsOptions::default();
+/// let blocks = [&records[..1], &records[1..]];
+/// let partials = blocks.iter().map(|block| statistics_of_records(block.iter().map(|r| &r[..]), &options));
+/// let out = merge_partials(&options, partials)?;
+/// assert_eq!(out.statistics.datasets[0].num_examples, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn statistics_of_records<'a>(
+    records: impl IntoIterator<Item = &'a [u8]>,
+    options: &StatsOptions,
+) -> Result<(StatsAccumulator, ReadStats), StatsError> {
+    if options.sample_rate.is_some() {
+        return Err(StatsError::InvalidOption(
+            "sample_rate samples records by their file and offset, and records given in memory have none: \
+             sample them before (Ray: Dataset.random_sample)"
+                .to_owned(),
+        ));
+    }
+    let mut acc = StatsAccumulator::new(options.clone())?;
+    let mut read = ReadStats::default();
+    for (index, record) in records.into_iter().enumerate() {
+        let place = || RecordPlace {
+            path: Default::default(),
+            offset: 0,
+            record_index: index as u64,
+        };
+        acc.add_record(record, Some(&place))?;
+        read.records += 1;
+        read.data_bytes += record.len() as u64;
+    }
+    Ok((acc, read))
 }
 
 fn write_options(w: &mut Writer, o: &StatsOptions) {

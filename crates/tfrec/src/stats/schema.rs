@@ -17,6 +17,8 @@
 //!   the feature, with the rank histogram's values in byte order, when there are at most
 //!   `max_string_domain_size` of them.
 
+use std::collections::HashSet;
+
 use super::error::StatsError;
 use super::proto::{
     feature, feature_name_statistics, fixed_shape, BoolDomain, DatasetFeatureStatisticsList, Feature, FeaturePresence,
@@ -52,16 +54,23 @@ impl Default for InferSchemaOptions {
 pub fn infer_schema(stats: &DatasetFeatureStatisticsList, options: InferSchemaOptions) -> Result<Schema, StatsError> {
     let dataset = default_dataset(stats)?;
     let mut schema = Schema::default();
+    let mut domain_names = HashSet::new();
     for view in FeatureView::all(dataset) {
-        create_feature(&mut schema, &view, options);
+        create_feature(&mut schema, &mut domain_names, &view, options);
     }
     Ok(schema)
 }
 
 /// Adds the feature `view` describes to `schema`, as TFDV's `CreateColumn` does (a nested
 /// path goes into its parent's `struct_domain`; one whose parent is not in the schema is left
-/// out, as TFDV never reaches it).
-pub(crate) fn create_feature(schema: &mut Schema, view: &FeatureView<'_>, options: InferSchemaOptions) {
+/// out, as TFDV never reaches it). `domain_names` holds the names of `schema`'s string
+/// domains (a set, so that a schema of many features is not inferred in quadratic time).
+fn create_feature(
+    schema: &mut Schema,
+    domain_names: &mut HashSet<String>,
+    view: &FeatureView<'_>,
+    options: InferSchemaOptions,
+) {
     let steps = view.steps();
     let Some((name, parents)) = steps.split_last() else {
         return;
@@ -82,7 +91,7 @@ pub(crate) fn create_feature(schema: &mut Schema, view: &FeatureView<'_>, option
     } else {
         let values = view.string_values();
         if !values.is_empty() && values.len() <= options.max_string_domain_size {
-            let domain_name = unused_domain_name(schema, &serialize_path(&steps));
+            let domain_name = unused_domain_name(domain_names, &serialize_path(&steps));
             feature.domain_info = Some(feature::DomainInfo::Domain(domain_name.clone()));
             new_string_domain = Some(StringDomain {
                 name: Some(domain_name),
@@ -104,6 +113,7 @@ pub(crate) fn create_feature(schema: &mut Schema, view: &FeatureView<'_>, option
     };
     siblings.push(feature);
     if let Some(domain) = new_string_domain {
+        domain_names.extend(domain.name.clone());
         schema.string_domain.push(domain);
     }
 }
@@ -124,8 +134,8 @@ pub(crate) fn find_feature_mut<'a>(features: &'a mut [Feature], steps: &[String]
 }
 
 /// `candidate`, or `candidate2`, `candidate3`… when a string domain has the name already.
-fn unused_domain_name(schema: &Schema, candidate: &str) -> String {
-    let taken = |name: &str| schema.string_domain.iter().any(|d| d.name.as_deref() == Some(name));
+fn unused_domain_name(domain_names: &HashSet<String>, candidate: &str) -> String {
+    let taken = |name: &str| domain_names.contains(name);
     let mut name = candidate.to_string();
     let mut index = 1;
     while taken(&name) {

@@ -17,7 +17,7 @@
 //! them): environments, sparse and weighted features' custom statistics, int and float domain
 //! ranges, semantic domains, dataset-level constraints and nested (struct) features.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::drift::{measure_drift, Drift, DriftMeasure};
 use super::error::StatsError;
@@ -71,20 +71,24 @@ pub fn validate_statistics(
         return Ok(result);
     }
     result.anomaly_name_format = Some(anomalies::AnomalyNameFormat::SerializedPath as i32);
-    let controls = Controls { previous, serving };
+    let controls = Controls {
+        previous: previous.map(ControlViews::of),
+        serving: serving.map(ControlViews::of),
+    };
+    let index = SchemaIndex::of(schema);
     let mut found: BTreeMap<Vec<String>, Vec<Description>> = BTreeMap::new();
     let mut drift_skew: BTreeMap<Vec<String>, DriftSkewInfo> = BTreeMap::new();
     let views = FeatureView::all(dataset);
     for view in views.iter().filter(|v| v.steps().len() == 1) {
         let steps = view.steps();
         let name = &steps[0];
-        if let Some(baseline) = schema.feature.iter().find(|f| f.name.as_deref() == Some(name.as_str())) {
+        if let Some(&baseline) = index.features.get(name.as_str()) {
             if is_deprecated(baseline) {
                 continue;
             }
             let mut feature = baseline.clone();
             let mut info = DriftSkewInfo::default();
-            let descriptions = update_feature(view, &mut feature, schema, &controls, &mut info);
+            let descriptions = update_feature(view, &mut feature, &index, &controls, &mut info);
             if !info.drift_measurements.is_empty() || !info.skew_measurements.is_empty() {
                 info.path = Some(Path { step: steps.clone() });
                 drift_skew.insert(steps.clone(), info);
@@ -92,15 +96,7 @@ pub fn validate_statistics(
             if !descriptions.is_empty() {
                 found.insert(steps, descriptions);
             }
-        } else if schema
-            .sparse_feature
-            .iter()
-            .any(|f| f.name.as_deref() == Some(name.as_str()))
-            || schema
-                .weighted_feature
-                .iter()
-                .any(|f| f.name.as_deref() == Some(name.as_str()))
-        {
+        } else if index.sparse_or_weighted.contains(name.as_str()) {
             // Sparse and weighted features are checked on custom statistics tfrec does not compute.
         } else {
             found.insert(
@@ -187,8 +183,56 @@ fn unify(descriptions: &[Description]) -> Description {
 }
 
 struct Controls<'a> {
-    previous: Option<&'a DatasetFeatureStatistics>,
-    serving: Option<&'a DatasetFeatureStatistics>,
+    previous: Option<ControlViews<'a>>,
+    serving: Option<ControlViews<'a>>,
+}
+
+/// A control data set's features by path, looked up once per feature with a comparator (a
+/// scan per feature made statistics of 100,000 features take minutes).
+struct ControlViews<'a>(HashMap<Vec<String>, FeatureView<'a>>);
+
+impl<'a> ControlViews<'a> {
+    fn of(dataset: &'a DatasetFeatureStatistics) -> Self {
+        let mut views = HashMap::new();
+        for view in FeatureView::all(dataset) {
+            // The first of a repeated path, as a scan in order finds it.
+            views.entry(view.steps()).or_insert(view);
+        }
+        ControlViews(views)
+    }
+}
+
+/// The schema's features, string domains and sparse and weighted feature names by name (the
+/// first of a repeated name, as a scan in order finds it), so that validating many features
+/// is not quadratic.
+struct SchemaIndex<'a> {
+    features: HashMap<&'a str, &'a Feature>,
+    string_domains: HashMap<&'a str, &'a StringDomain>,
+    sparse_or_weighted: HashSet<&'a str>,
+}
+
+impl<'a> SchemaIndex<'a> {
+    fn of(schema: &'a Schema) -> Self {
+        let mut features = HashMap::new();
+        for feature in &schema.feature {
+            if let Some(name) = feature.name.as_deref() {
+                features.entry(name).or_insert(feature);
+            }
+        }
+        let mut string_domains = HashMap::new();
+        for domain in &schema.string_domain {
+            if let Some(name) = domain.name.as_deref() {
+                string_domains.entry(name).or_insert(domain);
+            }
+        }
+        let sparse = schema.sparse_feature.iter().filter_map(|f| f.name.as_deref());
+        let weighted = schema.weighted_feature.iter().filter_map(|f| f.name.as_deref());
+        SchemaIndex {
+            features,
+            string_domains,
+            sparse_or_weighted: sparse.chain(weighted).collect(),
+        }
+    }
 }
 
 fn is_deprecated(feature: &Feature) -> bool {
@@ -228,7 +272,7 @@ fn is_existence_required(feature: &Feature) -> bool {
 fn update_feature(
     view: &FeatureView<'_>,
     feature: &mut Feature,
-    schema: &Schema,
+    schema: &SchemaIndex<'_>,
     controls: &Controls<'_>,
     drift_skew: &mut DriftSkewInfo,
 ) -> Vec<Description> {
@@ -298,11 +342,7 @@ fn update_feature(
         .map_or(0.0, |mass| 1.0 - mass);
     match &feature.domain_info {
         Some(DomainInfo::Domain(name)) => {
-            if let Some(domain) = schema
-                .string_domain
-                .iter()
-                .find(|d| d.name.as_deref() == Some(name.as_str()))
-            {
+            if let Some(&domain) = schema.string_domains.get(name.as_str()) {
                 out.extend(check_string_domain(view, domain, max_off_domain));
             }
         }
@@ -314,12 +354,12 @@ fn update_feature(
         out.extend(check_unique(view, unique));
     }
     if let Some(comparator) = &feature.drift_comparator {
-        let measured = compare(view, comparator, controls.previous, "previous", "current");
+        let measured = compare(view, comparator, controls.previous.as_ref(), "previous", "current");
         out.extend(measured.descriptions);
         drift_skew.drift_measurements.extend(measured.measurements);
     }
     if let Some(comparator) = &feature.skew_comparator {
-        let measured = compare(view, comparator, controls.serving, "serving", "training");
+        let measured = compare(view, comparator, controls.serving.as_ref(), "serving", "training");
         out.extend(measured.descriptions);
         drift_skew.skew_measurements.extend(measured.measurements);
     }
@@ -328,7 +368,7 @@ fn update_feature(
 
 /// The schema's own mistakes about a feature (the checks of TFDV's `UpdateFeatureSelf` that
 /// a hand-edited schema can trip).
-fn update_feature_self(feature: &mut Feature, schema: &Schema) -> Vec<Description> {
+fn update_feature_self(feature: &mut Feature, schema: &SchemaIndex<'_>) -> Vec<Description> {
     let mut out = Vec::new();
     if is_deprecated(feature) {
         return out;
@@ -355,11 +395,7 @@ fn update_feature_self(feature: &mut Feature, schema: &Schema) -> Vec<Descriptio
         }
     }
     if let Some(feature::DomainInfo::Domain(name)) = &feature.domain_info {
-        if !schema
-            .string_domain
-            .iter()
-            .any(|d| d.name.as_deref() == Some(name.as_str()))
-        {
+        if !schema.string_domains.contains_key(name.as_str()) {
             let name = name.clone();
             feature.domain_info = None;
             out.push(describe(
@@ -663,7 +699,7 @@ struct Comparison {
 fn compare(
     view: &FeatureView<'_>,
     comparator: &FeatureComparator,
-    control: Option<&DatasetFeatureStatistics>,
+    control: Option<&ControlViews<'_>>,
     control_name: &str,
     treatment_name: &str,
 ) -> Comparison {
@@ -675,12 +711,8 @@ fn compare(
     if linf.is_none() && nad.is_none() && jsd.is_none() {
         return result;
     }
-    let Some(control_dataset) = control else { return result };
-    let steps = view.steps();
-    let control_view = FeatureView::all(control_dataset)
-        .into_iter()
-        .find(|v| v.steps() == steps);
-    let Some(control_view) = control_view else {
+    let Some(control) = control else { return result };
+    let Some(control_view) = control.0.get(&view.steps()) else {
         result.descriptions.push(describe(
             Kind::ComparatorControlDataMissing,
             &format!("{control_name} data missing"),

@@ -145,27 +145,47 @@ impl<'a> Report<'a> {
         self
     }
 
-    /// The figures the page shows, as the JSON its script reads.
+    /// The figures the page shows, as the JSON its script reads, as one tree (the tests read
+    /// it; the page is written from [`Report::data_text`]).
+    #[cfg(test)]
     pub(crate) fn data(&self) -> Value {
+        let mut features = Vec::new();
+        self.for_each_feature(|feature| features.push(feature));
+        let (datasets, dataset_anomaly) = self.header();
+        json!({
+            "title": self.title,
+            "datasets": datasets,
+            "datasetAnomaly": dataset_anomaly,
+            "features": features,
+        })
+    }
+
+    /// [`Report::data`] as the script-safe JSON text the page holds, each feature's JSON
+    /// written out as it is made: a page of 100,000 features never holds their JSON trees
+    /// at once, which took several times the page's size.
+    fn data_text(&self) -> String {
+        let (datasets, dataset_anomaly) = self.header();
+        let mut out = String::from("{\"title\":");
+        out.push_str(&script_safe_json(&json!(self.title)));
+        out.push_str(",\"datasets\":");
+        out.push_str(&script_safe_json(&json!(datasets)));
+        out.push_str(",\"datasetAnomaly\":");
+        out.push_str(&script_safe_json(&json!(dataset_anomaly)));
+        out.push_str(",\"features\":[");
+        let mut first = true;
+        self.for_each_feature(|feature| {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+            out.push_str(&script_safe_json(&feature));
+        });
+        out.push_str("]}");
+        out
+    }
+
+    /// The data sets' JSON and the data set's anomaly, if any.
+    fn header(&self) -> (Vec<Value>, Option<Value>) {
         let sides: Vec<Side<'_>> = std::iter::once(self.lhs).chain(self.rhs).collect();
-        let by_name: Vec<BTreeMap<String, &FeatureNameStatistics>> = sides
-            .iter()
-            .map(|s| s.stats.features.iter().map(|f| (feature_name(f), f)).collect())
-            .collect();
-        let anomaly_info = self.anomalies.map(|a| &a.anomaly_info);
-        let mut names: BTreeSet<&String> = by_name.iter().flat_map(|m| m.keys()).collect();
-        if let Some(info) = anomaly_info {
-            names.extend(info.keys());
-        }
-        let features: Vec<Value> = names
-            .into_iter()
-            .map(|name| {
-                let per_side: Vec<Option<&FeatureNameStatistics>> =
-                    by_name.iter().map(|m| m.get(name).copied()).collect();
-                let anomaly = anomaly_info.and_then(|info| info.get(name));
-                feature_json(name, &per_side, &sides, anomaly)
-            })
-            .collect();
         let datasets: Vec<Value> = sides
             .iter()
             .map(|s| {
@@ -180,17 +200,31 @@ impl<'a> Report<'a> {
             .anomalies
             .and_then(|a| a.dataset_anomaly_info.as_ref())
             .map(anomaly_json);
-        json!({
-            "title": self.title,
-            "datasets": datasets,
-            "datasetAnomaly": dataset_anomaly,
-            "features": features,
-        })
+        (datasets, dataset_anomaly)
+    }
+
+    /// Each feature's JSON in turn, in name order.
+    fn for_each_feature(&self, mut each: impl FnMut(Value)) {
+        let sides: Vec<Side<'_>> = std::iter::once(self.lhs).chain(self.rhs).collect();
+        let by_name: Vec<BTreeMap<String, &FeatureNameStatistics>> = sides
+            .iter()
+            .map(|s| s.stats.features.iter().map(|f| (feature_name(f), f)).collect())
+            .collect();
+        let anomaly_info = self.anomalies.map(|a| &a.anomaly_info);
+        let mut names: BTreeSet<&String> = by_name.iter().flat_map(|m| m.keys()).collect();
+        if let Some(info) = anomaly_info {
+            names.extend(info.keys());
+        }
+        for name in names {
+            let per_side: Vec<Option<&FeatureNameStatistics>> = by_name.iter().map(|m| m.get(name).copied()).collect();
+            let anomaly = anomaly_info.and_then(|info| info.get(name));
+            each(feature_json(name, &per_side, &sides, anomaly));
+        }
     }
 
     /// The page: one HTML file that needs nothing else.
     pub fn to_html(&self) -> String {
-        let data = script_safe_json(&self.data());
+        let data = self.data_text();
         let title = escape_html(&self.title);
         let mut html = String::with_capacity(PAGE.len() + STYLE.len() + SCRIPT.len() + data.len() + title.len());
         // The template is split at its slots, so nothing filled in is read as a slot.

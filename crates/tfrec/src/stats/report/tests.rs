@@ -287,3 +287,22 @@ fn histograms_on_common_edges_keep_points() {
     assert_eq!(counts_on(&h, &[0.0, 1.0, 2.0]), vec![0.0, 5.0]);
     assert_eq!(counts_on(&h, &[2.0, 2.0]), vec![5.0]);
 }
+
+#[test]
+fn the_page_holds_the_data_written_feature_by_feature_as_the_whole_tree_gives_it() {
+    let (train, train_samples) = dataset(6, 4, 20, 0.0);
+    let (eval, _) = dataset(5, 4, 20, 3.0);
+    let mut anomalies = Anomalies::default();
+    anomalies.anomaly_info.insert("gone".into(), AnomalyInfo::default());
+    let report = Report::new(&train)
+        .compare(&eval)
+        .samples(&train_samples)
+        .anomalies(&anomalies)
+        .title("</script> & <b>");
+    assert_eq!(report.data_text(), script_safe_json(&report.data()));
+    let empty = DatasetFeatureStatistics::default();
+    assert_eq!(
+        Report::new(&empty).data_text(),
+        script_safe_json(&Report::new(&empty).data())
+    );
+}

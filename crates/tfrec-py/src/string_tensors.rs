@@ -71,6 +71,68 @@ struct NumpyStrings {
     acquire: AcquireAllocator,
     pack: PackString,
     release: ReleaseAllocator,
+    /// Whether this NumPy stores a short string as `short_string_element` says; checked once
+    /// against `pack` itself (`packs_like_numpy`), so that short values are written directly.
+    short_strings_inline: bool,
+}
+
+/// The longest string NumPy's `StringDType` keeps inside its 16-byte array element.
+const SHORT_STRING_MAX: usize = 15;
+/// The size of a `StringDType` array element on a 64-bit machine.
+const ELEMENT_SIZE: usize = SHORT_STRING_MAX + 1;
+/// The flags of a short string in the last byte of its element: initialised, outside the arena.
+const SHORT_STRING_FLAGS: u8 = 0x60;
+
+/// The element `NpyString_pack` leaves in a zeroed `StringDType` element for a `value` of 1 to
+/// `SHORT_STRING_MAX` bytes on a 64-bit little-endian machine (NEP 55's small-string form, in
+/// NumPy's `static_string.c`): the bytes, zero padding, and a last byte of flags and length.
+/// NumPy does not promise this layout, so it is used only where `packs_like_numpy` has seen
+/// `NpyString_pack` write these very bytes.
+fn short_string_element(value: &[u8]) -> [u8; ELEMENT_SIZE] {
+    let mut element = [0u8; ELEMENT_SIZE];
+    element[..value.len()].copy_from_slice(value);
+    // A length of at most 15 fits the low four bits, below the flags.
+    element[SHORT_STRING_MAX] = SHORT_STRING_FLAGS | value.len() as u8;
+    element
+}
+
+/// Whether `NpyString_pack` writes `short_string_element`'s bytes for strings of every short
+/// length, packed into a fresh array as `numpy_string_array` packs. `false` (a NumPy whose
+/// layout differs, a big-endian or 32-bit machine) keeps every value on `NpyString_pack`.
+fn packs_like_numpy(py: Python<'_>, api: &NumpyStrings) -> PyResult<bool> {
+    const PROBE: &[u8; SHORT_STRING_MAX] = b"tfrec:probe/015";
+    let array = api
+        .empty
+        .bind(py)
+        .call1((SHORT_STRING_MAX, api.dtype.bind(py).call0()?))?;
+    let untyped = array.cast::<PyUntypedArray>()?;
+    if untyped.dtype().itemsize() != ELEMENT_SIZE || untyped.len() != SHORT_STRING_MAX || !untyped.is_c_contiguous() {
+        return Ok(false);
+    }
+    let raw: *mut PyArrayObject = untyped.as_array_ptr();
+    let mut packed = [[0u8; ELEMENT_SIZE]; SHORT_STRING_MAX];
+    // SAFETY: `raw` is a live, C-contiguous array of `SHORT_STRING_MAX` elements of
+    // `ELEMENT_SIZE` bytes (checked above), just made and not shared, so element `i` lies at
+    // `data + i * ELEMENT_SIZE`, and reading it back as bytes is reading inside the array. Its
+    // descriptor is a `StringDType` instance, what `NpyString_acquire_allocator` takes; the
+    // allocator is released after the last pack, and the GIL is held throughout.
+    let all_packed = unsafe {
+        let data = (*raw).data as *mut u8;
+        let allocator = (api.acquire)((*raw).descr as *const c_void);
+        let mut all_packed = true;
+        for (i, element) in packed.iter_mut().enumerate() {
+            let at = data.add(i * ELEMENT_SIZE);
+            all_packed &= (api.pack)(allocator, at.cast(), PROBE.as_ptr().cast(), i + 1) == 0;
+            std::ptr::copy_nonoverlapping(at, element.as_mut_ptr(), ELEMENT_SIZE);
+        }
+        (api.release)(allocator);
+        all_packed
+    };
+    Ok(all_packed
+        && packed
+            .iter()
+            .enumerate()
+            .all(|(i, element)| *element == short_string_element(&PROBE[..=i])))
 }
 
 // Slots of NumPy's C API table (`numpy/_core/code_generators/numpy_api.py`, "NEP 55"), fixed
@@ -107,13 +169,16 @@ fn numpy_strings(py: Python<'_>) -> PyResult<&NumpyStrings> {
                 std::mem::transmute::<*const c_void, ReleaseAllocator>(*table.add(RELEASE_ALLOCATOR_SLOT)),
             )
         };
-        Ok(NumpyStrings {
+        let mut api = NumpyStrings {
             dtype: dtype.unbind(),
             empty: numpy.getattr("empty")?.unbind(),
             acquire,
             pack,
             release,
-        })
+            short_strings_inline: false,
+        };
+        api.short_strings_inline = packs_like_numpy(py, &api)?;
+        Ok(api)
     })
 }
 
@@ -196,7 +261,12 @@ fn numpy_string_array<'py>(
     // bytes (checked above), just made and not shared, so element `i` lies at `data + i *
     // item_size`; its descriptor is a `StringDType` instance, what `NpyString_acquire_allocator`
     // takes. The allocator is released on every path, after the last pack, and the GIL is held
-    // throughout. `NpyString_pack` copies `value`, which outlives the call.
+    // throughout. `NpyString_pack` copies `value`, which outlives the call. A short value is
+    // written as the `ELEMENT_SIZE` bytes (the item size, where `short_strings_inline`) that
+    // `NpyString_pack` was seen to write into a zeroed element for it, which is what element
+    // `i` still is: short strings live in their element alone, with no allocator state, so the
+    // array ends as packing would have left it.
+    let inline = api.short_strings_inline && item_size == ELEMENT_SIZE;
     unsafe {
         let data = (*raw).data as *mut u8;
         let allocator = (api.acquire)((*raw).descr as *const c_void);
@@ -207,8 +277,14 @@ fn numpy_string_array<'py>(
             if value.is_empty() {
                 continue;
             }
-            let element = data.add(i * item_size) as *mut c_void;
-            if (api.pack)(allocator, element, value.as_ptr().cast(), value.len()) < 0 {
+            let element = data.add(i * item_size);
+            if inline && value.len() <= SHORT_STRING_MAX {
+                element
+                    .cast::<[u8; ELEMENT_SIZE]>()
+                    .write_unaligned(short_string_element(value));
+                continue;
+            }
+            if (api.pack)(allocator, element.cast(), value.as_ptr().cast(), value.len()) < 0 {
                 failed = Some(i);
                 break;
             }

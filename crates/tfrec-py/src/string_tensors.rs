@@ -96,6 +96,17 @@ fn short_string_element(value: &[u8]) -> [u8; ELEMENT_SIZE] {
     element
 }
 
+/// `short_string_element` of the first `len` bytes of `window` (`ELEMENT_SIZE` bytes, `len`
+/// from 1 to `SHORT_STRING_MAX`), made from one load and a mask instead of a copy of `len` bytes:
+/// most values have that many bytes of the buffer after them.
+fn short_string_element_of_window(window: &[u8], len: usize) -> [u8; ELEMENT_SIZE] {
+    let mut word = [0u8; ELEMENT_SIZE];
+    word.copy_from_slice(window);
+    let kept = u128::from_le_bytes(word) & ((1u128 << (8 * len)) - 1);
+    let flags = u128::from(SHORT_STRING_FLAGS | len as u8) << (8 * SHORT_STRING_MAX);
+    (kept | flags).to_le_bytes()
+}
+
 /// Whether `NpyString_pack` writes `short_string_element`'s bytes for strings of every short
 /// length, packed into a fresh array as `numpy_string_array` packs. `false` (a NumPy whose
 /// layout differs, a big-endian or 32-bit machine) keeps every value on `NpyString_pack`.
@@ -195,16 +206,18 @@ fn pyarrow_array(py: Python<'_>) -> PyResult<&Py<PyAny>> {
 }
 
 /// The index of the first value that is not UTF-8, if any. The whole buffer is checked at
-/// once: when it is UTF-8 and every value starts on a character boundary, every value is.
+/// once: when it is UTF-8 and every value starts on a character boundary, every value is (and
+/// in ASCII every byte is a boundary, so the values' starts need no look then).
 fn first_not_utf8(values: &BytesArray) -> Option<usize> {
     let data = values.data();
     let end = values.offsets().last().copied().unwrap_or(0);
     let all_text = data.get(..end).is_some_and(|text| {
-        std::str::from_utf8(text).is_ok()
-            && values
-                .offsets()
-                .iter()
-                .all(|&o| text.get(o).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
+        text.is_ascii()
+            || std::str::from_utf8(text).is_ok()
+                && values
+                    .offsets()
+                    .iter()
+                    .all(|&o| text.get(o).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
     });
     if all_text {
         return None;
@@ -270,7 +283,8 @@ fn numpy_string_array<'py>(
     unsafe {
         let data = (*raw).data as *mut u8;
         let allocator = (api.acquire)((*raw).descr as *const c_void);
-        for (i, value) in values.iter().enumerate() {
+        let buffer = values.data();
+        for (i, (value, &start)) in values.iter().zip(values.offsets()).enumerate() {
             // `numpy.empty` zero-fills a `StringDType` array, and a zeroed element is the empty
             // string (NEP 55), so empty values (the padding of a feature list, most often) are
             // left as they are, a pack call saved each.
@@ -279,9 +293,11 @@ fn numpy_string_array<'py>(
             }
             let element = data.add(i * item_size);
             if inline && value.len() <= SHORT_STRING_MAX {
-                element
-                    .cast::<[u8; ELEMENT_SIZE]>()
-                    .write_unaligned(short_string_element(value));
+                let bytes = match buffer.get(start..start + ELEMENT_SIZE) {
+                    Some(window) => short_string_element_of_window(window, value.len()),
+                    None => short_string_element(value),
+                };
+                element.cast::<[u8; ELEMENT_SIZE]>().write_unaligned(bytes);
                 continue;
             }
             if (api.pack)(allocator, element.cast(), value.as_ptr().cast(), value.len()) < 0 {
@@ -353,6 +369,25 @@ mod tests {
             out.push(v);
         }
         out
+    }
+
+    #[test]
+    fn an_element_of_a_window_is_the_element_of_its_value() {
+        let buffer: Vec<u8> = (1..=2 * ELEMENT_SIZE as u8).collect();
+        for start in 0..ELEMENT_SIZE {
+            for len in 1..=SHORT_STRING_MAX {
+                let window = &buffer[start..start + ELEMENT_SIZE];
+                assert_eq!(
+                    short_string_element_of_window(window, len),
+                    short_string_element(&window[..len]),
+                    "start {start}, length {len}"
+                );
+            }
+        }
+        let mut want = [0u8; ELEMENT_SIZE];
+        want[..3].copy_from_slice(b"abc");
+        want[SHORT_STRING_MAX] = 0x63;
+        assert_eq!(short_string_element(b"abc"), want);
     }
 
     #[test]

@@ -187,6 +187,32 @@ def test_a_sparse_tensor_of_each_form_makes_its_dense_array(form):
     assert encode(dense.tolist()) == want.tolist()
 
 
+def test_numpy_strings_around_the_inline_limit_are_numpys_own():
+    # NumPy keeps a string of up to 15 bytes inside its array element; the binding writes such
+    # elements itself. Every length around the limit (one- and two-byte characters) must equal
+    # NumPy's own array of the same text, and stay NumPy's to change: replaced by shorter,
+    # longer and empty text, joined, sorted, copied.
+    rng = random.Random(10)
+    texts = ["".join(rng.choice(["a", "é", "z"]) for _ in range(n)) for n in range(0, 20) for _ in range(3)]
+    texts = [t for t in texts if len(t.encode()) <= 20]
+    rng.shuffle(texts)
+    record = tfrec.Example.from_dict({"t": [t.encode() for t in texts]}).SerializeToString()
+    got = io.parse_example([record], {"t": io.VarLenFeature("string")}, strings="numpy")["t"].values
+    want = np.array(texts, dtype=StringDType())
+    assert got.tolist() == texts
+    assert (got == want).all()
+    assert np.array_equal(np.sort(got), np.sort(want))
+    assert (np.strings.add(got, "!") == np.strings.add(want, "!")).all()
+    assert np.strings.str_len(got).tolist() == [len(t) for t in texts]
+    copy = got.copy()
+    for i, replacement in enumerate(["", "short", "a string longer than fifteen bytes", "é" * 7]):
+        got[i] = replacement
+        texts[i] = replacement
+    assert got.tolist() == texts
+    assert copy.tolist() != texts
+    del copy, got
+
+
 def test_not_utf8_is_an_error_naming_the_feature_with_numpy():
     rng = random.Random(5)
     batch = [example(rng) for _ in range(3)] + [example(rng, bad=True)]

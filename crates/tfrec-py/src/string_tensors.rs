@@ -71,6 +71,79 @@ struct NumpyStrings {
     acquire: AcquireAllocator,
     pack: PackString,
     release: ReleaseAllocator,
+    /// Whether this NumPy stores a short string as `short_string_element` says; checked once
+    /// against `pack` itself (`packs_like_numpy`), so that short values are written directly.
+    short_strings_inline: bool,
+}
+
+/// The longest string NumPy's `StringDType` keeps inside its 16-byte array element.
+const SHORT_STRING_MAX: usize = 15;
+/// The size of a `StringDType` array element on a 64-bit machine.
+const ELEMENT_SIZE: usize = SHORT_STRING_MAX + 1;
+/// The flags of a short string in the last byte of its element: initialised, outside the arena.
+const SHORT_STRING_FLAGS: u8 = 0x60;
+
+/// The element `NpyString_pack` leaves in a zeroed `StringDType` element for a `value` of 1 to
+/// `SHORT_STRING_MAX` bytes on a 64-bit little-endian machine (NEP 55's small-string form, in
+/// NumPy's `static_string.c`): the bytes, zero padding, and a last byte of flags and length.
+/// NumPy does not promise this layout, so it is used only where `packs_like_numpy` has seen
+/// `NpyString_pack` write these very bytes.
+fn short_string_element(value: &[u8]) -> [u8; ELEMENT_SIZE] {
+    let mut element = [0u8; ELEMENT_SIZE];
+    element[..value.len()].copy_from_slice(value);
+    // A length of at most 15 fits the low four bits, below the flags.
+    element[SHORT_STRING_MAX] = SHORT_STRING_FLAGS | value.len() as u8;
+    element
+}
+
+/// `short_string_element` of the first `len` bytes of `window` (`ELEMENT_SIZE` bytes, `len`
+/// from 1 to `SHORT_STRING_MAX`), made from one load and a mask instead of a copy of `len` bytes:
+/// most values have that many bytes of the buffer after them.
+fn short_string_element_of_window(window: &[u8], len: usize) -> [u8; ELEMENT_SIZE] {
+    let mut word = [0u8; ELEMENT_SIZE];
+    word.copy_from_slice(window);
+    let kept = u128::from_le_bytes(word) & ((1u128 << (8 * len)) - 1);
+    let flags = u128::from(SHORT_STRING_FLAGS | len as u8) << (8 * SHORT_STRING_MAX);
+    (kept | flags).to_le_bytes()
+}
+
+/// Whether `NpyString_pack` writes `short_string_element`'s bytes for strings of every short
+/// length, packed into a fresh array as `numpy_string_array` packs. `false` (a NumPy whose
+/// layout differs, a big-endian or 32-bit machine) keeps every value on `NpyString_pack`.
+fn packs_like_numpy(py: Python<'_>, api: &NumpyStrings) -> PyResult<bool> {
+    const PROBE: &[u8; SHORT_STRING_MAX] = b"tfrec:probe/015";
+    let array = api
+        .empty
+        .bind(py)
+        .call1((SHORT_STRING_MAX, api.dtype.bind(py).call0()?))?;
+    let untyped = array.cast::<PyUntypedArray>()?;
+    if untyped.dtype().itemsize() != ELEMENT_SIZE || untyped.len() != SHORT_STRING_MAX || !untyped.is_c_contiguous() {
+        return Ok(false);
+    }
+    let raw: *mut PyArrayObject = untyped.as_array_ptr();
+    let mut packed = [[0u8; ELEMENT_SIZE]; SHORT_STRING_MAX];
+    // SAFETY: `raw` is a live, C-contiguous array of `SHORT_STRING_MAX` elements of
+    // `ELEMENT_SIZE` bytes (checked above), just made and not shared, so element `i` lies at
+    // `data + i * ELEMENT_SIZE`, and reading it back as bytes is reading inside the array. Its
+    // descriptor is a `StringDType` instance, what `NpyString_acquire_allocator` takes; the
+    // allocator is released after the last pack, and the GIL is held throughout.
+    let all_packed = unsafe {
+        let data = (*raw).data as *mut u8;
+        let allocator = (api.acquire)((*raw).descr as *const c_void);
+        let mut all_packed = true;
+        for (i, element) in packed.iter_mut().enumerate() {
+            let at = data.add(i * ELEMENT_SIZE);
+            all_packed &= (api.pack)(allocator, at.cast(), PROBE.as_ptr().cast(), i + 1) == 0;
+            std::ptr::copy_nonoverlapping(at, element.as_mut_ptr(), ELEMENT_SIZE);
+        }
+        (api.release)(allocator);
+        all_packed
+    };
+    Ok(all_packed
+        && packed
+            .iter()
+            .enumerate()
+            .all(|(i, element)| *element == short_string_element(&PROBE[..=i])))
 }
 
 // Slots of NumPy's C API table (`numpy/_core/code_generators/numpy_api.py`, "NEP 55"), fixed
@@ -107,13 +180,16 @@ fn numpy_strings(py: Python<'_>) -> PyResult<&NumpyStrings> {
                 std::mem::transmute::<*const c_void, ReleaseAllocator>(*table.add(RELEASE_ALLOCATOR_SLOT)),
             )
         };
-        Ok(NumpyStrings {
+        let mut api = NumpyStrings {
             dtype: dtype.unbind(),
             empty: numpy.getattr("empty")?.unbind(),
             acquire,
             pack,
             release,
-        })
+            short_strings_inline: false,
+        };
+        api.short_strings_inline = packs_like_numpy(py, &api)?;
+        Ok(api)
     })
 }
 
@@ -130,16 +206,18 @@ fn pyarrow_array(py: Python<'_>) -> PyResult<&Py<PyAny>> {
 }
 
 /// The index of the first value that is not UTF-8, if any. The whole buffer is checked at
-/// once: when it is UTF-8 and every value starts on a character boundary, every value is.
+/// once: when it is UTF-8 and every value starts on a character boundary, every value is (and
+/// in ASCII every byte is a boundary, so the values' starts need no look then).
 fn first_not_utf8(values: &BytesArray) -> Option<usize> {
     let data = values.data();
     let end = values.offsets().last().copied().unwrap_or(0);
     let all_text = data.get(..end).is_some_and(|text| {
-        std::str::from_utf8(text).is_ok()
-            && values
-                .offsets()
-                .iter()
-                .all(|&o| text.get(o).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
+        text.is_ascii()
+            || std::str::from_utf8(text).is_ok()
+                && values
+                    .offsets()
+                    .iter()
+                    .all(|&o| text.get(o).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
     });
     if all_text {
         return None;
@@ -196,19 +274,33 @@ fn numpy_string_array<'py>(
     // bytes (checked above), just made and not shared, so element `i` lies at `data + i *
     // item_size`; its descriptor is a `StringDType` instance, what `NpyString_acquire_allocator`
     // takes. The allocator is released on every path, after the last pack, and the GIL is held
-    // throughout. `NpyString_pack` copies `value`, which outlives the call.
+    // throughout. `NpyString_pack` copies `value`, which outlives the call. A short value is
+    // written as the `ELEMENT_SIZE` bytes (the item size, where `short_strings_inline`) that
+    // `NpyString_pack` was seen to write into a zeroed element for it, which is what element
+    // `i` still is: short strings live in their element alone, with no allocator state, so the
+    // array ends as packing would have left it.
+    let inline = api.short_strings_inline && item_size == ELEMENT_SIZE;
     unsafe {
         let data = (*raw).data as *mut u8;
         let allocator = (api.acquire)((*raw).descr as *const c_void);
-        for (i, value) in values.iter().enumerate() {
+        let buffer = values.data();
+        for (i, (value, &start)) in values.iter().zip(values.offsets()).enumerate() {
             // `numpy.empty` zero-fills a `StringDType` array, and a zeroed element is the empty
             // string (NEP 55), so empty values (the padding of a feature list, most often) are
             // left as they are, a pack call saved each.
             if value.is_empty() {
                 continue;
             }
-            let element = data.add(i * item_size) as *mut c_void;
-            if (api.pack)(allocator, element, value.as_ptr().cast(), value.len()) < 0 {
+            let element = data.add(i * item_size);
+            if inline && value.len() <= SHORT_STRING_MAX {
+                let bytes = match buffer.get(start..start + ELEMENT_SIZE) {
+                    Some(window) => short_string_element_of_window(window, value.len()),
+                    None => short_string_element(value),
+                };
+                element.cast::<[u8; ELEMENT_SIZE]>().write_unaligned(bytes);
+                continue;
+            }
+            if (api.pack)(allocator, element.cast(), value.as_ptr().cast(), value.len()) < 0 {
                 failed = Some(i);
                 break;
             }
@@ -277,6 +369,25 @@ mod tests {
             out.push(v);
         }
         out
+    }
+
+    #[test]
+    fn an_element_of_a_window_is_the_element_of_its_value() {
+        let buffer: Vec<u8> = (1..=2 * ELEMENT_SIZE as u8).collect();
+        for start in 0..ELEMENT_SIZE {
+            for len in 1..=SHORT_STRING_MAX {
+                let window = &buffer[start..start + ELEMENT_SIZE];
+                assert_eq!(
+                    short_string_element_of_window(window, len),
+                    short_string_element(&window[..len]),
+                    "start {start}, length {len}"
+                );
+            }
+        }
+        let mut want = [0u8; ELEMENT_SIZE];
+        want[..3].copy_from_slice(b"abc");
+        want[SHORT_STRING_MAX] = 0x63;
+        assert_eq!(short_string_element(b"abc"), want);
     }
 
     #[test]

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """`tfrec stats` against TFDV per core, same run, same files: issue 55's benchmark.
 
-For each file written by the Rust `stats` benchmark (wide48, narrow, strings; write them with
+For each file written by the Rust `stats` benchmark (wide48, narrow, strings, sequence;
+shapes drawn from a seed; write them with
 ``TFREC_BENCH_DIR=DIR TFREC_BENCH_WRITE_ONLY=1 cargo bench -p tfrec-cli --bench stats``):
 
   TFDV   ``tfdv.generate_statistics_from_tfrecord(path, output_path=...)`` on the DirectRunner
-         (its default), called in this process after the import (the import is left out);
-  tfrec  ``tfrec stats --threads 1 -o ... path`` as a whole process.
+         (its default), called in this process after the import (the import is left out); for
+         SequenceExamples, tfx_bsl's ``TFSequenceExampleRecord`` (no schema, its default batch
+         size) into ``tfdv.GenerateStatistics``, as TFX's StatisticsGen runs it;
+  tfrec  ``tfrec stats --threads 1 -o ... path`` as a whole process (``--kind sequence`` for
+         SequenceExamples).
 
 Both are measured in CPU seconds (user + system: this process's for TFDV, the child's for
 tfrec), so that a busy machine's waiting is not counted; run it pinned to one core
@@ -40,10 +44,29 @@ def self_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
+#: The `tfrec stats` arguments that read each shape.
+SHAPE_ARGS = {"sequence": ["--kind", "sequence"]}
+
+
+def tfdv_statistics(tfdv, name, path, output_path):
+    """TFDV's statistics of one shape's file, written to `output_path`."""
+    if name != "sequence":
+        tfdv.generate_statistics_from_tfrecord(path, output_path=output_path)
+        return
+    import apache_beam as beam
+    from tfx_bsl.public import tfxio
+
+    source = tfxio.TFSequenceExampleRecord(file_pattern=path, schema=None, telemetry_descriptors=["tfrec"])
+    with beam.Pipeline() as p:
+        _ = (p | source.BeamSource()
+             | tfdv.GenerateStatistics(tfdv.StatsOptions())
+             | tfdv.WriteStatisticsToTFRecord(output_path))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True, help="directory of NAME.tfrecord files")
-    ap.add_argument("--shapes", nargs="+", default=["wide48", "narrow", "strings"])
+    ap.add_argument("--shapes", nargs="+", default=["wide48", "narrow", "strings", "sequence"])
     ap.add_argument("--tfrec", default="target/release/tfrec")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tfdv-rounds", type=int, default=1, help="TFDV is slow: one run of it by default")
@@ -61,13 +84,14 @@ def main():
         for r in range(max(args.rounds, args.tfdv_rounds)):
             if r < args.tfdv_rounds:
                 c, w = self_cpu(), time.perf_counter()
-                tfdv.generate_statistics_from_tfrecord(path, output_path=os.path.join(out_dir, "tfdv.pb"))
+                tfdv_statistics(tfdv, name, path, os.path.join(out_dir, "tfdv.pb"))
                 tfdv_cpu.append(self_cpu() - c)
                 tfdv_wall.append(time.perf_counter() - w)
             if r < args.rounds:
                 c, w = child_cpu(), time.perf_counter()
                 subprocess.run(
-                    [args.tfrec, "stats", "--threads", "1", "-o", os.path.join(out_dir, "tfrec.pb"), path],
+                    [args.tfrec, "stats", "--threads", "1", *SHAPE_ARGS.get(name, []), "-o",
+                     os.path.join(out_dir, "tfrec.pb"), path],
                     check=True,
                 )
                 tfrec_cpu.append(child_cpu() - c)

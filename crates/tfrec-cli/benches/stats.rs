@@ -9,7 +9,9 @@
 //!   10,000 values, free text, and ids unique per record);
 //! - `narrow`: a label, 0-5 int64 ids, 3 float weights, 0-3 short tags;
 //! - `strings`: 12 bytes features, lists of 1-8 values of 2-40 bytes, cardinalities from 3 to
-//!   one per value.
+//!   one per value;
+//! - `sequence`: SequenceExamples (read with `--kind sequence`): 6 context features of every
+//!   kind, and 6 feature lists of 5 to 40 steps (int64 ids, float dwell times, bytes terms).
 //!
 //! `cargo bench -p tfrec-cli --bench stats`. `TFREC_BENCH_SCALE=0.05` for a small run (each file
 //! is about 200 MB at scale 1), `TFREC_BENCH_ROUNDS` (default 3), `TFREC_BENCH_DIR=dir` writes
@@ -28,7 +30,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use data::Rng;
-use tfrec::example::{Example, Feature};
+use tfrec::example::{Example, Feature, SequenceExample};
 
 /// Bytes of records each file holds at scale 1.
 const FILE_BYTES: f64 = 200e6;
@@ -49,7 +51,7 @@ fn category(rng: &mut Rng, n: u64) -> Vec<u8> {
     format!("cat{}", ((u * u) * n as f64) as u64).into_bytes()
 }
 
-fn wide48(rng: &mut Rng, row: u64) -> Example {
+fn wide48(rng: &mut Rng, row: u64) -> Vec<u8> {
     let mut ex = Example::default();
     let f = ex.features_mut();
     for i in 0..16u64 {
@@ -86,10 +88,10 @@ fn wide48(rng: &mut Rng, row: u64) -> Example {
         };
         f.insert(format!("bytes_{i:02}"), Feature::Bytes(values));
     }
-    ex
+    ex.encode()
 }
 
-fn narrow(rng: &mut Rng, _row: u64) -> Example {
+fn narrow(rng: &mut Rng, _row: u64) -> Vec<u8> {
     let mut ex = Example::default();
     let f = ex.features_mut();
     f.insert("label", Feature::Int64(vec![rng.below(2) as i64]));
@@ -102,10 +104,10 @@ fn narrow(rng: &mut Rng, _row: u64) -> Example {
         "tags",
         Feature::Bytes((0..rng.below(4)).map(|_| word(rng, 2, 5)).collect()),
     );
-    ex
+    ex.encode()
 }
 
-fn strings(rng: &mut Rng, row: u64) -> Example {
+fn strings(rng: &mut Rng, row: u64) -> Vec<u8> {
     let mut ex = Example::default();
     let f = ex.features_mut();
     for i in 0..12u64 {
@@ -120,21 +122,58 @@ fn strings(rng: &mut Rng, row: u64) -> Example {
             .collect();
         f.insert(format!("s{i:02}"), Feature::Bytes(values));
     }
-    ex
+    ex.encode()
 }
 
-type Shape = (&'static str, fn(&mut Rng, u64) -> Example);
+fn sequence(rng: &mut Rng, row: u64) -> Vec<u8> {
+    let steps = 5 + rng.below(36) as usize;
+    let mut b = SequenceExample::builder()
+        .context_int64("user", [rng.below(1_000_000) as i64])
+        .context_int64("label", [rng.below(2) as i64])
+        .context_float("score", [rng.float()])
+        .context_float("embedding", (0..4).map(|_| rng.float()).collect::<Vec<_>>())
+        .context_bytes("country", [category(rng, 200)])
+        .context_bytes("id", [format!("seq-{row:012}").into_bytes()]);
+    let ids: Vec<Vec<i64>> = (0..steps)
+        .map(|_| (0..1 + rng.below(3)).map(|_| rng.below(100_000) as i64).collect())
+        .collect();
+    let positions: Vec<Vec<i64>> = (0..steps as i64).map(|s| vec![s]).collect();
+    let dwell: Vec<Vec<f32>> = (0..steps).map(|_| vec![rng.float() * 60.0]).collect();
+    let scores: Vec<Vec<f32>> = (0..steps)
+        .map(|_| (0..rng.below(3)).map(|_| rng.float()).collect())
+        .collect();
+    let terms: Vec<Vec<Vec<u8>>> = (0..steps)
+        .map(|_| (0..1 + rng.below(4)).map(|_| category(rng, 5_000)).collect())
+        .collect();
+    let pages: Vec<Vec<Vec<u8>>> = (0..steps).map(|_| vec![category(rng, 50)]).collect();
+    b = b
+        .int64_list("item_ids", ids)
+        .int64_list("position", positions)
+        .float_list("dwell", dwell)
+        .float_list("scores", scores)
+        .bytes_list("terms", terms)
+        .bytes_list("page", pages);
+    b.build().expect("a SequenceExample of the bench's shape").encode()
+}
 
-const SHAPES: [Shape; 3] = [("wide48", wide48), ("narrow", narrow), ("strings", strings)];
+type Shape = (&'static str, fn(&mut Rng, u64) -> Vec<u8>, &'static [&'static str]);
+
+/// The shapes, each with the `tfrec stats` arguments that read it.
+const SHAPES: [Shape; 4] = [
+    ("wide48", wide48, &[]),
+    ("narrow", narrow, &[]),
+    ("strings", strings, &[]),
+    ("sequence", sequence, &["--kind", "sequence"]),
+];
 
 /// Writes `bytes` of `shape`'s records to `path` (from `seed`); returns the record count.
-fn write_shape(path: &Path, shape: fn(&mut Rng, u64) -> Example, seed: u64, bytes: u64) -> u64 {
+fn write_shape(path: &Path, shape: fn(&mut Rng, u64) -> Vec<u8>, seed: u64, bytes: u64) -> u64 {
     let mut rng = Rng::new(seed);
     let mut written = 0u64;
     let mut row = 0u64;
     let records = std::iter::from_fn(|| {
         (written < bytes).then(|| {
-            let record = shape(&mut rng, row).encode();
+            let record = shape(&mut rng, row);
             written += record.len() as u64 + 16;
             row += 1;
             record
@@ -162,11 +201,11 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("bench dir");
     let bytes = (FILE_BYTES * scale) as u64;
     let mut files = Vec::new();
-    for (k, (name, shape)) in SHAPES.iter().enumerate() {
+    for (k, (name, shape, args)) in SHAPES.iter().enumerate() {
         let path = dir.join(format!("{name}.tfrecord"));
         let records = write_shape(&path, *shape, seed + k as u64, bytes);
         println!("{name}: {records} records, {} MB", bytes / 1_000_000);
-        files.push((*name, path));
+        files.push((*name, path, *args));
     }
     if std::env::var_os("TFREC_BENCH_WRITE_ONLY").is_some() {
         return;
@@ -174,11 +213,13 @@ fn main() {
     let bin = std::env::var_os("TFREC_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tfrec")));
-    let run = |path: &Path, threads: usize| {
+    let run = |path: &Path, args: &[&str], threads: usize| {
         let out = dir.join("stats.pb");
         let t = Instant::now();
         let status = Command::new(&bin)
-            .args(["stats", "--threads", &threads.to_string(), "-o"])
+            .args(["stats", "--threads", &threads.to_string()])
+            .args(args)
+            .arg("-o")
             .arg(&out)
             .arg(path)
             .status()
@@ -192,12 +233,12 @@ fn main() {
         "shape", "1 thread", "2 threads", "2 vs 1", "same bytes"
     );
     let mut worst = f64::INFINITY;
-    for (name, path) in &files {
+    for (name, path, args) in &files {
         let (mut one, mut two) = (Vec::new(), Vec::new());
         let mut same = true;
         for _ in 0..rounds {
-            let (t1, s1) = run(path, 1);
-            let (t2, s2) = run(path, 2);
+            let (t1, s1) = run(path, args, 1);
+            let (t2, s2) = run(path, args, 2);
             same &= s1 == s2;
             one.push(t1);
             two.push(t2);

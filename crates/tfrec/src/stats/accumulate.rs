@@ -187,6 +187,23 @@ impl StringAcc {
         }
     }
 
+    /// [`StringAcc::merge`], taking `other`'s values instead of copying them.
+    fn merge_owned(&mut self, other: StringAcc) {
+        self.total_bytes += other.total_bytes;
+        if self.counts.is_empty() {
+            self.counts = other.counts;
+            return;
+        }
+        for (value, n) in other.counts {
+            match self.counts.get_mut(&value) {
+                Some(count) => *count += n,
+                None => {
+                    self.counts.insert(value, n);
+                }
+            }
+        }
+    }
+
     /// Occurrences of values that are not UTF-8.
     pub(super) fn invalid_utf8(&self) -> u64 {
         self.counts
@@ -268,6 +285,18 @@ impl FeatureAcc {
             same
         });
         counts
+    }
+
+    /// [`FeatureAcc::merge`], taking `other`'s distinct strings instead of copying them.
+    fn merge_owned(&mut self, name: &[u8], mut other: FeatureAcc) -> Result<(), StatsError> {
+        let strings = other.strings.take();
+        self.merge(name, &other)?;
+        match (&mut self.strings, strings) {
+            (Some(ours), Some(theirs)) => ours.merge_owned(theirs),
+            (ours @ None, Some(theirs)) => *ours = Some(theirs),
+            _ => {}
+        }
+        Ok(())
     }
 
     fn merge(&mut self, name: &[u8], other: &FeatureAcc) -> Result<(), StatsError> {
@@ -711,6 +740,42 @@ impl StatsAccumulator {
 
     /// Adds `other`'s examples (a shard's or a thread's partial statistics).
     pub fn merge(&mut self, other: &StatsAccumulator) -> Result<(), StatsError> {
+        self.check_mergeable(other)?;
+        for (name, theirs) in other.names.iter().zip(&other.features) {
+            match self.positions.get(name) {
+                Some(&i) => self.features[i].merge(name, theirs)?,
+                None => {
+                    let i = self.learn(name);
+                    self.features[i] = theirs.clone();
+                }
+            }
+        }
+        self.feature_lists.merge(&other.feature_lists)?;
+        self.num_examples += other.num_examples;
+        Ok(())
+    }
+
+    /// [`StatsAccumulator::merge`], taking `other`'s figures instead of copying them: the same
+    /// result, without a copy of every distinct string.
+    pub fn merge_from(&mut self, other: StatsAccumulator) -> Result<(), StatsError> {
+        self.check_mergeable(&other)?;
+        self.feature_lists.merge(&other.feature_lists)?;
+        self.num_examples += other.num_examples;
+        for (name, theirs) in other.names.into_iter().zip(other.features) {
+            match self.positions.get(&name) {
+                Some(&i) => self.features[i].merge_owned(&name, theirs)?,
+                None => {
+                    let i = self.learn(&name);
+                    self.features[i] = theirs;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails, changing nothing, when `other` was computed with other options or a feature's
+    /// kind differs between the two.
+    fn check_mergeable(&self, other: &StatsAccumulator) -> Result<(), StatsError> {
         if self.options != other.options {
             return Err(StatsError::OptionsDiffer);
         }
@@ -732,21 +797,10 @@ impl StatsAccumulator {
                 }
             }
         }
-        if let Some(conflict) = self.feature_lists.kind_conflict(&other.feature_lists) {
-            return Err(conflict);
+        match self.feature_lists.kind_conflict(&other.feature_lists) {
+            Some(conflict) => Err(conflict),
+            None => Ok(()),
         }
-        for (name, theirs) in other.names.iter().zip(&other.features) {
-            match self.positions.get(name) {
-                Some(&i) => self.features[i].merge(name, theirs)?,
-                None => {
-                    let i = self.learn(name);
-                    self.features[i] = theirs.clone();
-                }
-            }
-        }
-        self.feature_lists.merge(&other.feature_lists)?;
-        self.num_examples += other.num_examples;
-        Ok(())
     }
 
     /// The statistics, as TFDV's `generate_statistics_from_tfrecord` gives them with these

@@ -180,7 +180,7 @@ pub fn merge_partials(
     let mut read_stats = ReadStats::default();
     for partial in partials {
         let (acc, stats) = partial?;
-        total.merge(&acc)?;
+        total.merge_from(acc)?;
         read_stats.add(&stats);
     }
     let mut statistics = total.finish();
@@ -353,7 +353,7 @@ impl<'o> FileFolder<'o> {
             // A file's first chunk is its partial so far.
             (None, Ok(acc)) => (acc, None),
             (Some(mut file), Ok(acc)) => {
-                let failure = file.merge(&acc).err();
+                let failure = file.merge_from(acc).err();
                 (file, failure)
             }
             (file, Err(error)) => (

@@ -191,7 +191,7 @@ struct Slot<'a> {
 fn slots(bytes: &[u8], field: u32, sorted: bool) -> Result<Vec<Slot<'_>>, DecodeError> {
     let mut entries = MapEntries::new(WireReader::new(bytes), field);
     let mut slots = Vec::new();
-    while let Some(Entry { key, value }) = entries.next_entry()? {
+    while let Some(Entry { key, value, .. }) = entries.next_entry()? {
         let key = std::str::from_utf8(key).map_err(|_| DecodeError {
             offset: 0,
             kind: DecodeErrorKind::InvalidUtf8,

@@ -81,25 +81,8 @@ impl<'a> FeatureView<'a> {
     /// A view of one serialized `Feature` message found at absolute offset `base`.
     #[inline]
     pub fn from_feature_bytes(bytes: &'a [u8], base: usize) -> Result<Self, DecodeError> {
-        // Fast path: exactly one list field, as every standard writer produces.
-        if let Some((&tag, rest)) = bytes.split_first() {
-            let kind = match tag {
-                0x0a => Some(Kind::Bytes),
-                0x12 => Some(Kind::Float),
-                0x1a => Some(Kind::Int64),
-                _ => None,
-            };
-            if let Some(kind) = kind {
-                let mut r = WireReader::nested(rest, base + 1);
-                if let Ok(part) = r.read_len() {
-                    if r.is_empty() {
-                        return Ok(FeatureView {
-                            kind: Some(kind),
-                            lists: Lists::One(part),
-                        });
-                    }
-                }
-            }
+        if let Some(view) = Self::one_list(bytes, base) {
+            return Ok(view);
         }
         let mut view = FeatureView {
             kind: None,
@@ -107,6 +90,30 @@ impl<'a> FeatureView<'a> {
         };
         view.merge(bytes, base)?;
         Ok(view)
+    }
+
+    /// The fast path: a `Feature` that is exactly one list field, as every standard writer
+    /// produces, or no field at all.
+    #[inline]
+    fn one_list(bytes: &'a [u8], base: usize) -> Option<Self> {
+        let Some((&tag, rest)) = bytes.split_first() else {
+            return Some(FeatureView {
+                kind: None,
+                lists: Lists::None,
+            });
+        };
+        let kind = match tag {
+            0x0a => Kind::Bytes,
+            0x12 => Kind::Float,
+            0x1a => Kind::Int64,
+            _ => return None,
+        };
+        let mut r = WireReader::nested(rest, base + 1);
+        let part = r.read_len().ok()?;
+        r.is_empty().then_some(FeatureView {
+            kind: Some(kind),
+            lists: Lists::One(part),
+        })
     }
 
     /// Merges another serialized `Feature` into this one (a repeated `value` field).
@@ -422,6 +429,8 @@ pub(super) struct MapEntries<'a> {
 pub(super) struct Entry<'a> {
     pub(super) key: &'a [u8],
     pub(super) value: Lists<'a>,
+    /// Whether the entry is exactly `0a <key> 12 <value>`, as every standard writer makes it.
+    pub(super) plain: bool,
 }
 
 impl<'a> MapEntries<'a> {
@@ -485,6 +494,7 @@ fn parse_entry(entry: &[u8], base: usize) -> Result<Entry<'_>, DecodeError> {
                         return Ok(Entry {
                             key,
                             value: Lists::One(value),
+                            plain: true,
                         });
                     }
                 }
@@ -501,7 +511,11 @@ fn parse_entry(entry: &[u8], base: usize) -> Result<Entry<'_>, DecodeError> {
             (field, wt) => r.skip(field, wt)?,
         }
     }
-    Ok(Entry { key, value })
+    Ok(Entry {
+        key,
+        value,
+        plain: false,
+    })
 }
 
 #[inline]
@@ -594,6 +608,10 @@ impl<'a> ExampleView<'a> {
     }
 }
 
+/// A map entry's key, its feature, and whether the feature is all the entry holds (see
+/// [`FeatureEntries::next_feature`]).
+pub type KeyedFeature<'a> = (&'a [u8], FeatureView<'a>, bool);
+
 /// The entries of a `Features` map: `(key, feature)` pairs in wire order.
 pub struct FeatureEntries<'a> {
     inner: MapEntries<'a>,
@@ -621,6 +639,25 @@ impl<'a> FeatureEntries<'a> {
     /// The next entry with its value as a [`RawFeature`].
     pub fn next_entry(&mut self) -> Result<Option<(&'a [u8], RawFeature<'a>)>, DecodeError> {
         Ok(self.inner.next_entry()?.map(|e| (e.key, RawFeature { value: e.value })))
+    }
+
+    /// The next entry's key and feature, and whether the feature is all the entry holds: a key
+    /// and one `value` field that is one list field (or none), as every standard writer makes
+    /// them.
+    /// When it is, walking the feature's values checks everything [`ExampleView::validate`]
+    /// checks of the entry but the key's UTF-8; when it is not, some of the entry's bytes are
+    /// not seen by the view (a list a later kind replaced, a repeated `value`).
+    #[inline]
+    pub fn next_feature(&mut self) -> Result<Option<KeyedFeature<'a>>, DecodeError> {
+        let Some(entry) = self.inner.next_entry()? else {
+            return Ok(None);
+        };
+        if let (Lists::One((bytes, base)), true) = (&entry.value, entry.plain) {
+            if let Some(view) = FeatureView::one_list(bytes, *base) {
+                return Ok(Some((entry.key, view, true)));
+            }
+        }
+        Ok(Some((entry.key, feature_view_of(&entry.value)?, false)))
     }
 }
 

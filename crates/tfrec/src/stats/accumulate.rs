@@ -13,11 +13,14 @@ use super::quantiles::QuantilesSketch;
 use super::select::keep_allowed;
 use super::sequence::{has_feature_lists, FeatureListsAcc, ValuesAcc};
 use crate::example::{ExampleView, FeatureView, Kind};
-use crate::wire::DecodeError;
+use crate::wire::{DecodeError, DecodeErrorKind};
 
 /// TFDV's `_NUM_QUANTILES_FACTOR_FOR_STD_HISTOGRAM`: the standard histogram is interpolated
 /// from a quantiles histogram this many times finer than the quantiles histogram shown.
 const STD_HISTOGRAM_QUANTILES_FACTOR: usize = 100;
+
+/// Values per example below this are counted by index in a vector, larger counts in a map.
+const SMALL_COUNTS: u64 = 64;
 
 /// TFDV's label for a string value that is not UTF-8 (`constants.NON_UTF8_PLACEHOLDER`).
 const NON_UTF8_PLACEHOLDER: &str = "__BYTES_VALUE__";
@@ -152,11 +155,11 @@ impl NumericAcc {
 }
 
 /// What TFDV keeps of one feature's string values: their lengths, and every distinct value
-/// with its count (TFDV's top-k and uniques are exact).
+/// with its count (TFDV's top-k and uniques are exact). Whether a value is UTF-8 is asked once
+/// per distinct value, when the figures are read.
 #[derive(Debug, Clone, Default)]
 pub(super) struct StringAcc {
     pub(super) total_bytes: u64,
-    pub(super) invalid_utf8: u64,
     pub(super) counts: FxHashMap<Box<[u8]>, u64>,
 }
 
@@ -164,9 +167,6 @@ impl StringAcc {
     #[inline]
     fn add(&mut self, value: &[u8]) {
         self.total_bytes += value.len() as u64;
-        if std::str::from_utf8(value).is_err() {
-            self.invalid_utf8 += 1;
-        }
         match self.counts.get_mut(value) {
             Some(n) => *n += 1,
             None => {
@@ -177,10 +177,40 @@ impl StringAcc {
 
     fn merge(&mut self, other: &StringAcc) {
         self.total_bytes += other.total_bytes;
-        self.invalid_utf8 += other.invalid_utf8;
         for (value, n) in &other.counts {
-            *self.counts.entry(value.clone()).or_insert(0) += n;
+            match self.counts.get_mut(value) {
+                Some(count) => *count += n,
+                None => {
+                    self.counts.insert(value.clone(), *n);
+                }
+            }
         }
+    }
+
+    /// [`StringAcc::merge`], taking `other`'s values instead of copying them.
+    fn merge_owned(&mut self, other: StringAcc) {
+        self.total_bytes += other.total_bytes;
+        if self.counts.is_empty() {
+            self.counts = other.counts;
+            return;
+        }
+        for (value, n) in other.counts {
+            match self.counts.get_mut(&value) {
+                Some(count) => *count += n,
+                None => {
+                    self.counts.insert(value, n);
+                }
+            }
+        }
+    }
+
+    /// Occurrences of values that are not UTF-8.
+    pub(super) fn invalid_utf8(&self) -> u64 {
+        self.counts
+            .iter()
+            .filter(|(value, _)| std::str::from_utf8(value).is_err())
+            .map(|(_, n)| n)
+            .sum()
     }
 }
 
@@ -196,7 +226,9 @@ pub(super) struct FeatureAcc {
     pub(super) max_num_values: u64,
     pub(super) total_num_values: u64,
     /// Examples by their number of values, exact (TFDV sketches counts aggregated per batch,
-    /// which is exact for the few distinct counts data has).
+    /// which is exact for the few distinct counts data has): below `SMALL_COUNTS` by index in
+    /// `small_counts`, larger ones in `num_values_counts` (see `values_per_example`).
+    pub(super) small_counts: Vec<u64>,
     pub(super) num_values_counts: FxHashMap<u64, u64>,
     pub(super) numeric: Option<NumericAcc>,
     pub(super) strings: Option<StringAcc>,
@@ -210,10 +242,61 @@ impl FeatureAcc {
             min_num_values: u64::MAX,
             max_num_values: 0,
             total_num_values: 0,
+            small_counts: Vec::new(),
             num_values_counts: FxHashMap::default(),
             numeric: None,
             strings: None,
         }
+    }
+
+    /// Counts `examples` examples holding the feature with `count` values each.
+    #[inline]
+    fn add_count(&mut self, count: u64, examples: u64) {
+        self.num_non_missing += examples;
+        self.min_num_values = self.min_num_values.min(count);
+        self.max_num_values = self.max_num_values.max(count);
+        self.total_num_values += count * examples;
+        if count < SMALL_COUNTS {
+            let i = count as usize;
+            if self.small_counts.len() <= i {
+                self.small_counts.resize(i + 1, 0);
+            }
+            self.small_counts[i] += examples;
+        } else {
+            *self.num_values_counts.entry(count).or_insert(0) += examples;
+        }
+    }
+
+    /// `(values per example, examples)`, by values per example.
+    pub(super) fn values_per_example(&self) -> Vec<(u64, u64)> {
+        let mut counts: Vec<(u64, u64)> = (0u64..)
+            .zip(&self.small_counts)
+            .filter(|(_, &c)| c > 0)
+            .map(|(n, &c)| (n, c))
+            .chain(self.num_values_counts.iter().map(|(&n, &c)| (n, c)))
+            .collect();
+        counts.sort_unstable();
+        // A count can be in both places only after a partial state put it in the map.
+        counts.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
+            }
+            same
+        });
+        counts
+    }
+
+    /// [`FeatureAcc::merge`], taking `other`'s distinct strings instead of copying them.
+    fn merge_owned(&mut self, name: &[u8], mut other: FeatureAcc) -> Result<(), StatsError> {
+        let strings = other.strings.take();
+        self.merge(name, &other)?;
+        match (&mut self.strings, strings) {
+            (Some(ours), Some(theirs)) => ours.merge_owned(theirs),
+            (ours @ None, Some(theirs)) => *ours = Some(theirs),
+            _ => {}
+        }
+        Ok(())
     }
 
     fn merge(&mut self, name: &[u8], other: &FeatureAcc) -> Result<(), StatsError> {
@@ -237,6 +320,12 @@ impl FeatureAcc {
         self.min_num_values = self.min_num_values.min(other.min_num_values);
         self.max_num_values = self.max_num_values.max(other.max_num_values);
         self.total_num_values += other.total_num_values;
+        if self.small_counts.len() < other.small_counts.len() {
+            self.small_counts.resize(other.small_counts.len(), 0);
+        }
+        for (ours, theirs) in self.small_counts.iter_mut().zip(&other.small_counts) {
+            *ours += theirs;
+        }
         for (&n, &count) in &other.num_values_counts {
             *self.num_values_counts.entry(n).or_insert(0) += count;
         }
@@ -291,11 +380,7 @@ impl ValuesAcc for FeatureAcc {
         if examples == 0 {
             return;
         }
-        self.num_non_missing += examples;
-        self.min_num_values = self.min_num_values.min(count);
-        self.max_num_values = self.max_num_values.max(count);
-        self.total_num_values += count * examples;
-        *self.num_values_counts.entry(count).or_insert(0) += examples;
+        self.add_count(count, examples);
     }
 
     fn merge(&mut self, name: &[u8], other: &FeatureAcc) -> Result<(), StatsError> {
@@ -323,11 +408,67 @@ impl ValuesAcc for FeatureAcc {
 pub struct StatsAccumulator {
     pub(super) options: StatsOptions,
     pub(super) num_examples: u64,
-    pub(super) features: FxHashMap<Box<[u8]>, FeatureAcc>,
+    /// Every feature seen, in the order first seen (`names[i]` is `features[i]`'s name).
+    pub(super) names: Vec<Box<[u8]>>,
+    pub(super) features: Vec<FeatureAcc>,
+    /// A feature's place in `features`, by name.
+    pub(super) positions: FxHashMap<Box<[u8]>, usize>,
     /// The feature lists of SequenceExamples (empty for Examples).
     pub(super) feature_lists: FeatureListsAcc<FeatureAcc>,
-    /// A record's entries, reused between records (keys and positions only).
-    pub(super) scratch: Vec<(usize, usize)>,
+    /// What one record leaves behind for the next (kept to spare allocations).
+    scratch: RecordScratch,
+}
+
+/// One record's entries, decoded before any of them is counted (so that an error leaves the
+/// figures whole), and what the record before it looked like.
+#[derive(Debug, Clone, Default)]
+struct RecordScratch {
+    /// The feature of each entry of the last record, by the entry's place: records of a data
+    /// set list the same keys in the same order, so a key is compared, not hashed.
+    feature_at: Vec<usize>,
+    entries: Vec<PendingEntry>,
+    /// The int64 and float values of the entries, one run per entry.
+    ints: Vec<i64>,
+    floats: Vec<f32>,
+    /// The bytes values of the entries, as ranges of the record.
+    strings: Vec<(usize, usize)>,
+    /// Per feature: 1 + the index in `entries` of its entry in the record being read, or 0.
+    entry_of: Vec<u32>,
+}
+
+/// One entry of the record being read.
+#[derive(Debug, Clone)]
+struct PendingEntry {
+    feature: usize,
+    kind: Option<Kind>,
+    /// Its values: a run of `ints`, `floats` or `strings`, by kind.
+    values: std::ops::Range<usize>,
+    /// A later entry of the same key replaced it (the last one counts, as in decoding).
+    replaced: bool,
+}
+
+/// Why a record was not counted, before its place is known.
+enum EntryError {
+    Decode(DecodeError),
+    KindChanged {
+        feature: String,
+        first: &'static str,
+        second: &'static str,
+    },
+}
+
+impl EntryError {
+    fn at(self, place: RecordPlace) -> StatsError {
+        match self {
+            EntryError::Decode(error) => StatsError::Decode { place, error },
+            EntryError::KindChanged { feature, first, second } => StatsError::KindChanged {
+                place,
+                feature,
+                first,
+                second,
+            },
+        }
+    }
 }
 
 impl StatsAccumulator {
@@ -337,9 +478,11 @@ impl StatsAccumulator {
         Ok(StatsAccumulator {
             options,
             num_examples: 0,
-            features: FxHashMap::default(),
+            names: Vec::new(),
+            features: Vec::new(),
+            positions: FxHashMap::default(),
             feature_lists: FeatureListsAcc::default(),
-            scratch: Vec::new(),
+            scratch: RecordScratch::default(),
         })
     }
 
@@ -356,79 +499,193 @@ impl StatsAccumulator {
     /// Adds one serialized `Example`; `place` names it in errors. On error nothing of the
     /// record has been counted.
     pub fn add_example(&mut self, record: &[u8], place: Option<&dyn Fn() -> RecordPlace>) -> Result<(), StatsError> {
-        let place = || {
-            place.map_or(
+        let known = self.features.len();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let result = self
+            .read_entries(record, &mut scratch)
+            .and_then(|()| self.check_kinds(&scratch));
+        if result.is_ok() {
+            self.count_entries(record, &scratch);
+            self.num_examples += 1;
+        } else {
+            // Features met first in this record are forgotten with it.
+            for name in self.names.drain(known..) {
+                self.positions.remove(&name);
+            }
+            self.features.truncate(known);
+            scratch.feature_at.clear();
+        }
+        for entry in &scratch.entries {
+            if let Some(slot) = scratch.entry_of.get_mut(entry.feature) {
+                *slot = 0;
+            }
+        }
+        self.scratch = scratch;
+        result.map_err(|error| {
+            let place = place.map_or(
                 RecordPlace {
                     path: Default::default(),
                     offset: 0,
                     record_index: self.num_examples,
                 },
                 |p| p(),
-            )
-        };
+            );
+            error.at(place)
+        })
+    }
+
+    /// Decodes every entry of `record` into `scratch`, checking all that decoding checks;
+    /// learns the features not seen before (without counting anything).
+    fn read_entries(&mut self, record: &[u8], scratch: &mut RecordScratch) -> Result<(), EntryError> {
+        scratch.entries.clear();
+        scratch.ints.clear();
+        scratch.floats.clear();
+        scratch.strings.clear();
         let view = ExampleView::new(record);
-        view.validate()
-            .map_err(|error| StatsError::Decode { place: place(), error })?;
-        // The entries in wire order; the last of a repeated key wins, as in decoding.
-        let mut entries: Vec<(&[u8], FeatureView<'_>)> = Vec::new();
-        for entry in view.entries() {
-            let (key, feature) = entry.map_err(|error| StatsError::Decode { place: place(), error })?;
-            entries.push((key, feature));
-        }
-        let mut order = std::mem::take(&mut self.scratch);
-        order.clear();
-        order.extend((0..entries.len()).map(|i| (i, i)));
-        order.sort_by(|a, b| entries[a.0].0.cmp(entries[b.0].0).then(b.1.cmp(&a.1)));
-        order.dedup_by(|later, first| entries[later.0].0 == entries[first.0].0);
-        // Check every kind before counting anything, so an error leaves the figures whole.
-        for &(i, _) in &order {
-            let (key, feature) = &entries[i];
-            if let (Some(kind), Some(acc)) = (feature.kind(), self.features.get(*key)) {
-                if let Some(first) = acc.kind.filter(|&k| k != kind) {
-                    self.scratch = order;
-                    return Err(StatsError::KindChanged {
-                        place: place(),
-                        feature: String::from_utf8_lossy(key).into_owned(),
-                        first: type_name(first),
-                        second: type_name(kind),
-                    });
+        // The canonical error of a record that does not decode: the one decoding gives.
+        let refused = |fallback: DecodeError| EntryError::Decode(view.validate().err().unwrap_or(fallback));
+        let mut validated = false;
+        let mut entries = view.entries();
+        let mut at = 0;
+        while let Some((key, feature, whole)) = entries.next_feature().map_err(refused)? {
+            if !whole && !validated {
+                // Some of the entry's bytes are not walked below: check the record as a whole.
+                view.validate().map_err(EntryError::Decode)?;
+                validated = true;
+            }
+            let index = match scratch.feature_at.get(at) {
+                Some(&i) if *self.names[i] == *key => i,
+                _ => {
+                    let i = match self.positions.get(key) {
+                        Some(&i) => i,
+                        None => {
+                            if std::str::from_utf8(key).is_err() {
+                                // Decoding refuses a key that is not UTF-8.
+                                return Err(refused(DecodeError {
+                                    offset: 0,
+                                    kind: DecodeErrorKind::InvalidUtf8,
+                                }));
+                            }
+                            self.learn(key)
+                        }
+                    };
+                    if at < scratch.feature_at.len() {
+                        scratch.feature_at[at] = i;
+                    } else {
+                        scratch.feature_at.push(i);
+                    }
+                    i
                 }
+            };
+            at += 1;
+            if scratch.entry_of.len() < self.features.len() {
+                scratch.entry_of.resize(self.features.len(), 0);
+            }
+            let kind = feature.kind();
+            let values = match kind {
+                None => 0..0,
+                Some(Kind::Int64) => {
+                    let start = scratch.ints.len();
+                    feature.extend_int64s(&mut scratch.ints).map_err(refused)?;
+                    start..scratch.ints.len()
+                }
+                Some(Kind::Float) => {
+                    let start = scratch.floats.len();
+                    feature.extend_floats(&mut scratch.floats).map_err(refused)?;
+                    start..scratch.floats.len()
+                }
+                Some(Kind::Bytes) => {
+                    let start = scratch.strings.len();
+                    let strings = &mut scratch.strings;
+                    let base = record.as_ptr() as usize;
+                    // Each value is a slice of `record`: kept as its range.
+                    feature
+                        .for_each_bytes(|v| {
+                            let from = v.as_ptr() as usize - base;
+                            strings.push((from, from + v.len()));
+                        })
+                        .map_err(refused)?;
+                    start..scratch.strings.len()
+                }
+            };
+            let slot = &mut scratch.entry_of[index];
+            if *slot != 0 {
+                scratch.entries[*slot as usize - 1].replaced = true;
+            }
+            scratch.entries.push(PendingEntry {
+                feature: index,
+                kind,
+                values,
+                replaced: false,
+            });
+            *slot = scratch.entries.len() as u32;
+        }
+        scratch.feature_at.truncate(at);
+        Ok(())
+    }
+
+    /// A new feature's place.
+    pub(super) fn learn(&mut self, name: &[u8]) -> usize {
+        let i = self.features.len();
+        self.names.push(name.into());
+        self.features.push(FeatureAcc::new());
+        self.positions.insert(name.into(), i);
+        i
+    }
+
+    /// Fails when an entry's kind is not the kind its feature had (the first such feature by
+    /// name).
+    fn check_kinds(&self, scratch: &RecordScratch) -> Result<(), EntryError> {
+        let mut changed: Option<(&[u8], Kind, Kind)> = None;
+        for entry in scratch.entries.iter().filter(|e| !e.replaced) {
+            let (Some(kind), Some(first)) = (entry.kind, self.features[entry.feature].kind) else {
+                continue;
+            };
+            let name = &self.names[entry.feature][..];
+            if kind != first && changed.is_none_or(|(n, _, _)| name < n) {
+                changed = Some((name, first, kind));
             }
         }
+        match changed {
+            None => Ok(()),
+            Some((name, first, second)) => Err(EntryError::KindChanged {
+                feature: String::from_utf8_lossy(name).into_owned(),
+                first: type_name(first),
+                second: type_name(second),
+            }),
+        }
+    }
+
+    /// Counts the entries `read_entries` left in `scratch`.
+    fn count_entries(&mut self, record: &[u8], scratch: &RecordScratch) {
         let eps = self.options.epsilon;
-        for &(i, _) in &order {
-            let (key, feature) = &entries[i];
-            let acc = match self.features.get_mut(*key) {
-                Some(acc) => acc,
-                None => self.features.entry((*key).into()).or_insert_with(FeatureAcc::new),
-            };
-            let Some(kind) = feature.kind() else { continue };
+        for entry in scratch.entries.iter().filter(|e| !e.replaced) {
+            let acc = &mut self.features[entry.feature];
+            let Some(kind) = entry.kind else { continue };
             acc.kind = Some(kind);
-            // Validated above: walking the values cannot fail.
-            let count = match kind {
+            let count = entry.values.len() as u64;
+            match kind {
                 Kind::Int64 => {
                     let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
-                    feature.for_each_int64(|v| numeric.add(v as f64))
+                    for &x in &scratch.ints[entry.values.clone()] {
+                        numeric.add(x as f64);
+                    }
                 }
                 Kind::Float => {
                     let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
-                    feature.for_each_float(|v| numeric.add(f64::from(v)))
+                    for &x in &scratch.floats[entry.values.clone()] {
+                        numeric.add(f64::from(x));
+                    }
                 }
                 Kind::Bytes => {
                     let strings = acc.strings.get_or_insert_with(StringAcc::default);
-                    feature.for_each_bytes(|v| strings.add(v))
+                    for &(from, to) in &scratch.strings[entry.values.clone()] {
+                        strings.add(&record[from..to]);
+                    }
                 }
             }
-            .map_err(|error| StatsError::Decode { place: place(), error })? as u64;
-            acc.num_non_missing += 1;
-            acc.min_num_values = acc.min_num_values.min(count);
-            acc.max_num_values = acc.max_num_values.max(count);
-            acc.total_num_values += count;
-            *acc.num_values_counts.entry(count).or_insert(0) += 1;
+            acc.add_count(count, 1);
         }
-        self.scratch = order;
-        self.num_examples += 1;
-        Ok(())
     }
 
     /// Adds one record, read as [`StatsOptions::message`] says.
@@ -483,12 +740,48 @@ impl StatsAccumulator {
 
     /// Adds `other`'s examples (a shard's or a thread's partial statistics).
     pub fn merge(&mut self, other: &StatsAccumulator) -> Result<(), StatsError> {
+        self.check_mergeable(other)?;
+        for (name, theirs) in other.names.iter().zip(&other.features) {
+            match self.positions.get(name) {
+                Some(&i) => self.features[i].merge(name, theirs)?,
+                None => {
+                    let i = self.learn(name);
+                    self.features[i] = theirs.clone();
+                }
+            }
+        }
+        self.feature_lists.merge(&other.feature_lists)?;
+        self.num_examples += other.num_examples;
+        Ok(())
+    }
+
+    /// [`StatsAccumulator::merge`], taking `other`'s figures instead of copying them: the same
+    /// result, without a copy of every distinct string.
+    pub fn merge_from(&mut self, other: StatsAccumulator) -> Result<(), StatsError> {
+        self.check_mergeable(&other)?;
+        self.feature_lists.merge(&other.feature_lists)?;
+        self.num_examples += other.num_examples;
+        for (name, theirs) in other.names.into_iter().zip(other.features) {
+            match self.positions.get(&name) {
+                Some(&i) => self.features[i].merge_owned(&name, theirs)?,
+                None => {
+                    let i = self.learn(&name);
+                    self.features[i] = theirs;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails, changing nothing, when `other` was computed with other options or a feature's
+    /// kind differs between the two.
+    fn check_mergeable(&self, other: &StatsAccumulator) -> Result<(), StatsError> {
         if self.options != other.options {
             return Err(StatsError::OptionsDiffer);
         }
-        for (name, theirs) in &other.features {
-            if let Some(ours) = self.features.get(name) {
-                if let (Some(a), Some(b)) = (ours.kind, theirs.kind) {
+        for (name, theirs) in other.names.iter().zip(&other.features) {
+            if let Some(&i) = self.positions.get(name) {
+                if let (Some(a), Some(b)) = (self.features[i].kind, theirs.kind) {
                     if a != b {
                         return Err(StatsError::KindChanged {
                             place: RecordPlace {
@@ -504,26 +797,16 @@ impl StatsAccumulator {
                 }
             }
         }
-        if let Some(conflict) = self.feature_lists.kind_conflict(&other.feature_lists) {
-            return Err(conflict);
+        match self.feature_lists.kind_conflict(&other.feature_lists) {
+            Some(conflict) => Err(conflict),
+            None => Ok(()),
         }
-        for (name, theirs) in &other.features {
-            match self.features.get_mut(name) {
-                Some(ours) => ours.merge(name, theirs)?,
-                None => {
-                    self.features.insert(name.clone(), theirs.clone());
-                }
-            }
-        }
-        self.feature_lists.merge(&other.feature_lists)?;
-        self.num_examples += other.num_examples;
-        Ok(())
     }
 
     /// The statistics, as TFDV's `generate_statistics_from_tfrecord` gives them with these
     /// options: one dataset, its features in name order.
     pub fn finish(&self) -> proto::DatasetFeatureStatisticsList {
-        let sorted: BTreeMap<&[u8], &FeatureAcc> = self.features.iter().map(|(k, v)| (&k[..], v)).collect();
+        let sorted: BTreeMap<&[u8], &FeatureAcc> = self.names.iter().map(|k| &k[..]).zip(&self.features).collect();
         let mut features: Vec<_> = sorted
             .into_iter()
             .map(|(name, acc)| self.feature_stats(name, acc))
@@ -583,9 +866,7 @@ impl StatsAccumulator {
             common.max_num_values = acc.max_num_values;
             common.avg_num_values = (acc.total_num_values as f64 / acc.num_non_missing as f64) as f32;
             let mut sketch = QuantilesSketch::new(self.options.epsilon);
-            let mut counts: Vec<(u64, u64)> = acc.num_values_counts.iter().map(|(&n, &c)| (n, c)).collect();
-            counts.sort_unstable();
-            for (n, c) in counts {
+            for (n, c) in acc.values_per_example() {
                 sketch.add_count(n as f64, c);
             }
             sketch.compact();
@@ -659,7 +940,7 @@ impl StatsAccumulator {
         if acc.total_num_values > 0 {
             stats.avg_length = (strings.total_bytes as f64 / acc.total_num_values as f64) as f32;
         }
-        stats.invalid_utf8_count = strings.invalid_utf8;
+        stats.invalid_utf8_count = strings.invalid_utf8();
         stats.unique = strings.counts.len() as u64;
         // TFDV's order: by count, then by the value's bytes, both descending.
         let keep = self.options.num_top_values.max(self.options.num_rank_histogram_buckets);

@@ -166,7 +166,7 @@ impl StatsAccumulator {
         w.0.extend_from_slice(&VERSION.to_le_bytes());
         write_options(&mut w, &self.options);
         w.u64(self.num_examples);
-        let mut features: Vec<(&Box<[u8]>, &FeatureAcc)> = self.features.iter().collect();
+        let mut features: Vec<(&Box<[u8]>, &FeatureAcc)> = self.names.iter().zip(&self.features).collect();
         features.sort_unstable_by(|a, b| a.0.cmp(b.0));
         w.u64(features.len() as u64);
         for (name, acc) in features {
@@ -208,9 +208,11 @@ impl StatsAccumulator {
         for _ in 0..r.len(8)? {
             let name: Box<[u8]> = r.bytes()?.into();
             let feature = read_feature(&mut r, eps, acc.num_examples)?;
-            if acc.features.insert(name, feature).is_some() {
+            if acc.positions.contains_key(&name) {
                 return r.error("a feature is repeated");
             }
+            let i = acc.learn(&name);
+            acc.features[i] = feature;
         }
         let mut lists = FeatureListsAcc::default();
         for _ in 0..r.len(8)? {
@@ -377,7 +379,7 @@ fn write_feature(w: &mut Writer, acc: &FeatureAcc) {
     ] {
         w.u64(n);
     }
-    w.counts(&acc.num_values_counts);
+    w.counts(&acc.values_per_example().into_iter().collect());
     match &acc.numeric {
         None => w.u8(0),
         Some(numeric) => {
@@ -390,7 +392,7 @@ fn write_feature(w: &mut Writer, acc: &FeatureAcc) {
         Some(strings) => {
             w.u8(1);
             w.u64(strings.total_bytes);
-            w.u64(strings.invalid_utf8);
+            w.u64(strings.invalid_utf8());
             let mut values: Vec<(&Box<[u8]>, &u64)> = strings.counts.iter().collect();
             values.sort_unstable();
             w.u64(values.len() as u64);
@@ -448,11 +450,12 @@ fn read_feature(r: &mut Reader<'_>, eps: f64, num_examples: u64) -> Decoded<Feat
                 return r.error("a string value is repeated");
             }
         }
-        Some(StringAcc {
-            total_bytes,
-            invalid_utf8,
-            counts,
-        })
+        let strings = StringAcc { total_bytes, counts };
+        // Kept in the state for its readers; the figure comes from the values.
+        if strings.invalid_utf8() != invalid_utf8 {
+            return r.error("the count of values that are not UTF-8 disagrees with the values");
+        }
+        Some(strings)
     } else {
         None
     };
@@ -462,6 +465,7 @@ fn read_feature(r: &mut Reader<'_>, eps: f64, num_examples: u64) -> Decoded<Feat
         min_num_values,
         max_num_values,
         total_num_values,
+        small_counts: Vec::new(),
         num_values_counts,
         numeric,
         strings,

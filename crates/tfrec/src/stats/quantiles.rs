@@ -246,22 +246,22 @@ impl QuantilesSketch {
     }
 
     fn push_buffer(&mut self) {
+        // The buffer is sorted and summarised in place, and keeps its allocation.
         let mut entries = std::mem::take(&mut self.buffer);
-        if !entries.is_empty() {
-            // std::sort on values (not stable; equal values are merged next, so order among
-            // them does not matter).
-            entries.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut merged: Vec<(f64, f64)> = Vec::with_capacity(entries.len());
-            for (value, weight) in entries {
-                match merged.last_mut() {
-                    Some(last) if last.0 == value => last.1 += weight,
-                    _ => merged.push((value, weight)),
-                }
+        // std::sort on values (not stable; equal values are merged next, so order among them
+        // does not matter: equal keys are equal bits, and -0.0 sorts just before 0.0, which it
+        // equals and is merged with).
+        entries.sort_unstable_by_key(|&(value, _)| total_order_key(value));
+        entries.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
             }
-            self.local = Summary::from_buffer(&merged);
-        } else {
-            self.local = Summary::default();
-        }
+            same
+        });
+        self.local = Summary::from_buffer(&entries);
+        entries.clear();
+        self.buffer = entries;
         self.local.compress(self.block_size, self.eps);
         self.propagate_local();
     }
@@ -339,6 +339,13 @@ impl QuantilesSketch {
     pub fn is_empty(&self) -> bool {
         self.buffer.is_empty() && self.levels.iter().all(|s| s.entries.is_empty())
     }
+}
+
+/// An integer that orders as `f64::total_cmp` orders its value (the same bit trick).
+#[inline]
+fn total_order_key(value: f64) -> i64 {
+    let bits = value.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
 }
 
 /// `GetQuantileSpecs`' block size for a stream of at most `max_elements` values.

@@ -16,35 +16,42 @@ use crate::parse::{
     DType, ExampleParser, FeatureSpec, FeatureSpecs, KeysSeen, Partition, RaggedTensor, SparseTensor, Tensor,
 };
 
-/// How one spec becomes a column.
+/// How one spec becomes a column. Kept small (the rarer plans boxed): a schema holds one for
+/// every column.
 #[derive(Debug, Clone)]
 pub(super) enum Plan {
     /// A dense tensor: the batch dimension, then these fixed dimensions.
-    Fixed { dims: Vec<usize> },
+    Fixed { dims: Box<[usize]> },
     /// A sparse tensor of `[batch, n]`: one list per row.
     VarLen,
     /// A ragged tensor: `lists` list levels (the batch's row splits included) over flat values
     /// with these inner fixed dimensions.
-    Ragged { lists: usize, inner: Vec<usize> },
+    Ragged(Box<(usize, Vec<usize>)>),
     /// A `SparseFeature`: its index features and value feature as struct fields.
-    Sparse { index_keys: Vec<String>, value_key: String },
+    Sparse(Box<(Vec<String>, String)>),
 }
 
-/// One column: its name, plan, string form and the feature whose presence decides NULL.
+/// One column: its plan, string form and the feature whose presence decides NULL. Its name is
+/// its field's in the schema (not held twice: a schema of a million features would hold every
+/// name once more).
 #[derive(Debug, Clone)]
 pub(super) struct Column {
-    pub(super) name: String,
     pub(super) plan: Plan,
     pub(super) dtype: DType,
     pub(super) utf8: bool,
-    pub(super) presence_key: Option<String>,
+    pub(super) presence_key: Option<Box<str>>,
 }
 
 /// The plan of one Example spec, or why it has no columnar form.
-pub(super) fn plan_of(name: &str, spec: &FeatureSpec) -> Result<(Plan, Option<String>), ColumnarError> {
+pub(super) fn plan_of(name: &str, spec: &FeatureSpec) -> Result<(Plan, Option<Box<str>>), ColumnarError> {
     Ok(match spec {
-        FeatureSpec::FixedLen(s) => (Plan::Fixed { dims: s.shape.clone() }, None),
-        FeatureSpec::VarLen(_) => (Plan::VarLen, Some(name.to_owned())),
+        FeatureSpec::FixedLen(s) => (
+            Plan::Fixed {
+                dims: s.shape.as_slice().into(),
+            },
+            None,
+        ),
+        FeatureSpec::VarLen(_) => (Plan::VarLen, Some(name.into())),
         FeatureSpec::Ragged(s) => {
             let uniform_last = matches!(s.partitions.last(), Some(Partition::UniformRowLength(_)));
             let inner = match s.partitions.last() {
@@ -52,8 +59,8 @@ pub(super) fn plan_of(name: &str, spec: &FeatureSpec) -> Result<(Plan, Option<St
                 _ => Vec::new(),
             };
             let lists = 1 + s.partitions.len() - usize::from(uniform_last);
-            let key = s.value_key.clone().unwrap_or_else(|| name.to_owned());
-            (Plan::Ragged { lists, inner }, Some(key))
+            let key = s.value_key.as_deref().unwrap_or(name);
+            (Plan::Ragged(Box::new((lists, inner))), Some(key.into()))
         }
         FeatureSpec::Sparse(s) => {
             let mut seen = std::collections::BTreeSet::new();
@@ -68,11 +75,8 @@ pub(super) fn plan_of(name: &str, spec: &FeatureSpec) -> Result<(Plan, Option<St
                     reason: "a SparseFeature whose index and value keys repeat has no struct form".into(),
                 });
             }
-            let plan = Plan::Sparse {
-                index_keys: s.index_keys.clone(),
-                value_key: s.value_key.clone(),
-            };
-            (plan, Some(s.value_key.clone()))
+            let plan = Plan::Sparse(Box::new((s.index_keys.clone(), s.value_key.clone())));
+            (plan, Some(s.value_key.as_str().into()))
         }
         FeatureSpec::FixedLenSequence(_) => {
             return Err(ColumnarError::Unsupported {
@@ -91,8 +95,8 @@ pub(super) fn column_type(column: &Column) -> DataType {
     match &column.plan {
         Plan::Fixed { dims } => fixed_type(value, dims),
         Plan::VarLen => list_type(value),
-        Plan::Ragged { lists, inner } => (0..*lists).fold(fixed_type(value, inner), |t, _| list_type(t)),
-        Plan::Sparse { index_keys, value_key } => DataType::Struct(sparse_fields(index_keys, value_key, value)),
+        Plan::Ragged(ragged) => (0..ragged.0).fold(fixed_type(value, &ragged.1), |t, _| list_type(t)),
+        Plan::Sparse(keys) => DataType::Struct(sparse_fields(&keys.0, &keys.1, value)),
     }
 }
 
@@ -132,32 +136,35 @@ impl ExampleColumns {
     ) -> Result<ExampleColumns, ColumnarError> {
         let parser = ExampleParser::new(specs)?.varlen_as_row_splits();
         let mut columns = Vec::with_capacity(specs.len());
+        // Each field straight into its `Arc`, and the columns found by name through a sorted
+        // index rather than a hash map: a schema of a million features would otherwise hold
+        // a second copy of every field, or a table of every name, while it is compiled.
+        let mut fields = Vec::with_capacity(specs.len());
         let mut presence: FxHashMap<String, Vec<usize>> = FxHashMap::default();
         for (name, spec) in in_order(specs, order) {
             let (plan, presence_key) = plan_of(name, spec)?;
             if let Some(key) = &presence_key {
-                presence.entry(key.clone()).or_default().push(columns.len());
+                presence.entry(key.to_string()).or_default().push(columns.len());
             }
-            columns.push(Column {
-                name: name.clone(),
+            let column = Column {
                 plan,
                 dtype: spec.dtype(),
                 utf8: strings.utf8(name),
                 presence_key,
-            });
+            };
+            fields.push(Arc::new(Field::new(
+                name,
+                column_type(&column),
+                column.presence_key.is_some(),
+            )));
+            columns.push(column);
         }
-        // Each field straight into its `Arc`, and the columns found by name through a sorted
-        // index rather than a hash map: a schema of a million features would otherwise hold
-        // a second copy of every field, or a table of every name, while it is compiled.
-        let fields: Fields = columns
-            .iter()
-            .map(|c| Arc::new(Field::new(&c.name, column_type(c), c.presence_key.is_some())))
-            .collect();
+        let fields = Fields::from(fields);
         let mut by_name: Vec<usize> = (0..columns.len()).collect();
-        by_name.sort_unstable_by(|&a, &b| columns[a].name.cmp(&columns[b].name));
+        by_name.sort_unstable_by(|&a, &b| fields[a].name().cmp(fields[b].name()));
         let column_named = |name: &str| {
             by_name
-                .binary_search_by(|&c| columns[c].name.as_str().cmp(name))
+                .binary_search_by(|&c| fields[c].name().as_str().cmp(name))
                 .ok()
                 .map(|at| by_name[at])
         };
@@ -188,7 +195,7 @@ impl ExampleColumns {
             let rows = seen.rows(key).ok_or_else(|| ColumnarError::Unsupported {
                 column: columns
                     .first()
-                    .map(|&c| self.columns[c].name.clone())
+                    .map(|&c| self.schema.field(c).name().clone())
                     .unwrap_or_default(),
                 reason: format!("the parse did not report which records hold feature {key:?}"),
             })?;
@@ -267,7 +274,13 @@ impl ExampleColumns {
                 let c = self.column_of_output[output];
                 let column_valid = valid.get(c).and_then(|v| v.as_deref());
                 if arrays[c]
-                    .replace(column_array(&self.columns[c], tensor, rows, column_valid)?)
+                    .replace(column_array(
+                        self.schema.field(c).name(),
+                        &self.columns[c],
+                        tensor,
+                        rows,
+                        column_valid,
+                    )?)
                     .is_none()
                 {
                     made[c / width] += 1;
@@ -298,7 +311,7 @@ impl ExampleColumns {
         }
         // A column after `next` whose tensor never came: nothing from it on was handed out.
         match (next..columns).find(|&c| arrays[c].is_none()) {
-            Some(c) => Err(missing(&self.columns[c].name)),
+            Some(c) => Err(missing(self.schema.field(c).name())),
             None => Ok(()),
         }
     }
@@ -314,12 +327,12 @@ fn missing(column: &str) -> ColumnarError {
 /// The column of one spec, made from its tensor (taken out of the batch's tensors; `None` if
 /// the parse gave none): numeric values move into the Arrow array without a copy.
 pub(super) fn column_array(
+    name: &str,
     column: &Column,
     tensor: Option<Tensor>,
     nrows: usize,
     valid: Option<&[bool]>,
 ) -> Result<ArrayRef, ColumnarError> {
-    let name = column.name.as_str();
     let tensor = tensor.ok_or_else(|| missing(name))?;
     match (&column.plan, tensor) {
         (Plan::Fixed { dims }, Tensor::Dense(t)) => {
@@ -343,10 +356,8 @@ pub(super) fn column_array(
             let values = dense_values_owned(t.values, column.utf8, name, &row_of)?;
             list(values, &offsets, valid, name)
         }
-        (Plan::Ragged { lists, inner }, Tensor::Ragged(t)) => ragged_array(name, &t, *lists, inner, column.utf8, valid),
-        (Plan::Sparse { index_keys, value_key }, Tensor::Sparse(t)) => {
-            sparse_struct(name, &t, index_keys, value_key, column.utf8, nrows, valid)
-        }
+        (Plan::Ragged(ragged), Tensor::Ragged(t)) => ragged_array(name, &t, ragged.0, &ragged.1, column.utf8, valid),
+        (Plan::Sparse(keys), Tensor::Sparse(t)) => sparse_struct(name, &t, &keys.0, &keys.1, column.utf8, nrows, valid),
         _ => Err(missing(name)),
     }
 }

@@ -63,6 +63,7 @@ impl SequenceColumns {
     ) -> Result<SequenceColumns, ColumnarError> {
         let parser = SequenceParser::new(specs)?;
         let mut context = Vec::new();
+        let mut context_names = Vec::new();
         let mut context_keys: FxHashMap<Vec<u8>, Vec<usize>> = FxHashMap::default();
         for (name, spec) in in_order(&specs.context_features, order) {
             let (plan, presence_key) = plan_of(name, spec)?;
@@ -72,8 +73,8 @@ impl SequenceColumns {
                     .or_default()
                     .push(context.len());
             }
+            context_names.push(name.clone());
             context.push(Column {
-                name: name.clone(),
                 plan,
                 dtype: spec.dtype(),
                 utf8: strings.utf8(name),
@@ -121,7 +122,8 @@ impl SequenceColumns {
         }
         let mut fields: Vec<Field> = context
             .iter()
-            .map(|c| Field::new(&c.name, column_type(c), c.presence_key.is_some()))
+            .zip(context_names)
+            .map(|(c, name)| Field::new(name, column_type(c), c.presence_key.is_some()))
             .collect();
         for l in &lists {
             fields.push(Field::new(&l.name, list_column_type(l), true));
@@ -167,7 +169,7 @@ impl SequenceColumns {
         for columns in self.context_keys.values() {
             let mut present = vec![false; n];
             for &c in columns {
-                match rows_with_values(&self.context[c], &parsed.context, n) {
+                match rows_with_values(self.schema.field(c).name(), &self.context[c], &parsed.context, n) {
                     Some(rows) => present.iter_mut().zip(&rows).for_each(|(p, &h)| *p |= h),
                     None => present.iter_mut().for_each(|p| *p = false),
                 }
@@ -237,7 +239,9 @@ impl SequenceColumns {
         let mut arrays = Vec::with_capacity(self.context.len() + self.lists.len());
         for (i, c) in self.context.iter().enumerate() {
             let valid = c.presence_key.is_some().then(|| context_valid[i].as_slice());
-            arrays.push(column_array(c, parsed.context.remove(&c.name), n, valid)?);
+            // The context columns come first in the schema, each named by its field.
+            let name = self.schema.field(i).name();
+            arrays.push(column_array(name, c, parsed.context.remove(name), n, valid)?);
         }
         for (i, l) in self.lists.iter().enumerate() {
             // Taken, so that numeric values become the array's buffer without a copy.
@@ -322,10 +326,10 @@ fn dense_steps(
 /// For a column that can be NULL, which rows got at least one value from the parse (`None`
 /// when the column cannot be NULL or its tensor is not of the expected kind). A row with a
 /// value has the feature, so only the other rows need their keys looked at.
-fn rows_with_values(column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
+fn rows_with_values(name: &str, column: &Column, tensors: &TensorMap, nrows: usize) -> Option<Vec<bool>> {
     column.presence_key.as_ref()?;
     let mut rows = vec![false; nrows];
-    match tensors.get(column.name.as_str())? {
+    match tensors.get(name)? {
         Tensor::Sparse(t) => {
             for &r in t.indices.column(0) {
                 if let Some(row) = usize::try_from(r).ok().and_then(|r| rows.get_mut(r)) {

@@ -118,8 +118,12 @@ struct RaggedOutput {
 #[derive(Debug, Clone)]
 pub struct ExampleParser {
     slots: Vec<Slot>,
-    lookup: FxHashMap<Box<[u8]>, usize>,
-    outputs: Vec<(String, Output)>,
+    /// Feature key → its slot; shared with the [`KeysSeen`] of each batch, which answers by it.
+    lookup: Arc<FxHashMap<Box<[u8]>, usize>>,
+    /// Each output, named only when its name is not its slot's key (a `SparseFeature`'s or
+    /// `RaggedFeature`'s): a schema of a million features would otherwise hold every name
+    /// once more (see [`ExampleParser::output_name`]).
+    outputs: Vec<(Option<Box<str>>, Output)>,
     /// Per slot, the size its column reached in the last batch (see [`ColumnSize`]).
     column_sizes: Arc<[ColumnSize]>,
     /// The requested keys' slots in the order the last batch's records listed them, which the
@@ -257,7 +261,9 @@ pub(crate) fn check_specs<'a>(specs: &'a FeatureSpecs, example_op: bool) -> Resu
 /// Which of a spec's feature keys each record of a batch holds, as the parse found them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeysSeen {
-    keys: Vec<String>,
+    /// Each key's place among a record's flags: the parser's own table, shared rather than
+    /// copied (a schema of a million features would hold every key once more per batch).
+    keys: Arc<FxHashMap<Box<[u8]>, usize>>,
     /// Record-major: `keys.len()` flags per record.
     seen: Vec<bool>,
 }
@@ -272,7 +278,7 @@ pub(crate) struct ParsedBatch {
 impl KeysSeen {
     /// For each record, whether it holds `key`; `None` for a key the spec does not read.
     pub fn rows(&self, key: &str) -> Option<Vec<bool>> {
-        let at = self.keys.iter().position(|k| k == key)?;
+        let at = *self.keys.get(key.as_bytes())?;
         Some(self.seen.iter().skip(at).step_by(self.keys.len()).copied().collect())
     }
 }
@@ -400,16 +406,23 @@ impl ExampleParser {
                     validate: f.validate,
                 })),
             };
-            outputs.push((name.clone(), output));
+            // Named by its slot when that is its name (see `output_name`).
+            let named = match &output {
+                Output::Fixed(slot) | Output::Padded { slot, .. } | Output::VarLen(slot) => slots[*slot].key != *name,
+                Output::Sparse(_) | Output::Ragged(_) => true,
+            };
+            outputs.push((named.then(|| name.as_str().into()), output));
         }
         drop(index);
         // A SparseFeature's or RaggedFeature's keys can outnumber the specs.
         slots.shrink_to_fit();
-        let lookup = slots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.key.as_bytes().to_vec().into_boxed_slice(), i))
-            .collect();
+        let lookup = Arc::new(
+            slots
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.key.as_bytes().to_vec().into_boxed_slice(), i))
+                .collect(),
+        );
         let column_sizes = slots.iter().map(|_| ColumnSize::default()).collect();
         ExampleParser {
             slots,
@@ -462,7 +475,7 @@ impl ExampleParser {
 
     fn keys_seen(&self, seen: Vec<bool>) -> KeysSeen {
         KeysSeen {
-            keys: self.slots.iter().map(|s| s.key.clone()).collect(),
+            keys: Arc::clone(&self.lookup),
             seen,
         }
     }
@@ -585,11 +598,9 @@ impl ExampleParser {
                 size.reserve_values(records.len(), bytes, &mut column.values);
             }
         }
-        let mut careful = Careful {
-            found: vec![None; self.slots.len()],
-            order: Vec::with_capacity(self.slots.len()),
-            done: vec![false; self.slots.len()],
-        };
+        // Made when a record first takes the careful path: a wide spec's records mostly take
+        // the fast one, and its tables cost tens of bytes a slot.
+        let mut careful: Option<Careful> = None;
         let mut found: Vec<Option<&[u8]>> = vec![None; self.slots.len()];
         let mut marks: Vec<(usize, usize)> = vec![(0, 0); self.slots.len()];
         let mut predicted = match self.key_order.lock() {
@@ -637,7 +648,12 @@ impl ExampleParser {
                     column.truncate_values(mark.0);
                     column.counts.truncate(mark.1);
                 }
-                self.careful_example(record, first + c * chunk_len + j, single, &mut columns, &mut careful)?;
+                let careful = careful.get_or_insert_with(|| Careful {
+                    found: vec![None; self.slots.len()],
+                    order: Vec::with_capacity(self.slots.len()),
+                    done: vec![false; self.slots.len()],
+                });
+                self.careful_example(record, first + c * chunk_len + j, single, &mut columns, careful)?;
                 if let Some(seen) = seen.as_deref_mut() {
                     // The careful walk lists every slot whose key the record holds.
                     let at = seen.len();
@@ -870,7 +886,7 @@ impl ExampleParser {
         let mut out = TensorMap::new();
         self.assemble_each(columns, batch, single, |output, tensor| {
             if let Some(tensor) = tensor {
-                out.insert(self.outputs[output].0.clone(), tensor);
+                out.insert(self.output_name(output).to_owned(), tensor);
             }
             Ok::<(), ParseError>(())
         })?;
@@ -880,7 +896,17 @@ impl ExampleParser {
     /// The output names, in the order of [`ExampleParser::assemble_parsed`]'s outputs.
     #[cfg(feature = "arrow")]
     pub(crate) fn output_names(&self) -> impl Iterator<Item = &str> {
-        self.outputs.iter().map(|(name, _)| name.as_str())
+        (0..self.outputs.len()).map(|output| self.output_name(output))
+    }
+
+    /// The name of output `output`: its own, or its slot's key when that is its name.
+    fn output_name(&self, output: usize) -> &str {
+        match &self.outputs[output] {
+            (Some(name), _) => name,
+            (None, Output::Fixed(slot) | Output::Padded { slot, .. } | Output::VarLen(slot)) => &self.slots[*slot].key,
+            // Compiled with a name (see `compile`).
+            (None, Output::Sparse(_) | Output::Ragged(_)) => "",
+        }
     }
 
     /// The first half of [`parse_batch_seeing_keys`](Self::parse_batch_seeing_keys): the
@@ -938,7 +964,8 @@ impl ExampleParser {
             };
             column.unwrap_or_else(|| Column::new(self.slots[slot].dtype))
         };
-        for (index, (name, output)) in self.outputs.iter().enumerate() {
+        for (index, (_, output)) in self.outputs.iter().enumerate() {
+            let name = self.output_name(index);
             let tensor = match output {
                 Output::Fixed(slot) => {
                     let Role::Fixed { shape, .. } = &self.slots[*slot].role else {
@@ -966,7 +993,7 @@ impl ExampleParser {
                     } = sparse.as_ref();
                     if let Some(want) = size_form_error {
                         return Err(ParseError::new(ParseErrorKind::Spec(Box::new(SpecError::SizeForm {
-                            feature: name.clone(),
+                            feature: name.to_owned(),
                             want,
                         })))
                         .key(name)

@@ -434,8 +434,9 @@ pub(crate) struct SpannedFile {
     stats: ReadStats,
     /// The header offset of the record handed out last.
     last_offset: u64,
-    /// The sequential reader, once a span failed, and where its last record lies.
-    fallback: Option<FileRecordReader>,
+    /// The sequential reader, once a span failed (boxed: the rare path), and where its last
+    /// record lies.
+    fallback: Option<Box<FileRecordReader>>,
     fallback_record: Option<ReaderSpan>,
     /// Opens the sequential reader of the file at its start.
     reopen: Box<dyn Fn() -> Result<FileRecordReader, RecordError> + Send>,
@@ -521,7 +522,7 @@ impl SpannedFile {
                         }
                     }
                     self.current = None;
-                    self.fallback = Some(reader);
+                    self.fallback = Some(Box::new(reader));
                 }
             }
         }

@@ -22,7 +22,9 @@ Then tfrec against itself, on every wide and sequence shape:
                runs them: `tfrec parse --threads N` on the file and on the same records split
                into 4 files, the Python ``Dataset(path).batch(1024).parse(spec).threads(N)``
                iterated in a child process (its import excluded), `tfrec convert --threads N`
-               to Parquet, and `tfrec parse` on the GZIP copy where a shape has one; each figure is the median over rounds of the round's one-thread time
+               to Parquet (the plain file has no ``.idx``: its spans are found by a scan of
+               its headers), and where a shape has a GZIP copy, the same three on it with its
+               seek index (``tfrec index``); each figure is the median over rounds of the round's one-thread time
                over its two-thread time, with the two-thread run's CPU time over the
                one-thread run's beside it (issue 28: at least 1.8x, CPU within 10%)
   arrow        on one core, in one process: the Python package's pipeline parse run inside
@@ -255,8 +257,20 @@ def worker_configurations(tfrec_bin, inputs, cores, scratch, repeat):
              cli("convert", "--spec", spec, "-o", out, *paths)),
         ]
         if shape.gzip:
-            # One compressed stream: one worker inflates while the other parses.
-            pairs.append((dict(row, what="tfrec parse, 1 GZIP file"), cli(*parse, *[path + ".gz"] * repeat)))
+            # One compressed stream with its seek index (`tfrec index`): each worker inflates
+            # its own spans from their checkpoints, as the plain file's spans are found by a
+            # scan of its headers ahead of the workers.
+            gz = path + ".gz"
+            run_cli(tfrec_bin, "index", gz)
+            gzs = [gz] * repeat
+            gz_out = os.path.join(out_dir, f"tfrec-bench-{os.getpid()}-{shape.name}.gz.parquet")
+            outputs.append(gz_out)
+            pairs += [
+                (dict(row, what="tfrec parse, 1 indexed GZIP file"), cli(*parse, *gzs)),
+                (dict(row, what="Python Dataset, indexed GZIP"), dataset(gzs, spec)),
+                (dict(row, what="tfrec convert to Parquet, indexed GZIP"),
+                 cli("convert", "--spec", spec, "-o", gz_out, *gzs)),
+            ]
     return pairs, outputs
 
 

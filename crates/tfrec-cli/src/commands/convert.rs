@@ -94,8 +94,9 @@ pub struct Args {
     /// Save the spec used (given or inferred) as a spec file.
     #[arg(long, value_name = "PATH")]
     save_spec: Option<PathBuf>,
-    /// Threads, 1 to 256 (default: one per core). With two or more, the next batches are read
-    /// and parsed while one is written, and a Parquet output's columns are encoded in
+    /// Threads, 1 to 256 (default: one per core). With two or more, each input file is read
+    /// on that many threads where it can be cut into spans (as `tfrec count --threads`), the
+    /// next batches are read and parsed while one is written, and a Parquet output's columns are encoded in
     /// parallel (for a table of up to 16 columns, so are up to 4 row groups of less than 64 MB,
     /// each holding its encoded pages until it is written); the output is the same whatever
     /// the number.
@@ -171,7 +172,8 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
     // The compiled columns are all the reading needs: a wide schema's spec is freed before the
     // first batch is parsed, not beside it.
     drop((spec, strings, order));
-    let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows);
+    let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows)
+        .read_threads(pool.current_num_threads());
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
     let in_parts = to == Format::Parquet && ParquetWriter::<File>::takes_parts(&schema);

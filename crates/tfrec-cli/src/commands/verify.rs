@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};
-use tfrec::record::{OnCorruption, RecordError, RecordReader};
+use tfrec::record::{MultiFileReader, OnCorruption, RecordError};
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
@@ -18,6 +18,10 @@ pub struct Args {
     /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
+    /// Read each file on this many threads where it can be cut into spans (as `tfrec count
+    /// --threads`); the report is the same.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
+    threads: usize,
 }
 
 /// A damaged region: its first problem, and how far the damage reaches when more followed
@@ -69,23 +73,28 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let mut compression = None;
         // A file that could not be read through (not found, the wrong compression): not damage.
         let mut unreadable_file = false;
-        match RecordReader::open(path, options.clone()) {
-            Err(error) => {
+        let mut reader = MultiFileReader::new(vec![path.clone()], options.clone()).threads(args.threads);
+        let first = reader.next_located().map(|r| r.is_some());
+        match first {
+            // Not opened: the file could not be read at all.
+            Err(error) if reader.compression_of(0).is_none() => {
                 unreadable_file = true;
                 regions.push(vec![error]);
             }
-            Ok(mut reader) => {
-                compression = Some(reader.compression().to_string());
+            first => {
+                compression = reader.compression_of(0).map(|c| c.to_string());
+                let mut step = first;
                 let end = loop {
-                    match reader.next_record() {
-                        Ok(Some(_)) => {
+                    match step {
+                        Ok(true) => {
                             if !reader.problems().is_empty() {
                                 regions.push(reader.take_problems());
                             }
                         }
-                        Ok(None) => break None,
+                        Ok(false) => break None,
                         Err(error) => break Some(error),
                     }
+                    step = reader.next_located().map(|r| r.is_some());
                 };
                 records = reader.stats().records;
                 data_bytes = reader.stats().data_bytes;

@@ -138,6 +138,17 @@ impl BatchReader {
         BatchReader::with_source(Source::Files(MultiFileReader::new(files, options)), columns, batch_rows)
     }
 
+    /// Reads each file on `threads` threads where it can be cut into spans
+    /// ([`MultiFileReader::threads`]); the records and so the batches are the same. A byte
+    /// range ([`BatchReader::byte_range`]) is read on one.
+    pub fn read_threads(mut self, threads: usize) -> BatchReader {
+        self.source = match self.source {
+            Source::Files(files) => Source::Files(files.threads(threads)),
+            range => range,
+        };
+        self
+    }
+
     /// Batches of the records of one uncompressed file whose header offsets lie in
     /// `start..end` (so that byte ranges splitting a file give each record to one range). The
     /// record index at `RecordIndex::default_path(path)` is used when present, else the file's

@@ -12,9 +12,9 @@ use super::data::{Counters, RecordBatch};
 use super::error::{DatasetError, PipelineError};
 use super::items::{ItemStage, StageStream};
 use super::source::FileSource;
-use super::spans::SpanBoard;
 use super::stages::{self, Stage, Stream};
 use crate::parse::{ExampleParser, FeatureSpecs, ParsedSequences, SequenceParser, SequenceSpecs, SpecError, TensorMap};
+use crate::record::spans::SpanBoard;
 use crate::record::{expand_inputs, OnCorruption, ReaderOptions, RecordError};
 
 /// How [`Dataset::shard_by`] splits a data set between workers.

@@ -61,7 +61,6 @@ mod elements;
 mod error;
 mod items;
 mod source;
-mod spans;
 mod stages;
 mod workers;
 

@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::data::{Counters, RecordBatch, RecordOrigin, StoredCrc, MAX_PROBLEMS};
-use super::spans::{FileSpans, NextSpan, SpanBoard};
 use super::stages::Stream;
 use crate::record::format::{FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use crate::record::output::PendingFile;
+use crate::record::spans::{FileSpans, NextSpan, SpanBoard};
 use crate::record::{
-    Compression, FileRecordReader, IndexEntry, IndexError, KnownIndex, ReaderOptions, RecordError, RecordFile,
-    RecordIndex, RecordReader, SeekIndex, Span, DEFAULT_SPACING,
+    Compression, FileRecordReader, IndexEntry, IndexError, KnownIndex, ReaderOptions, RecordError, RecordIndex,
+    RecordReader, SeekIndex, Span, DEFAULT_SPACING,
 };
 
 /// Counts the on-disk (compressed) bytes read from a file, for a progress bar, and copies
@@ -276,8 +276,18 @@ impl FileSource {
     /// else for sequential reading (with the index being made of it, when asked for).
     fn open(&self, path: &std::path::Path) -> Result<(FileReading, Option<IndexMaking>), RecordError> {
         if let Some(board) = &self.board {
-            if let Some(file) = RecordFile::open_indexed(path, self.options.compression, self.known.get(path)) {
-                let spans = Arc::new(FileSpans::new(file, self.spans_ahead, self.options.max_record_len));
+            // A plain file without an index is scanned ahead of the workers, unless its index is
+            // to be made by this read (which the sequential reader does).
+            let spans = FileSpans::open(
+                path,
+                self.options.compression,
+                self.known.get(path),
+                self.spans_ahead,
+                self.options.max_record_len,
+                !self.write_indexes,
+            );
+            if let Some(spans) = spans {
+                let spans = Arc::new(spans);
                 board.add(&spans);
                 let cursor = SpanCursor {
                     spans,

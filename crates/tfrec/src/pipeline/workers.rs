@@ -13,7 +13,7 @@ use super::batches::BatchStream;
 use super::data::{Counters, RecordBatch};
 use super::dataset::{Pipeline, Work};
 use super::error::PipelineError;
-use super::spans::SpanBoard;
+use crate::record::spans::SpanBoard;
 
 impl<T: Send + 'static> Pipeline<T> {
     /// Starts the threads and returns the iterator of results.

@@ -13,6 +13,7 @@ use super::format::HEADER_LEN;
 use super::names::{is_hidden_name, looks_like_records_by_name, sniff_is_record};
 use super::reader::{FileRecordReader, ReadStats, ReaderOptions, RecordReader};
 use super::remote;
+use super::spans::{FileSpans, SpannedFile};
 
 /// Expands inputs into a list of files: a file stays itself; a directory gives the record files
 /// in it and in its subdirectories, at any depth (as TFX's `Split-train/…` layout needs), sorted
@@ -149,6 +150,14 @@ impl<R: Read> Read for CountingRead<R> {
     }
 }
 
+/// The file a [`MultiFileReader`] reads.
+enum OpenFile {
+    /// By its record reader, one record after another.
+    Sequential(FileRecordReader),
+    /// In spans, on several threads.
+    Spans(SpannedFile),
+}
+
 /// A record and where it came from.
 #[derive(Debug, Clone, Copy)]
 pub struct LocatedRecord<'a> {
@@ -205,7 +214,10 @@ pub struct MultiFileReader {
     options: ReaderOptions,
     /// Index in `files` of the file `current` reads, or of the next file to open.
     file_index: usize,
-    current: Option<FileRecordReader>,
+    current: Option<OpenFile>,
+    /// Each file is read on this many threads when it can be cut into spans (see
+    /// [`MultiFileReader::threads`]).
+    threads: usize,
     /// The compression each file was read with, once opened (parallel to `files`).
     compressions: Vec<Option<Compression>>,
     /// Counters of the files already finished.
@@ -224,6 +236,7 @@ impl MultiFileReader {
             options,
             file_index: 0,
             current: None,
+            threads: 1,
             compressions: Vec::new(),
             finished: ReadStats::default(),
             problems: Vec::new(),
@@ -241,6 +254,18 @@ impl MultiFileReader {
         Ok(Self::new(expand_inputs(inputs)?, options))
     }
 
+    /// Reads each file on `threads` threads (default 1) where it can be cut into spans at
+    /// record boundaries: a GZIP or ZLIB file with a fresh seek index (`FILE.zidx`), a plain
+    /// file with an `.idx` that covers it, or any plain local file (its boundaries found by a
+    /// scan of its record headers ahead of the threads). The records, their order, offsets,
+    /// counts and errors are those of one thread: a span that fails hands the file back to
+    /// the sequential reader at the first record not yet read, which reports the damage, or
+    /// skips it under [`OnCorruption`](super::OnCorruption)'s options, as it always does.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
     /// Up to `max` records that the current file's reader holds whole in its window, each to
     /// `each` with its file's index and offset; how many. 0 when the next record needs
     /// [`next_located`](Self::next_located) (a file to open, a refill, damage, the end), which
@@ -248,7 +273,12 @@ impl MultiFileReader {
     pub(crate) fn take_whole_in_window(&mut self, max: usize, mut each: impl FnMut(&[u8], usize, u64)) -> usize {
         let file = self.file_index;
         match self.current.as_mut() {
-            Some(reader) if !self.ended => reader.read_whole_in_window(max, |data, offset, _| each(data, file, offset)),
+            Some(OpenFile::Sequential(reader)) if !self.ended => {
+                reader.read_whole_in_window(max, |data, offset, _| each(data, file, offset))
+            }
+            Some(OpenFile::Spans(spans)) if !self.ended => {
+                spans.take_whole(max, |data, offset| each(data, file, offset))
+            }
             _ => 0,
         }
     }
@@ -281,11 +311,16 @@ impl MultiFileReader {
             if self.ended {
                 return Ok(None);
             }
-            let Some(reader) = self.current.as_mut() else {
+            let Some(open) = self.current.as_mut() else {
                 self.open_next()?;
                 continue;
             };
-            match reader.next_span() {
+            // The sequential reader's span of the record; a spanned file keeps its own.
+            let step = match open {
+                OpenFile::Sequential(reader) => reader.next_span().map(|s| s.map(Some)),
+                OpenFile::Spans(spans) => spans.advance().map(|more| more.then_some(None)),
+            };
+            match step {
                 Ok(Some(span)) => break span,
                 Ok(None) => self.close_current(),
                 Err(error) => {
@@ -295,25 +330,38 @@ impl MultiFileReader {
                 }
             }
         };
-        match (&self.current, self.files.get(self.file_index)) {
-            (Some(reader), Some(path)) => Ok(Some(LocatedRecord {
-                data: reader.span_data(span),
-                path,
-                offset: reader.last_record_offset(),
-                file_index: self.file_index,
-            })),
-            _ => Ok(None),
-        }
+        let (Some(open), Some(path)) = (&self.current, self.files.get(self.file_index)) else {
+            return Ok(None);
+        };
+        let (data, offset) = match (open, span) {
+            (OpenFile::Sequential(reader), Some(span)) => (reader.span_data(span), reader.last_record_offset()),
+            (OpenFile::Spans(spans), _) => spans.last_record(),
+            (OpenFile::Sequential(_), None) => return Ok(None),
+        };
+        Ok(Some(LocatedRecord {
+            data,
+            path,
+            offset,
+            file_index: self.file_index,
+        }))
     }
 
     /// The file the last record came from (or the one being read).
     pub fn current_path(&self) -> Option<&Path> {
-        self.current.as_ref().and_then(|r| r.path())
+        match &self.current {
+            Some(OpenFile::Sequential(reader)) => reader.path(),
+            Some(OpenFile::Spans(_)) => self.files.get(self.file_index).map(PathBuf::as_path),
+            None => None,
+        }
     }
 
     /// The stream offset of the last record returned, within its file.
     pub fn last_record_offset(&self) -> u64 {
-        self.current.as_ref().map_or(0, |r| r.last_record_offset())
+        match &self.current {
+            Some(OpenFile::Sequential(reader)) => reader.last_record_offset(),
+            Some(OpenFile::Spans(spans)) => spans.last_record_offset(),
+            None => 0,
+        }
     }
 
     /// The files this reader reads, in order.
@@ -329,16 +377,33 @@ impl MultiFileReader {
     /// Counters over all files so far.
     pub fn stats(&self) -> ReadStats {
         let mut stats = self.finished;
-        if let Some(reader) = &self.current {
-            stats.add(&reader.stats());
+        match &self.current {
+            Some(OpenFile::Sequential(reader)) => stats.add(&reader.stats()),
+            Some(OpenFile::Spans(spans)) => stats.add(&spans.stats()),
+            None => {}
         }
         stats
     }
 
     /// Problems skipped so far, over all files (see [`RecordReader::problems`]).
     pub fn problems(&self) -> Vec<&RecordError> {
-        let current = self.current.iter().flat_map(|r| r.problems());
+        let current = match &self.current {
+            Some(OpenFile::Sequential(reader)) => reader.problems(),
+            Some(OpenFile::Spans(spans)) => spans.problems(),
+            None => &[],
+        };
         self.problems.iter().chain(current).collect()
+    }
+
+    /// Takes the problems skipped so far, over all files: each is returned once.
+    pub fn take_problems(&mut self) -> Vec<RecordError> {
+        let mut problems = std::mem::take(&mut self.problems);
+        match &mut self.current {
+            Some(OpenFile::Sequential(reader)) => problems.extend(reader.take_problems()),
+            Some(OpenFile::Spans(spans)) => problems.extend(spans.take_problems()),
+            None => {}
+        }
+        problems
     }
 
     /// On-disk (compressed) bytes read so far, for a progress bar.
@@ -367,15 +432,41 @@ impl MultiFileReader {
             self.ended = true;
             return Ok(());
         };
-        let counter = Arc::clone(&self.disk_bytes);
-        let reader = RecordReader::open_with(path, self.options.clone(), move |file, _| {
-            Box::new(CountingRead { inner: file, counter }) as Box<dyn Read + Send>
-        });
-        match reader {
-            Ok(reader) => {
+        let (options, counter) = (self.options.clone(), Arc::clone(&self.disk_bytes));
+        let open_sequential = move |path: &Path| {
+            let counter = Arc::clone(&counter);
+            RecordReader::open_with(path, options.clone(), move |file, _| {
+                Box::new(CountingRead { inner: file, counter }) as Box<dyn Read + Send>
+            })
+        };
+        let spans = (self.threads > 1)
+            .then(|| {
+                let o = &self.options;
+                FileSpans::open(path, o.compression, None, 2 * self.threads, o.max_record_len, true)
+            })
+            .flatten();
+        let opened = match spans {
+            Some(spans) => {
+                let reopen_path = path.clone();
+                let reopen = Box::new(move || open_sequential(&reopen_path));
+                let disk_bytes = Arc::clone(&self.disk_bytes);
+                Ok(OpenFile::Spans(SpannedFile::start(
+                    spans,
+                    self.threads,
+                    disk_bytes,
+                    reopen,
+                )))
+            }
+            None => open_sequential(path).map(OpenFile::Sequential),
+        };
+        match opened {
+            Ok(open) => {
                 self.compressions.resize(self.files.len(), None);
-                self.compressions[self.file_index] = Some(reader.compression());
-                self.current = Some(reader);
+                self.compressions[self.file_index] = Some(match &open {
+                    OpenFile::Sequential(reader) => reader.compression(),
+                    OpenFile::Spans(spans) => spans.compression(),
+                });
+                self.current = Some(open);
                 Ok(())
             }
             Err(error) => {
@@ -386,11 +477,18 @@ impl MultiFileReader {
     }
 
     fn close_current(&mut self) {
-        if let Some(mut reader) = self.current.take() {
-            self.finished.add(&reader.stats());
-            self.problems.extend(reader.take_problems());
-            self.file_index += 1;
+        match self.current.take() {
+            Some(OpenFile::Sequential(mut reader)) => {
+                self.finished.add(&reader.stats());
+                self.problems.extend(reader.take_problems());
+            }
+            Some(OpenFile::Spans(mut spans)) => {
+                self.finished.add(&spans.stats());
+                self.problems.extend(spans.take_problems());
+            }
+            None => return,
         }
+        self.file_index += 1;
     }
 }
 

@@ -24,6 +24,7 @@ mod scan;
 mod seek_index;
 mod shards;
 mod shuffle;
+pub(crate) mod spans;
 mod writer;
 mod zran;
 
@@ -33,7 +34,6 @@ pub use files::{expand_inputs, expand_inputs_allow_empty, LocatedRecord, MultiFi
 pub use index::{IndexEntry, IndexError, IndexedReader, RecordIndex};
 pub use inflate::StreamDamage;
 pub use plan::{plan_read_units, ReadUnit};
-#[cfg(feature = "pipeline")]
 pub(crate) use random_access::KnownIndex;
 pub use random_access::{RecordFile, RecordFiles, DEFAULT_CACHE_BYTES};
 #[cfg(feature = "pipeline")]
@@ -44,7 +44,6 @@ pub use reader::{
 };
 #[cfg(feature = "npz")]
 pub(crate) use remote::read_exact_at;
-#[cfg(feature = "pipeline")]
 pub(crate) use seek_index::Span;
 pub use seek_index::{Checkpoint, SeekIndex, DEFAULT_SPACING, SEEK_INDEX_VERSION};
 pub use shards::{is_shard_name, shard_extension, shard_name, ShardHash};

@@ -23,7 +23,6 @@ use super::remote::{Positional, Source};
 use super::seek_index::{SeekIndex, Span, DEFAULT_SPACING};
 
 /// An index made in memory by a read of this process, for [`RecordFile::open_indexed`].
-#[cfg(feature = "pipeline")]
 #[derive(Debug, Clone)]
 pub(crate) enum KnownIndex {
     /// A plain file's record offsets.
@@ -646,7 +645,6 @@ impl RecordFile {
     /// (so a span read sees every byte a sequential read would). `None` otherwise, or on any
     /// problem opening it: the sequential reader then reads the file, and reports what is
     /// wrong with it. Nothing is built or written here.
-    #[cfg(feature = "pipeline")]
     pub(crate) fn open_indexed(
         path: &Path,
         choice: CompressionChoice,
@@ -687,7 +685,6 @@ impl RecordFile {
         Self::from_parts(file, path, index, index_file).ok()
     }
 
-    #[cfg(feature = "pipeline")]
     /// On-disk bytes of unit `unit` of [`RecordFile::read_units`] (for a compressed file, from
     /// its checkpoint to the next one's), for a progress count.
     pub(crate) fn unit_disk_bytes(&self, unit: &Range<usize>) -> u64 {

@@ -73,6 +73,9 @@ fn ten_kb(n: usize) -> impl Iterator<Item = Vec<u8>> {
     })
 }
 
+/// A shape's records, drawn as they are written.
+type Records = Box<dyn Iterator<Item = Vec<u8>>>;
+
 /// Writes `records` as a GZIP TFRecord file at `path` (as TensorFlow's `GZIP` option does),
 /// unless `reuse` and it is there already.
 fn write_gzip(path: &Path, reuse: bool, records: impl Iterator<Item = Vec<u8>>) {
@@ -100,7 +103,7 @@ fn main() {
     let igzip = Path::new("/usr/bin/igzip");
     let scale = data::scale();
     let n = |at_scale_1: f64| (at_scale_1 * scale) as usize;
-    let shapes: [(&str, Box<dyn Iterator<Item = Vec<u8>>>); 4] = [
+    let shapes: [(&str, Records); 4] = [
         ("small", Box::new(data::short_lists(n(1_600_000.0)))),
         ("10kb", Box::new(ten_kb(n(10_000.0)))),
         ("wide", Box::new(data::wide(n(110_000.0)))),

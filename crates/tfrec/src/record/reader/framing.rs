@@ -343,11 +343,14 @@ pub(super) fn read_source<R: Read>(
     }
 }
 
+/// A record framed ahead of the reader's position: its data's start and length in the window
+/// and its stored data CRC.
+type Framed = (usize, usize, u32);
+
 /// Records framed ahead of the reader's position (see
-/// [`RecordReader::read_whole_in_window`]): `records[..len]`, each its data's start and length
-/// in the window and its stored data CRC.
+/// [`RecordReader::read_whole_in_window`]): `records[..len]`.
 struct Batch {
-    records: [(usize, usize, u32); CRC_LANES],
+    records: [Framed; CRC_LANES],
     len: usize,
 }
 
@@ -358,13 +361,13 @@ impl Batch {
     }
 
     #[inline]
-    fn as_slice(&self) -> &[(usize, usize, u32)] {
+    fn as_slice(&self) -> &[Framed] {
         &self.records[..self.len]
     }
 
     /// All [`CRC_LANES`] records when the batch is full, else the ones it has.
     #[inline]
-    fn records(&self) -> Result<[(usize, usize, u32); CRC_LANES], &[(usize, usize, u32)]> {
+    fn records(&self) -> Result<[Framed; CRC_LANES], &[Framed]> {
         if self.len == CRC_LANES {
             Ok(self.records)
         } else {

@@ -5,7 +5,9 @@ use std::io::{self, Read};
 
 use super::super::compression::{Compression, DETECT_PREFIX};
 use super::super::error::{RecordError, RecordErrorKind};
-use super::super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
+use super::super::format::{
+    decode_footer, masked_crc32c, masked_crc32c_each, Header, CRC_LANES, FOOTER_LEN, FRAMING_LEN, HEADER_LEN,
+};
 use super::super::inflate::{NotCompressedAs, StreamDamage};
 use super::{RecordReader, Span};
 
@@ -58,42 +60,80 @@ impl<R: Read> RecordReader<R> {
     /// large for it, damaged, or the end), leaving it unconsumed for `next_span`, which then
     /// refills, reports or resynchronises as usual. So the two read the same records, counted
     /// and numbered the same.
+    ///
+    /// Records are framed [`CRC_LANES`] at a time and their data CRCs computed side by side
+    /// ([`masked_crc32c_each`]): on short records one CRC chain at a time left the CRC unit
+    /// mostly idle. Each is still handed out only once it and every record before it checked.
     #[inline]
     pub(crate) fn read_whole_in_window(&mut self, max: usize, mut each: impl FnMut(&[u8], u64, Option<u32>)) -> usize {
         // Put-back bytes come first and are read by `fill_to`, which this loop does not call.
         if self.ended || !self.replay.is_empty() {
             return 0;
         }
+        let check_here = self.options.verify_data_crc && !self.defer_data_crc;
         let mut taken = 0;
-        while taken < max && self.end - self.pos >= HEADER_LEN {
-            let Ok(len) = self.trusted_len() else {
-                break;
-            };
-            let framed = len + FRAMING_LEN;
-            if framed > self.end - self.pos {
+        while taken < max {
+            let batch = self.whole_records_ahead((max - taken).min(CRC_LANES));
+            if batch.is_empty() {
                 break;
             }
-            let start = self.pos + HEADER_LEN;
-            let stored = decode_footer(&self.footer_at(start + len));
-            let data = &self.window[start..start + len];
-            let deferred = if self.defer_data_crc {
-                Some(stored)
-            } else {
-                if self.options.verify_data_crc && masked_crc32c(data) != stored {
-                    break;
+            let computed = match (check_here, batch.records()) {
+                (false, _) => None,
+                (true, Ok(full)) => Some(masked_crc32c_each(
+                    full.map(|(start, len, _)| &self.window[start..start + len]),
+                )),
+                (true, Err(some)) => {
+                    let mut crcs = [0; CRC_LANES];
+                    for (crc, &(start, len, _)) in crcs.iter_mut().zip(some) {
+                        *crc = masked_crc32c(&self.window[start..start + len]);
+                    }
+                    Some(crcs)
                 }
-                None
             };
-            let offset = self.offset;
-            each(data, offset, deferred);
-            self.consume(framed);
-            self.last_offset = offset;
-            self.next_index += 1;
-            self.stats.records += 1;
-            self.stats.data_bytes += len as u64;
-            taken += 1;
+            for (k, &(start, len, stored)) in batch.as_slice().iter().enumerate() {
+                if computed.is_some_and(|crcs| crcs[k] != stored) {
+                    return taken;
+                }
+                let deferred = self.defer_data_crc.then_some(stored);
+                let offset = self.offset;
+                each(&self.window[start..start + len], offset, deferred);
+                self.consume(len + FRAMING_LEN);
+                self.last_offset = offset;
+                self.next_index += 1;
+                self.stats.records += 1;
+                self.stats.data_bytes += len as u64;
+                taken += 1;
+            }
+            if batch.len < CRC_LANES {
+                break;
+            }
         }
         taken
+    }
+
+    /// Up to `most` (at most [`CRC_LANES`]) records from `window[pos]` on whose headers hold
+    /// and that lie whole in the window, nothing consumed: each one's data start and length
+    /// in the window and its stored data CRC.
+    #[inline]
+    fn whole_records_ahead(&self, most: usize) -> Batch {
+        let mut batch = Batch {
+            records: [(0, 0, 0); CRC_LANES],
+            len: 0,
+        };
+        let mut at = self.pos;
+        while batch.len < most && self.end - at >= HEADER_LEN {
+            let Ok(len) = self.trusted_len_at(at) else {
+                break;
+            };
+            if len + FRAMING_LEN > self.end - at {
+                break;
+            }
+            let start = at + HEADER_LEN;
+            batch.records[batch.len] = (start, len, decode_footer(&self.footer_at(start + len)));
+            batch.len += 1;
+            at = start + len + FOOTER_LEN;
+        }
+        batch
     }
 
     /// At the start of a stream read as plain, the compression its first bytes show, if any.
@@ -116,7 +156,14 @@ impl<R: Read> RecordReader<R> {
     /// fits a `usize`.
     #[inline]
     fn trusted_len(&self) -> Result<usize, RecordErrorKind> {
-        let header = self.header_at_pos();
+        self.trusted_len_at(self.pos)
+    }
+
+    /// [`trusted_len`](Self::trusted_len) of the header at `window[at]` (whole there, at or
+    /// after `pos`).
+    #[inline]
+    fn trusted_len_at(&self, at: usize) -> Result<usize, RecordErrorKind> {
+        let header = self.header_at(at);
         if !header.is_valid() {
             return Err(RecordErrorKind::LengthCrcMismatch {
                 stored: header.stored_crc,
@@ -124,7 +171,7 @@ impl<R: Read> RecordReader<R> {
                 looks_compressed: self.looks_compressed(),
             });
         }
-        self.check_length(header.len)?;
+        self.check_length(header.len, self.offset + (at - self.pos) as u64)?;
         // check_length bounded len by max_record_len, which a usize holds on 64-bit targets;
         // on 32-bit ones a longer record is refused rather than truncated.
         usize::try_from(header.len)
@@ -137,15 +184,16 @@ impl<R: Read> RecordReader<R> {
     }
 
     #[inline]
-    fn header_at_pos(&self) -> Header {
+    fn header_at(&self, at: usize) -> Header {
         let mut bytes = [0u8; HEADER_LEN];
-        bytes.copy_from_slice(&self.window[self.pos..self.pos + HEADER_LEN]);
+        bytes.copy_from_slice(&self.window[at..at + HEADER_LEN]);
         Header::decode(&bytes)
     }
 
     /// Rejects a length that is over the limit, or that cannot fit in what is left of a stream
-    /// of known size. Either way nothing is allocated for it.
-    fn check_length(&self, len: u64) -> Result<(), RecordErrorKind> {
+    /// of known size after the header at stream offset `offset`. Either way nothing is
+    /// allocated for it.
+    fn check_length(&self, len: u64, offset: u64) -> Result<(), RecordErrorKind> {
         if len > self.options.max_record_len {
             return Err(RecordErrorKind::LengthOverLimit {
                 len,
@@ -153,7 +201,7 @@ impl<R: Read> RecordReader<R> {
             });
         }
         if let Some(stream_len) = self.stream_len {
-            let remaining = stream_len.saturating_sub(self.offset + HEADER_LEN as u64);
+            let remaining = stream_len.saturating_sub(offset + HEADER_LEN as u64);
             if len.saturating_add(FOOTER_LEN as u64) > remaining {
                 return Err(RecordErrorKind::LengthExceedsFile { len, remaining });
             }
@@ -291,6 +339,39 @@ pub(super) fn read_source<R: Read>(
                 *eof = true;
                 return 0;
             }
+        }
+    }
+}
+
+/// A record framed ahead of the reader's position: its data's start and length in the window
+/// and its stored data CRC.
+type Framed = (usize, usize, u32);
+
+/// Records framed ahead of the reader's position (see
+/// [`RecordReader::read_whole_in_window`]): `records[..len]`.
+struct Batch {
+    records: [Framed; CRC_LANES],
+    len: usize,
+}
+
+impl Batch {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[Framed] {
+        &self.records[..self.len]
+    }
+
+    /// All [`CRC_LANES`] records when the batch is full, else the ones it has.
+    #[inline]
+    fn records(&self) -> Result<[Framed; CRC_LANES], &[Framed]> {
+        if self.len == CRC_LANES {
+            Ok(self.records)
+        } else {
+            Err(self.as_slice())
         }
     }
 }

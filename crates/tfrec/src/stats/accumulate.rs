@@ -436,6 +436,15 @@ struct RecordScratch {
     entry_of: Vec<u32>,
 }
 
+/// Records longer than this have their values walked twice (checked, then counted) instead
+/// of copied into [`RecordScratch`]: a record of millions of values then costs no memory
+/// beside its own bytes, and a copy would cost more than a second walk only on small records.
+const STREAMED_RECORD_BYTES: usize = 1 << 20;
+
+fn is_streamed(record: &[u8]) -> bool {
+    record.len() > STREAMED_RECORD_BYTES
+}
+
 /// One entry of the record being read.
 #[derive(Debug, Clone)]
 struct PendingEntry {
@@ -535,8 +544,12 @@ impl StatsAccumulator {
     }
 
     /// Decodes every entry of `record` into `scratch`, checking all that decoding checks;
-    /// learns the features not seen before (without counting anything).
+    /// learns the features not seen before (without counting anything). The values of a
+    /// record longer than [`STREAMED_RECORD_BYTES`] are checked and counted but not kept: each
+    /// entry's range is then only its number of values, and [`Self::count_entries`] walks the
+    /// record again.
     fn read_entries(&mut self, record: &[u8], scratch: &mut RecordScratch) -> Result<(), EntryError> {
+        let streamed = is_streamed(record);
         scratch.entries.clear();
         scratch.ints.clear();
         scratch.floats.clear();
@@ -584,6 +597,9 @@ impl StatsAccumulator {
             let kind = feature.kind();
             let values = match kind {
                 None => 0..0,
+                Some(Kind::Int64) if streamed => 0..feature.for_each_int64(|_| ()).map_err(refused)?,
+                Some(Kind::Float) if streamed => 0..feature.for_each_float(|_| ()).map_err(refused)?,
+                Some(Kind::Bytes) if streamed => 0..feature.for_each_bytes(|_| ()).map_err(refused)?,
                 Some(Kind::Int64) => {
                     let start = scratch.ints.len();
                     feature.extend_int64s(&mut scratch.ints).map_err(refused)?;
@@ -658,6 +674,9 @@ impl StatsAccumulator {
 
     /// Counts the entries `read_entries` left in `scratch`.
     fn count_entries(&mut self, record: &[u8], scratch: &RecordScratch) {
+        if is_streamed(record) {
+            return self.count_entries_streamed(record, scratch);
+        }
         let eps = self.options.epsilon;
         for entry in scratch.entries.iter().filter(|e| !e.replaced) {
             let acc = &mut self.features[entry.feature];
@@ -685,6 +704,41 @@ impl StatsAccumulator {
                 }
             }
             acc.add_count(count, 1);
+        }
+    }
+
+    /// Counts the entries of a record whose values `read_entries` did not keep, walking the
+    /// record's entries again: the walk meets them in the order `scratch` lists them, and
+    /// meets no error, since the same bytes decoded once.
+    fn count_entries_streamed(&mut self, record: &[u8], scratch: &RecordScratch) {
+        let eps = self.options.epsilon;
+        let view = ExampleView::new(record);
+        let mut features = view.entries();
+        for entry in &scratch.entries {
+            let Ok(Some((_, feature, _))) = features.next_feature() else {
+                break;
+            };
+            let Some(kind) = entry.kind.filter(|_| !entry.replaced) else {
+                continue;
+            };
+            let acc = &mut self.features[entry.feature];
+            acc.kind = Some(kind);
+            let walked = match kind {
+                Kind::Int64 => {
+                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                    feature.for_each_int64(|x| numeric.add(x as f64))
+                }
+                Kind::Float => {
+                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                    feature.for_each_float(|x| numeric.add(f64::from(x)))
+                }
+                Kind::Bytes => {
+                    let strings = acc.strings.get_or_insert_with(StringAcc::default);
+                    feature.for_each_bytes(|v| strings.add(v))
+                }
+            };
+            debug_assert_eq!(walked.ok(), Some(entry.values.len()));
+            acc.add_count(entry.values.len() as u64, 1);
         }
     }
 

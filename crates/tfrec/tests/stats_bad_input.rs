@@ -243,7 +243,7 @@ fn a_kind_that_changes_names_the_feature_and_the_record_that_shows_it() {
         let error = statistics(&[&a, &b], ReaderOptions::default(), threads)
             .expect_err("kinds differ")
             .to_string();
-        for part in ["\"k\"", "INT and STRING"] {
+        for part in [b.to_str().expect("UTF-8"), "(record 0)", "\"k\"", "INT and STRING"] {
             assert!(error.contains(part), "{part:?} not in {error}");
         }
     }

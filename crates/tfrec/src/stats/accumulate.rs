@@ -829,7 +829,7 @@ impl StatsAccumulator {
 
     /// Fails, changing nothing, when `other` was computed with other options or a feature's
     /// kind differs between the two.
-    fn check_mergeable(&self, other: &StatsAccumulator) -> Result<(), StatsError> {
+    pub(super) fn check_mergeable(&self, other: &StatsAccumulator) -> Result<(), StatsError> {
         if self.options != other.options {
             return Err(StatsError::OptionsDiffer);
         }

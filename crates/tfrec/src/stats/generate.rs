@@ -95,15 +95,7 @@ pub fn statistics_of_files(
     options.validate()?;
     let mut feed = Feed::new(&files, reader, options.sample_rate);
     if threads <= 1 {
-        let mut folder = FileFolder::new(options);
-        let partials = std::iter::from_fn(|| loop {
-            let chunk = feed.next_chunk()?;
-            let counted = count_chunk(options, chunk);
-            if let Some(partial) = folder.fold(counted).transpose() {
-                return Some(partial);
-            }
-        });
-        return merge_partials(options, partials);
+        return merge_chunks(options, || Some(count_chunk(options, feed.next_chunk()?)));
     }
     let shared = Shared {
         feed: Mutex::new(feed),
@@ -117,29 +109,54 @@ pub fn statistics_of_files(
             scope.spawn(move || count_chunks(shared, options, sender));
         }
         drop(sender);
-        let mut folder = FileFolder::new(options);
         // The chunks in file order, as they come: a chunk counted early waits for those before.
         let mut waiting = BTreeMap::new();
         let mut next = 0u64;
-        let partials = std::iter::from_fn(|| loop {
-            let counted = match waiting.remove(&next) {
-                Some(counted) => counted,
+        let out = merge_chunks(options, || loop {
+            match waiting.remove(&next) {
+                Some(counted) => {
+                    next += 1;
+                    shared.merged_one();
+                    return Some(counted);
+                }
                 None => {
                     let (seq, counted) = receiver.recv().ok()?;
                     waiting.insert(seq, counted);
-                    continue;
                 }
-            };
-            next += 1;
-            shared.merged_one();
-            if let Some(partial) = folder.fold(counted).transpose() {
-                return Some(partial);
             }
         });
-        let out = merge_partials(options, partials);
         shared.stop();
         out
     })
+}
+
+/// Folds counted chunks, in file order, into their files' partial statistics and merges those
+/// in file order, as [`merge_partials`] does (the same bytes). A chunk whose kinds disagree
+/// with the files before it is counted again, record by record, on top of them, so that the
+/// error names the file, offset and record a single pass fails on.
+fn merge_chunks(
+    options: &StatsOptions,
+    mut next: impl FnMut() -> Option<Counted>,
+) -> Result<GenerateOutput, StatsError> {
+    let mut total = StatsAccumulator::new(options.clone())?;
+    let mut read_stats = ReadStats::default();
+    let mut folder = FileFolder::new(options);
+    while let Some(counted) = next() {
+        if let Ok(acc) = &counted.result {
+            if total.check_mergeable(acc).is_err() {
+                let mut probe = total.clone();
+                if let Some(file) = &folder.file {
+                    probe.merge(file)?;
+                }
+                counted.chunk.count_into(&mut probe)?;
+            }
+        }
+        if let Some((acc, stats)) = folder.fold(counted)? {
+            total.merge_from(acc)?;
+            read_stats.add(&stats);
+        }
+    }
+    Ok(finish_merged(total, read_stats))
 }
 
 /// The partial statistics of one file: its records read with `reader` options, sampled at
@@ -183,11 +200,16 @@ pub fn merge_partials(
         total.merge_from(acc)?;
         read_stats.add(&stats);
     }
+    Ok(finish_merged(total, read_stats))
+}
+
+/// The statistics of everything merged, with the damage skipped noted on the features.
+fn finish_merged(total: StatsAccumulator, read_stats: ReadStats) -> GenerateOutput {
     let mut statistics = total.finish();
     for dataset in &mut statistics.datasets {
         note_damage(dataset, &read_stats);
     }
-    Ok(GenerateOutput { statistics, read_stats })
+    GenerateOutput { statistics, read_stats }
 }
 
 /// Consecutive records in the sample of one file, copied out of the reader.

@@ -19,25 +19,13 @@
 
 mod data;
 
+use data::children_cpu;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tfrec::example::{Example, Feature};
 use tfrec::record::{Compression, RecordWriter, WriterOptions};
-
-/// CPU seconds used by the finished children of this process so far (user + system), from
-/// `/proc/self/stat`; 0 where there is no such file.
-fn children_cpu() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // Fields after the command name (which may hold spaces) in parentheses: cutime and cstime
-    // are the 16th and 17th fields of the line, in clock ticks (100 a second on Linux).
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |k: usize| fields.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(13) + ticks(14)) / 100.0
-}
 
 /// CPU seconds of one run of `program args` on CPU 0 (its output thrown away).
 fn cpu_seconds(program: &Path, args: &[&str]) -> f64 {

@@ -70,3 +70,15 @@ def pytest_runtest_logreport(report):
 def pytest_terminal_summary(terminalreporter):
     for line in SUMMARIES:
         terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray of two CPUs for one test module (``pytestmark =
+    pytest.mark.usefixtures("ray_cluster")``), without progress bars; shut down after it."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()

@@ -107,7 +107,7 @@ fn a_hundred_thousand_features_give_statistics_a_schema_anomalies_and_a_bounded_
     let report = tfrec::stats::report::Report::of_list(&stats).expect("report");
     let (html, peak) = peak_heap(|| report.to_html());
     // Written feature by feature: the page and its data text, not every feature's JSON tree
-    // at once (which took about 17 times the page).
+    // at once.
     assert!(
         peak < 4 * html.len(),
         "peak heap {} MiB for a page of {} MiB",

@@ -25,8 +25,10 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
 pub use parquet::errors::ParquetError;
 use parquet::errors::Result;
+use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::schema::types::ColumnDescPtr;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
@@ -244,6 +246,46 @@ fn encode_column(field: &FieldRef, column: &ArrayRef, writers: &mut [ArrowColumn
     Ok(())
 }
 
+/// `chunk`'s metadata put on `leaf`, the file's descriptor of its column (equal to the one it
+/// was encoded with, which is the descriptor of a writer of a slice of the schema).
+///
+/// A row group keeps each chunk's metadata until the footer is written, and the metadata keeps
+/// its descriptor: on the slices' descriptors, every slice's schema would live as long as the
+/// file, beside the file's own. The fields are those the row group copies when it takes the
+/// chunk, so the file's bytes do not change.
+fn on_file_leaf(chunk: &mut ArrowColumnChunk, leaf: ColumnDescPtr) -> Result<()> {
+    let old = &chunk.close().metadata;
+    if old.column_descr() != leaf.as_ref() {
+        return Err(ParquetError::General(format!(
+            "a Parquet column chunk of '{}' for the leaf '{}': schema and batch disagree",
+            old.column_path(),
+            leaf.path()
+        )));
+    }
+    let mut builder = ColumnChunkMetaData::builder(leaf)
+        .set_compression_codec(old.compression_codec())
+        .set_encodings_mask(*old.encodings_mask())
+        .set_total_compressed_size(old.compressed_size())
+        .set_total_uncompressed_size(old.uncompressed_size())
+        .set_num_values(old.num_values())
+        .set_data_page_offset(old.data_page_offset())
+        .set_dictionary_page_offset(old.dictionary_page_offset())
+        .set_unencoded_byte_array_data_bytes(old.unencoded_byte_array_data_bytes())
+        .set_repetition_level_histogram(old.repetition_level_histogram().cloned())
+        .set_definition_level_histogram(old.definition_level_histogram().cloned());
+    if let Some(statistics) = old.statistics() {
+        builder = builder.set_statistics(statistics.clone());
+    }
+    if let Some(geo_statistics) = old.geo_statistics() {
+        builder = builder.set_geo_statistics(Box::new(geo_statistics.clone()));
+    }
+    if let Some(page_encoding_stats) = old.page_encoding_stats() {
+        builder = builder.set_page_encoding_stats(page_encoding_stats.clone());
+    }
+    chunk.close_mut().metadata = builder.build()?;
+    Ok(())
+}
+
 impl ColumnEncoding {
     /// The encoders of row group `row_group` for the schema's columns `range`, by column.
     /// They are made by a writer of that slice of the schema alone: a column's encoder
@@ -321,11 +363,17 @@ impl ColumnEncoding {
     /// column finished as soon as it has them all, in parallel across columns; the chunks
     /// are spliced into `row_group` in order. A column's dictionary (up to a MB, and its hash
     /// table) is freed with its encoder: the row group never holds them all at once.
+    ///
+    /// `columns` are the columns' arrays, part by part; each is dropped once encoded, so the
+    /// batch's arrays shrink as the row group's chunks grow. `leaves` are the file's
+    /// descriptors of the row group's leaf columns still to come: each chunk is put on its
+    /// own (see [`on_file_leaf`]).
     fn encode_whole<W: Write + Send>(
         &self,
         encoders: Vec<Vec<ArrowColumnWriter>>,
-        parts: &[RecordBatch],
+        columns: Vec<Vec<ArrayRef>>,
         first: usize,
+        leaves: &mut impl Iterator<Item = ColumnDescPtr>,
         row_group: &mut SerializedRowGroupWriter<'_, W>,
     ) -> Result<()> {
         let fields = &self.schema.fields()[first..first + encoders.len()];
@@ -333,16 +381,20 @@ impl ColumnEncoding {
             encoders
                 .into_par_iter()
                 .zip(fields.par_iter())
-                .enumerate()
-                .map(|(i, (mut writers, field))| {
-                    for part in parts {
-                        encode_column(field, part.column(first + i), &mut writers)?;
+                .zip(columns.into_par_iter())
+                .map(|((mut writers, field), parts)| {
+                    for column in parts {
+                        encode_column(field, &column, &mut writers)?;
                     }
                     writers.into_iter().map(ArrowColumnWriter::close).collect()
                 })
                 .collect::<Result<_>>()
         })?;
-        for chunk in chunks.into_iter().flatten() {
+        for mut chunk in chunks.into_iter().flatten() {
+            let leaf = leaves
+                .next()
+                .ok_or_else(|| ParquetError::General("a Parquet column chunk past the schema's leaves".into()))?;
+            on_file_leaf(&mut chunk, leaf)?;
             chunk.append_to_row_group(row_group)?;
         }
         Ok(())
@@ -500,13 +552,27 @@ impl<W: Write + Send> ParquetWriter<W> {
                 row_group.close()?;
             }
             OpenGroup::Parts(parts) => {
-                let mut row_group = self.file.next_row_group()?;
                 let columns = self.columns.schema.fields().len();
+                // Column by column, each part's array of it: a column's arrays are freed as
+                // soon as it is encoded, not with the batch at the end.
+                let mut by_column: Vec<Vec<ArrayRef>> = vec![Vec::with_capacity(parts.len()); columns];
+                for part in parts {
+                    for (arrays, column) in by_column.iter_mut().zip(part.columns()) {
+                        arrays.push(column.clone());
+                    }
+                }
+                let file_leaves = self.file.schema_descr().columns().to_vec();
+                let mut leaves = file_leaves.into_iter();
+                let mut row_group = self.file.next_row_group()?;
+                let mut pending = by_column.into_iter();
                 for start in (0..columns).step_by(PARQUET_COLUMNS_AT_ONCE) {
                     let end = (start + PARQUET_COLUMNS_AT_ONCE).min(columns);
                     let encoders = self.columns.encoders(start..end, self.row_groups)?;
-                    self.columns.encode_whole(encoders, &parts, start, &mut row_group)?;
+                    let slice: Vec<Vec<ArrayRef>> = pending.by_ref().take(end - start).collect();
+                    self.columns
+                        .encode_whole(encoders, slice, start, &mut leaves, &mut row_group)?;
                 }
+                drop(leaves);
                 row_group.close()?;
             }
         }

@@ -553,25 +553,30 @@ impl<W: Write + Send> ParquetWriter<W> {
             }
             OpenGroup::Parts(parts) => {
                 let columns = self.columns.schema.fields().len();
-                // Column by column, each part's array of it: a column's arrays are freed as
-                // soon as it is encoded, not with the batch at the end.
-                let mut by_column: Vec<Vec<ArrayRef>> = vec![Vec::with_capacity(parts.len()); columns];
-                for part in parts {
-                    for (arrays, column) in by_column.iter_mut().zip(part.columns()) {
-                        arrays.push(column.clone());
-                    }
-                }
+                // Each part's arrays, taken out column by column as the columns are encoded:
+                // a column's arrays are freed then, not with the batch at the end.
+                let mut parts: Vec<Vec<Option<ArrayRef>>> = parts
+                    .into_iter()
+                    .map(|part| part.into_parts().1.into_iter().map(Some).collect())
+                    .collect();
                 let file_leaves = self.file.schema_descr().columns().to_vec();
                 let mut leaves = file_leaves.into_iter();
                 let mut row_group = self.file.next_row_group()?;
-                let mut pending = by_column.into_iter();
                 for start in (0..columns).step_by(PARQUET_COLUMNS_AT_ONCE) {
                     let end = (start + PARQUET_COLUMNS_AT_ONCE).min(columns);
                     let encoders = self.columns.encoders(start..end, self.row_groups)?;
-                    let slice: Vec<Vec<ArrayRef>> = pending.by_ref().take(end - start).collect();
+                    let slice: Vec<Vec<ArrayRef>> = (start..end)
+                        .map(|c| {
+                            parts
+                                .iter_mut()
+                                .filter_map(|arrays| arrays.get_mut(c)?.take())
+                                .collect()
+                        })
+                        .collect();
                     self.columns
                         .encode_whole(encoders, slice, start, &mut leaves, &mut row_group)?;
                 }
+                drop(parts);
                 drop(leaves);
                 row_group.close()?;
             }

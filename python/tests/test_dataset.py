@@ -261,6 +261,45 @@ def test_interleave_threads_prefetch_deterministic(tmp_path):
     assert sorted(loose) == sorted(base)
 
 
+def one_file_of_many_spans(tmp_path, index):
+    """A file of Examples of many sizes (some longer than a span of a plain file, about a
+    MiB) and the records in it, with the index ``index`` names beside it: ``None`` (a plain
+    file, cut by a scan of its headers), ``"idx"`` (a plain file and its ``.idx``) or
+    ``"zidx"`` (a GZIP file and its seek index, with checkpoints close together)."""
+    rng = np.random.default_rng(58)
+    compression = "GZIP" if index == "zidx" else None
+    path = tmp_path / ("one.tfrecord.gz" if compression else "one.tfrecord")
+    records = []
+    with tfrec.TFRecordWriter(str(path), compression=compression) as w:
+        for n in range(1500):
+            size = int(rng.choice([0, 10, 3_000, 1_200_000], p=[0.1, 0.6, 0.298, 0.002]))
+            record = tfrec.Example.from_dict(
+                {"id": n, "x": [n, n + 0.5, -n], "name": f"r{n}", "tags": list(range(n % 3)),
+                 "pad": rng.bytes(size)}
+            ).SerializeToString()
+            w.write(record)
+            records.append(record)
+    if index is not None:
+        assert tfrec._tfrec.cli_main(["tfrec", "index", "--spacing", "200000", str(path)]) == 0
+        assert (tmp_path / f"{path.name}.{index}").exists()
+    return str(path), records
+
+
+@pytest.mark.parametrize("index", [None, "idx", "zidx"], ids=["plain", "plain with .idx", "GZIP with index"])
+def test_one_file_on_two_threads_gives_the_records_of_one_in_order(tmp_path, index):
+    path, records = one_file_of_many_spans(tmp_path, index)
+    spans = {}
+    for threads in (1, 2, 3):
+        it = tfrec.Dataset(path).batch(64).threads(threads).iterator()
+        got = [record for batch in it for record in batch]
+        assert got == records, f"{threads} threads"
+        spans[threads] = it.stats()["spans"]
+        parsed = ids(tfrec.Dataset(path).batch(64).parse(SPEC).threads(threads))
+        assert parsed == list(range(len(records))), f"{threads} threads"
+    # One thread reads the file as one stream; more read it in spans on every worker.
+    assert spans[1] == 0 and spans[2] > 2 and spans[3] == spans[2]
+
+
 def test_sequence_examples_in_a_pipeline(tmp_path):
     path = tmp_path / "seq.tfrecord"
     with tfrec.TFRecordWriter(str(path)) as w:

@@ -18,6 +18,7 @@ pub(crate) fn counters_dict<'py>(py: Python<'py>, c: &Counters) -> PyResult<Boun
     d.set_item("skipped_bytes", c.skipped_bytes.load(Relaxed))?;
     d.set_item("skipped_files", c.skipped_files.load(Relaxed))?;
     d.set_item("batches", c.batches.load(Relaxed))?;
+    d.set_item("spans", c.spans.load(Relaxed))?;
     let problems: Vec<String> = c
         .problems
         .lock()

@@ -92,11 +92,13 @@ class _PipelineStats(TypedDict):
     skipped_bytes: int
     skipped_files: int
     batches: int
+    # Spans of a file read on every worker (two threads or more), taken in file order.
+    spans: int
     problems: list[str]
 
 class _ArrowStats(TypedDict, total=False):
     # Files read directly; a pipeline's batches (``Dataset.to_arrow``) give the pipeline's
-    # counters (``bytes``, ``files_done``, ``batches`` too).
+    # counters (``bytes``, ``files_done``, ``batches``, ``spans`` too).
     records: int
     skipped_regions: int
     skipped_bytes: int
@@ -105,6 +107,7 @@ class _ArrowStats(TypedDict, total=False):
     bytes: int
     files_done: int
     batches: int
+    spans: int
 
 @final
 class ArrowBatch:

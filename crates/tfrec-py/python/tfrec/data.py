@@ -251,7 +251,9 @@ class Dataset:
 
     def threads(self, threads):
         """Worker threads reading and parsing (default 1: one core; each worker in turn reads a
-        batch, then parses it while another reads)."""
+        batch, then parses it while another reads). With two or more, one file is also read on
+        every worker, in spans taken back in file order: a plain file, or a GZIP or ZLIB file
+        with its seek index (``tfrec index FILE``); the batches are those of one thread."""
         return self._with(threads=max(1, int(threads)))
 
     def deterministic(self, deterministic=True):

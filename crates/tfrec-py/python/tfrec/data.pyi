@@ -153,7 +153,9 @@ class Dataset:
         """Batches kept ready ahead of the consumer (``AUTOTUNE``: the default, 2)."""
     def threads(self, threads: int) -> Self:
         """Worker threads reading and parsing (default 1: one core; each worker in turn reads a
-        batch, then parses it while another reads)."""
+        batch, then parses it while another reads). With two or more, one file is also read on
+        every worker, in spans taken back in file order: a plain file, or a GZIP or ZLIB file
+        with its seek index (``tfrec index FILE``); the batches are those of one thread."""
     def deterministic(self, deterministic: bool = True) -> Self:
         """``False`` hands batches over as they finish rather than in order."""
     def cardinality(self) -> int:

@@ -33,8 +33,9 @@ pub struct Counters {
     pub torn_tail_bytes: AtomicU64,
     /// Batches handed to the consumer.
     pub batches: AtomicU64,
-    /// Spans of indexed files taken from the workers that read them in parallel (two worker
-    /// threads or more, and an index beside the file: see [`Pipeline::threads`](super::Pipeline::threads)).
+    /// Spans of files taken from the workers that read them in parallel (two worker threads or
+    /// more; a file with an index beside it, or a plain local file: see
+    /// [`Pipeline::threads`](super::Pipeline::threads)).
     pub spans: AtomicU64,
     /// What was skipped, with file and offset (the first 1024).
     pub problems: Mutex<Vec<RecordError>>,

@@ -464,12 +464,14 @@ impl<T: Send + 'static> Pipeline<T> {
     /// own could not run alongside the consumer and each batch handed over would cost two
     /// context switches. The batches, their order and the errors are the same either way.
     ///
-    /// With two threads or more, a file with an index beside it (`FILE.zidx` for a GZIP or
-    /// ZLIB file, `FILE.idx` for a plain one, as `tfrec index` writes them) is read on every
-    /// worker at once: cut into spans at record boundaries, inflated and checked ahead of the
-    /// stream in parallel, then taken in file order, so one compressed file is no longer read
-    /// on one core. A span that fails hands the file back to the sequential reader at that
-    /// point, so errors and skipped records are the same as without the index.
+    /// With two threads or more, one file is read on every worker at once: a GZIP or ZLIB
+    /// file with its seek index beside it (`FILE.zidx`, as `tfrec index` writes it), a plain
+    /// file with its `FILE.idx`, or a plain local file without one (its record boundaries
+    /// found by a scan of its headers just ahead of the workers). It is cut into spans at
+    /// record boundaries, read (inflated) and checked ahead of the stream in parallel, then
+    /// taken in file order, so the batches are those of one thread. A span that fails hands
+    /// the file back to the sequential reader at that point, so errors and skipped records are
+    /// the same as with one thread.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self

@@ -139,6 +139,10 @@ impl SpanCursor {
     /// Moves to the next span when the current one is given out.
     fn step(&mut self, counters: &Counters) -> SpanStep {
         while self.left() == 0 {
+            // Its records are all in batches: the next span may be read into its buffer.
+            if let Some(done) = self.current.take() {
+                self.spans.give_back(done.data);
+            }
             match self.spans.take_next() {
                 NextSpan::Records(span, disk_bytes) => {
                     counters.disk_bytes.fetch_add(disk_bytes, Ordering::Relaxed);

@@ -20,7 +20,7 @@ use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LE
 use super::index::{IndexEntry, IndexError, RecordIndex};
 use super::reader::{file_compression, RecordReader};
 use super::remote::{Positional, Source};
-use super::seek_index::{SeekIndex, Span, DEFAULT_SPACING};
+use super::seek_index::{buffer_for_overwrite, SeekIndex, Span, DEFAULT_SPACING};
 
 /// An index made in memory by a read of this process, for [`RecordFile::open_indexed`].
 #[derive(Debug, Clone)]
@@ -736,8 +736,13 @@ impl RecordFile {
 
     /// One unit of [`RecordFile::read_units`], read and checked: every frame's CRCs hold.
     pub(crate) fn read_unit(&self, unit: Range<usize>) -> Result<Span, IndexError> {
+        self.read_unit_into(unit, Vec::new())
+    }
+
+    /// [`RecordFile::read_unit`] into `buffer` (see [`buffer_for_overwrite`]).
+    pub(crate) fn read_unit_into(&self, unit: Range<usize>, buffer: Vec<u8>) -> Result<Span, IndexError> {
         let span = match &self.compressed {
-            Some(c) => c.seek.decode_span(&self.file, &self.path, unit.start)?,
+            Some(c) => c.seek.decode_span_into(&self.file, &self.path, unit.start, buffer)?,
             None => {
                 let entries = &self.index.entries()[unit.clone()];
                 let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
@@ -751,7 +756,7 @@ impl RecordFile {
                 let end = last.offset + last.len;
                 let len = usize::try_from(end - first.offset)
                     .map_err(|_| self.stale(unit.start, first.offset, "too large for memory".into()))?;
-                let mut data = vec![0u8; len];
+                let mut data = buffer_for_overwrite(buffer, len);
                 self.file
                     .read_exact_at(&mut data, first.offset)
                     .map_err(|e| self.damage(RecordErrorKind::Io(e), unit.start, first.offset, false))?;

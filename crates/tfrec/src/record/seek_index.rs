@@ -872,6 +872,18 @@ impl SeekIndex {
 
     /// Inflates span `c` of `file` (named `path` in errors) and splits it into records.
     pub(crate) fn decode_span(&self, file: &Positional, path: &Arc<Path>, c: usize) -> Result<Span, IndexError> {
+        self.decode_span_into(file, path, c, Vec::new())
+    }
+
+    /// [`SeekIndex::decode_span`] into `buffer` (a span's data given back, say: see
+    /// [`buffer_for_overwrite`]).
+    pub(crate) fn decode_span_into(
+        &self,
+        file: &Positional,
+        path: &Arc<Path>,
+        c: usize,
+        buffer: Vec<u8>,
+    ) -> Result<Span, IndexError> {
         let (records, range) = self.span_bounds(c);
         let start = &self.checkpoints[c];
         let fail = |kind: RecordErrorKind, record: u64, offset: u64| {
@@ -913,10 +925,14 @@ impl SeekIndex {
         let file_len = file
             .len()
             .map_err(|e| fail(RecordErrorKind::Io(e), records.start, range.start))?;
-        // The bytes before the first record of the span are inflated into `skip` and dropped.
-        let mut data = vec![0u8; len];
+        // Every byte of `data` is inflated into (the loop ends when the span's range is), so
+        // what the buffer held before is never read.
+        let mut data = buffer_for_overwrite(buffer, len);
         let mut filled = 0usize;
-        let mut skip = vec![0u8; READ_CHUNK];
+        // The bytes before the first record of the span are inflated into `skip` and dropped
+        // (mostly part of one record: `skip` is no longer than they are).
+        let before_first = range.start.saturating_sub(start.inflated_offset);
+        let mut skip = vec![0u8; before_first.min(READ_CHUNK as u64) as usize];
         let mut at_in = start.compressed_offset;
         let mut at_out = start.inflated_offset;
         let mut input = vec![0u8; READ_CHUNK];
@@ -1032,6 +1048,18 @@ impl SeekIndex {
     }
 }
 
+/// `buffer` made `len` bytes long for a read that writes every one of them: the bytes it
+/// held stay as they are (a buffer used again is not zeroed again, nor its pages faulted in
+/// again); only bytes it never held are zeroed.
+pub(crate) fn buffer_for_overwrite(mut buffer: Vec<u8>, len: usize) -> Vec<u8> {
+    if buffer.len() >= len {
+        buffer.truncate(len);
+    } else {
+        buffer.resize(len, 0);
+    }
+    buffer
+}
+
 /// The inflated records of one span.
 #[derive(Debug)]
 pub(crate) struct Span {
@@ -1118,6 +1146,45 @@ mod tests {
             out.push(frame[HEADER_LEN..frame.len() - 4].to_vec());
         }
         out
+    }
+
+    #[test]
+    fn a_buffer_for_overwrite_keeps_what_it_held_and_zeroes_only_what_it_never_held() {
+        assert_eq!(buffer_for_overwrite(vec![7; 5], 3), vec![7; 3]);
+        assert_eq!(buffer_for_overwrite(vec![7; 2], 4), vec![7, 7, 0, 0]);
+        assert_eq!(buffer_for_overwrite(Vec::new(), 2), vec![0, 0]);
+    }
+
+    #[test]
+    fn a_span_decoded_into_another_span_s_buffer_is_the_span_decoded_afresh() {
+        // Bytes that hardly compress, so that checkpoints come every few records.
+        let mut rng = crate::rng::SplitMix64::new(58);
+        let records: Vec<Vec<u8>> = (0..300usize)
+            .map(|i| (0..(i * 37) % 5000).map(|_| rng.next_u64() as u8).collect())
+            .collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let bytes = compressed(&refs, Compression::Gzip);
+        let index = SeekIndex::build_from(bytes.as_slice(), Compression::Gzip, 40_000)
+            .map_err(|e| e.kind)
+            .expect("build");
+        let file = Positional::Stream {
+            stream: Mutex::new(Box::new(io::Cursor::new(bytes.clone()))),
+            len: bytes.len() as u64,
+        };
+        let path: Arc<Path> = Arc::from(Path::new("memory"));
+        let mut spans: Vec<usize> = (0..index.len()).map(|i| index.span_of(i)).collect();
+        spans.dedup();
+        assert!(spans.len() > 4, "spans of several sizes");
+        // Each span read into the buffer of the one before (longer or shorter, full of other
+        // records' bytes), in both directions.
+        let mut buffer = vec![0xA5; 3 * 40_000];
+        for &c in spans.iter().chain(spans.iter().rev()) {
+            let fresh = index.decode_span(&file, &path, c).expect("decode");
+            let reused = index.decode_span_into(&file, &path, c, buffer).expect("decode");
+            assert_eq!(reused.data, fresh.data, "span {c}");
+            assert_eq!(reused.starts, fresh.starts, "span {c}");
+            buffer = reused.data;
+        }
     }
 
     proptest! {

@@ -17,6 +17,11 @@
 //! header the scan cannot pass) hands the file back to the sequential reader at the first
 //! record not yet given out, so errors, `--skip-corrupt` and their counts are exactly the
 //! sequential reader's.
+//!
+//! The stream gives a span's buffer back once it has handed out its records
+//! ([`FileSpans::give_back`]), and the next span is read into it: on two threads a span
+//! costs one read (or inflate) into memory already in place, as the sequential reader's
+//! window does, instead of a fresh MiB allocated, faulted in and zeroed first.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -29,10 +34,15 @@ use std::thread::JoinHandle;
 use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use super::reader::{file_compression, FileRecordReader, ReadStats, Span as ReaderSpan};
 use super::remote::{is_url_path, Positional, Source};
+use super::seek_index::buffer_for_overwrite;
 use super::{Compression, CompressionChoice, KnownIndex, RecordError, RecordFile, Span};
 
 /// Bytes of records a span of a plain file holds, about (whole records, at least one).
 const SPAN_BYTES: u64 = 1 << 20;
+
+/// A span's buffer given back is kept for the next span only up to this size: one that a
+/// long record made larger is let go of, not held for the rest of the file.
+const SPARE_BUFFER_BYTES: usize = 8 << 20;
 
 /// The files being read in spans, in the order the stream opened them, for the workers to
 /// help with. Shared by the stream and the workers of one running pipeline.
@@ -113,6 +123,9 @@ pub(crate) struct FileSpans {
     read_done: Condvar,
     /// Signalled when the stream takes a span (room in the read-ahead) and on close.
     taken: Condvar,
+    /// Buffers of spans the stream is done with, for the next spans to be read into; at most
+    /// `ahead + 1`, each of at most [`SPARE_BUFFER_BYTES`].
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
 #[derive(Default)]
@@ -181,7 +194,27 @@ impl FileSpans {
             }),
             read_done: Condvar::new(),
             taken: Condvar::new(),
+            spare: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Takes back the buffer of a span whose records the stream has handed out, for a span
+    /// not yet read.
+    pub(crate) fn give_back(&self, data: Vec<u8>) {
+        if data.capacity() > SPARE_BUFFER_BYTES {
+            return;
+        }
+        // Its bytes are overwritten before they are read (`buffer_for_overwrite`); its length
+        // says how many need no zeroing.
+        let mut spare = lock(&self.spare);
+        if spare.len() <= self.ahead {
+            spare.push(data);
+        }
+    }
+
+    /// A buffer to read a span into: one given back, or a new one.
+    fn spare_buffer(&self) -> Vec<u8> {
+        lock(&self.spare).pop().unwrap_or_default()
     }
 
     /// The compression of the file's stream.
@@ -218,7 +251,7 @@ impl FileSpans {
                 let cut = if at.offset >= scan.len {
                     None
                 } else {
-                    Some(scan.cut(&mut at, self.max_record_len))
+                    Some(scan.cut(&mut at, self.max_record_len, self.spare_buffer()))
                 };
                 let mut state = lock(&self.state);
                 match cut {
@@ -249,7 +282,10 @@ impl FileSpans {
                 let Units::Indexed { file, .. } = &self.units else {
                     return None;
                 };
-                catch_unwind(AssertUnwindSafe(|| file.read_unit(unit))).ok()?.ok()?
+                let buffer = self.spare_buffer();
+                catch_unwind(AssertUnwindSafe(|| file.read_unit_into(unit, buffer)))
+                    .ok()?
+                    .ok()?
             }
             Job::Scanned(span) => {
                 let span = span?;
@@ -362,15 +398,16 @@ impl FileSpans {
 }
 
 impl ScanAhead {
-    /// Cuts the span that starts `at`: reads about [`SPAN_BYTES`] from there, walks the record
-    /// headers in it (each length's CRC checked, the length within `max_record_len` and the
-    /// file), and keeps the whole records, at least one (a longer record is read whole);
-    /// moves `at` to where the next span starts. `None` when the first header cannot be
-    /// passed (damage, a cut-off record, a read error): the span fails there.
-    fn cut(&self, at: &mut ScanAt, max_record_len: u64) -> Option<Span> {
+    /// Cuts the span that starts `at`: reads about [`SPAN_BYTES`] from there into `buffer`,
+    /// walks the record headers in it (each length's CRC checked, the length within
+    /// `max_record_len` and the file), and keeps the whole records, at least one (a longer
+    /// record is read whole); moves `at` to where the next span starts. `None` when the first
+    /// header cannot be passed (damage, a cut-off record, a read error): the span fails there.
+    fn cut(&self, at: &mut ScanAt, max_record_len: u64, buffer: Vec<u8>) -> Option<Span> {
         let start = at.offset;
         let left = self.len.checked_sub(start)?;
-        let mut data = vec![0u8; usize::try_from(SPAN_BYTES.min(left)).ok()?];
+        // Read whole by `read_exact_at` before any byte of it is looked at.
+        let mut data = buffer_for_overwrite(buffer, usize::try_from(SPAN_BYTES.min(left)).ok()?);
         self.file.read_exact_at(&mut data, start).ok()?;
         let mut starts = Vec::new();
         let mut pos = 0usize;
@@ -506,6 +543,10 @@ impl SpannedFile {
     /// failed (the sequential reader is then open).
     fn step(&mut self) -> Result<bool, RecordError> {
         while self.fallback.is_none() && self.left() == 0 {
+            // Its records are all out: the next span may be read into its buffer.
+            if let Some(done) = self.current.take() {
+                self.spans.give_back(done.data);
+            }
             match self.spans.take_next() {
                 NextSpan::Records(span, bytes) => {
                     self.disk_bytes.fetch_add(bytes, Ordering::Relaxed);

@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
+use super::lengths::LengthCounts;
 use super::options::{RecordMessage, StatsOptions};
 use super::proto;
 use super::quantiles::QuantilesSketch;
@@ -18,9 +19,6 @@ use crate::wire::{DecodeError, DecodeErrorKind};
 /// TFDV's `_NUM_QUANTILES_FACTOR_FOR_STD_HISTOGRAM`: the standard histogram is interpolated
 /// from a quantiles histogram this many times finer than the quantiles histogram shown.
 const STD_HISTOGRAM_QUANTILES_FACTOR: usize = 100;
-
-/// Values per example below this are counted by index in a vector, larger counts in a map.
-const SMALL_COUNTS: u64 = 64;
 
 /// TFDV's label for a string value that is not UTF-8 (`constants.NON_UTF8_PLACEHOLDER`).
 const NON_UTF8_PLACEHOLDER: &str = "__BYTES_VALUE__";
@@ -225,11 +223,8 @@ pub(super) struct FeatureAcc {
     pub(super) min_num_values: u64,
     pub(super) max_num_values: u64,
     pub(super) total_num_values: u64,
-    /// Examples by their number of values, exact (TFDV sketches counts aggregated per batch,
-    /// which is exact for the few distinct counts data has): below `SMALL_COUNTS` by index in
-    /// `small_counts`, larger ones in `num_values_counts` (see `values_per_example`).
-    pub(super) small_counts: Vec<u64>,
-    pub(super) num_values_counts: FxHashMap<u64, u64>,
+    /// Examples by their number of values.
+    pub(super) num_values_counts: LengthCounts,
     pub(super) numeric: Option<NumericAcc>,
     pub(super) strings: Option<StringAcc>,
 }
@@ -242,8 +237,7 @@ impl FeatureAcc {
             min_num_values: u64::MAX,
             max_num_values: 0,
             total_num_values: 0,
-            small_counts: Vec::new(),
-            num_values_counts: FxHashMap::default(),
+            num_values_counts: LengthCounts::default(),
             numeric: None,
             strings: None,
         }
@@ -256,35 +250,12 @@ impl FeatureAcc {
         self.min_num_values = self.min_num_values.min(count);
         self.max_num_values = self.max_num_values.max(count);
         self.total_num_values += count * examples;
-        if count < SMALL_COUNTS {
-            let i = count as usize;
-            if self.small_counts.len() <= i {
-                self.small_counts.resize(i + 1, 0);
-            }
-            self.small_counts[i] += examples;
-        } else {
-            *self.num_values_counts.entry(count).or_insert(0) += examples;
-        }
+        self.num_values_counts.add(count, examples);
     }
 
     /// `(values per example, examples)`, by values per example.
     pub(super) fn values_per_example(&self) -> Vec<(u64, u64)> {
-        let mut counts: Vec<(u64, u64)> = (0u64..)
-            .zip(&self.small_counts)
-            .filter(|(_, &c)| c > 0)
-            .map(|(n, &c)| (n, c))
-            .chain(self.num_values_counts.iter().map(|(&n, &c)| (n, c)))
-            .collect();
-        counts.sort_unstable();
-        // A count can be in both places only after a partial state put it in the map.
-        counts.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 += later.1;
-            }
-            same
-        });
-        counts
+        self.num_values_counts.sorted()
     }
 
     /// [`FeatureAcc::merge`], taking `other`'s distinct strings instead of copying them.
@@ -320,15 +291,7 @@ impl FeatureAcc {
         self.min_num_values = self.min_num_values.min(other.min_num_values);
         self.max_num_values = self.max_num_values.max(other.max_num_values);
         self.total_num_values += other.total_num_values;
-        if self.small_counts.len() < other.small_counts.len() {
-            self.small_counts.resize(other.small_counts.len(), 0);
-        }
-        for (ours, theirs) in self.small_counts.iter_mut().zip(&other.small_counts) {
-            *ours += theirs;
-        }
-        for (&n, &count) in &other.num_values_counts {
-            *self.num_values_counts.entry(n).or_insert(0) += count;
-        }
+        self.num_values_counts.merge(&other.num_values_counts);
         match (&mut self.numeric, &other.numeric) {
             (Some(a), Some(b)) => a.merge(b),
             (a @ None, Some(b)) => *a = Some(b.clone()),

@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 
 use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
+use super::lengths::LengthCounts;
 use super::options::StatsOptions;
 use super::proto;
 use super::quantiles::QuantilesSketch;
@@ -61,7 +62,7 @@ pub(super) struct Level {
     pub(super) max_num_values: u64,
     pub(super) total_num_values: u64,
     /// Present lists by their number of values, exact.
-    pub(super) counts: FxHashMap<u64, u64>,
+    pub(super) counts: LengthCounts,
 }
 
 impl Default for Level {
@@ -71,7 +72,7 @@ impl Default for Level {
             min_num_values: u64::MAX,
             max_num_values: 0,
             total_num_values: 0,
-            counts: FxHashMap::default(),
+            counts: LengthCounts::default(),
         }
     }
 }
@@ -82,7 +83,7 @@ impl Level {
         self.min_num_values = self.min_num_values.min(n);
         self.max_num_values = self.max_num_values.max(n);
         self.total_num_values += n;
-        *self.counts.entry(n).or_insert(0) += 1;
+        self.counts.add(n, 1);
     }
 
     fn merge(&mut self, other: &Level) {
@@ -90,9 +91,7 @@ impl Level {
         self.min_num_values = self.min_num_values.min(other.min_num_values);
         self.max_num_values = self.max_num_values.max(other.max_num_values);
         self.total_num_values += other.total_num_values;
-        for (&n, &c) in &other.counts {
-            *self.counts.entry(n).or_insert(0) += c;
-        }
+        self.counts.merge(&other.counts);
     }
 
     /// The proto of this level; `parent_total` is the number of lists the level above holds
@@ -114,9 +113,7 @@ impl Level {
     /// The sketch of the counts, as TFDV's compacted `num_values_summary`.
     fn sketch(&self, eps: f64) -> QuantilesSketch {
         let mut sketch = QuantilesSketch::new(eps);
-        let mut counts: Vec<(u64, u64)> = self.counts.iter().map(|(&n, &c)| (n, c)).collect();
-        counts.sort_unstable();
-        for (n, c) in counts {
+        for (n, c) in self.counts.sorted() {
             sketch.add_count(n as f64, c);
         }
         sketch.compact();

@@ -711,6 +711,21 @@ pub struct FeatureListEntries<'a> {
     inner: MapEntries<'a>,
 }
 
+impl<'a> FeatureListEntries<'a> {
+    /// The next entry's key and list, and whether the entry is exactly a key and one `value`
+    /// field, as every standard writer makes it. When it is, walking the list's steps (with
+    /// [`FeatureRows::next_step`]) sees every byte [`SequenceExampleView::validate`] checks of
+    /// the entry but the key's UTF-8; when it is not, an earlier `key` field is not seen.
+    #[inline]
+    pub fn next_list(&mut self) -> Result<Option<(&'a [u8], FeatureListView<'a>, bool)>, DecodeError> {
+        let Some(entry) = self.inner.next_entry()? else {
+            return Ok(None);
+        };
+        let plain = entry.plain && matches!(entry.value, Lists::One(_));
+        Ok(Some((entry.key, FeatureListView { parts: entry.value }, plain)))
+    }
+}
+
 impl<'a> Iterator for FeatureListEntries<'a> {
     type Item = Result<(&'a [u8], FeatureListView<'a>), DecodeError>;
 
@@ -764,6 +779,21 @@ impl<'a> Iterator for FeatureRows<'a> {
 }
 
 impl<'a> FeatureRows<'a> {
+    /// The next step as a [`FeatureView`], and whether the step's `Feature` is one list field
+    /// (or none): when it is, walking the view's values checks everything
+    /// [`SequenceExampleView::validate`] checks of the step; when it is not, a list that a
+    /// later kind replaced is not seen.
+    #[inline]
+    pub fn next_step(&mut self) -> Result<Option<(FeatureView<'a>, bool)>, DecodeError> {
+        let Some((bytes, base)) = self.next().transpose()? else {
+            return Ok(None);
+        };
+        if let Some(view) = FeatureView::one_list(bytes, base) {
+            return Ok(Some((view, true)));
+        }
+        Ok(Some((FeatureView::from_feature_bytes(bytes, base)?, false)))
+    }
+
     fn advance(&mut self) -> Result<Option<(&'a [u8], usize)>, DecodeError> {
         loop {
             if let Some(r) = self.current.as_mut() {

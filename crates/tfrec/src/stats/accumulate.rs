@@ -12,8 +12,8 @@ use super::options::{RecordMessage, StatsOptions};
 use super::proto;
 use super::quantiles::QuantilesSketch;
 use super::select::keep_allowed;
-use super::sequence::{has_feature_lists, FeatureListsAcc, ValuesAcc};
-use crate::example::{ExampleView, FeatureView, Kind};
+use super::sequence::{has_feature_lists, DecodedValues, FeatureListsAcc, ValuesAcc};
+use crate::example::{ExampleView, FeatureView, Kind, SequenceExampleView};
 use crate::wire::{DecodeError, DecodeErrorKind};
 
 /// TFDV's `_NUM_QUANTILES_FACTOR_FOR_STD_HISTOGRAM`: the standard histogram is interpolated
@@ -338,6 +338,31 @@ impl ValuesAcc for FeatureAcc {
         Ok(count as u64)
     }
 
+    /// Adds values already decoded to the numeric or string figures.
+    fn add_decoded(&mut self, kind: Kind, values: DecodedValues<'_>, eps: f64) {
+        self.kind = Some(kind);
+        match values {
+            DecodedValues::Int64(values) => {
+                let numeric = self.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                for &x in values {
+                    numeric.add(x as f64);
+                }
+            }
+            DecodedValues::Float(values) => {
+                let numeric = self.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                for &x in values {
+                    numeric.add(f64::from(x));
+                }
+            }
+            DecodedValues::Bytes { record, ranges } => {
+                let strings = self.strings.get_or_insert_with(StringAcc::default);
+                for &(from, to) in ranges {
+                    strings.add(&record[from..to]);
+                }
+            }
+        }
+    }
+
     /// Counts `examples` examples where the feature is present with `count` values each.
     fn count_examples(&mut self, count: u64, examples: u64) {
         if examples == 0 {
@@ -430,8 +455,10 @@ enum EntryError {
 }
 
 impl EntryError {
-    fn at(self, place: RecordPlace) -> StatsError {
+    /// The error of the record at `place` (`sequence`: read as a `SequenceExample`).
+    fn at(self, place: RecordPlace, sequence: bool) -> StatsError {
         match self {
+            EntryError::Decode(error) if sequence => StatsError::DecodeSequence { place, error },
             EntryError::Decode(error) => StatsError::Decode { place, error },
             EntryError::KindChanged { feature, first, second } => StatsError::KindChanged {
                 place,
@@ -471,12 +498,27 @@ impl StatsAccumulator {
     /// Adds one serialized `Example`; `place` names it in errors. On error nothing of the
     /// record has been counted.
     pub fn add_example(&mut self, record: &[u8], place: Option<&dyn Fn() -> RecordPlace>) -> Result<(), StatsError> {
+        self.add_message(record, place, false)
+    }
+
+    /// Adds one serialized `Example` (`sequence`: a `SequenceExample`, its context features
+    /// read as the `Example`'s features and its feature lists beside them). Every value is
+    /// decoded once, and nothing counted until the whole record is known to decode and to
+    /// keep its features' kinds.
+    fn add_message(
+        &mut self,
+        record: &[u8],
+        place: Option<&dyn Fn() -> RecordPlace>,
+        sequence: bool,
+    ) -> Result<(), StatsError> {
         let known = self.features.len();
         let mut scratch = std::mem::take(&mut self.scratch);
-        let result = self
-            .read_entries(record, &mut scratch)
-            .and_then(|()| self.check_kinds(&scratch));
+        let result = self.read_message(record, &mut scratch, sequence);
         if result.is_ok() {
+            if sequence {
+                self.feature_lists
+                    .count(record, is_streamed(record), self.options.epsilon);
+            }
             self.count_entries(record, &scratch);
             self.num_examples += 1;
         } else {
@@ -502,16 +544,47 @@ impl StatsAccumulator {
                 },
                 |p| p(),
             );
-            error.at(place)
+            error.at(place, sequence)
         })
+    }
+
+    /// Decodes `record` into `scratch` (and, for a `sequence`, its feature lists into the
+    /// feature lists' scratch) and checks the kinds: the feature lists' first, then the
+    /// context's (an `Example`'s features).
+    fn read_message(&mut self, record: &[u8], scratch: &mut RecordScratch, sequence: bool) -> Result<(), EntryError> {
+        if !sequence {
+            let view = ExampleView::new(record);
+            self.read_entries(record, scratch, &|| view.validate())?;
+            return self.check_kinds(scratch);
+        }
+        let view = SequenceExampleView::new(record);
+        let validate = || view.validate();
+        self.read_entries(record, scratch, &validate)?;
+        self.feature_lists
+            .read(record, is_streamed(record), &validate)
+            .map_err(EntryError::Decode)?;
+        self.feature_lists
+            .check_kinds(record)
+            .map_err(|change| EntryError::KindChanged {
+                feature: change.feature,
+                first: type_name(change.first),
+                second: type_name(change.second),
+            })?;
+        self.check_kinds(scratch)
     }
 
     /// Decodes every entry of `record` into `scratch`, checking all that decoding checks;
     /// learns the features not seen before (without counting anything). The values of a
     /// record longer than [`STREAMED_RECORD_BYTES`] are checked and counted but not kept: each
     /// entry's range is then only its number of values, and [`Self::count_entries`] walks the
-    /// record again.
-    fn read_entries(&mut self, record: &[u8], scratch: &mut RecordScratch) -> Result<(), EntryError> {
+    /// record again. `validate` checks the whole record as decoding does; its error is the one
+    /// given for a record that does not decode.
+    fn read_entries(
+        &mut self,
+        record: &[u8],
+        scratch: &mut RecordScratch,
+        validate: &dyn Fn() -> Result<(), DecodeError>,
+    ) -> Result<(), EntryError> {
         let streamed = is_streamed(record);
         scratch.entries.clear();
         scratch.ints.clear();
@@ -519,14 +592,14 @@ impl StatsAccumulator {
         scratch.strings.clear();
         let view = ExampleView::new(record);
         // The canonical error of a record that does not decode: the one decoding gives.
-        let refused = |fallback: DecodeError| EntryError::Decode(view.validate().err().unwrap_or(fallback));
+        let refused = |fallback: DecodeError| EntryError::Decode(validate().err().unwrap_or(fallback));
         let mut validated = false;
         let mut entries = view.entries();
         let mut at = 0;
         while let Some((key, feature, whole)) = entries.next_feature().map_err(refused)? {
             if !whole && !validated {
                 // Some of the entry's bytes are not walked below: check the record as a whole.
-                view.validate().map_err(EntryError::Decode)?;
+                validate().map_err(EntryError::Decode)?;
                 validated = true;
             }
             let index = match scratch.feature_at.get(at) {
@@ -644,29 +717,16 @@ impl StatsAccumulator {
         for entry in scratch.entries.iter().filter(|e| !e.replaced) {
             let acc = &mut self.features[entry.feature];
             let Some(kind) = entry.kind else { continue };
-            acc.kind = Some(kind);
-            let count = entry.values.len() as u64;
-            match kind {
-                Kind::Int64 => {
-                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
-                    for &x in &scratch.ints[entry.values.clone()] {
-                        numeric.add(x as f64);
-                    }
-                }
-                Kind::Float => {
-                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
-                    for &x in &scratch.floats[entry.values.clone()] {
-                        numeric.add(f64::from(x));
-                    }
-                }
-                Kind::Bytes => {
-                    let strings = acc.strings.get_or_insert_with(StringAcc::default);
-                    for &(from, to) in &scratch.strings[entry.values.clone()] {
-                        strings.add(&record[from..to]);
-                    }
-                }
-            }
-            acc.add_count(count, 1);
+            let values = match kind {
+                Kind::Int64 => DecodedValues::Int64(&scratch.ints[entry.values.clone()]),
+                Kind::Float => DecodedValues::Float(&scratch.floats[entry.values.clone()]),
+                Kind::Bytes => DecodedValues::Bytes {
+                    record,
+                    ranges: &scratch.strings[entry.values.clone()],
+                },
+            };
+            acc.add_decoded(kind, values, eps);
+            acc.add_count(entry.values.len() as u64, 1);
         }
     }
 
@@ -739,20 +799,7 @@ impl StatsAccumulator {
         record: &[u8],
         place: Option<&dyn Fn() -> RecordPlace>,
     ) -> Result<(), StatsError> {
-        let index = self.num_examples;
-        let place_of = || {
-            place.map_or(
-                RecordPlace {
-                    path: Default::default(),
-                    offset: 0,
-                    record_index: index,
-                },
-                |p| p(),
-            )
-        };
-        let lists = self.feature_lists.check(record, &place_of)?;
-        self.add_example(record, place)?;
-        self.feature_lists.add(lists, self.options.epsilon, &place_of)
+        self.add_message(record, place, true)
     }
 
     /// Adds `other`'s examples (a shard's or a thread's partial statistics).

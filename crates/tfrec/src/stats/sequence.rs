@@ -31,11 +31,23 @@ use super::options::StatsOptions;
 use super::proto;
 use super::quantiles::QuantilesSketch;
 use crate::example::{FeatureView, Kind, SequenceExampleView};
-use crate::wire::{DecodeError, WireReader, WireType};
+use crate::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
 
 /// The struct feature the decoder puts the feature lists in (tfx_bsl's
 /// `_SEQUENCE_COLUMN_NAME`).
 pub const SEQUENCE_FEATURE: &str = "##SEQUENCE##";
+
+/// Values of one kind decoded from a record, in order.
+#[derive(Clone, Copy)]
+pub(super) enum DecodedValues<'r> {
+    Int64(&'r [i64]),
+    Float(&'r [f32]),
+    /// Each value is `record[from..to]`.
+    Bytes {
+        record: &'r [u8],
+        ranges: &'r [(usize, usize)],
+    },
+}
 
 /// What a feature list's values are counted with: the accumulator of a plain feature's
 /// figures (`accumulate`'s), which also builds the feature's statistics at the end.
@@ -46,6 +58,8 @@ pub(super) trait ValuesAcc: Clone + std::fmt::Debug {
     fn kind(&self) -> Option<Kind>;
     /// Adds the values of `feature` (of `kind`) and gives their count.
     fn add_values(&mut self, kind: Kind, feature: &FeatureView<'_>, eps: f64) -> Result<u64, DecodeError>;
+    /// Adds values already decoded (of `kind`, even when there are none).
+    fn add_decoded(&mut self, kind: Kind, values: DecodedValues<'_>, eps: f64);
     /// Counts `examples` examples where the feature is present with `count` values each.
     fn count_examples(&mut self, count: u64, examples: u64);
     /// Adds `other`'s figures (`name` for errors).
@@ -147,26 +161,61 @@ impl<V: ValuesAcc> FeatureListAcc<V> {
 #[derive(Debug, Clone)]
 pub(super) struct FeatureListsAcc<V> {
     pub(super) lists: FxHashMap<Box<[u8]>, FeatureListAcc<V>>,
+    /// The feature lists of the record being read (kept to spare allocations).
+    scratch: ListsScratch,
 }
 
 impl<V> Default for FeatureListsAcc<V> {
     fn default() -> Self {
         FeatureListsAcc {
             lists: FxHashMap::default(),
+            scratch: ListsScratch::default(),
         }
     }
 }
 
-/// A record's feature lists, checked and ready to count: per key (the last entry of a key, as
-/// protobuf's map decoding keeps), its steps (`None`: a step with no kind set) and their
-/// common kind.
-pub(super) struct RecordLists<'a> {
-    lists: Vec<RecordList<'a>>,
+/// A record's feature lists, each decoded once ([`FeatureListsAcc::read`]) before any is
+/// counted ([`FeatureListsAcc::count`]), so that an error leaves the figures whole.
+#[derive(Debug, Clone, Default)]
+struct ListsScratch {
+    /// The record's feature-list entries in wire order.
+    lists: Vec<PendingList>,
+    /// Every entry's steps, one run per entry: a step's number of values, `None` for a step
+    /// with no kind set. Empty for a streamed record, whose steps are walked again instead.
+    steps: Vec<Option<u64>>,
+    /// The int64 and float values of the entries, one run per entry (empty when streamed).
+    ints: Vec<i64>,
+    floats: Vec<f32>,
+    /// The bytes values of the entries, as ranges of the record (empty when streamed).
+    strings: Vec<(usize, usize)>,
+    /// Indices into `lists`, by key, the last entry of a key first.
+    by_key: Vec<usize>,
 }
 
-/// One feature list of a record: its key, its kind (`None` when no step has one) and its
-/// steps (`None`: a step with no kind set).
-type RecordList<'a> = (&'a [u8], Option<Kind>, Vec<Option<FeatureView<'a>>>);
+/// One feature-list entry of the record being read.
+#[derive(Debug, Clone)]
+struct PendingList {
+    /// Where its key is in the record.
+    key: std::ops::Range<usize>,
+    /// The kind of its first step that has one (`None` when no step has one).
+    kind: Option<Kind>,
+    /// The first kind and the first other kind its steps hold, when they hold two.
+    mixed: Option<(Kind, Kind)>,
+    /// Its run of `steps`.
+    steps: std::ops::Range<usize>,
+    /// Its run of `ints`, `floats` or `strings`, by `kind` (meaningless when `mixed`).
+    values: std::ops::Range<usize>,
+    /// A later entry of the same key replaced it (the last one counts, as in decoding).
+    replaced: bool,
+}
+
+/// A feature list whose kind is not the kind it had, or whose steps hold two kinds.
+pub(super) struct ListKindChange {
+    /// The list's name as it shows in the statistics.
+    pub(super) feature: String,
+    pub(super) first: Kind,
+    pub(super) second: Kind,
+}
 
 /// Whether a record has a `feature_lists` field (field 2) at its top level, read no further
 /// than its tags: what [`RecordMessage::Detect`](super::RecordMessage::Detect) looks at. A
@@ -193,82 +242,209 @@ fn list_name(key: &[u8]) -> String {
 }
 
 impl<V: ValuesAcc> FeatureListsAcc<V> {
-    /// Validates `record` as a `SequenceExample` and checks its feature lists' kinds (one kind
-    /// per list, the kind seen before): nothing is counted.
-    pub(super) fn check<'a>(
-        &self,
-        record: &'a [u8],
-        place: &dyn Fn() -> RecordPlace,
-    ) -> Result<RecordLists<'a>, StatsError> {
-        let decode = |error| StatsError::DecodeSequence { place: place(), error };
-        let view = SequenceExampleView::new(record);
-        view.validate().map_err(decode)?;
-        let mut entries = Vec::new();
-        for entry in view.feature_lists() {
-            let (key, list) = entry.map_err(decode)?;
-            entries.push((key, list));
-        }
-        // The last entry of a key wins: keep the last of each run after a stable sort.
-        entries.reverse();
-        entries.sort_by(|a, b| a.0.cmp(b.0));
-        entries.dedup_by(|later, first| later.0 == first.0);
-        let mut lists = Vec::with_capacity(entries.len());
-        for (key, list) in entries {
-            let mut steps = Vec::new();
-            let mut kind: Option<Kind> = None;
-            for row in list.rows() {
-                let (bytes, base) = row.map_err(decode)?;
-                let step = FeatureView::from_feature_bytes(bytes, base).map_err(decode)?;
+    /// Decodes the feature lists of `record` (a `SequenceExample`) into the scratch, each
+    /// value once, checking all that decoding checks: nothing is counted. `validate` checks
+    /// the whole record as decoding does; its error is the one given for a record that does
+    /// not decode. A `streamed` record's values are walked but not kept: [`Self::count`] walks
+    /// them again.
+    pub(super) fn read(
+        &mut self,
+        record: &[u8],
+        streamed: bool,
+        validate: &dyn Fn() -> Result<(), DecodeError>,
+    ) -> Result<(), DecodeError> {
+        let refused = |fallback: DecodeError| validate().err().unwrap_or(fallback);
+        let s = &mut self.scratch;
+        s.lists.clear();
+        s.steps.clear();
+        s.ints.clear();
+        s.floats.clear();
+        s.strings.clear();
+        let base = record.as_ptr() as usize;
+        // Whether every byte `validate` checks is seen by the walk below.
+        let mut whole = true;
+        let mut entries = SequenceExampleView::new(record).feature_lists();
+        while let Some((key, list, plain)) = entries.next_list().map_err(refused)? {
+            whole &= plain;
+            if std::str::from_utf8(key).is_err() {
+                // Decoding refuses a key that is not UTF-8.
+                return Err(refused(DecodeError {
+                    offset: 0,
+                    kind: DecodeErrorKind::InvalidUtf8,
+                }));
+            }
+            let starts = (s.steps.len(), s.ints.len(), s.floats.len(), s.strings.len());
+            let (mut kind, mut mixed) = (None, None);
+            let mut rows = list.rows();
+            while let Some((step, one_list)) = rows.next_step().map_err(refused)? {
+                whole &= one_list;
                 let Some(step_kind) = step.kind() else {
-                    steps.push(None);
+                    if !streamed {
+                        s.steps.push(None);
+                    }
                     continue;
                 };
-                if let Some(first) = kind.filter(|&k| k != step_kind) {
-                    return Err(kind_changed(place, key, first, step_kind));
+                match kind {
+                    None => kind = Some(step_kind),
+                    Some(first) if first != step_kind && mixed.is_none() => mixed = Some((first, step_kind)),
+                    Some(_) => {}
                 }
-                kind = Some(step_kind);
-                steps.push(Some(step));
-            }
-            let seen = self.lists.get(key).and_then(|acc| acc.values.kind());
-            if let (Some(first), Some(now)) = (seen, kind) {
-                if first != now {
-                    return Err(kind_changed(place, key, first, now));
+                let count = match step_kind {
+                    Kind::Int64 if streamed => step.for_each_int64(|_| ()),
+                    Kind::Float if streamed => step.for_each_float(|_| ()),
+                    Kind::Bytes if streamed => step.for_each_bytes(|_| ()),
+                    Kind::Int64 => step.extend_int64s(&mut s.ints),
+                    Kind::Float => step.extend_floats(&mut s.floats),
+                    Kind::Bytes => {
+                        let strings = &mut s.strings;
+                        // Each value is a slice of `record`: kept as its range.
+                        step.for_each_bytes(|v| {
+                            let from = v.as_ptr() as usize - base;
+                            strings.push((from, from + v.len()));
+                        })
+                    }
+                }
+                .map_err(refused)?;
+                if !streamed {
+                    s.steps.push(Some(count as u64));
                 }
             }
-            lists.push((key, kind, steps));
+            let values = match kind {
+                None => 0..0,
+                Some(Kind::Int64) => starts.1..s.ints.len(),
+                Some(Kind::Float) => starts.2..s.floats.len(),
+                Some(Kind::Bytes) => starts.3..s.strings.len(),
+            };
+            // A key is a slice of `record`, or empty (an entry with no key field).
+            let key_at = if key.is_empty() {
+                0
+            } else {
+                key.as_ptr() as usize - base
+            };
+            s.lists.push(PendingList {
+                key: key_at..key_at + key.len(),
+                kind,
+                mixed,
+                steps: starts.0..s.steps.len(),
+                values,
+                replaced: false,
+            });
         }
-        Ok(RecordLists { lists })
+        if !whole {
+            // Some bytes were not walked (an earlier key of an entry, a list a later kind
+            // replaced): check the record as a whole.
+            validate()?;
+        }
+        // The last entry of a key wins: by key, the last of a key first, the others replaced.
+        let lists = &mut s.lists;
+        s.by_key.clear();
+        s.by_key.extend(0..lists.len());
+        s.by_key.sort_unstable_by(|&a, &b| {
+            record[lists[a].key.clone()]
+                .cmp(&record[lists[b].key.clone()])
+                .then(b.cmp(&a))
+        });
+        for pair in s.by_key.windows(2) {
+            if record[lists[pair[0]].key.clone()] == record[lists[pair[1]].key.clone()] {
+                lists[pair[1]].replaced = true;
+            }
+        }
+        Ok(())
     }
 
-    /// Counts a record's feature lists, checked by [`FeatureListsAcc::check`].
-    pub(super) fn add(
-        &mut self,
-        record: RecordLists<'_>,
-        eps: f64,
-        place: &dyn Fn() -> RecordPlace,
-    ) -> Result<(), StatsError> {
-        for (key, kind, steps) in record.lists {
+    /// Fails when a list [`Self::read`] decoded holds two kinds, or a kind other than the one
+    /// the list had: the first such list by key.
+    pub(super) fn check_kinds(&self, record: &[u8]) -> Result<(), ListKindChange> {
+        let s = &self.scratch;
+        for list in s.by_key.iter().map(|&i| &s.lists[i]).filter(|l| !l.replaced) {
+            let key = &record[list.key.clone()];
+            let change = match (list.mixed, list.kind) {
+                (Some(mixed), _) => Some(mixed),
+                (None, Some(now)) => match self.lists.get(key).and_then(|acc| acc.values.kind()) {
+                    Some(first) if first != now => Some((first, now)),
+                    _ => None,
+                },
+                (None, None) => None,
+            };
+            if let Some((first, second)) = change {
+                return Err(ListKindChange {
+                    feature: list_name(key),
+                    first,
+                    second,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the feature lists [`Self::read`] decoded from `record` (read with the same
+    /// `streamed`), checked by [`Self::check_kinds`].
+    pub(super) fn count(&mut self, record: &[u8], streamed: bool, eps: f64) {
+        let scratch = std::mem::take(&mut self.scratch);
+        if streamed {
+            self.count_streamed(record, &scratch, eps);
+        } else {
+            for list in scratch.lists.iter().filter(|l| !l.replaced) {
+                let key = &record[list.key.clone()];
+                let acc = match self.lists.get_mut(key) {
+                    Some(acc) => acc,
+                    None => self.lists.entry(key.into()).or_insert_with(FeatureListAcc::new),
+                };
+                let steps = &scratch.steps[list.steps.clone()];
+                let mut example_values = 0;
+                // Every step with a kind has the list's kind (checked).
+                if let Some(kind) = list.kind {
+                    for &count in steps.iter().flatten() {
+                        acc.step_values.add(count);
+                        example_values += count;
+                    }
+                    let values = match kind {
+                        Kind::Int64 => DecodedValues::Int64(&scratch.ints[list.values.clone()]),
+                        Kind::Float => DecodedValues::Float(&scratch.floats[list.values.clone()]),
+                        Kind::Bytes => DecodedValues::Bytes {
+                            record,
+                            ranges: &scratch.strings[list.values.clone()],
+                        },
+                    };
+                    acc.values.add_decoded(kind, values, eps);
+                }
+                acc.steps.add(steps.len() as u64);
+                acc.values.count_examples(example_values, 1);
+            }
+        }
+        self.scratch = scratch;
+    }
+
+    /// [`Self::count`] of a streamed record: its feature lists walked again, met in the order
+    /// the scratch lists them, without error, since the same bytes decoded once.
+    fn count_streamed(&mut self, record: &[u8], scratch: &ListsScratch, eps: f64) {
+        let mut entries = SequenceExampleView::new(record).feature_lists();
+        for list in &scratch.lists {
+            let Ok(Some((_, view, _))) = entries.next_list() else {
+                break;
+            };
+            if list.replaced {
+                continue;
+            }
+            let key = &record[list.key.clone()];
             let acc = match self.lists.get_mut(key) {
                 Some(acc) => acc,
                 None => self.lists.entry(key.into()).or_insert_with(FeatureListAcc::new),
             };
-            let mut example_values = 0;
-            // Every step with a kind has the list's kind (checked).
-            if let Some(kind) = kind {
-                for step in steps.iter().flatten() {
-                    // Validated by `check`: walking the values cannot fail.
-                    let count = acc
-                        .values
-                        .add_values(kind, step, eps)
-                        .map_err(|error| StatsError::DecodeSequence { place: place(), error })?;
+            let (mut steps, mut example_values) = (0, 0);
+            let mut rows = view.rows();
+            while let Ok(Some((step, _))) = rows.next_step() {
+                steps += 1;
+                // Every step with a kind has the list's kind (checked).
+                let Some(kind) = step.kind() else { continue };
+                if let Ok(count) = acc.values.add_values(kind, &step, eps) {
                     acc.step_values.add(count);
                     example_values += count;
                 }
             }
-            acc.steps.add(steps.len() as u64);
+            acc.steps.add(steps);
             acc.values.count_examples(example_values, 1);
         }
-        Ok(())
     }
 
     /// Adds `other`'s feature lists.

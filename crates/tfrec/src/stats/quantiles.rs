@@ -388,8 +388,10 @@ fn sort_by_value(entries: &mut Vec<(f64, f64)>) {
             *slot = start;
             start += n;
         }
-        scratch.clear();
-        scratch.resize(len, (0.0, 0.0));
+        // Every place is written below: only the first pass needs the room made.
+        if scratch.len() != len {
+            scratch.resize(len, (0.0, 0.0));
+        }
         for &entry in entries.iter() {
             let digit = ((unsigned_order_key(entry.0) >> (8 * byte)) & 0xff) as usize;
             scratch[next[digit]] = entry;

@@ -799,6 +799,95 @@ mod tests {
         }
     }
 
+    /// The features under `##SEQUENCE##` of the statistics of `records`.
+    fn list_statistics(records: &[Vec<u8>]) -> Vec<proto::FeatureNameStatistics> {
+        let stats = statistics(records);
+        let lists = stats.datasets[0]
+            .features
+            .iter()
+            .filter(|f| matches!(&f.field_id, Some(FieldId::Path(p)) if p.step[0] == SEQUENCE_FEATURE));
+        lists.cloned().collect()
+    }
+
+    /// A length-delimited field: its tag, length and bytes.
+    fn field(number: u32, bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::wire::put_tag(&mut out, number, WireType::Len);
+        crate::wire::put_varint(&mut out, bytes.len() as u64);
+        out.extend_from_slice(bytes);
+        out
+    }
+
+    /// A SequenceExample of one feature list `key` whose steps are the `Feature` bytes given.
+    fn one_list_record(key: &str, steps: &[Vec<u8>]) -> Vec<u8> {
+        let list: Vec<u8> = steps.iter().flat_map(|step| field(1, step)).collect();
+        let entry = [field(1, key.as_bytes()), field(2, &list)].concat();
+        field(2, &field(1, &entry))
+    }
+
+    #[test]
+    fn the_last_entry_of_a_key_counts_and_a_replaced_one_needs_only_decode() {
+        let mixed = SequenceExample::builder()
+            .feature_list("x", [Feature::Int64(vec![1]), Feature::Float(vec![1.0])])
+            .build()
+            .unwrap()
+            .encode();
+        let last = SequenceExample::builder()
+            .context_int64("c", 1)
+            .float_list("x", [vec![2.0f32, 3.0], vec![4.0]])
+            .build()
+            .unwrap()
+            .encode();
+        // Concatenated messages merge: the later entry of `x` replaces the earlier.
+        let merged = [mixed.clone(), last.clone()].concat();
+        assert_eq!(statistics(&[merged]), statistics(&[last.clone()]));
+        let err = statistics_error(&[[last, mixed].concat()]);
+        assert!(err.contains("INT and FLOAT"), "{err}");
+    }
+
+    fn statistics_error(records: &[Vec<u8>]) -> String {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let errors = records.iter().filter_map(|r| acc.add_sequence_example(r, None).err());
+        errors.map(|e| e.to_string()).next().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_step_of_two_lists_counts_its_last_kind_and_its_replaced_list_must_decode() {
+        let ints = |list: &[u8]| field(3, &field(1, list));
+        let floats = field(2, &field(1, &2.5f32.to_le_bytes()));
+        let two_kinds = one_list_record("x", &[[ints(&[1]), floats.clone()].concat()]);
+        let plain = one_list_record("x", &[floats.clone()]);
+        assert_eq!(statistics(&[two_kinds]), statistics(&[plain]));
+        // The replaced int64 list ends inside a varint: decoding refuses the record.
+        let damaged = one_list_record("x", &[[ints(&[0x80]), floats].concat()]);
+        let err = statistics_error(&[damaged]);
+        assert!(err.contains("not a valid SequenceExample"), "{err}");
+    }
+
+    #[test]
+    fn a_record_too_long_to_copy_gives_the_figures_of_its_lists_copied() {
+        let with_context = |context: Vec<u8>| {
+            SequenceExample::builder()
+                .context_bytes("blob", [context])
+                .int64_list("ids", [vec![3i64, 1 << 40], vec![], vec![-7]])
+                .feature_list("f", [Feature::Float(vec![0.5, f32::NAN]), Feature::None])
+                .bytes_list("terms", [vec!["a", "b"], vec!["a"]])
+                .build()
+                .unwrap()
+                .encode()
+        };
+        let long = with_context(vec![b'x'; 2 << 20]);
+        let short = with_context(b"x".to_vec());
+        assert!(long.len() > 2 << 20);
+        for n in [1, 3] {
+            assert_eq!(
+                list_statistics(&vec![long.clone(); n]),
+                list_statistics(&vec![short.clone(); n]),
+                "{n} records"
+            );
+        }
+    }
+
     #[test]
     fn damaged_bytes_are_an_error_never_a_panic() {
         let good = records().concat();

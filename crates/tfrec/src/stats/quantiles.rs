@@ -363,21 +363,44 @@ const RADIX_SORT_MIN_LEN: usize = 512;
 /// value's order key, one pass per byte, skipping the bytes every key shares (the low bytes of
 /// whole numbers and of widened `f32`s, the exponent of values of one magnitude): the sort of
 /// the buffer is the sketch's largest cost, and this is a few linear passes instead of
-/// `log2(len)` comparisons per value.
+/// `log2(len)` comparisons per value. When every weight is 1 (values added one by one, the
+/// usual case), only the keys are sorted, half the bytes to move, and the values rebuilt from
+/// them.
 fn sort_by_value(entries: &mut Vec<(f64, f64)>) {
-    let len = entries.len();
-    if len < RADIX_SORT_MIN_LEN {
+    if entries.len() < RADIX_SORT_MIN_LEN {
         entries.sort_unstable_by_key(|&(value, _)| total_order_key(value));
         return;
     }
+    if entries.iter().all(|&(_, weight)| weight == 1.0) {
+        let mut keys: Vec<u64> = entries.iter().map(|&(value, _)| unsigned_order_key(value)).collect();
+        radix_sort(&mut keys, |&key| key);
+        for (entry, &key) in entries.iter_mut().zip(&keys) {
+            *entry = (value_of_order_key(key), 1.0);
+        }
+    } else {
+        radix_sort(entries, |&(value, _)| unsigned_order_key(value));
+    }
+}
+
+/// The value whose [`unsigned_order_key`] is `key` (the key's bit trick undone: it is its own
+/// inverse, the sign bit it keys on being left as it is).
+#[inline]
+fn value_of_order_key(key: u64) -> f64 {
+    let bits = (key ^ (1 << 63)) as i64;
+    f64::from_bits((bits ^ ((((bits >> 63) as u64) >> 1) as i64)) as u64)
+}
+
+/// Sorts `items` by `key`, least significant byte first, skipping the bytes every key shares.
+fn radix_sort<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    let len = items.len();
     let mut counts = [[0usize; 256]; 8];
-    for &(value, _) in entries.iter() {
-        let key = unsigned_order_key(value);
+    for item in items.iter() {
+        let key = key(item);
         for (byte, count) in counts.iter_mut().enumerate() {
             count[((key >> (8 * byte)) & 0xff) as usize] += 1;
         }
     }
-    let mut scratch: Vec<(f64, f64)> = Vec::new();
+    let mut scratch: Vec<T> = Vec::new();
     for (byte, count) in counts.iter().enumerate() {
         if count.contains(&len) {
             continue;
@@ -390,14 +413,15 @@ fn sort_by_value(entries: &mut Vec<(f64, f64)>) {
         }
         // Every place is written below: only the first pass needs the room made.
         if scratch.len() != len {
-            scratch.resize(len, (0.0, 0.0));
+            scratch.clear();
+            scratch.extend_from_slice(items);
         }
-        for &entry in entries.iter() {
-            let digit = ((unsigned_order_key(entry.0) >> (8 * byte)) & 0xff) as usize;
-            scratch[next[digit]] = entry;
+        for item in items.iter() {
+            let digit = ((key(item) >> (8 * byte)) & 0xff) as usize;
+            scratch[next[digit]] = *item;
             next[digit] += 1;
         }
-        std::mem::swap(entries, &mut scratch);
+        std::mem::swap(items, &mut scratch);
     }
 }
 
@@ -489,6 +513,14 @@ mod tests {
         for len in [0, 1, 2, RADIX_SORT_MIN_LEN - 1, RADIX_SORT_MIN_LEN, values.len()] {
             let mut entries: Vec<(f64, f64)> = values[..len].iter().map(|&v| (v, 1.0)).collect();
             sort_by_value(&mut entries);
+            // With weights other than 1, the entries move whole.
+            let mut weighted: Vec<(f64, f64)> = values[..len].iter().map(|&v| (v, v.abs().max(2.0))).collect();
+            sort_by_value(&mut weighted);
+            assert!(weighted.iter().all(|&(v, w)| w == v.abs().max(2.0)));
+            assert!(weighted
+                .iter()
+                .map(|e| e.0.to_bits())
+                .eq(entries.iter().map(|e| e.0.to_bits())));
             let mut want = values[..len].to_vec();
             want.sort_unstable_by(f64::total_cmp);
             let sorted: Vec<u64> = entries.iter().map(|e| e.0.to_bits()).collect();

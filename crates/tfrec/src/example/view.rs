@@ -706,6 +706,10 @@ impl<'a> SequenceExampleView<'a> {
     }
 }
 
+/// A feature-list map entry's key, its list, and whether the list is all the entry holds (see
+/// [`FeatureListEntries::next_list`]).
+pub type KeyedFeatureList<'a> = (&'a [u8], FeatureListView<'a>, bool);
+
 /// The entries of a `FeatureLists` map.
 pub struct FeatureListEntries<'a> {
     inner: MapEntries<'a>,
@@ -717,7 +721,7 @@ impl<'a> FeatureListEntries<'a> {
     /// [`FeatureRows::next_step`]) sees every byte [`SequenceExampleView::validate`] checks of
     /// the entry but the key's UTF-8; when it is not, an earlier `key` field is not seen.
     #[inline]
-    pub fn next_list(&mut self) -> Result<Option<(&'a [u8], FeatureListView<'a>, bool)>, DecodeError> {
+    pub fn next_list(&mut self) -> Result<Option<KeyedFeatureList<'a>>, DecodeError> {
         let Some(entry) = self.inner.next_entry()? else {
             return Ok(None);
         };

@@ -840,7 +840,7 @@ mod tests {
             .encode();
         // Concatenated messages merge: the later entry of `x` replaces the earlier.
         let merged = [mixed.clone(), last.clone()].concat();
-        assert_eq!(statistics(&[merged]), statistics(&[last.clone()]));
+        assert_eq!(statistics(&[merged]), statistics(std::slice::from_ref(&last)));
         let err = statistics_error(&[[last, mixed].concat()]);
         assert!(err.contains("INT and FLOAT"), "{err}");
     }
@@ -856,7 +856,7 @@ mod tests {
         let ints = |list: &[u8]| field(3, &field(1, list));
         let floats = field(2, &field(1, &2.5f32.to_le_bytes()));
         let two_kinds = one_list_record("x", &[[ints(&[1]), floats.clone()].concat()]);
-        let plain = one_list_record("x", &[floats.clone()]);
+        let plain = one_list_record("x", std::slice::from_ref(&floats));
         assert_eq!(statistics(&[two_kinds]), statistics(&[plain]));
         // The replaced int64 list ends inside a varint: decoding refuses the record.
         let damaged = one_list_record("x", &[[ints(&[0x80]), floats].concat()]);

@@ -228,6 +228,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each value in order, as decoding would list them, until `f` breaks;
     /// nothing is allocated, so a huge list costs no memory of its own.
+    #[inline]
     pub fn try_for_each_value<B>(
         &self,
         mut f: impl FnMut(Value<'a>) -> ControlFlow<B>,
@@ -245,6 +246,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each value of `kind` (nothing unless the feature has that kind);
     /// returns how many.
+    #[inline]
     fn for_each_of<T>(
         &self,
         kind: Kind,
@@ -267,6 +269,7 @@ impl<'a> FeatureView<'a> {
     }
 
     /// Calls `f` with each bytes value (nothing unless the kind is bytes); returns how many.
+    #[inline]
     pub fn for_each_bytes(&self, f: impl FnMut(&'a [u8])) -> Result<usize, DecodeError> {
         let pick = |v| match v {
             Value::Bytes(b) => Some(b),
@@ -277,6 +280,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each int64 value, packed and unpacked alike, without collecting them
     /// (nothing unless the kind is int64); returns how many.
+    #[inline]
     pub fn for_each_int64(&self, f: impl FnMut(i64)) -> Result<usize, DecodeError> {
         let pick = |v| match v {
             Value::Int64(i) => Some(i),
@@ -287,6 +291,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each float value, packed and unpacked alike, without collecting them
     /// (nothing unless the kind is float); returns how many.
+    #[inline]
     pub fn for_each_float(&self, f: impl FnMut(f32)) -> Result<usize, DecodeError> {
         let pick = |v| match v {
             Value::Float(x) => Some(x),

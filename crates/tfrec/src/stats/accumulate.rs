@@ -339,6 +339,7 @@ impl ValuesAcc for FeatureAcc {
     }
 
     /// Adds values already decoded to the numeric or string figures.
+    #[inline]
     fn add_decoded(&mut self, kind: Kind, values: DecodedValues<'_>, eps: f64) {
         self.kind = Some(kind);
         match values {

@@ -176,7 +176,9 @@ impl StringAcc {
     fn merge(&mut self, other: &StringAcc) {
         self.total_bytes += other.total_bytes;
         for (value, n) in &other.counts {
-            match self.counts.get_mut(value) {
+            // Looked up as a slice, as `add` looks values up: one hashing routine for the
+            // lookups keeps it inlined into them.
+            match self.counts.get_mut(&value[..]) {
                 Some(count) => *count += n,
                 None => {
                     self.counts.insert(value.clone(), *n);
@@ -193,7 +195,7 @@ impl StringAcc {
             return;
         }
         for (value, n) in other.counts {
-            match self.counts.get_mut(&value) {
+            match self.counts.get_mut(&value[..]) {
                 Some(count) => *count += n,
                 None => {
                     self.counts.insert(value, n);

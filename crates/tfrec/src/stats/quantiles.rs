@@ -348,80 +348,30 @@ fn total_order_key(value: f64) -> i64 {
     bits ^ ((((bits >> 63) as u64) >> 1) as i64)
 }
 
-/// [`total_order_key`] as an unsigned integer of the same order, for sorting by its bytes.
-#[inline]
-fn unsigned_order_key(value: f64) -> u64 {
-    (total_order_key(value) as u64) ^ (1 << 63)
-}
-
-/// Buffers shorter than this are sorted by comparison: below it, clearing the radix sort's
-/// byte counts costs more than the comparisons it saves.
+/// Buffers shorter than this are sorted by comparison: below it, a radix sort's passes over
+/// its byte counts cost more than the comparisons they save.
 const RADIX_SORT_MIN_LEN: usize = 512;
 
 /// Sorts `entries` by value in `f64::total_cmp`'s order (order among equal values
-/// unspecified). A full buffer is sorted by a least-significant-digit radix sort on the
-/// value's order key, one pass per byte, skipping the bytes every key shares (the low bytes of
-/// whole numbers and of widened `f32`s, the exponent of values of one magnitude): the sort of
-/// the buffer is the sketch's largest cost, and this is a few linear passes instead of
-/// `log2(len)` comparisons per value. When every weight is 1 (values added one by one, the
-/// usual case), only the keys are sorted, half the bytes to move, and the values rebuilt from
-/// them.
+/// unspecified). A full buffer is radix-sorted (`radsort`: a pass per byte of the value's
+/// order key, skipping the bytes every key shares, such as the low bytes of whole numbers and
+/// of widened `f32`s): the sort of the buffer is the sketch's largest cost, and this is a few
+/// linear passes instead of `log2(len)` comparisons per value. When every weight is 1 (values
+/// added one by one, the usual case), only the values are sorted, half the bytes to move, and
+/// the weights put back.
 fn sort_by_value(entries: &mut Vec<(f64, f64)>) {
     if entries.len() < RADIX_SORT_MIN_LEN {
         entries.sort_unstable_by_key(|&(value, _)| total_order_key(value));
         return;
     }
     if entries.iter().all(|&(_, weight)| weight == 1.0) {
-        let mut keys: Vec<u64> = entries.iter().map(|&(value, _)| unsigned_order_key(value)).collect();
-        radix_sort(&mut keys, |&key| key);
-        for (entry, &key) in entries.iter_mut().zip(&keys) {
-            *entry = (value_of_order_key(key), 1.0);
+        let mut values: Vec<f64> = entries.iter().map(|&(value, _)| value).collect();
+        radsort::sort(&mut values);
+        for (entry, value) in entries.iter_mut().zip(values) {
+            *entry = (value, 1.0);
         }
     } else {
-        radix_sort(entries, |&(value, _)| unsigned_order_key(value));
-    }
-}
-
-/// The value whose [`unsigned_order_key`] is `key` (the key's bit trick undone: it is its own
-/// inverse, the sign bit it keys on being left as it is).
-#[inline]
-fn value_of_order_key(key: u64) -> f64 {
-    let bits = (key ^ (1 << 63)) as i64;
-    f64::from_bits((bits ^ ((((bits >> 63) as u64) >> 1) as i64)) as u64)
-}
-
-/// Sorts `items` by `key`, least significant byte first, skipping the bytes every key shares.
-fn radix_sort<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-    let len = items.len();
-    let mut counts = [[0usize; 256]; 8];
-    for item in items.iter() {
-        let key = key(item);
-        for (byte, count) in counts.iter_mut().enumerate() {
-            count[((key >> (8 * byte)) & 0xff) as usize] += 1;
-        }
-    }
-    let mut scratch: Vec<T> = Vec::new();
-    for (byte, count) in counts.iter().enumerate() {
-        if count.contains(&len) {
-            continue;
-        }
-        let mut next = [0usize; 256];
-        let mut start = 0;
-        for (slot, &n) in next.iter_mut().zip(count) {
-            *slot = start;
-            start += n;
-        }
-        // Every place is written below: only the first pass needs the room made.
-        if scratch.len() != len {
-            scratch.clear();
-            scratch.extend_from_slice(items);
-        }
-        for item in items.iter() {
-            let digit = ((key(item) >> (8 * byte)) & 0xff) as usize;
-            scratch[next[digit]] = *item;
-            next[digit] += 1;
-        }
-        std::mem::swap(items, &mut scratch);
+        radsort::sort_by_key(entries, |&(value, _)| value);
     }
 }
 

@@ -228,6 +228,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each value in order, as decoding would list them, until `f` breaks;
     /// nothing is allocated, so a huge list costs no memory of its own.
+    #[inline]
     pub fn try_for_each_value<B>(
         &self,
         mut f: impl FnMut(Value<'a>) -> ControlFlow<B>,
@@ -245,6 +246,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each value of `kind` (nothing unless the feature has that kind);
     /// returns how many.
+    #[inline]
     fn for_each_of<T>(
         &self,
         kind: Kind,
@@ -267,6 +269,7 @@ impl<'a> FeatureView<'a> {
     }
 
     /// Calls `f` with each bytes value (nothing unless the kind is bytes); returns how many.
+    #[inline]
     pub fn for_each_bytes(&self, f: impl FnMut(&'a [u8])) -> Result<usize, DecodeError> {
         let pick = |v| match v {
             Value::Bytes(b) => Some(b),
@@ -277,6 +280,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each int64 value, packed and unpacked alike, without collecting them
     /// (nothing unless the kind is int64); returns how many.
+    #[inline]
     pub fn for_each_int64(&self, f: impl FnMut(i64)) -> Result<usize, DecodeError> {
         let pick = |v| match v {
             Value::Int64(i) => Some(i),
@@ -287,6 +291,7 @@ impl<'a> FeatureView<'a> {
 
     /// Calls `f` with each float value, packed and unpacked alike, without collecting them
     /// (nothing unless the kind is float); returns how many.
+    #[inline]
     pub fn for_each_float(&self, f: impl FnMut(f32)) -> Result<usize, DecodeError> {
         let pick = |v| match v {
             Value::Float(x) => Some(x),
@@ -706,9 +711,28 @@ impl<'a> SequenceExampleView<'a> {
     }
 }
 
+/// A feature-list map entry's key, its list, and whether the list is all the entry holds (see
+/// [`FeatureListEntries::next_list`]).
+pub type KeyedFeatureList<'a> = (&'a [u8], FeatureListView<'a>, bool);
+
 /// The entries of a `FeatureLists` map.
 pub struct FeatureListEntries<'a> {
     inner: MapEntries<'a>,
+}
+
+impl<'a> FeatureListEntries<'a> {
+    /// The next entry's key and list, and whether the entry is exactly a key and one `value`
+    /// field, as every standard writer makes it. When it is, walking the list's steps (with
+    /// [`FeatureRows::next_step`]) sees every byte [`SequenceExampleView::validate`] checks of
+    /// the entry but the key's UTF-8; when it is not, an earlier `key` field is not seen.
+    #[inline]
+    pub fn next_list(&mut self) -> Result<Option<KeyedFeatureList<'a>>, DecodeError> {
+        let Some(entry) = self.inner.next_entry()? else {
+            return Ok(None);
+        };
+        let plain = entry.plain && matches!(entry.value, Lists::One(_));
+        Ok(Some((entry.key, FeatureListView { parts: entry.value }, plain)))
+    }
 }
 
 impl<'a> Iterator for FeatureListEntries<'a> {
@@ -764,6 +788,21 @@ impl<'a> Iterator for FeatureRows<'a> {
 }
 
 impl<'a> FeatureRows<'a> {
+    /// The next step as a [`FeatureView`], and whether the step's `Feature` is one list field
+    /// (or none): when it is, walking the view's values checks everything
+    /// [`SequenceExampleView::validate`] checks of the step; when it is not, a list that a
+    /// later kind replaced is not seen.
+    #[inline]
+    pub fn next_step(&mut self) -> Result<Option<(FeatureView<'a>, bool)>, DecodeError> {
+        let Some((bytes, base)) = self.next().transpose()? else {
+            return Ok(None);
+        };
+        if let Some(view) = FeatureView::one_list(bytes, base) {
+            return Ok(Some((view, true)));
+        }
+        Ok(Some((FeatureView::from_feature_bytes(bytes, base)?, false)))
+    }
+
     fn advance(&mut self) -> Result<Option<(&'a [u8], usize)>, DecodeError> {
         loop {
             if let Some(r) = self.current.as_mut() {

@@ -7,20 +7,18 @@ use rustc_hash::FxHashMap;
 
 use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
+use super::lengths::LengthCounts;
 use super::options::{RecordMessage, StatsOptions};
 use super::proto;
 use super::quantiles::QuantilesSketch;
 use super::select::keep_allowed;
-use super::sequence::{has_feature_lists, FeatureListsAcc, ValuesAcc};
-use crate::example::{ExampleView, FeatureView, Kind};
+use super::sequence::{has_feature_lists, DecodedValues, FeatureListsAcc, ValuesAcc};
+use crate::example::{ExampleView, FeatureView, Kind, SequenceExampleView};
 use crate::wire::{DecodeError, DecodeErrorKind};
 
 /// TFDV's `_NUM_QUANTILES_FACTOR_FOR_STD_HISTOGRAM`: the standard histogram is interpolated
 /// from a quantiles histogram this many times finer than the quantiles histogram shown.
 const STD_HISTOGRAM_QUANTILES_FACTOR: usize = 100;
-
-/// Values per example below this are counted by index in a vector, larger counts in a map.
-const SMALL_COUNTS: u64 = 64;
 
 /// TFDV's label for a string value that is not UTF-8 (`constants.NON_UTF8_PLACEHOLDER`).
 const NON_UTF8_PLACEHOLDER: &str = "__BYTES_VALUE__";
@@ -178,7 +176,9 @@ impl StringAcc {
     fn merge(&mut self, other: &StringAcc) {
         self.total_bytes += other.total_bytes;
         for (value, n) in &other.counts {
-            match self.counts.get_mut(value) {
+            // Looked up as a slice, as `add` looks values up: one hashing routine for the
+            // lookups keeps it inlined into them.
+            match self.counts.get_mut(&value[..]) {
                 Some(count) => *count += n,
                 None => {
                     self.counts.insert(value.clone(), *n);
@@ -195,7 +195,7 @@ impl StringAcc {
             return;
         }
         for (value, n) in other.counts {
-            match self.counts.get_mut(&value) {
+            match self.counts.get_mut(&value[..]) {
                 Some(count) => *count += n,
                 None => {
                     self.counts.insert(value, n);
@@ -225,11 +225,8 @@ pub(super) struct FeatureAcc {
     pub(super) min_num_values: u64,
     pub(super) max_num_values: u64,
     pub(super) total_num_values: u64,
-    /// Examples by their number of values, exact (TFDV sketches counts aggregated per batch,
-    /// which is exact for the few distinct counts data has): below `SMALL_COUNTS` by index in
-    /// `small_counts`, larger ones in `num_values_counts` (see `values_per_example`).
-    pub(super) small_counts: Vec<u64>,
-    pub(super) num_values_counts: FxHashMap<u64, u64>,
+    /// Examples by their number of values.
+    pub(super) num_values_counts: LengthCounts,
     pub(super) numeric: Option<NumericAcc>,
     pub(super) strings: Option<StringAcc>,
 }
@@ -242,8 +239,7 @@ impl FeatureAcc {
             min_num_values: u64::MAX,
             max_num_values: 0,
             total_num_values: 0,
-            small_counts: Vec::new(),
-            num_values_counts: FxHashMap::default(),
+            num_values_counts: LengthCounts::default(),
             numeric: None,
             strings: None,
         }
@@ -256,35 +252,12 @@ impl FeatureAcc {
         self.min_num_values = self.min_num_values.min(count);
         self.max_num_values = self.max_num_values.max(count);
         self.total_num_values += count * examples;
-        if count < SMALL_COUNTS {
-            let i = count as usize;
-            if self.small_counts.len() <= i {
-                self.small_counts.resize(i + 1, 0);
-            }
-            self.small_counts[i] += examples;
-        } else {
-            *self.num_values_counts.entry(count).or_insert(0) += examples;
-        }
+        self.num_values_counts.add(count, examples);
     }
 
     /// `(values per example, examples)`, by values per example.
     pub(super) fn values_per_example(&self) -> Vec<(u64, u64)> {
-        let mut counts: Vec<(u64, u64)> = (0u64..)
-            .zip(&self.small_counts)
-            .filter(|(_, &c)| c > 0)
-            .map(|(n, &c)| (n, c))
-            .chain(self.num_values_counts.iter().map(|(&n, &c)| (n, c)))
-            .collect();
-        counts.sort_unstable();
-        // A count can be in both places only after a partial state put it in the map.
-        counts.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 += later.1;
-            }
-            same
-        });
-        counts
+        self.num_values_counts.sorted()
     }
 
     /// [`FeatureAcc::merge`], taking `other`'s distinct strings instead of copying them.
@@ -320,15 +293,7 @@ impl FeatureAcc {
         self.min_num_values = self.min_num_values.min(other.min_num_values);
         self.max_num_values = self.max_num_values.max(other.max_num_values);
         self.total_num_values += other.total_num_values;
-        if self.small_counts.len() < other.small_counts.len() {
-            self.small_counts.resize(other.small_counts.len(), 0);
-        }
-        for (ours, theirs) in self.small_counts.iter_mut().zip(&other.small_counts) {
-            *ours += theirs;
-        }
-        for (&n, &count) in &other.num_values_counts {
-            *self.num_values_counts.entry(n).or_insert(0) += count;
-        }
+        self.num_values_counts.merge(&other.num_values_counts);
         match (&mut self.numeric, &other.numeric) {
             (Some(a), Some(b)) => a.merge(b),
             (a @ None, Some(b)) => *a = Some(b.clone()),
@@ -373,6 +338,32 @@ impl ValuesAcc for FeatureAcc {
             }
         }?;
         Ok(count as u64)
+    }
+
+    /// Adds values already decoded to the numeric or string figures.
+    #[inline]
+    fn add_decoded(&mut self, kind: Kind, values: DecodedValues<'_>, eps: f64) {
+        self.kind = Some(kind);
+        match values {
+            DecodedValues::Int64(values) => {
+                let numeric = self.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                for &x in values {
+                    numeric.add(x as f64);
+                }
+            }
+            DecodedValues::Float(values) => {
+                let numeric = self.numeric.get_or_insert_with(|| NumericAcc::new(eps));
+                for &x in values {
+                    numeric.add(f64::from(x));
+                }
+            }
+            DecodedValues::Bytes { record, ranges } => {
+                let strings = self.strings.get_or_insert_with(StringAcc::default);
+                for &(from, to) in ranges {
+                    strings.add(&record[from..to]);
+                }
+            }
+        }
     }
 
     /// Counts `examples` examples where the feature is present with `count` values each.
@@ -467,8 +458,10 @@ enum EntryError {
 }
 
 impl EntryError {
-    fn at(self, place: RecordPlace) -> StatsError {
+    /// The error of the record at `place` (`sequence`: read as a `SequenceExample`).
+    fn at(self, place: RecordPlace, sequence: bool) -> StatsError {
         match self {
+            EntryError::Decode(error) if sequence => StatsError::DecodeSequence { place, error },
             EntryError::Decode(error) => StatsError::Decode { place, error },
             EntryError::KindChanged { feature, first, second } => StatsError::KindChanged {
                 place,
@@ -508,12 +501,27 @@ impl StatsAccumulator {
     /// Adds one serialized `Example`; `place` names it in errors. On error nothing of the
     /// record has been counted.
     pub fn add_example(&mut self, record: &[u8], place: Option<&dyn Fn() -> RecordPlace>) -> Result<(), StatsError> {
+        self.add_message(record, place, false)
+    }
+
+    /// Adds one serialized `Example` (`sequence`: a `SequenceExample`, its context features
+    /// read as the `Example`'s features and its feature lists beside them). Every value is
+    /// decoded once, and nothing counted until the whole record is known to decode and to
+    /// keep its features' kinds.
+    fn add_message(
+        &mut self,
+        record: &[u8],
+        place: Option<&dyn Fn() -> RecordPlace>,
+        sequence: bool,
+    ) -> Result<(), StatsError> {
         let known = self.features.len();
         let mut scratch = std::mem::take(&mut self.scratch);
-        let result = self
-            .read_entries(record, &mut scratch)
-            .and_then(|()| self.check_kinds(&scratch));
+        let result = self.read_message(record, &mut scratch, sequence);
         if result.is_ok() {
+            if sequence {
+                self.feature_lists
+                    .count(record, is_streamed(record), self.options.epsilon);
+            }
             self.count_entries(record, &scratch);
             self.num_examples += 1;
         } else {
@@ -539,16 +547,47 @@ impl StatsAccumulator {
                 },
                 |p| p(),
             );
-            error.at(place)
+            error.at(place, sequence)
         })
+    }
+
+    /// Decodes `record` into `scratch` (and, for a `sequence`, its feature lists into the
+    /// feature lists' scratch) and checks the kinds: the feature lists' first, then the
+    /// context's (an `Example`'s features).
+    fn read_message(&mut self, record: &[u8], scratch: &mut RecordScratch, sequence: bool) -> Result<(), EntryError> {
+        if !sequence {
+            let view = ExampleView::new(record);
+            self.read_entries(record, scratch, &|| view.validate())?;
+            return self.check_kinds(scratch);
+        }
+        let view = SequenceExampleView::new(record);
+        let validate = || view.validate();
+        self.read_entries(record, scratch, &validate)?;
+        self.feature_lists
+            .read(record, is_streamed(record), &validate)
+            .map_err(EntryError::Decode)?;
+        self.feature_lists
+            .check_kinds(record)
+            .map_err(|change| EntryError::KindChanged {
+                feature: change.feature,
+                first: type_name(change.first),
+                second: type_name(change.second),
+            })?;
+        self.check_kinds(scratch)
     }
 
     /// Decodes every entry of `record` into `scratch`, checking all that decoding checks;
     /// learns the features not seen before (without counting anything). The values of a
     /// record longer than [`STREAMED_RECORD_BYTES`] are checked and counted but not kept: each
     /// entry's range is then only its number of values, and [`Self::count_entries`] walks the
-    /// record again.
-    fn read_entries(&mut self, record: &[u8], scratch: &mut RecordScratch) -> Result<(), EntryError> {
+    /// record again. `validate` checks the whole record as decoding does; its error is the one
+    /// given for a record that does not decode.
+    fn read_entries(
+        &mut self,
+        record: &[u8],
+        scratch: &mut RecordScratch,
+        validate: &dyn Fn() -> Result<(), DecodeError>,
+    ) -> Result<(), EntryError> {
         let streamed = is_streamed(record);
         scratch.entries.clear();
         scratch.ints.clear();
@@ -556,14 +595,14 @@ impl StatsAccumulator {
         scratch.strings.clear();
         let view = ExampleView::new(record);
         // The canonical error of a record that does not decode: the one decoding gives.
-        let refused = |fallback: DecodeError| EntryError::Decode(view.validate().err().unwrap_or(fallback));
+        let refused = |fallback: DecodeError| EntryError::Decode(validate().err().unwrap_or(fallback));
         let mut validated = false;
         let mut entries = view.entries();
         let mut at = 0;
         while let Some((key, feature, whole)) = entries.next_feature().map_err(refused)? {
             if !whole && !validated {
                 // Some of the entry's bytes are not walked below: check the record as a whole.
-                view.validate().map_err(EntryError::Decode)?;
+                validate().map_err(EntryError::Decode)?;
                 validated = true;
             }
             let index = match scratch.feature_at.get(at) {
@@ -681,29 +720,16 @@ impl StatsAccumulator {
         for entry in scratch.entries.iter().filter(|e| !e.replaced) {
             let acc = &mut self.features[entry.feature];
             let Some(kind) = entry.kind else { continue };
-            acc.kind = Some(kind);
-            let count = entry.values.len() as u64;
-            match kind {
-                Kind::Int64 => {
-                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
-                    for &x in &scratch.ints[entry.values.clone()] {
-                        numeric.add(x as f64);
-                    }
-                }
-                Kind::Float => {
-                    let numeric = acc.numeric.get_or_insert_with(|| NumericAcc::new(eps));
-                    for &x in &scratch.floats[entry.values.clone()] {
-                        numeric.add(f64::from(x));
-                    }
-                }
-                Kind::Bytes => {
-                    let strings = acc.strings.get_or_insert_with(StringAcc::default);
-                    for &(from, to) in &scratch.strings[entry.values.clone()] {
-                        strings.add(&record[from..to]);
-                    }
-                }
-            }
-            acc.add_count(count, 1);
+            let values = match kind {
+                Kind::Int64 => DecodedValues::Int64(&scratch.ints[entry.values.clone()]),
+                Kind::Float => DecodedValues::Float(&scratch.floats[entry.values.clone()]),
+                Kind::Bytes => DecodedValues::Bytes {
+                    record,
+                    ranges: &scratch.strings[entry.values.clone()],
+                },
+            };
+            acc.add_decoded(kind, values, eps);
+            acc.add_count(entry.values.len() as u64, 1);
         }
     }
 
@@ -776,20 +802,7 @@ impl StatsAccumulator {
         record: &[u8],
         place: Option<&dyn Fn() -> RecordPlace>,
     ) -> Result<(), StatsError> {
-        let index = self.num_examples;
-        let place_of = || {
-            place.map_or(
-                RecordPlace {
-                    path: Default::default(),
-                    offset: 0,
-                    record_index: index,
-                },
-                |p| p(),
-            )
-        };
-        let lists = self.feature_lists.check(record, &place_of)?;
-        self.add_example(record, place)?;
-        self.feature_lists.add(lists, self.options.epsilon, &place_of)
+        self.add_message(record, place, true)
     }
 
     /// Adds `other`'s examples (a shard's or a thread's partial statistics).

@@ -38,6 +38,7 @@ mod error;
 mod files;
 mod generate;
 mod histogram;
+mod lengths;
 mod options;
 mod partial;
 pub mod proto;

@@ -17,6 +17,7 @@ use rustc_hash::FxHashMap;
 
 use super::accumulate::{FeatureAcc, MeanVar, NumericAcc, StatsAccumulator, StringAcc};
 use super::error::{RecordPlace, StatsError};
+use super::lengths::LengthCounts;
 use super::options::{RecordMessage, StatsOptions};
 use super::quantiles::{Entry, QuantilesSketch, Summary};
 use super::sequence::{FeatureListAcc, FeatureListsAcc, Level};
@@ -50,11 +51,10 @@ impl Writer {
         self.u64(v.len() as u64);
         self.0.extend_from_slice(v);
     }
-    fn counts(&mut self, counts: &FxHashMap<u64, u64>) {
-        let mut sorted: Vec<(u64, u64)> = counts.iter().map(|(&k, &v)| (k, v)).collect();
-        sorted.sort_unstable();
+    /// Counts by length, given sorted by length.
+    fn counts(&mut self, sorted: &[(u64, u64)]) {
         self.u64(sorted.len() as u64);
-        for (k, v) in sorted {
+        for &(k, v) in sorted {
             self.u64(k);
             self.u64(v);
         }
@@ -379,7 +379,7 @@ fn write_feature(w: &mut Writer, acc: &FeatureAcc) {
     ] {
         w.u64(n);
     }
-    w.counts(&acc.values_per_example().into_iter().collect());
+    w.counts(&acc.values_per_example());
     match &acc.numeric {
         None => w.u8(0),
         Some(numeric) => {
@@ -420,7 +420,7 @@ fn read_feature(r: &mut Reader<'_>, eps: f64, num_examples: u64) -> Decoded<Feat
     if num_non_missing > num_examples {
         return r.error("a feature is present in more examples than there are");
     }
-    let num_values_counts = r.counts()?;
+    let num_values_counts = LengthCounts::from_map(r.counts()?);
     let numeric = if r.flag()? {
         if !matches!(kind, Some(Kind::Int64 | Kind::Float)) {
             return r.error("numeric figures for a feature that is not numeric");
@@ -465,7 +465,6 @@ fn read_feature(r: &mut Reader<'_>, eps: f64, num_examples: u64) -> Decoded<Feat
         min_num_values,
         max_num_values,
         total_num_values,
-        small_counts: Vec::new(),
         num_values_counts,
         numeric,
         strings,
@@ -558,7 +557,7 @@ fn write_level(w: &mut Writer, level: &Level) {
     ] {
         w.u64(n);
     }
-    w.counts(&level.counts);
+    w.counts(&level.counts.sorted());
 }
 
 fn read_level(r: &mut Reader<'_>) -> Decoded<Level> {
@@ -567,7 +566,7 @@ fn read_level(r: &mut Reader<'_>) -> Decoded<Level> {
         min_num_values: r.u64()?,
         max_num_values: r.count()?,
         total_num_values: r.count()?,
-        counts: r.counts()?,
+        counts: LengthCounts::from_map(r.counts()?),
     })
 }
 

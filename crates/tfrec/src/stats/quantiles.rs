@@ -248,10 +248,10 @@ impl QuantilesSketch {
     fn push_buffer(&mut self) {
         // The buffer is sorted and summarised in place, and keeps its allocation.
         let mut entries = std::mem::take(&mut self.buffer);
-        // std::sort on values (not stable; equal values are merged next, so order among them
-        // does not matter: equal keys are equal bits, and -0.0 sorts just before 0.0, which it
-        // equals and is merged with).
-        entries.sort_unstable_by_key(|&(value, _)| total_order_key(value));
+        // Sorted on values (order among equal values does not matter: equal keys are equal
+        // bits, merged next with weights that are whole numbers, so summed exactly in any
+        // order; -0.0 sorts just before 0.0, which it equals and is merged with).
+        sort_by_value(&mut entries);
         entries.dedup_by(|later, kept| {
             let same = later.0 == kept.0;
             if same {
@@ -348,6 +348,33 @@ fn total_order_key(value: f64) -> i64 {
     bits ^ ((((bits >> 63) as u64) >> 1) as i64)
 }
 
+/// Buffers shorter than this are sorted by comparison: below it, a radix sort's passes over
+/// its byte counts cost more than the comparisons they save.
+const RADIX_SORT_MIN_LEN: usize = 512;
+
+/// Sorts `entries` by value in `f64::total_cmp`'s order (order among equal values
+/// unspecified). A full buffer is radix-sorted (`radsort`: a pass per byte of the value's
+/// order key, skipping the bytes every key shares, such as the low bytes of whole numbers and
+/// of widened `f32`s): the sort of the buffer is the sketch's largest cost, and this is a few
+/// linear passes instead of `log2(len)` comparisons per value. When every weight is 1 (values
+/// added one by one, the usual case), only the values are sorted, half the bytes to move, and
+/// the weights put back.
+fn sort_by_value(entries: &mut Vec<(f64, f64)>) {
+    if entries.len() < RADIX_SORT_MIN_LEN {
+        entries.sort_unstable_by_key(|&(value, _)| total_order_key(value));
+        return;
+    }
+    if entries.iter().all(|&(_, weight)| weight == 1.0) {
+        let mut values: Vec<f64> = entries.iter().map(|&(value, _)| value).collect();
+        radsort::sort(&mut values);
+        for (entry, value) in entries.iter_mut().zip(values) {
+            *entry = (value, 1.0);
+        }
+    } else {
+        radsort::sort_by_key(entries, |&(value, _)| value);
+    }
+}
+
 /// `GetQuantileSpecs`' block size for a stream of at most `max_elements` values.
 fn quantile_block_size(eps: f64, max_elements: i64) -> i64 {
     let mut block_size: i64 = 2;
@@ -403,6 +430,53 @@ mod tests {
             1.0, 5000.0, 9999.0, 15007.0, 20006.0, 25006.0, 30004.0, 35002.0, 40010.0, 45009.0, 50000.0,
         ];
         assert_eq!((q, w), (want_q.to_vec(), want_w.to_vec()));
+    }
+
+    #[test]
+    fn the_radix_sort_orders_as_total_cmp() {
+        let specials = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            -f64::MAX,
+            1e-310,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let values: Vec<f64> = (0..5_000)
+            .map(|i| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                match i % 4 {
+                    0 => specials[(state >> 33) as usize % specials.len()],
+                    1 => ((state >> 40) % 100) as f64 - 50.0,
+                    2 => {
+                        f64::from(f32::from_bits((state >> 32) as u32 & 0x7f7f_ffff))
+                            * if state & 1 == 0 { 1.0 } else { -1.0 }
+                    }
+                    _ => f64::from_bits(state & !(0x7ff << 52) | (((state >> 52) % 0x7ff) << 52)),
+                }
+            })
+            .collect();
+        for len in [0, 1, 2, RADIX_SORT_MIN_LEN - 1, RADIX_SORT_MIN_LEN, values.len()] {
+            let mut entries: Vec<(f64, f64)> = values[..len].iter().map(|&v| (v, 1.0)).collect();
+            sort_by_value(&mut entries);
+            // With weights other than 1, the entries move whole.
+            let mut weighted: Vec<(f64, f64)> = values[..len].iter().map(|&v| (v, v.abs().max(2.0))).collect();
+            sort_by_value(&mut weighted);
+            assert!(weighted.iter().all(|&(v, w)| w == v.abs().max(2.0)));
+            assert!(weighted
+                .iter()
+                .map(|e| e.0.to_bits())
+                .eq(entries.iter().map(|e| e.0.to_bits())));
+            let mut want = values[..len].to_vec();
+            want.sort_unstable_by(f64::total_cmp);
+            let sorted: Vec<u64> = entries.iter().map(|e| e.0.to_bits()).collect();
+            let want: Vec<u64> = want.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(sorted, want, "{len} values");
+        }
     }
 
     #[test]

@@ -26,15 +26,28 @@ use rustc_hash::FxHashMap;
 
 use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
+use super::lengths::LengthCounts;
 use super::options::StatsOptions;
 use super::proto;
 use super::quantiles::QuantilesSketch;
 use crate::example::{FeatureView, Kind, SequenceExampleView};
-use crate::wire::{DecodeError, WireReader, WireType};
+use crate::wire::{DecodeError, DecodeErrorKind, WireReader, WireType};
 
 /// The struct feature the decoder puts the feature lists in (tfx_bsl's
 /// `_SEQUENCE_COLUMN_NAME`).
 pub const SEQUENCE_FEATURE: &str = "##SEQUENCE##";
+
+/// Values of one kind decoded from a record, in order.
+#[derive(Clone, Copy)]
+pub(super) enum DecodedValues<'r> {
+    Int64(&'r [i64]),
+    Float(&'r [f32]),
+    /// Each value is `record[from..to]`.
+    Bytes {
+        record: &'r [u8],
+        ranges: &'r [(usize, usize)],
+    },
+}
 
 /// What a feature list's values are counted with: the accumulator of a plain feature's
 /// figures (`accumulate`'s), which also builds the feature's statistics at the end.
@@ -45,6 +58,8 @@ pub(super) trait ValuesAcc: Clone + std::fmt::Debug {
     fn kind(&self) -> Option<Kind>;
     /// Adds the values of `feature` (of `kind`) and gives their count.
     fn add_values(&mut self, kind: Kind, feature: &FeatureView<'_>, eps: f64) -> Result<u64, DecodeError>;
+    /// Adds values already decoded (of `kind`, even when there are none).
+    fn add_decoded(&mut self, kind: Kind, values: DecodedValues<'_>, eps: f64);
     /// Counts `examples` examples where the feature is present with `count` values each.
     fn count_examples(&mut self, count: u64, examples: u64);
     /// Adds `other`'s figures (`name` for errors).
@@ -61,7 +76,7 @@ pub(super) struct Level {
     pub(super) max_num_values: u64,
     pub(super) total_num_values: u64,
     /// Present lists by their number of values, exact.
-    pub(super) counts: FxHashMap<u64, u64>,
+    pub(super) counts: LengthCounts,
 }
 
 impl Default for Level {
@@ -71,7 +86,7 @@ impl Default for Level {
             min_num_values: u64::MAX,
             max_num_values: 0,
             total_num_values: 0,
-            counts: FxHashMap::default(),
+            counts: LengthCounts::default(),
         }
     }
 }
@@ -82,7 +97,7 @@ impl Level {
         self.min_num_values = self.min_num_values.min(n);
         self.max_num_values = self.max_num_values.max(n);
         self.total_num_values += n;
-        *self.counts.entry(n).or_insert(0) += 1;
+        self.counts.add(n, 1);
     }
 
     fn merge(&mut self, other: &Level) {
@@ -90,9 +105,7 @@ impl Level {
         self.min_num_values = self.min_num_values.min(other.min_num_values);
         self.max_num_values = self.max_num_values.max(other.max_num_values);
         self.total_num_values += other.total_num_values;
-        for (&n, &c) in &other.counts {
-            *self.counts.entry(n).or_insert(0) += c;
-        }
+        self.counts.merge(&other.counts);
     }
 
     /// The proto of this level; `parent_total` is the number of lists the level above holds
@@ -114,9 +127,7 @@ impl Level {
     /// The sketch of the counts, as TFDV's compacted `num_values_summary`.
     fn sketch(&self, eps: f64) -> QuantilesSketch {
         let mut sketch = QuantilesSketch::new(eps);
-        let mut counts: Vec<(u64, u64)> = self.counts.iter().map(|(&n, &c)| (n, c)).collect();
-        counts.sort_unstable();
-        for (n, c) in counts {
+        for (n, c) in self.counts.sorted() {
             sketch.add_count(n as f64, c);
         }
         sketch.compact();
@@ -150,26 +161,61 @@ impl<V: ValuesAcc> FeatureListAcc<V> {
 #[derive(Debug, Clone)]
 pub(super) struct FeatureListsAcc<V> {
     pub(super) lists: FxHashMap<Box<[u8]>, FeatureListAcc<V>>,
+    /// The feature lists of the record being read (kept to spare allocations).
+    scratch: ListsScratch,
 }
 
 impl<V> Default for FeatureListsAcc<V> {
     fn default() -> Self {
         FeatureListsAcc {
             lists: FxHashMap::default(),
+            scratch: ListsScratch::default(),
         }
     }
 }
 
-/// A record's feature lists, checked and ready to count: per key (the last entry of a key, as
-/// protobuf's map decoding keeps), its steps (`None`: a step with no kind set) and their
-/// common kind.
-pub(super) struct RecordLists<'a> {
-    lists: Vec<RecordList<'a>>,
+/// A record's feature lists, each decoded once ([`FeatureListsAcc::read`]) before any is
+/// counted ([`FeatureListsAcc::count`]), so that an error leaves the figures whole.
+#[derive(Debug, Clone, Default)]
+struct ListsScratch {
+    /// The record's feature-list entries in wire order.
+    lists: Vec<PendingList>,
+    /// Every entry's steps, one run per entry: a step's number of values, `None` for a step
+    /// with no kind set. Empty for a streamed record, whose steps are walked again instead.
+    steps: Vec<Option<u64>>,
+    /// The int64 and float values of the entries, one run per entry (empty when streamed).
+    ints: Vec<i64>,
+    floats: Vec<f32>,
+    /// The bytes values of the entries, as ranges of the record (empty when streamed).
+    strings: Vec<(usize, usize)>,
+    /// Indices into `lists`, by key, the last entry of a key first.
+    by_key: Vec<usize>,
 }
 
-/// One feature list of a record: its key, its kind (`None` when no step has one) and its
-/// steps (`None`: a step with no kind set).
-type RecordList<'a> = (&'a [u8], Option<Kind>, Vec<Option<FeatureView<'a>>>);
+/// One feature-list entry of the record being read.
+#[derive(Debug, Clone)]
+struct PendingList {
+    /// Where its key is in the record.
+    key: std::ops::Range<usize>,
+    /// The kind of its first step that has one (`None` when no step has one).
+    kind: Option<Kind>,
+    /// The first kind and the first other kind its steps hold, when they hold two.
+    mixed: Option<(Kind, Kind)>,
+    /// Its run of `steps`.
+    steps: std::ops::Range<usize>,
+    /// Its run of `ints`, `floats` or `strings`, by `kind` (meaningless when `mixed`).
+    values: std::ops::Range<usize>,
+    /// A later entry of the same key replaced it (the last one counts, as in decoding).
+    replaced: bool,
+}
+
+/// A feature list whose kind is not the kind it had, or whose steps hold two kinds.
+pub(super) struct ListKindChange {
+    /// The list's name as it shows in the statistics.
+    pub(super) feature: String,
+    pub(super) first: Kind,
+    pub(super) second: Kind,
+}
 
 /// Whether a record has a `feature_lists` field (field 2) at its top level, read no further
 /// than its tags: what [`RecordMessage::Detect`](super::RecordMessage::Detect) looks at. A
@@ -196,82 +242,209 @@ fn list_name(key: &[u8]) -> String {
 }
 
 impl<V: ValuesAcc> FeatureListsAcc<V> {
-    /// Validates `record` as a `SequenceExample` and checks its feature lists' kinds (one kind
-    /// per list, the kind seen before): nothing is counted.
-    pub(super) fn check<'a>(
-        &self,
-        record: &'a [u8],
-        place: &dyn Fn() -> RecordPlace,
-    ) -> Result<RecordLists<'a>, StatsError> {
-        let decode = |error| StatsError::DecodeSequence { place: place(), error };
-        let view = SequenceExampleView::new(record);
-        view.validate().map_err(decode)?;
-        let mut entries = Vec::new();
-        for entry in view.feature_lists() {
-            let (key, list) = entry.map_err(decode)?;
-            entries.push((key, list));
-        }
-        // The last entry of a key wins: keep the last of each run after a stable sort.
-        entries.reverse();
-        entries.sort_by(|a, b| a.0.cmp(b.0));
-        entries.dedup_by(|later, first| later.0 == first.0);
-        let mut lists = Vec::with_capacity(entries.len());
-        for (key, list) in entries {
-            let mut steps = Vec::new();
-            let mut kind: Option<Kind> = None;
-            for row in list.rows() {
-                let (bytes, base) = row.map_err(decode)?;
-                let step = FeatureView::from_feature_bytes(bytes, base).map_err(decode)?;
+    /// Decodes the feature lists of `record` (a `SequenceExample`) into the scratch, each
+    /// value once, checking all that decoding checks: nothing is counted. `validate` checks
+    /// the whole record as decoding does; its error is the one given for a record that does
+    /// not decode. A `streamed` record's values are walked but not kept: [`Self::count`] walks
+    /// them again.
+    pub(super) fn read(
+        &mut self,
+        record: &[u8],
+        streamed: bool,
+        validate: &dyn Fn() -> Result<(), DecodeError>,
+    ) -> Result<(), DecodeError> {
+        let refused = |fallback: DecodeError| validate().err().unwrap_or(fallback);
+        let s = &mut self.scratch;
+        s.lists.clear();
+        s.steps.clear();
+        s.ints.clear();
+        s.floats.clear();
+        s.strings.clear();
+        let base = record.as_ptr() as usize;
+        // Whether every byte `validate` checks is seen by the walk below.
+        let mut whole = true;
+        let mut entries = SequenceExampleView::new(record).feature_lists();
+        while let Some((key, list, plain)) = entries.next_list().map_err(refused)? {
+            whole &= plain;
+            if std::str::from_utf8(key).is_err() {
+                // Decoding refuses a key that is not UTF-8.
+                return Err(refused(DecodeError {
+                    offset: 0,
+                    kind: DecodeErrorKind::InvalidUtf8,
+                }));
+            }
+            let starts = (s.steps.len(), s.ints.len(), s.floats.len(), s.strings.len());
+            let (mut kind, mut mixed) = (None, None);
+            let mut rows = list.rows();
+            while let Some((step, one_list)) = rows.next_step().map_err(refused)? {
+                whole &= one_list;
                 let Some(step_kind) = step.kind() else {
-                    steps.push(None);
+                    if !streamed {
+                        s.steps.push(None);
+                    }
                     continue;
                 };
-                if let Some(first) = kind.filter(|&k| k != step_kind) {
-                    return Err(kind_changed(place, key, first, step_kind));
+                match kind {
+                    None => kind = Some(step_kind),
+                    Some(first) if first != step_kind && mixed.is_none() => mixed = Some((first, step_kind)),
+                    Some(_) => {}
                 }
-                kind = Some(step_kind);
-                steps.push(Some(step));
-            }
-            let seen = self.lists.get(key).and_then(|acc| acc.values.kind());
-            if let (Some(first), Some(now)) = (seen, kind) {
-                if first != now {
-                    return Err(kind_changed(place, key, first, now));
+                let count = match step_kind {
+                    Kind::Int64 if streamed => step.for_each_int64(|_| ()),
+                    Kind::Float if streamed => step.for_each_float(|_| ()),
+                    Kind::Bytes if streamed => step.for_each_bytes(|_| ()),
+                    Kind::Int64 => step.extend_int64s(&mut s.ints),
+                    Kind::Float => step.extend_floats(&mut s.floats),
+                    Kind::Bytes => {
+                        let strings = &mut s.strings;
+                        // Each value is a slice of `record`: kept as its range.
+                        step.for_each_bytes(|v| {
+                            let from = v.as_ptr() as usize - base;
+                            strings.push((from, from + v.len()));
+                        })
+                    }
+                }
+                .map_err(refused)?;
+                if !streamed {
+                    s.steps.push(Some(count as u64));
                 }
             }
-            lists.push((key, kind, steps));
+            let values = match kind {
+                None => 0..0,
+                Some(Kind::Int64) => starts.1..s.ints.len(),
+                Some(Kind::Float) => starts.2..s.floats.len(),
+                Some(Kind::Bytes) => starts.3..s.strings.len(),
+            };
+            // A key is a slice of `record`, or empty (an entry with no key field).
+            let key_at = if key.is_empty() {
+                0
+            } else {
+                key.as_ptr() as usize - base
+            };
+            s.lists.push(PendingList {
+                key: key_at..key_at + key.len(),
+                kind,
+                mixed,
+                steps: starts.0..s.steps.len(),
+                values,
+                replaced: false,
+            });
         }
-        Ok(RecordLists { lists })
+        if !whole {
+            // Some bytes were not walked (an earlier key of an entry, a list a later kind
+            // replaced): check the record as a whole.
+            validate()?;
+        }
+        // The last entry of a key wins: by key, the last of a key first, the others replaced.
+        let lists = &mut s.lists;
+        s.by_key.clear();
+        s.by_key.extend(0..lists.len());
+        s.by_key.sort_unstable_by(|&a, &b| {
+            record[lists[a].key.clone()]
+                .cmp(&record[lists[b].key.clone()])
+                .then(b.cmp(&a))
+        });
+        for pair in s.by_key.windows(2) {
+            if record[lists[pair[0]].key.clone()] == record[lists[pair[1]].key.clone()] {
+                lists[pair[1]].replaced = true;
+            }
+        }
+        Ok(())
     }
 
-    /// Counts a record's feature lists, checked by [`FeatureListsAcc::check`].
-    pub(super) fn add(
-        &mut self,
-        record: RecordLists<'_>,
-        eps: f64,
-        place: &dyn Fn() -> RecordPlace,
-    ) -> Result<(), StatsError> {
-        for (key, kind, steps) in record.lists {
+    /// Fails when a list [`Self::read`] decoded holds two kinds, or a kind other than the one
+    /// the list had: the first such list by key.
+    pub(super) fn check_kinds(&self, record: &[u8]) -> Result<(), ListKindChange> {
+        let s = &self.scratch;
+        for list in s.by_key.iter().map(|&i| &s.lists[i]).filter(|l| !l.replaced) {
+            let key = &record[list.key.clone()];
+            let change = match (list.mixed, list.kind) {
+                (Some(mixed), _) => Some(mixed),
+                (None, Some(now)) => match self.lists.get(key).and_then(|acc| acc.values.kind()) {
+                    Some(first) if first != now => Some((first, now)),
+                    _ => None,
+                },
+                (None, None) => None,
+            };
+            if let Some((first, second)) = change {
+                return Err(ListKindChange {
+                    feature: list_name(key),
+                    first,
+                    second,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the feature lists [`Self::read`] decoded from `record` (read with the same
+    /// `streamed`), checked by [`Self::check_kinds`].
+    pub(super) fn count(&mut self, record: &[u8], streamed: bool, eps: f64) {
+        let scratch = std::mem::take(&mut self.scratch);
+        if streamed {
+            self.count_streamed(record, &scratch, eps);
+        } else {
+            for list in scratch.lists.iter().filter(|l| !l.replaced) {
+                let key = &record[list.key.clone()];
+                let acc = match self.lists.get_mut(key) {
+                    Some(acc) => acc,
+                    None => self.lists.entry(key.into()).or_insert_with(FeatureListAcc::new),
+                };
+                let steps = &scratch.steps[list.steps.clone()];
+                let mut example_values = 0;
+                // Every step with a kind has the list's kind (checked).
+                if let Some(kind) = list.kind {
+                    for &count in steps.iter().flatten() {
+                        acc.step_values.add(count);
+                        example_values += count;
+                    }
+                    let values = match kind {
+                        Kind::Int64 => DecodedValues::Int64(&scratch.ints[list.values.clone()]),
+                        Kind::Float => DecodedValues::Float(&scratch.floats[list.values.clone()]),
+                        Kind::Bytes => DecodedValues::Bytes {
+                            record,
+                            ranges: &scratch.strings[list.values.clone()],
+                        },
+                    };
+                    acc.values.add_decoded(kind, values, eps);
+                }
+                acc.steps.add(steps.len() as u64);
+                acc.values.count_examples(example_values, 1);
+            }
+        }
+        self.scratch = scratch;
+    }
+
+    /// [`Self::count`] of a streamed record: its feature lists walked again, met in the order
+    /// the scratch lists them, without error, since the same bytes decoded once.
+    fn count_streamed(&mut self, record: &[u8], scratch: &ListsScratch, eps: f64) {
+        let mut entries = SequenceExampleView::new(record).feature_lists();
+        for list in &scratch.lists {
+            let Ok(Some((_, view, _))) = entries.next_list() else {
+                break;
+            };
+            if list.replaced {
+                continue;
+            }
+            let key = &record[list.key.clone()];
             let acc = match self.lists.get_mut(key) {
                 Some(acc) => acc,
                 None => self.lists.entry(key.into()).or_insert_with(FeatureListAcc::new),
             };
-            let mut example_values = 0;
-            // Every step with a kind has the list's kind (checked).
-            if let Some(kind) = kind {
-                for step in steps.iter().flatten() {
-                    // Validated by `check`: walking the values cannot fail.
-                    let count = acc
-                        .values
-                        .add_values(kind, step, eps)
-                        .map_err(|error| StatsError::DecodeSequence { place: place(), error })?;
+            let (mut steps, mut example_values) = (0, 0);
+            let mut rows = view.rows();
+            while let Ok(Some((step, _))) = rows.next_step() {
+                steps += 1;
+                // Every step with a kind has the list's kind (checked).
+                let Some(kind) = step.kind() else { continue };
+                if let Ok(count) = acc.values.add_values(kind, &step, eps) {
                     acc.step_values.add(count);
                     example_values += count;
                 }
             }
-            acc.steps.add(steps.len() as u64);
+            acc.steps.add(steps);
             acc.values.count_examples(example_values, 1);
         }
-        Ok(())
     }
 
     /// Adds `other`'s feature lists.
@@ -623,6 +796,95 @@ mod tests {
             acc.add_record(&records()[0], None).unwrap();
             stats = acc.finish();
             assert_eq!(stats.datasets[0].features.len(), 3, "{message:?}");
+        }
+    }
+
+    /// The features under `##SEQUENCE##` of the statistics of `records`.
+    fn list_statistics(records: &[Vec<u8>]) -> Vec<proto::FeatureNameStatistics> {
+        let stats = statistics(records);
+        let lists = stats.datasets[0]
+            .features
+            .iter()
+            .filter(|f| matches!(&f.field_id, Some(FieldId::Path(p)) if p.step[0] == SEQUENCE_FEATURE));
+        lists.cloned().collect()
+    }
+
+    /// A length-delimited field: its tag, length and bytes.
+    fn field(number: u32, bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::wire::put_tag(&mut out, number, WireType::Len);
+        crate::wire::put_varint(&mut out, bytes.len() as u64);
+        out.extend_from_slice(bytes);
+        out
+    }
+
+    /// A SequenceExample of one feature list `key` whose steps are the `Feature` bytes given.
+    fn one_list_record(key: &str, steps: &[Vec<u8>]) -> Vec<u8> {
+        let list: Vec<u8> = steps.iter().flat_map(|step| field(1, step)).collect();
+        let entry = [field(1, key.as_bytes()), field(2, &list)].concat();
+        field(2, &field(1, &entry))
+    }
+
+    #[test]
+    fn the_last_entry_of_a_key_counts_and_a_replaced_one_needs_only_decode() {
+        let mixed = SequenceExample::builder()
+            .feature_list("x", [Feature::Int64(vec![1]), Feature::Float(vec![1.0])])
+            .build()
+            .unwrap()
+            .encode();
+        let last = SequenceExample::builder()
+            .context_int64("c", 1)
+            .float_list("x", [vec![2.0f32, 3.0], vec![4.0]])
+            .build()
+            .unwrap()
+            .encode();
+        // Concatenated messages merge: the later entry of `x` replaces the earlier.
+        let merged = [mixed.clone(), last.clone()].concat();
+        assert_eq!(statistics(&[merged]), statistics(std::slice::from_ref(&last)));
+        let err = statistics_error(&[[last, mixed].concat()]);
+        assert!(err.contains("INT and FLOAT"), "{err}");
+    }
+
+    fn statistics_error(records: &[Vec<u8>]) -> String {
+        let mut acc = StatsAccumulator::new(StatsOptions::default()).unwrap();
+        let errors = records.iter().filter_map(|r| acc.add_sequence_example(r, None).err());
+        errors.map(|e| e.to_string()).next().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_step_of_two_lists_counts_its_last_kind_and_its_replaced_list_must_decode() {
+        let ints = |list: &[u8]| field(3, &field(1, list));
+        let floats = field(2, &field(1, &2.5f32.to_le_bytes()));
+        let two_kinds = one_list_record("x", &[[ints(&[1]), floats.clone()].concat()]);
+        let plain = one_list_record("x", std::slice::from_ref(&floats));
+        assert_eq!(statistics(&[two_kinds]), statistics(&[plain]));
+        // The replaced int64 list ends inside a varint: decoding refuses the record.
+        let damaged = one_list_record("x", &[[ints(&[0x80]), floats].concat()]);
+        let err = statistics_error(&[damaged]);
+        assert!(err.contains("not a valid SequenceExample"), "{err}");
+    }
+
+    #[test]
+    fn a_record_too_long_to_copy_gives_the_figures_of_its_lists_copied() {
+        let with_context = |context: Vec<u8>| {
+            SequenceExample::builder()
+                .context_bytes("blob", [context])
+                .int64_list("ids", [vec![3i64, 1 << 40], vec![], vec![-7]])
+                .feature_list("f", [Feature::Float(vec![0.5, f32::NAN]), Feature::None])
+                .bytes_list("terms", [vec!["a", "b"], vec!["a"]])
+                .build()
+                .unwrap()
+                .encode()
+        };
+        let long = with_context(vec![b'x'; 2 << 20]);
+        let short = with_context(b"x".to_vec());
+        assert!(long.len() > 2 << 20);
+        for n in [1, 3] {
+            assert_eq!(
+                list_statistics(&vec![long.clone(); n]),
+                list_statistics(&vec![short.clone(); n]),
+                "{n} records"
+            );
         }
     }
 

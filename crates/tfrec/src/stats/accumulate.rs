@@ -152,13 +152,50 @@ impl NumericAcc {
     }
 }
 
+/// A distinct string value, as the string maps key it: its bytes, hashed as the `[u8]` they
+/// are looked up by. The hashing is forced inline: the maps hash stored keys when they insert
+/// and grow, and a `Box<[u8]>` key's hash, called from several places, was left out of line
+/// there, a large share of counting a file of short strings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct StringKey(Box<[u8]>);
+
+impl std::hash::Hash for StringKey {
+    #[inline(always)]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0[..].hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for StringKey {
+    #[inline]
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for StringKey {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<&[u8]> for StringKey {
+    #[inline]
+    fn from(bytes: &[u8]) -> Self {
+        StringKey(bytes.into())
+    }
+}
+
 /// What TFDV keeps of one feature's string values: their lengths, and every distinct value
 /// with its count (TFDV's top-k and uniques are exact). Whether a value is UTF-8 is asked once
 /// per distinct value, when the figures are read.
 #[derive(Debug, Clone, Default)]
 pub(super) struct StringAcc {
     pub(super) total_bytes: u64,
-    pub(super) counts: FxHashMap<Box<[u8]>, u64>,
+    pub(super) counts: FxHashMap<StringKey, u64>,
 }
 
 impl StringAcc {

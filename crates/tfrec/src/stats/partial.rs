@@ -15,7 +15,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::accumulate::{FeatureAcc, MeanVar, NumericAcc, StatsAccumulator, StringAcc};
+use super::accumulate::{FeatureAcc, MeanVar, NumericAcc, StatsAccumulator, StringAcc, StringKey};
 use super::error::{RecordPlace, StatsError};
 use super::lengths::LengthCounts;
 use super::options::{RecordMessage, StatsOptions};
@@ -393,7 +393,7 @@ fn write_feature(w: &mut Writer, acc: &FeatureAcc) {
             w.u8(1);
             w.u64(strings.total_bytes);
             w.u64(strings.invalid_utf8());
-            let mut values: Vec<(&Box<[u8]>, &u64)> = strings.counts.iter().collect();
+            let mut values: Vec<(&StringKey, &u64)> = strings.counts.iter().collect();
             values.sort_unstable();
             w.u64(values.len() as u64);
             for (value, &n) in values {
@@ -444,7 +444,7 @@ fn read_feature(r: &mut Reader<'_>, eps: f64, num_examples: u64) -> Decoded<Feat
         let invalid_utf8 = r.count()?;
         let mut counts = FxHashMap::default();
         for _ in 0..r.len(16)? {
-            let value: Box<[u8]> = r.bytes()?.into();
+            let value = StringKey::from(r.bytes()?);
             let n = r.count()?;
             if counts.insert(value, n).is_some() {
                 return r.error("a string value is repeated");

@@ -359,7 +359,7 @@ const RADIX_SORT_MIN_LEN: usize = 512;
 /// linear passes instead of `log2(len)` comparisons per value. When every weight is 1 (values
 /// added one by one, the usual case), only the values are sorted, half the bytes to move, and
 /// the weights put back.
-fn sort_by_value(entries: &mut Vec<(f64, f64)>) {
+fn sort_by_value(entries: &mut [(f64, f64)]) {
     if entries.len() < RADIX_SORT_MIN_LEN {
         entries.sort_unstable_by_key(|&(value, _)| total_order_key(value));
         return;

@@ -207,8 +207,11 @@ def test_an_iterator_abandoned_midway_stops_its_threads(tmp_path):
 
     paths = make_files(tmp_path, files=4, per_file=50)
     before = threads_of_this_process()
+    # Both read without end: a reading that can end (the stages up to a Python map run on the
+    # workers apart from those after it) may have taken all of these few records, and its
+    # threads ended, before the iterator is abandoned; one that cannot is always midway.
     for ds in (
-        tfrec.Dataset(paths).map(record_id).shuffle(10, seed=1).threads(3),
+        tfrec.Dataset(paths).repeat().map(record_id).shuffle(10, seed=1).threads(3),
         tfrec.Dataset(paths).batch(4).threads(2).parse(SPEC).map(lambda d: d["id"]).repeat(),
     ):
         it = iter(ds)

@@ -45,12 +45,14 @@ pub(crate) enum Role {
     /// rarer parts of [`Output`]: the parse's loops read it, and boxed it cost the narrow
     /// shapes' parse instructions.)
     Fixed {
-        shape: Vec<usize>,
+        shape: Box<[usize]>,
         stride: usize,
+        /// Not boxed, though read only for a record that lacks the feature: boxed, it cost
+        /// wide_issue's parse 2% more CPU time.
         default: Option<Values>,
     },
     /// FixedLenSequenceFeature in parse_example: a multiple of `stride` values, padded.
-    Padded { shape: Vec<usize>, stride: usize },
+    Padded { shape: Box<[usize]>, stride: usize },
     /// VarLenFeature and SparseFeature parts.
     Sparse,
     /// RaggedFeature values and partitions.
@@ -59,17 +61,18 @@ pub(crate) enum Role {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Slot {
-    pub key: String,
+    pub key: Box<str>,
     pub dtype: DType,
     pub role: Role,
 }
 
 /// How an output tensor is assembled from slots. The variants that hold more than a slot are
-/// boxed: a parser holds an output for every feature, and most are `Fixed` or `VarLen`.
+/// boxed: a parser holds an output for every feature, and most are `Fixed` or `VarLen`. A
+/// padded output holds its slot and its padding value.
 #[derive(Debug, Clone)]
 enum Output {
     Fixed(usize),
-    Padded { slot: usize, pad: Box<Values> },
+    Padded(Box<(usize, Values)>),
     VarLen(usize),
     Sparse(Box<SparseOutput>),
     Ragged(Box<RaggedOutput>),
@@ -120,10 +123,13 @@ pub struct ExampleParser {
     slots: Vec<Slot>,
     /// Feature key → its slot; shared with the [`KeysSeen`] of each batch, which answers by it.
     lookup: Arc<FxHashMap<Box<[u8]>, usize>>,
-    /// Each output, named only when its name is not its slot's key (a `SparseFeature`'s or
-    /// `RaggedFeature`'s): a schema of a million features would otherwise hold every name
-    /// once more (see [`ExampleParser::output_name`]).
-    outputs: Vec<(Option<Box<str>>, Output)>,
+    /// Each output, in the specs' order.
+    outputs: Vec<Output>,
+    /// The names of the outputs not named by their slot's key (a `SparseFeature`'s or
+    /// `RaggedFeature`'s), by output index in increasing order: a schema of a million
+    /// features would otherwise hold every name once more, or a name slot per output (see
+    /// [`ExampleParser::output_name`]).
+    output_names: Vec<(usize, Box<str>)>,
     /// Per slot, the size its column reached in the last batch (see [`ColumnSize`]).
     column_sizes: Arc<[ColumnSize]>,
     /// The requested keys' slots in the order the last batch's records listed them, which the
@@ -345,7 +351,7 @@ impl ExampleParser {
         let mut slot_for = |key: &'a str, dtype: DType, role: Role, slots: &mut Vec<Slot>| -> usize {
             *index.entry(key).or_insert_with(|| {
                 slots.push(Slot {
-                    key: key.to_owned(),
+                    key: key.into(),
                     dtype,
                     role,
                 });
@@ -353,13 +359,14 @@ impl ExampleParser {
             })
         };
         let mut outputs = Vec::with_capacity(specs.len());
+        let mut output_names = Vec::new();
         for (name, spec) in specs {
             let output = match spec {
                 FeatureSpec::FixedLen(f) => {
                     // TF's kernel reads a default of no elements as "no default": the
                     // feature is then required (so a zero-element shape with `[]` is too).
                     let role = Role::Fixed {
-                        shape: f.shape.clone(),
+                        shape: f.shape.as_slice().into(),
                         stride: stride(&f.shape, name),
                         default: f.default_value.clone().filter(|d| !d.is_empty()),
                     };
@@ -367,13 +374,13 @@ impl ExampleParser {
                 }
                 FeatureSpec::FixedLenSequence(f) => {
                     let role = Role::Padded {
-                        shape: f.shape.clone(),
+                        shape: f.shape.as_slice().into(),
                         stride: stride(&f.shape, name),
                     };
-                    Output::Padded {
-                        slot: slot_for(name, f.dtype, role, &mut slots),
-                        pad: Box::new(f.default_value.clone().unwrap_or_else(|| Values::zero(f.dtype))),
-                    }
+                    Output::Padded(Box::new((
+                        slot_for(name, f.dtype, role, &mut slots),
+                        f.default_value.clone().unwrap_or_else(|| Values::zero(f.dtype)),
+                    )))
                 }
                 FeatureSpec::VarLen(f) => Output::VarLen(slot_for(name, f.dtype, Role::Sparse, &mut slots)),
                 FeatureSpec::Sparse(f) => Output::Sparse(Box::new(SparseOutput {
@@ -408,10 +415,14 @@ impl ExampleParser {
             };
             // Named by its slot when that is its name (see `output_name`).
             let named = match &output {
-                Output::Fixed(slot) | Output::Padded { slot, .. } | Output::VarLen(slot) => slots[*slot].key != *name,
+                Output::Fixed(slot) | Output::VarLen(slot) => *slots[*slot].key != **name,
+                Output::Padded(padded) => *slots[padded.0].key != **name,
                 Output::Sparse(_) | Output::Ragged(_) => true,
             };
-            outputs.push((named.then(|| name.as_str().into()), output));
+            if named {
+                output_names.push((outputs.len(), name.as_str().into()));
+            }
+            outputs.push(output);
         }
         drop(index);
         // A SparseFeature's or RaggedFeature's keys can outnumber the specs.
@@ -428,6 +439,7 @@ impl ExampleParser {
             slots,
             lookup,
             outputs,
+            output_names,
             column_sizes,
             key_order: Arc::default(),
             varlen_row_splits: false,
@@ -799,7 +811,7 @@ impl ExampleParser {
                 }
                 Role::Fixed { default: None, .. } => {
                     return Err(at(ParseError::new(ParseErrorKind::Required {
-                        key: spec.key.clone(),
+                        key: spec.key.to_string(),
                         dtype: spec.dtype,
                     })
                     .key(&spec.key)));
@@ -901,11 +913,14 @@ impl ExampleParser {
 
     /// The name of output `output`: its own, or its slot's key when that is its name.
     fn output_name(&self, output: usize) -> &str {
+        if let Ok(at) = self.output_names.binary_search_by_key(&output, |(index, _)| *index) {
+            return &self.output_names[at].1;
+        }
         match &self.outputs[output] {
-            (Some(name), _) => name,
-            (None, Output::Fixed(slot) | Output::Padded { slot, .. } | Output::VarLen(slot)) => &self.slots[*slot].key,
+            Output::Fixed(slot) | Output::VarLen(slot) => &self.slots[*slot].key,
+            Output::Padded(padded) => &self.slots[padded.0].key,
             // Compiled with a name (see `compile`).
-            (None, Output::Sparse(_) | Output::Ragged(_)) => "",
+            Output::Sparse(_) | Output::Ragged(_) => "",
         }
     }
 
@@ -949,7 +964,7 @@ impl ExampleParser {
     ) -> Result<(), E> {
         // A column used by several outputs is cloned for all but its last use.
         let mut uses = vec![0usize; columns.len()];
-        for (_, output) in &self.outputs {
+        for output in &self.outputs {
             for slot in output_slots(output) {
                 uses[slot] += 1;
             }
@@ -964,7 +979,7 @@ impl ExampleParser {
             };
             column.unwrap_or_else(|| Column::new(self.slots[slot].dtype))
         };
-        for (index, (_, output)) in self.outputs.iter().enumerate() {
+        for (index, output) in self.outputs.iter().enumerate() {
             let name = self.output_name(index);
             let tensor = match output {
                 Output::Fixed(slot) => {
@@ -974,7 +989,8 @@ impl ExampleParser {
                     };
                     Tensor::Dense(dense_fixed(take(*slot).values, batch, shape)?)
                 }
-                Output::Padded { slot, pad } => {
+                Output::Padded(padded) => {
+                    let (slot, pad) = padded.as_ref();
                     let Role::Padded { shape, .. } = &self.slots[*slot].role else {
                         each(index, None)?;
                         continue;
@@ -1000,8 +1016,8 @@ impl ExampleParser {
                         .into());
                     }
                     let index: Vec<Column> = index_slots.iter().map(|&s| take(s)).collect();
-                    let keys: Vec<String> = index_slots.iter().map(|&s| self.slots[s].key.clone()).collect();
-                    let value_key = self.slots[*value_slot].key.clone();
+                    let keys: Vec<String> = index_slots.iter().map(|&s| self.slots[s].key.to_string()).collect();
+                    let value_key = self.slots[*value_slot].key.to_string();
                     let value = take(*value_slot);
                     let refs: Vec<&Column> = index.iter().collect();
                     Tensor::Sparse(
@@ -1199,7 +1215,7 @@ fn take_value(spec: &Slot, column: &mut Column, value: Option<&[u8]>) -> bool {
 fn output_slots(output: &Output) -> Vec<usize> {
     match output {
         Output::Fixed(s) | Output::VarLen(s) => vec![*s],
-        Output::Padded { slot, .. } => vec![*slot],
+        Output::Padded(padded) => vec![padded.0],
         Output::Sparse(sparse) => sparse
             .index_slots
             .iter()

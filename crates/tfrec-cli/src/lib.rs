@@ -15,6 +15,7 @@ macro_rules! say {
 mod commands;
 mod error;
 mod input;
+mod memory;
 mod messages;
 mod output;
 mod progress;

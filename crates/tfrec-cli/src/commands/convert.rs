@@ -172,11 +172,21 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
     // The compiled columns are all the reading needs: a wide schema's spec is freed before the
     // first batch is parsed, not beside it.
     drop((spec, strings, order));
+    // Inferring a wide schema's spec took and freed about as much as the columns will take:
+    // given back now, it is not held beside them.
+    crate::memory::return_freed();
     let reader = BatchReader::new(files, args.input.reader_options(args.skip), columns, args.batch_rows)
         .read_threads(pool.current_num_threads());
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
     let in_parts = to == Format::Parquet && ParquetWriter::<File>::takes_parts(&schema);
+    // A wide schema's batch is written a slice of columns at a time (JSON lines) or whole
+    // (Arrow IPC): each slice, or each column's parse, freed as the next is made, is given
+    // back at once, so that freed memory does not add to the peak. (Parquet's encoders free
+    // and take again in small pieces, which purging at once made a third slower.)
+    if schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow) {
+        crate::memory::return_freed_at_once();
+    }
     let pieces = if to == Format::Jsonl && schema.fields().len() >= WIDE_SCHEMA_COLUMNS {
         reader.into_column_slices(pool.clone(), COLUMN_SLICE_WIDTH)?
     } else {

@@ -57,3 +57,12 @@ pub fn peak_heap<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let out = f();
     (out, PEAK.with(Cell::get) - before)
 }
+
+/// The heap this thread holds after `f` ran beyond what it held before: what `f`'s result
+/// keeps (when `f` frees all else it took).
+#[allow(dead_code)]
+pub fn held_heap<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.with(Cell::get);
+    let out = f();
+    (out, LIVE.with(Cell::get).saturating_sub(before))
+}

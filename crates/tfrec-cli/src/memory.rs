@@ -18,32 +18,54 @@ pub(crate) fn return_freed() {
     unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
-/// From now on, memory freed is returned at once rather than after the purge delay.
-pub(crate) fn return_freed_at_once() {
-    // SAFETY: `mi_option_set` takes no pointer; setting an option any time is allowed (its
-    // value is read where a purge is scheduled).
-    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0 as c_long) };
+/// While this lives, memory freed is returned at once rather than after the purge delay. The
+/// delay is restored when it is dropped: the CLI also runs inside a Python process (the
+/// wheel's `tfrec` command), whose later work should not pay for purging at once.
+#[must_use = "the purge delay is restored when this is dropped"]
+pub(crate) struct ReturnFreedAtOnce {
+    delay_before: c_long,
+}
+
+impl ReturnFreedAtOnce {
+    pub(crate) fn start() -> Self {
+        // SAFETY: `mi_option_get` and `mi_option_set` take no pointer; reading or setting an
+        // option any time is allowed (the delay is read where a purge is scheduled).
+        let delay_before = unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
+        // SAFETY: as above.
+        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) };
+        ReturnFreedAtOnce { delay_before }
+    }
+}
+
+impl Drop for ReturnFreedAtOnce {
+    fn drop(&mut self) {
+        // SAFETY: as in `start`.
+        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, self.delay_before) };
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn purge_delay() -> c_long {
+        // SAFETY: reading an option has no precondition.
+        unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }
+    }
+
     /// The option's number is mimalloc's purge delay: it has that option's default (unless
-    /// the environment sets it; no neighbouring option's default is 1000), and takes the value
-    /// set.
+    /// the environment sets it; no neighbouring option's default is 1000), is 0 while the
+    /// guard lives, and is as before once it is dropped.
     #[test]
-    fn the_purge_delay_option_is_the_one_set() {
-        // SAFETY: as above; reading an option has no precondition.
-        let before = unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
+    fn the_purge_delay_is_zero_while_the_guard_lives() {
+        let before = purge_delay();
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             assert_eq!(before, 1000);
         }
-        return_freed_at_once();
-        // SAFETY: as above.
-        assert_eq!(unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }, 0);
-        // SAFETY: as above; the test leaves the option as it found it.
-        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, before) };
+        let at_once = ReturnFreedAtOnce::start();
+        assert_eq!(purge_delay(), 0);
+        drop(at_once);
+        assert_eq!(purge_delay(), before);
         return_freed();
     }
 }

@@ -116,6 +116,8 @@ struct Input {
     pieces: Box<dyn Iterator<Item = Result<BatchPiece, CliError>>>,
     schema: SchemaRef,
     _progress: Option<Progress>,
+    /// Freed memory returned at once while the batches are written (see `tfrecord_input`).
+    _memory: Option<crate::memory::ReturnFreedAtOnce>,
 }
 
 /// The spec, its string columns, and the column order (the spec file's key order; name order
@@ -184,9 +186,8 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
     // (Arrow IPC): each slice, or each column's parse, freed as the next is made, is given
     // back at once, so that freed memory does not add to the peak. (Parquet's encoders free
     // and take again in small pieces, which purging at once made a third slower.)
-    if schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow) {
-        crate::memory::return_freed_at_once();
-    }
+    let memory = (schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow))
+        .then(crate::memory::ReturnFreedAtOnce::start);
     let pieces = if to == Format::Jsonl && schema.fields().len() >= WIDE_SCHEMA_COLUMNS {
         reader.into_column_slices(pool.clone(), COLUMN_SLICE_WIDTH)?
     } else {
@@ -201,6 +202,7 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
         pieces: Box::new(pieces),
         schema,
         _progress: progress,
+        _memory: memory,
     })
 }
 
@@ -323,6 +325,7 @@ fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Res
         pieces: Box::new(pieces),
         schema,
         _progress: Some(progress),
+        _memory: None,
     })
 }
 

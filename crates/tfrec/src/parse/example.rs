@@ -47,8 +47,8 @@ pub(crate) enum Role {
     Fixed {
         shape: Box<[usize]>,
         stride: usize,
-        /// Not boxed, though read only for a record that lacks the feature: boxed, it cost
-        /// wide_issue's parse 2% more CPU time.
+        /// Not boxed, though read only for a record that lacks the feature: boxed, it made
+        /// the parse of records that lack features slower (the performance guide says how much).
         default: Option<Values>,
     },
     /// FixedLenSequenceFeature in parse_example: a multiple of `stride` values, padded.

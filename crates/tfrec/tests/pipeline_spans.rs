@@ -316,3 +316,49 @@ fn a_plain_file_without_index_is_scanned_ahead_and_gives_the_batches_of_a_sequen
         }
     }
 }
+
+#[test]
+fn batches_kept_while_the_stream_reads_on_still_hold_their_records() {
+    // Batches of many records take most spans' records in one run, which they hold where the
+    // span was read instead of copying it: kept until the end, they must still give the
+    // records of a sequential read, and at every batch size.
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (k, compression) in [Compression::None, Compression::None, Compression::Gzip]
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.path().join(format!("kept-{k}.tfrecord"));
+        write_file(&path, compression, 400, 40 + k as u64);
+        // The first plain file is scanned ahead; the second has its `.idx`.
+        if k > 0 {
+            index_file(&path, compression);
+        }
+        let dataset = || Dataset::from_files(vec![path.clone(), path.clone()]);
+        for batch in [1, 60, 1000] {
+            let (sequential, _) = run(dataset(), batch, 0);
+            for threads in [2, 3] {
+                let pipeline = dataset().batch(batch, false).expect("batch").raw().threads(threads);
+                let mut iter = pipeline.iter();
+                let counters = iter.counters();
+                let kept: Vec<_> = iter.by_ref().map(|b| b.expect("batch")).collect();
+                drop(iter);
+                assert!(spans(&counters) > 2, "{compression} batch {batch}: read in spans");
+                let batches: Vec<Vec<(Vec<u8>, RecordOrigin)>> = kept
+                    .iter()
+                    .map(|b| {
+                        (0..b.len())
+                            .map(|i| (b.get(i).expect("record").to_vec(), b.origin(i).expect("origin")))
+                            .collect()
+                    })
+                    .collect();
+                assert_eq!(
+                    batches, sequential.batches,
+                    "{compression} batch {batch}, {threads} threads"
+                );
+                let bytes: usize = kept.iter().map(|b| b.data_len()).sum();
+                let expected: usize = batches.iter().flatten().map(|(r, _)| r.len()).sum();
+                assert_eq!(bytes, expected, "{compression} batch {batch}: data_len");
+            }
+        }
+    }
+}

@@ -49,7 +49,9 @@ impl ItemStream<RecordBatch> for Batcher {
         let mut batch = RecordBatch {
             index: 0,
             data: Vec::with_capacity(self.last_bytes + self.last_bytes / 8),
-            ends: Vec::with_capacity(self.size),
+            places: Vec::with_capacity(self.size),
+            shared: Vec::new(),
+            bytes: 0,
             origins: Vec::with_capacity(self.size),
             files: Arc::clone(&self.files),
             unchecked: Vec::new(),
@@ -65,7 +67,7 @@ impl ItemStream<RecordBatch> for Batcher {
         if !more {
             self.ended = true;
         }
-        self.last_bytes = batch.data.len();
+        self.last_bytes = batch.copied_len();
         let short = batch.len() < self.size;
         if batch.is_empty() || (short && self.drop_remainder) {
             // Dropped records are checked all the same: a damaged one fails the stream, as it

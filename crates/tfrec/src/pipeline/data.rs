@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::record::spans::SharedSpanBytes;
 use crate::record::{check_deferred_crc, Location, ReadStats, RecordError};
 
 /// Problems kept in [`Counters::problems`]; the rest are only counted.
@@ -69,18 +70,35 @@ pub struct RecordOrigin {
     pub index: u64,
 }
 
-/// A batch of raw records in one buffer, with where each was read.
+/// A batch of raw records, with where each was read. A record is copied into the batch's
+/// own buffer, or held where a span of its file was read ahead, shared with the stream
+/// ([`RecordBatch::push_shared`]).
 #[derive(Debug, Clone, Default)]
 pub struct RecordBatch {
     /// Index of the batch in the stream.
     pub index: u64,
+    /// The records copied into the batch.
     pub(super) data: Vec<u8>,
-    pub(super) ends: Vec<usize>,
+    /// Where each record's bytes are.
+    pub(super) places: Vec<RecordBytes>,
+    /// The spans holding the records not copied.
+    pub(super) shared: Vec<Arc<SharedSpanBytes>>,
+    /// Bytes of record data, copied or not.
+    pub(super) bytes: usize,
     pub(super) origins: Vec<RecordOrigin>,
     pub(super) files: Arc<[PathBuf]>,
     /// The records whose data CRC the reader left unchecked, for a worker to check (see
     /// [`RecordBatch::check_crcs`]).
     pub(super) unchecked: Vec<UncheckedCrc>,
+}
+
+/// Where a record's bytes are in its batch: `piece` 0 is the batch's own buffer, `k` the
+/// `k`-th of its shared spans.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RecordBytes {
+    piece: u32,
+    start: usize,
+    end: usize,
 }
 
 /// A record of a batch whose data CRC is still to be checked.
@@ -103,19 +121,22 @@ pub(super) struct StoredCrc {
 impl RecordBatch {
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.places.len()
     }
 
     /// Whether the batch has no records.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.places.is_empty()
     }
 
     /// Record `i`.
     pub fn get(&self, i: usize) -> Option<&[u8]> {
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        self.data.get(start..end)
+        let place = self.places.get(i)?;
+        let piece: &[u8] = match place.piece {
+            0 => &self.data,
+            k => self.shared.get(k as usize - 1)?,
+        };
+        piece.get(place.start..place.end)
     }
 
     /// The records as slices.
@@ -135,6 +156,11 @@ impl RecordBatch {
 
     /// Bytes of record data in the batch.
     pub fn data_len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Bytes of record data copied into the batch's own buffer (the rest is in shared spans).
+    pub(super) fn copied_len(&self) -> usize {
         self.data.len()
     }
 
@@ -144,12 +170,41 @@ impl RecordBatch {
     pub(super) fn push(&mut self, record: &[u8], origin: RecordOrigin, unchecked: Option<StoredCrc>) {
         if let Some(crc) = unchecked {
             self.unchecked.push(UncheckedCrc {
-                record: self.ends.len(),
+                record: self.places.len(),
                 crc,
             });
         }
+        let start = self.data.len();
         self.data.extend_from_slice(record);
-        self.ends.push(self.data.len());
+        self.places.push(RecordBytes {
+            piece: 0,
+            start,
+            end: self.data.len(),
+        });
+        self.bytes += record.len();
+        self.origins.push(origin);
+    }
+
+    /// Appends the record at `range` of `span` without a copy, read at `origin`, its data CRC
+    /// already checked. A range outside the span is not pushed.
+    pub(super) fn push_shared(
+        &mut self,
+        span: &Arc<SharedSpanBytes>,
+        range: std::ops::Range<usize>,
+        origin: RecordOrigin,
+    ) {
+        if span.get(range.clone()).is_none() {
+            return;
+        }
+        if !self.shared.last().is_some_and(|last| Arc::ptr_eq(last, span)) {
+            self.shared.push(Arc::clone(span));
+        }
+        self.bytes += range.len();
+        self.places.push(RecordBytes {
+            piece: self.shared.len() as u32,
+            start: range.start,
+            end: range.end,
+        });
         self.origins.push(origin);
     }
 
@@ -168,5 +223,44 @@ impl RecordBatch {
             })?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(index: u64) -> RecordOrigin {
+        RecordOrigin {
+            file: 0,
+            offset: index * 100,
+            index,
+        }
+    }
+
+    #[test]
+    fn a_batch_gives_back_its_records_copied_or_shared_in_order() {
+        let first = SharedSpanBytes::detached(b"..alpha..beta".to_vec());
+        let second = SharedSpanBytes::detached(b"gamma".to_vec());
+        let mut batch = RecordBatch::default();
+        batch.push(b"copied", origin(0), None);
+        batch.push_shared(&first, 2..7, origin(1));
+        batch.push_shared(&first, 9..13, origin(2));
+        batch.push(b"", origin(3), None);
+        batch.push_shared(&second, 0..5, origin(4));
+        // Out of its span: not a record.
+        batch.push_shared(&second, 3..9, origin(5));
+        let records: Vec<&[u8]> = batch.records();
+        assert_eq!(records, [&b"copied"[..], b"alpha", b"beta", b"", b"gamma"]);
+        assert_eq!(batch.len(), 5);
+        assert_eq!(batch.origin(4), Some(origin(4)));
+        assert_eq!(batch.data_len(), 6 + 5 + 4 + 5);
+        assert_eq!(batch.copied_len(), 6);
+        // A span is held once, however many of its records the batch has.
+        assert_eq!(batch.shared.len(), 2);
+        assert_eq!(Arc::strong_count(&first), 2);
+        let kept = batch.clone();
+        drop(batch);
+        assert_eq!(kept.get(2), Some(&b"beta"[..]));
     }
 }

@@ -15,10 +15,10 @@ use super::data::{Counters, RecordBatch, RecordOrigin, StoredCrc, MAX_PROBLEMS};
 use super::stages::Stream;
 use crate::record::format::{FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use crate::record::output::PendingFile;
-use crate::record::spans::{FileSpans, NextSpan, SpanBoard};
+use crate::record::spans::{FileSpans, NextSpan, SharedSpanBytes, SpanBoard};
 use crate::record::{
     Compression, FileRecordReader, IndexEntry, IndexError, KnownIndex, ReaderOptions, RecordError, RecordIndex,
-    RecordReader, SeekIndex, Span, DEFAULT_SPACING,
+    RecordReader, SeekIndex, DEFAULT_SPACING,
 };
 
 /// Counts the on-disk (compressed) bytes read from a file, for a progress bar, and copies
@@ -101,7 +101,9 @@ struct OpenFile {
     making: Option<IndexMaking>,
 }
 
-/// How an open file is read.
+/// How an open file is read. (There is one per open file, and the sequential reader is used
+/// for every record it reads: it stays in place rather than behind a box.)
+#[allow(clippy::large_enum_variant)]
 enum FileReading {
     /// By its record reader, one record after another.
     Sequential(FileRecordReader),
@@ -113,9 +115,19 @@ enum FileReading {
 struct SpanCursor {
     spans: Arc<FileSpans>,
     /// The span being given out (`None` before the first).
-    current: Option<Span>,
+    current: Option<CurrentSpan>,
     /// The next of its records to give out.
     next: usize,
+}
+
+/// The span a cursor is giving out: its bytes, shared with the batches that take its
+/// records whole ([`SpanCursor::shares`]).
+struct CurrentSpan {
+    bytes: Arc<SharedSpanBytes>,
+    /// Where each framed record starts in `bytes`, and its length last.
+    starts: Vec<usize>,
+    /// The file offset of its first record.
+    first_at: u64,
 }
 
 /// What a file read in spans has next.
@@ -139,15 +151,18 @@ impl SpanCursor {
     /// Moves to the next span when the current one is given out.
     fn step(&mut self, counters: &Counters) -> SpanStep {
         while self.left() == 0 {
-            // Its records are all in batches: the next span may be read into its buffer.
-            if let Some(done) = self.current.take() {
-                self.spans.give_back(done.data);
-            }
+            // Its records are all in batches: the next span may be read into its buffer once
+            // no batch holds it.
+            self.current = None;
             match self.spans.take_next() {
                 NextSpan::Records(span, disk_bytes) => {
                     counters.disk_bytes.fetch_add(disk_bytes, Ordering::Relaxed);
                     counters.spans.fetch_add(1, Ordering::Relaxed);
-                    self.current = Some(span);
+                    self.current = Some(CurrentSpan {
+                        bytes: SharedSpanBytes::new(span.data, &self.spans),
+                        starts: span.starts,
+                        first_at: span.first_at,
+                    });
                     self.next = 0;
                 }
                 NextSpan::Failed => return SpanStep::Failed,
@@ -157,12 +172,32 @@ impl SpanCursor {
         SpanStep::Ready
     }
 
-    /// Record `k` of the current span: its data, and the offset of its header in the file.
-    fn record(&self, k: usize) -> Option<(&[u8], u64)> {
+    /// Record `k` of the current span: where its data is in the span, and the offset of its
+    /// header in the file.
+    fn record_range(&self, k: usize) -> Option<(std::ops::Range<usize>, u64)> {
         let span = self.current.as_ref()?;
         let (&from, &to) = (span.starts.get(k)?, span.starts.get(k + 1)?);
-        let data = span.data.get(from + HEADER_LEN..to.checked_sub(FOOTER_LEN)?)?;
-        Some((data, span.first_at + from as u64))
+        let range = from + HEADER_LEN..to.checked_sub(FOOTER_LEN)?;
+        Some((range, span.first_at + from as u64))
+    }
+
+    /// Record `k` of the current span: its data, and the offset of its header in the file.
+    fn record(&self, k: usize) -> Option<(&[u8], u64)> {
+        let (range, offset) = self.record_range(k)?;
+        Some((self.current.as_ref()?.bytes.get(range)?, offset))
+    }
+
+    /// Whether `n` records from the next are given to a batch as they lie in the span,
+    /// without a copy: when they are at least half its bytes. A batch then holds at most
+    /// twice the bytes of its records, however long it is kept (a shuffle of small batches
+    /// keeps many), and the span's buffer goes back for reading when the batches let go.
+    fn shares(&self, n: usize) -> bool {
+        self.current.as_ref().is_some_and(|span| {
+            let (Some(&from), Some(&to)) = (span.starts.get(self.next), span.starts.get(self.next + n)) else {
+                return false;
+            };
+            (to - from) * 2 >= span.bytes.len()
+        })
     }
 }
 
@@ -551,6 +586,17 @@ impl FileSource {
         }
     }
 
+    /// Whether the file of this turn is read in spans.
+    fn turn_in_spans(&self) -> bool {
+        matches!(
+            self.cycle.get(self.turn),
+            Some(Some(OpenFile {
+                reading: FileReading::Spans(_),
+                ..
+            }))
+        )
+    }
+
     /// As many records as the reader of this turn holds whole in its window (or its current
     /// span), up to `room`, appended to `batch` in one loop; how many.
     fn take_from_window(&mut self, batch: &mut RecordBatch, room: usize) -> usize {
@@ -564,12 +610,22 @@ impl FileSource {
             FileReading::Sequential(reader) => reader,
             FileReading::Spans(cursor) => {
                 let n = cursor.left().min(room);
+                let sharing = cursor.shares(n);
                 for k in cursor.next..cursor.next + n {
-                    if let Some((data, offset)) = cursor.record(k) {
-                        bytes += data.len() as u64;
-                        batch.push(data, RecordOrigin { file, offset, index }, None);
-                        index += 1;
+                    let (Some((range, offset)), Some(span)) = (cursor.record_range(k), cursor.current.as_ref()) else {
+                        continue;
+                    };
+                    let Some(data) = span.bytes.get(range.clone()) else {
+                        continue;
+                    };
+                    let origin = RecordOrigin { file, offset, index };
+                    bytes += data.len() as u64;
+                    if sharing {
+                        batch.push_shared(&span.bytes, range, origin);
+                    } else {
+                        batch.push(data, origin, None);
                     }
+                    index += 1;
                 }
                 cursor.next += n;
                 let taken = (index - open.next_index) as usize;
@@ -625,7 +681,16 @@ impl Stream for FileSource {
     /// [`next_record`](FileSource::next_record), the general path.
     fn fill(&mut self, batch: &mut RecordBatch, size: usize) -> Result<bool, RecordError> {
         while batch.len() < size {
-            let room = (size - batch.len()).min(self.block_length - self.taken_in_block);
+            // With one file open at a time its block never passes the turn on: a span's
+            // records then go to the batch in one run, which the batch can share instead of
+            // copying ([`SpanCursor::shares`]). (The sequential reader keeps its steps of one
+            // block: taking whole windows there made one thread no faster.)
+            let block_room = if self.cycle.len() == 1 && self.turn_in_spans() {
+                usize::MAX
+            } else {
+                self.block_length - self.taken_in_block
+            };
+            let room = (size - batch.len()).min(block_room);
             let taken = self.take_from_window(batch, room);
             if taken > 0 {
                 self.taken_in_block += taken;

@@ -28,7 +28,7 @@ use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 
 use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
@@ -55,6 +55,59 @@ pub(crate) struct SpanBoard {
 /// results and counters, consistent after every statement.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The bytes of a span the stream is giving out, shared with the batches that hold its
+/// records without a copy (the copy of a span read ahead, no longer in the caches, cost the
+/// pipeline on two threads most of what it spent beyond one thread's work). The buffer goes
+/// back to its file for a span not yet read ([`FileSpans::give_back`]) when the last holder
+/// lets go, as it did when the records were copied out.
+pub(crate) struct SharedSpanBytes {
+    data: Vec<u8>,
+    home: Weak<FileSpans>,
+}
+
+impl SharedSpanBytes {
+    /// `data`, a span of `home`'s file, to be shared.
+    pub(crate) fn new(data: Vec<u8>, home: &Arc<FileSpans>) -> Arc<SharedSpanBytes> {
+        Arc::new(SharedSpanBytes {
+            data,
+            home: Arc::downgrade(home),
+        })
+    }
+}
+
+#[cfg(test)]
+impl SharedSpanBytes {
+    /// `data` shared with no file to go back to.
+    pub(crate) fn detached(data: Vec<u8>) -> Arc<SharedSpanBytes> {
+        Arc::new(SharedSpanBytes {
+            data,
+            home: Weak::new(),
+        })
+    }
+}
+
+impl std::ops::Deref for SharedSpanBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl std::fmt::Debug for SharedSpanBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedSpanBytes({} bytes)", self.data.len())
+    }
+}
+
+impl Drop for SharedSpanBytes {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.upgrade() {
+            home.give_back(std::mem::take(&mut self.data));
+        }
+    }
 }
 
 impl SpanBoard {

@@ -71,8 +71,7 @@ pub struct RecordOrigin {
 }
 
 /// A batch of raw records, with where each was read. A record is copied into the batch's
-/// own buffer, or held where a span of its file was read ahead, shared with the stream
-/// ([`RecordBatch::push_shared`]).
+/// own buffer, or held where a span of its file was read ahead, shared with the stream.
 #[derive(Debug, Clone, Default)]
 pub struct RecordBatch {
     /// Index of the batch in the stream.

@@ -22,8 +22,10 @@ use super::reader::{file_compression, RecordReader};
 use super::remote::{Positional, Source};
 use super::seek_index::{buffer_for_overwrite, SeekIndex, Span, DEFAULT_SPACING};
 
-/// An index made in memory by a read of this process, for [`RecordFile::open_indexed`].
+/// An index made in memory by a read of this process, for [`RecordFile::open_indexed`]. (Only
+/// the pipeline's reads make one; without it, none is ever given.)
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "pipeline"), allow(dead_code))]
 pub(crate) enum KnownIndex {
     /// A plain file's record offsets.
     Plain(RecordIndex),

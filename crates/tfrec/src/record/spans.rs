@@ -28,7 +28,7 @@ use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use super::format::{decode_footer, masked_crc32c, Header, FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
@@ -46,6 +46,7 @@ const SPARE_BUFFER_BYTES: usize = 8 << 20;
 
 /// The files being read in spans, in the order the stream opened them, for the workers to
 /// help with. Shared by the stream and the workers of one running pipeline.
+#[cfg(feature = "pipeline")]
 #[derive(Default)]
 pub(crate) struct SpanBoard {
     files: Mutex<Vec<Arc<FileSpans>>>,
@@ -62,11 +63,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// pipeline on two threads most of what it spent beyond one thread's work). The buffer goes
 /// back to its file for a span not yet read ([`FileSpans::give_back`]) when the last holder
 /// lets go, as it did when the records were copied out.
+#[cfg(feature = "pipeline")]
 pub(crate) struct SharedSpanBytes {
     data: Vec<u8>,
-    home: Weak<FileSpans>,
+    home: std::sync::Weak<FileSpans>,
 }
 
+#[cfg(feature = "pipeline")]
 impl SharedSpanBytes {
     /// `data`, a span of `home`'s file, to be shared.
     pub(crate) fn new(data: Vec<u8>, home: &Arc<FileSpans>) -> Arc<SharedSpanBytes> {
@@ -77,17 +80,18 @@ impl SharedSpanBytes {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "pipeline"))]
 impl SharedSpanBytes {
     /// `data` shared with no file to go back to.
     pub(crate) fn detached(data: Vec<u8>) -> Arc<SharedSpanBytes> {
         Arc::new(SharedSpanBytes {
             data,
-            home: Weak::new(),
+            home: std::sync::Weak::new(),
         })
     }
 }
 
+#[cfg(feature = "pipeline")]
 impl std::ops::Deref for SharedSpanBytes {
     type Target = [u8];
 
@@ -96,12 +100,14 @@ impl std::ops::Deref for SharedSpanBytes {
     }
 }
 
+#[cfg(feature = "pipeline")]
 impl std::fmt::Debug for SharedSpanBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SharedSpanBytes({} bytes)", self.data.len())
     }
 }
 
+#[cfg(feature = "pipeline")]
 impl Drop for SharedSpanBytes {
     fn drop(&mut self) {
         if let Some(home) = self.home.upgrade() {
@@ -110,6 +116,7 @@ impl Drop for SharedSpanBytes {
     }
 }
 
+#[cfg(feature = "pipeline")]
 impl SpanBoard {
     /// Puts a file the stream has opened on the board.
     pub(crate) fn add(&self, file: &Arc<FileSpans>) {

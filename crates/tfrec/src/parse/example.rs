@@ -78,6 +78,18 @@ enum Output {
     Ragged(Box<RaggedOutput>),
 }
 
+impl Output {
+    /// The one slot an output of one feature reads (FixedLen, VarLen); `None` for those that
+    /// read several (SparseFeature, RaggedFeature).
+    fn own_slot(&self) -> Option<usize> {
+        match self {
+            Output::Fixed(slot) | Output::VarLen(slot) => Some(*slot),
+            Output::Padded(padded) => Some(padded.0),
+            Output::Sparse(_) | Output::Ragged(_) => None,
+        }
+    }
+}
+
 /// A `SparseFeature`'s output: its index and value slots.
 #[derive(Debug, Clone)]
 struct SparseOutput {
@@ -414,11 +426,7 @@ impl ExampleParser {
                 })),
             };
             // Named by its slot when that is its name (see `output_name`).
-            let named = match &output {
-                Output::Fixed(slot) | Output::VarLen(slot) => *slots[*slot].key != **name,
-                Output::Padded(padded) => *slots[padded.0].key != **name,
-                Output::Sparse(_) | Output::Ragged(_) => true,
-            };
+            let named = output.own_slot().is_none_or(|slot| *slots[slot].key != **name);
             if named {
                 output_names.push((outputs.len(), name.as_str().into()));
             }
@@ -916,12 +924,8 @@ impl ExampleParser {
         if let Ok(at) = self.output_names.binary_search_by_key(&output, |(index, _)| *index) {
             return &self.output_names[at].1;
         }
-        match &self.outputs[output] {
-            Output::Fixed(slot) | Output::VarLen(slot) => &self.slots[*slot].key,
-            Output::Padded(padded) => &self.slots[padded.0].key,
-            // Compiled with a name (see `compile`).
-            Output::Sparse(_) | Output::Ragged(_) => "",
-        }
+        // An output without a slot of its own was compiled with a name (see `compile`).
+        self.outputs[output].own_slot().map_or("", |slot| &self.slots[slot].key)
     }
 
     /// The first half of [`parse_batch_seeing_keys`](Self::parse_batch_seeing_keys): the

@@ -9,7 +9,9 @@ mod common;
 
 use common::Rng;
 use tfrec::pipeline::{Counters, Dataset, RecordOrigin};
-use tfrec::record::{Compression, RecordIndex, RecordWriter, SeekIndex, WriterOptions};
+use tfrec::record::{
+    Compression, MultiFileReader, OnCorruption, ReaderOptions, RecordIndex, RecordWriter, SeekIndex, WriterOptions,
+};
 
 /// Checkpoints this far apart (the smallest spacing), so that small files have many spans.
 const SPACING: u64 = 32 << 10;
@@ -359,6 +361,79 @@ fn batches_kept_while_the_stream_reads_on_still_hold_their_records() {
                 let expected: usize = batches.iter().flatten().map(|(r, _)| r.len()).sum();
                 assert_eq!(bytes, expected, "{compression} batch {batch}: data_len");
             }
+        }
+    }
+}
+
+/// What a multi-file reader read: each record with its file and offset, then the error that
+/// ended it, and the regions it skipped.
+type Read = (Vec<(Vec<u8>, usize, u64)>, Option<String>, u64);
+
+/// What a multi-file reader on `threads` threads reads.
+fn read_all(files: &[PathBuf], skip: bool, threads: usize) -> Read {
+    let mut options = ReaderOptions::default();
+    if skip {
+        options = options.on_corruption(OnCorruption::Resync);
+    }
+    let mut reader = MultiFileReader::new(files.to_vec(), options).threads(threads);
+    let mut records = Vec::new();
+    let error = loop {
+        match reader.next_located() {
+            Ok(Some(r)) => records.push((r.data.to_vec(), r.file_index, r.offset)),
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    (records, error, reader.stats().skipped_regions)
+}
+
+#[test]
+fn a_multi_file_reader_on_many_threads_reads_what_one_thread_reads() {
+    // `count`, `verify` and `convert` read through it: its reading thread takes spans as the
+    // helpers read them, and reads later ones itself while the next is being read.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = Vec::new();
+    for (k, compression) in [
+        Compression::Gzip,
+        Compression::Zlib,
+        Compression::None,
+        Compression::None,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = dir.path().join(format!("many-{k}.{compression}"));
+        write_file(&path, compression, 300, 60 + k as u64);
+        // The last plain file has no index: it is scanned ahead.
+        if k < 3 {
+            index_file(&path, compression);
+        }
+        files.push(path);
+    }
+    let (sequential, error, _) = read_all(&files, false, 1);
+    assert_eq!(error, None);
+    assert_eq!(sequential.len(), 1200);
+    for threads in [2, 3] {
+        assert_eq!(
+            read_all(&files, false, threads),
+            (sequential.clone(), None, 0),
+            "{threads} threads"
+        );
+    }
+    // Damage two thirds into each: the same error, or the same records and regions skipped.
+    for path in &files {
+        let len = std::fs::metadata(path).expect("size").len();
+        damage(path, len * 2 / 3);
+    }
+    for skip in [false, true] {
+        let one = read_all(&files, skip, 1);
+        assert_eq!(one.1.is_some(), !skip, "skip_corrupt {skip}: {:?}", one.1);
+        for threads in [2, 3] {
+            assert_eq!(
+                read_all(&files, skip, threads),
+                one,
+                "skip_corrupt {skip}, {threads} threads"
+            );
         }
     }
 }

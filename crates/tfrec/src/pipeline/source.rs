@@ -154,7 +154,8 @@ impl SpanCursor {
             // Its records are all in batches: the next span may be read into its buffer once
             // no batch holds it.
             self.current = None;
-            match self.spans.take_next() {
+            // The stream holds the workers' lock: it reads ahead only through their help.
+            match self.spans.take_next(false) {
                 NextSpan::Records(span, disk_bytes) => {
                     counters.disk_bytes.fetch_add(disk_bytes, Ordering::Relaxed);
                     counters.spans.fetch_add(1, Ordering::Relaxed);

@@ -414,8 +414,11 @@ impl FileSpans {
     }
 
     /// The next span in file order: read already, or being read by a helper (waited for), or
-    /// read here when nobody has claimed it.
-    pub(crate) fn take_next(&self) -> NextSpan {
+    /// read here when nobody has claimed it. With `read_ahead`, while a helper reads it, this
+    /// thread reads a later span within the read-ahead instead of waiting idle: for a caller
+    /// whose own work on the records is small (counting them), whose threads would otherwise
+    /// be one reader at a time.
+    pub(crate) fn take_next(&self, read_ahead: bool) -> NextSpan {
         let mut state = lock(&self.state);
         let u = state.wanted;
         let span = loop {
@@ -425,7 +428,8 @@ impl FileSpans {
             if let Some(span) = state.ready.remove(&u) {
                 break span;
             }
-            if state.next_claim == u {
+            if state.next_claim == u || read_ahead {
+                let own_turn = state.next_claim == u;
                 drop(state);
                 if let Some((claimed, job)) = self.claim() {
                     let span = self.run(job);
@@ -435,9 +439,14 @@ impl FileSpans {
                     }
                     // Another reader claimed `u` first; this one is for later.
                     self.store(claimed, span);
+                    state = lock(&self.state);
+                    continue;
                 }
                 state = lock(&self.state);
-                continue;
+                // Nothing left to claim: `u` is being read elsewhere (or was just stored).
+                if own_turn || state.ready.contains_key(&u) || state.next_claim == u {
+                    continue;
+                }
             }
             state = self
                 .read_done
@@ -607,7 +616,7 @@ impl SpannedFile {
             if let Some(done) = self.current.take() {
                 self.spans.give_back(done.data);
             }
-            match self.spans.take_next() {
+            match self.spans.take_next(true) {
                 NextSpan::Records(span, bytes) => {
                     self.disk_bytes.fetch_add(bytes, Ordering::Relaxed);
                     self.current = Some(span);

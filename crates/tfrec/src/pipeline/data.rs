@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::record::spans::SharedSpanBytes;
+use crate::record::spans::FileSpans;
 use crate::record::{check_deferred_crc, Location, ReadStats, RecordError};
 
 /// Problems kept in [`Counters::problems`]; the rest are only counted.
@@ -89,6 +89,59 @@ pub struct RecordBatch {
     /// The records whose data CRC the reader left unchecked, for a worker to check (see
     /// [`RecordBatch::check_crcs`]).
     pub(super) unchecked: Vec<UncheckedCrc>,
+}
+
+/// The bytes of a span the stream is giving out, shared with the batches that hold its
+/// records without a copy (the copy of a span read ahead, no longer in the caches, cost the
+/// pipeline on two threads most of what it spent beyond one thread's work). The buffer goes
+/// back to its file for a span not yet read (`FileSpans::give_back`) when the last holder
+/// lets go, as it did when the records were copied out.
+pub(super) struct SharedSpanBytes {
+    data: Vec<u8>,
+    home: std::sync::Weak<FileSpans>,
+}
+
+impl SharedSpanBytes {
+    /// `data`, a span of `home`'s file, to be shared.
+    pub(super) fn new(data: Vec<u8>, home: &Arc<FileSpans>) -> Arc<SharedSpanBytes> {
+        Arc::new(SharedSpanBytes {
+            data,
+            home: Arc::downgrade(home),
+        })
+    }
+}
+
+#[cfg(test)]
+impl SharedSpanBytes {
+    /// `data` shared with no file to go back to.
+    fn detached(data: Vec<u8>) -> Arc<SharedSpanBytes> {
+        Arc::new(SharedSpanBytes {
+            data,
+            home: std::sync::Weak::new(),
+        })
+    }
+}
+
+impl std::ops::Deref for SharedSpanBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl std::fmt::Debug for SharedSpanBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedSpanBytes({} bytes)", self.data.len())
+    }
+}
+
+impl Drop for SharedSpanBytes {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.upgrade() {
+            home.give_back(std::mem::take(&mut self.data));
+        }
+    }
 }
 
 /// Where a record's bytes are in its batch: `piece` 0 is the batch's own buffer, `k` the

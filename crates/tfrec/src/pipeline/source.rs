@@ -11,11 +11,11 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use super::data::{Counters, RecordBatch, RecordOrigin, StoredCrc, MAX_PROBLEMS};
+use super::data::{Counters, RecordBatch, RecordOrigin, SharedSpanBytes, StoredCrc, MAX_PROBLEMS};
 use super::stages::Stream;
 use crate::record::format::{FOOTER_LEN, FRAMING_LEN, HEADER_LEN};
 use crate::record::output::PendingFile;
-use crate::record::spans::{FileSpans, NextSpan, SharedSpanBytes, SpanBoard};
+use crate::record::spans::{FileSpans, NextSpan, SpanBoard};
 use crate::record::{
     Compression, FileRecordReader, IndexEntry, IndexError, KnownIndex, ReaderOptions, RecordError, RecordIndex,
     RecordReader, SeekIndex, DEFAULT_SPACING,

@@ -58,64 +58,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The bytes of a span the stream is giving out, shared with the batches that hold its
-/// records without a copy (the copy of a span read ahead, no longer in the caches, cost the
-/// pipeline on two threads most of what it spent beyond one thread's work). The buffer goes
-/// back to its file for a span not yet read ([`FileSpans::give_back`]) when the last holder
-/// lets go, as it did when the records were copied out.
-#[cfg(feature = "pipeline")]
-pub(crate) struct SharedSpanBytes {
-    data: Vec<u8>,
-    home: std::sync::Weak<FileSpans>,
-}
-
-#[cfg(feature = "pipeline")]
-impl SharedSpanBytes {
-    /// `data`, a span of `home`'s file, to be shared.
-    pub(crate) fn new(data: Vec<u8>, home: &Arc<FileSpans>) -> Arc<SharedSpanBytes> {
-        Arc::new(SharedSpanBytes {
-            data,
-            home: Arc::downgrade(home),
-        })
-    }
-}
-
-#[cfg(all(test, feature = "pipeline"))]
-impl SharedSpanBytes {
-    /// `data` shared with no file to go back to.
-    pub(crate) fn detached(data: Vec<u8>) -> Arc<SharedSpanBytes> {
-        Arc::new(SharedSpanBytes {
-            data,
-            home: std::sync::Weak::new(),
-        })
-    }
-}
-
-#[cfg(feature = "pipeline")]
-impl std::ops::Deref for SharedSpanBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        &self.data
-    }
-}
-
-#[cfg(feature = "pipeline")]
-impl std::fmt::Debug for SharedSpanBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SharedSpanBytes({} bytes)", self.data.len())
-    }
-}
-
-#[cfg(feature = "pipeline")]
-impl Drop for SharedSpanBytes {
-    fn drop(&mut self) {
-        if let Some(home) = self.home.upgrade() {
-            home.give_back(std::mem::take(&mut self.data));
-        }
-    }
-}
-
 #[cfg(feature = "pipeline")]
 impl SpanBoard {
     /// Puts a file the stream has opened on the board.

@@ -492,13 +492,14 @@ fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
     );
 }
 
-/// JSON lines of a wide schema (written a slice of columns at a time, so that a batch is never
-/// whole as Arrow arrays) are the lines arrow_json writes of the whole batches: here those of
-/// the Arrow IPC output, which takes whole batches. Features missing from some records (NULLs
-/// left out of a line, whole slices of a line empty), strings, lists, a spec whose order is not
-/// the names' (a slice waits for its last column), several batches and both thread counts.
+/// JSON lines and Arrow IPC of a wide schema (written a slice of columns at a time, so that a
+/// batch is never whole as Arrow arrays) hold the whole batches: the Arrow IPC file's batches
+/// are those of the Parquet output, which takes whole batches, and the JSON lines are the lines
+/// arrow_json writes of them. Features missing from some records (NULLs left out of a line,
+/// whole slices of a line empty), strings, lists, a spec whose order is not the names' (a slice
+/// waits for its last column), several batches and both thread counts.
 #[test]
-fn wide_json_lines_in_column_slices_are_the_whole_batches_lines() {
+fn wide_outputs_in_column_slices_hold_the_whole_batches() {
     let dir = tempfile::tempdir().expect("temp");
     let width = tfrec::columnar::WIDE_SCHEMA_COLUMNS + 700;
     let examples: Vec<Example> = (0..23i64)
@@ -545,16 +546,32 @@ fn wide_json_lines_in_column_slices_are_the_whole_batches_lines() {
             batch_rows,
             "--utf8",
         ];
-        for out in ["wide.jsonl", "wide.arrow"] {
+        for out in ["wide.jsonl", "wide.arrow", "wide.parquet"] {
             let mut args = vec!["convert", "wide.tfrecord", "-o", out];
             args.extend(common);
             ok(dir.path(), &args);
         }
+        let file = std::fs::File::open(dir.path().join("wide.parquet")).expect("parquet");
+        let rows = batch_rows.parse().expect("rows");
+        let whole: Vec<arrow_array::RecordBatch> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+                .expect("parquet reader")
+                .with_batch_size(rows)
+                .build()
+                .expect("parquet reader")
+                .collect::<Result<_, _>>()
+                .expect("parquet batches");
         let file = std::fs::File::open(dir.path().join("wide.arrow")).expect("arrow");
         let reader = arrow_ipc::reader::FileReader::try_new(file, None).expect("arrow reader");
+        let sliced: Vec<arrow_array::RecordBatch> = reader.collect::<Result<_, _>>().expect("arrow batches");
+        assert_eq!(sliced.len(), whole.len(), "threads {threads}, batches of {batch_rows}");
+        for (s, w) in sliced.iter().zip(&whole) {
+            assert_eq!(s.schema().fields(), w.schema().fields());
+            assert!(s.columns() == w.columns(), "threads {threads}, batches of {batch_rows}");
+        }
         let mut expected = arrow_json::LineDelimitedWriter::new(Vec::new());
-        for batch in reader {
-            expected.write(&batch.expect("batch")).expect("json");
+        for batch in &sliced {
+            expected.write(batch).expect("json");
         }
         expected.finish().expect("finish");
         let got = std::fs::read(dir.path().join("wide.jsonl")).expect("jsonl");

@@ -30,10 +30,9 @@ fn one_int64_each(columns: usize) -> SpecFile {
     SpecFile::from_json_str(&spec).expect("spec")
 }
 
-#[test]
-fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
-    let columns = 40 * COLUMN_SLICE_WIDTH;
-    let records: Vec<Vec<u8>> = (0..3u8)
+/// Three records of `columns` one-value int64 features, `f0`, `f1`, ….
+fn wide_records(columns: usize) -> Vec<Vec<u8>> {
+    (0..3u8)
         .map(|r| {
             let mut entries = Vec::new();
             for c in 0..columns {
@@ -43,7 +42,13 @@ fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
             }
             field(0x0a, &entries)
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
+    let columns = 40 * COLUMN_SLICE_WIDTH;
+    let records = wide_records(columns);
     let spec = one_int64_each(columns);
     let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
     drop(spec);
@@ -66,6 +71,55 @@ fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
         sliced < whole,
         "in slices {sliced} bytes, whole {whole} bytes, of which the arrays take {arrays}"
     );
+}
+
+/// A wide batch written to Arrow IPC a slice of columns at a time (`IpcColumnsWriter`, as
+/// `tfrec convert` writes a wide schema) needs less heap than arrow-ipc's `FileWriter` given the
+/// whole batch, and holds of each column, until the batch's message is written, only what the
+/// message needs: its field node, its buffers' places and its bytes (here a validity byte and
+/// a value, each padded to 8), not its array.
+#[cfg(feature = "ipc")]
+#[test]
+fn a_wide_batch_written_to_arrow_ipc_in_slices_holds_little_a_column() {
+    use tfrec::columnar::{ColumnarError, IpcColumnsWriter};
+    let columns = 40 * COLUMN_SLICE_WIDTH;
+    let records = wide_records(columns);
+    let spec = one_int64_each(columns);
+    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
+    drop(spec);
+    let schema = specs.schema();
+    let ((), whole) = peak_heap(|| {
+        let batch = specs.to_batch(&records).expect("batch");
+        let mut writer = arrow_ipc::writer::FileWriter::try_new(std::io::sink(), &schema).expect("writer");
+        writer.write(&batch).expect("write");
+        writer.finish().expect("finish");
+    });
+    let (writer, held) = held_heap(|| {
+        let mut writer = IpcColumnsWriter::try_new(std::io::sink(), schema.clone()).expect("writer");
+        specs
+            .to_column_slices(&records, COLUMN_SLICE_WIDTH, |first, slice| {
+                writer
+                    .write_columns(first, &slice)
+                    .map_err(|error| ColumnarError::Arrow {
+                        column: String::new(),
+                        error,
+                    })
+            })
+            .expect("slices");
+        writer
+    });
+    let per_column = held / columns;
+    println!("an open batch in Arrow IPC: {per_column} bytes a column");
+    // 16 for the node, 32 for the two buffers' places, 8 + 24 for their bytes; at most as much
+    // again of room the vectors grew into. A column's array alone takes more than that.
+    assert!(per_column <= 2 * 80, "the open batch holds {per_column} bytes a column");
+    let ((), sliced) = peak_heap(|| {
+        let mut writer = writer;
+        writer.end_batch().expect("end");
+        writer.finish().expect("finish");
+    });
+    let sliced = sliced + held;
+    assert!(sliced < whole, "in slices {sliced} bytes, whole {whole} bytes");
 }
 
 /// What a wide spec's compiled columns hold a column (parser slots, outputs, key table and

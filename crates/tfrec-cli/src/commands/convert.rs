@@ -17,7 +17,7 @@ use rayon::ThreadPool;
 use serde_json::Value;
 use tfrec::columnar::{
     batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchPiece, BatchReader, ColumnSpecs,
-    ParquetWriter, StringColumns, COLUMN_SLICE_WIDTH, WIDE_SCHEMA_COLUMNS,
+    IpcColumnsWriter, ParquetWriter, StringColumns, COLUMN_SLICE_WIDTH, WIDE_SCHEMA_COLUMNS,
 };
 use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
@@ -115,6 +115,8 @@ pub struct Args {
 struct Input {
     pieces: Box<dyn Iterator<Item = Result<BatchPiece, CliError>>>,
     schema: SchemaRef,
+    /// Each batch comes as slices of its columns (a wide schema to JSON lines or Arrow IPC).
+    in_column_slices: bool,
     _progress: Option<Progress>,
     /// Freed memory returned at once while the batches are written (see `tfrecord_input`).
     _memory: Option<crate::memory::ReturnFreedAtOnce>,
@@ -155,8 +157,8 @@ fn spec_json(spec: &SpecFile) -> Value {
 /// The TFRecord inputs' batches, parsed on `pool` ([`BatchReader::into_pieces`]). For a
 /// Parquet output of a schema that it encodes part by part ([`ParquetWriter::takes_parts`]),
 /// each batch comes in parts of [`PART_ROWS`](tfrec::columnar::PART_ROWS) rows; for JSON lines
-/// of a wide schema, in slices of columns ([`BatchReader::into_column_slices`]), so that the
-/// batch is never whole as Arrow arrays; else whole (a wide schema's Examples parsed in parts
+/// or Arrow IPC of a wide schema, in slices of columns ([`BatchReader::into_column_slices`]), so
+/// that the batch is never whole as Arrow arrays; else whole (a wide schema's Examples parsed in parts
 /// took more time and more memory).
 fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: Format) -> Result<Input, CliError> {
     crate::input::check_openable(&files)?;
@@ -182,25 +184,36 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
     let in_parts = to == Format::Parquet && ParquetWriter::<File>::takes_parts(&schema);
-    // A wide schema's batch is written a slice of columns at a time (JSON lines) or whole
-    // (Arrow IPC): each slice, or each column's parse, freed as the next is made, is given
-    // back at once, so that freed memory does not add to the peak. (Parquet's encoders free
-    // and take again in small pieces, which purging at once made a third slower.)
-    let memory = (schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow))
-        .then(crate::memory::ReturnFreedAtOnce::start);
-    let pieces = if to == Format::Jsonl && schema.fields().len() >= WIDE_SCHEMA_COLUMNS {
-        reader.into_column_slices(pool.clone(), COLUMN_SLICE_WIDTH)?
-    } else {
-        reader.into_pieces(pool.clone(), in_parts)?
+    // A wide schema's batch is written a slice of columns at a time (JSON lines, Arrow IPC):
+    // each slice, freed as the next is made, is given back at once, so that freed memory does
+    // not add to the peak. (Parquet's encoders free and take again in small pieces, which
+    // purging at once made a third slower.)
+    let in_column_slices = schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow);
+    let memory = in_column_slices.then(crate::memory::ReturnFreedAtOnce::start);
+    // The parse starts when the first piece is asked for, after the output is created: an
+    // Arrow IPC file's schema message (tens of bytes a column) is then made and freed before
+    // the batch's parse, not beside it.
+    let pool = pool.clone();
+    let start = move || -> Box<dyn Iterator<Item = Result<BatchPiece, CliError>>> {
+        let started = if in_column_slices {
+            reader.into_column_slices(pool, COLUMN_SLICE_WIDTH)
+        } else {
+            reader.into_pieces(pool, in_parts)
+        };
+        match started {
+            Ok(pieces) => Box::new(pieces.map(|piece| match piece {
+                Ok(p) => Ok(p),
+                Err(BatchError::Record(e)) => Err(CliError::from(e)),
+                Err(e) => Err(data(e.to_string())),
+            })),
+            Err(e) => Box::new(std::iter::once(Err(CliError::from(e)))),
+        }
     };
-    let pieces = pieces.map(|piece| match piece {
-        Ok(p) => Ok(p),
-        Err(BatchError::Record(e)) => Err(CliError::from(e)),
-        Err(e) => Err(data(e.to_string())),
-    });
+    let pieces = std::iter::once_with(start).flatten();
     Ok(Input {
         pieces: Box::new(pieces),
         schema,
+        in_column_slices,
         _progress: progress,
         _memory: memory,
     })
@@ -222,12 +235,20 @@ fn parquet_batches<C: ChunkReader + 'static>(
 
 /// The record batches of an Arrow IPC file (or object).
 fn ipc_batches<S: std::io::Read + std::io::Seek + 'static>(
-    source: S,
+    mut source: S,
     named: impl Fn(&dyn std::fmt::Display) -> CliError,
 ) -> Result<Box<dyn RecordBatchReader>, CliError> {
-    Ok(Box::new(
-        arrow_ipc::reader::FileReader::try_new(source, None).map_err(|e| named(&e))?,
-    ))
+    // The footer holds a few flatbuffer tables a column, and the reader's default limit (a
+    // million) refuses a schema of a few hundred thousand columns, such as `convert` writes of
+    // a wide record. Each table takes at least 4 bytes of the file, so its size bounds them.
+    let len = source.seek(std::io::SeekFrom::End(0)).map_err(|e| named(&e))?;
+    source.rewind().map_err(|e| named(&e))?;
+    let tables = usize::try_from(len / 4).unwrap_or(usize::MAX).max(1_000_000);
+    let reader = arrow_ipc::reader::FileReaderBuilder::new()
+        .with_max_footer_fb_tables(tables)
+        .build(source)
+        .map_err(|e| named(&e))?;
+    Ok(Box::new(reader))
 }
 
 /// An object in a store as Parquet reads a file: by ranges (the footer first, then the column
@@ -324,6 +345,7 @@ fn columnar_input(format: Format, files: Vec<PathBuf>, batch_rows: usize) -> Res
     Ok(Input {
         pieces: Box::new(pieces),
         schema,
+        in_column_slices: false,
         _progress: Some(progress),
         _memory: None,
     })
@@ -334,6 +356,8 @@ enum Sink {
     Records(crate::output::PendingRecords),
     Parquet(ParquetWriter<File>, PendingFile),
     Arrow(arrow_ipc::writer::FileWriter<BufWriter<File>>, PendingFile),
+    /// Arrow IPC of a batch given in slices of columns.
+    ArrowColumns(IpcColumnsWriter<BufWriter<File>>, PendingFile),
     Jsonl(
         arrow_json::LineDelimitedWriter<BufWriter<File>>,
         PendingFile,
@@ -364,9 +388,10 @@ impl Sink {
         format: Format,
         args: &Args,
         inputs: &[PathBuf],
-        schema: &SchemaRef,
+        input: &Input,
         pool: Arc<ThreadPool>,
     ) -> Result<Sink, CliError> {
+        let schema = &input.schema;
         let path = &args.output;
         if format == Format::Tfrecord {
             let output = OutputArgs {
@@ -383,6 +408,10 @@ impl Sink {
         let file = pending.file()?;
         Ok(match format {
             Format::Parquet => Sink::Parquet(ParquetWriter::new(file, schema.clone(), pool)?, pending),
+            Format::Arrow if input.in_column_slices => Sink::ArrowColumns(
+                IpcColumnsWriter::try_new(BufWriter::new(file), schema.clone())?,
+                pending,
+            ),
             Format::Arrow => Sink::Arrow(
                 arrow_ipc::writer::FileWriter::try_new(BufWriter::new(file), schema)?,
                 pending,
@@ -406,17 +435,19 @@ impl Sink {
             }
             Sink::Parquet(w, _) => w.write_part(batch)?,
             Sink::Arrow(w, _) => w.write(batch)?,
+            Sink::ArrowColumns(w, _) => w.write(batch)?,
             Sink::Jsonl(w, _, _) => w.write(batch)?,
             Sink::Csv(w, _, _) => w.write(batch)?,
         }
         Ok(())
     }
 
-    /// The next columns of a batch, every row of them (JSON lines only: the reader hands out
-    /// column slices for no other output).
-    fn write_columns(&mut self, slice: &RecordBatch) -> Result<(), CliError> {
+    /// The next columns of a batch, every row of them, the schema's columns `first..` (JSON
+    /// lines and Arrow IPC only: the reader hands out column slices for no other output).
+    fn write_columns(&mut self, first: usize, slice: &RecordBatch) -> Result<(), CliError> {
         match self {
             Sink::Jsonl(_, _, lines) => lines.add(slice),
+            Sink::ArrowColumns(w, _) => Ok(w.write_columns(first, slice)?),
             _ => Err("a batch in column slices for an output that takes whole batches".into()),
         }
     }
@@ -427,6 +458,7 @@ impl Sink {
         match self {
             Sink::Parquet(w, _) => w.end_row_group()?,
             Sink::Jsonl(w, _, lines) => lines.write_to(w.get_mut())?,
+            Sink::ArrowColumns(w, _) => w.end_batch()?,
             _ => {}
         }
         Ok(())
@@ -451,19 +483,16 @@ impl Sink {
                 pending.commit()?;
             }
             Sink::Arrow(mut w, pending) => {
-                // The footer holds a few flatbuffer tables a column: the reader's default limit
-                // (a million) refuses a schema of a few hundred thousand columns.
-                let tables = w.schema().fields().len().saturating_mul(8).max(1_000_000);
+                let columns = w.schema().fields().len();
                 w.finish()?;
                 w.into_inner()?.flush()?;
-                let reader = arrow_ipc::reader::FileReaderBuilder::new()
-                    .with_max_footer_fb_tables(tables)
-                    .build(BufReader::new(File::open(pending.temp_path())?))?;
-                let mut read = 0u64;
-                for b in reader {
-                    read += b?.num_rows() as u64;
-                }
-                check(read, &pending)?;
+                check(ipc_rows(&pending, columns)?, &pending)?;
+                pending.commit()?;
+            }
+            Sink::ArrowColumns(w, pending) => {
+                let columns = w.schema().fields().len();
+                w.finish()?.flush()?;
+                check(ipc_rows(&pending, columns)?, &pending)?;
                 pending.commit()?;
             }
             Sink::Jsonl(mut w, pending, _) => {
@@ -495,6 +524,20 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// The rows of an Arrow IPC file just written, read back.
+fn ipc_rows(pending: &PendingFile, columns: usize) -> Result<u64, CliError> {
+    // The footer holds a few flatbuffer tables a column: the reader's default limit (a
+    // million) refuses a schema of a few hundred thousand columns.
+    let reader = arrow_ipc::reader::FileReaderBuilder::new()
+        .with_max_footer_fb_tables(columns.saturating_mul(8).max(1_000_000))
+        .build(BufReader::new(File::open(pending.temp_path())?))?;
+    let mut read = 0u64;
+    for b in reader {
+        read += b?.num_rows() as u64;
+    }
+    Ok(read)
 }
 
 /// The JSON lines of a batch given in column slices: each row's fields so far, as arrow_json
@@ -582,7 +625,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Format::Tfrecord => e,
         _ => e.writing(&args.output),
     };
-    let mut sink = Sink::create(to, &args, &reads, &input.schema, pool).map_err(named)?;
+    let mut sink = Sink::create(to, &args, &reads, &input, pool).map_err(named)?;
     let mut rows = 0u64;
     for piece in input.pieces {
         match piece? {
@@ -594,7 +637,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 if first == 0 {
                     rows += batch.num_rows() as u64;
                 }
-                sink.write_columns(&batch).map_err(named)?;
+                sink.write_columns(first, &batch).map_err(named)?;
             }
             BatchPiece::End => sink.end_batch().map_err(named)?,
         }

@@ -33,6 +33,8 @@ mod arrays;
 mod examples;
 mod from_arrow;
 mod infer;
+#[cfg(feature = "ipc")]
+mod ipc_writer;
 mod order;
 #[cfg(feature = "parquet")]
 mod parquet_writer;
@@ -49,6 +51,8 @@ pub use crate::parse::InferredSpecs;
 pub use examples::ExampleColumns;
 pub use from_arrow::{batch_to_examples, batch_to_records};
 pub use infer::infer_specs;
+#[cfg(feature = "ipc")]
+pub use ipc_writer::IpcColumnsWriter;
 pub use order::spec_order;
 #[cfg(feature = "parquet")]
 pub use parquet_writer::{ParquetError, ParquetWriter};

@@ -607,11 +607,15 @@ impl ExampleParser {
         // But every value takes some bytes of a record (an int64 at least 1, a float 4, a
         // string 2): never reserve more than the records could hold, whatever the spec says.
         let bytes: usize = records.iter().map(|r| r.as_ref().len()).sum();
+        // Exactly: `reserve` would give a batch of one record room for four counts and four
+        // values, which a record of a million one-value features holds per feature.
         for ((column, slot), size) in columns.iter_mut().zip(&self.slots).zip(self.column_sizes.iter()) {
-            column.counts.reserve(records.len());
+            column.counts.reserve_exact(records.len());
             if let Role::Fixed { stride, .. } = &slot.role {
                 let most = most_values(slot.dtype, bytes);
-                column.values.reserve(records.len().saturating_mul(*stride).min(most));
+                column
+                    .values
+                    .reserve_exact(records.len().saturating_mul(*stride).min(most));
             }
             // Variable lengths, and strings' bytes, as the last batch had them.
             if !matches!(slot.role, Role::Fixed { .. }) || slot.dtype == DType::String {

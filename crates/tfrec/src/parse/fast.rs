@@ -55,7 +55,9 @@ impl<'r> KeyOrder<'r> {
 
     pub(crate) fn new(slots: usize) -> Self {
         KeyOrder {
-            order: Vec::new(),
+            // Room for the requested keys from the start: grown by doubling, a wide spec's
+            // order held its old and new buffers at once, and up to twice the room it needs.
+            order: Vec::with_capacity(slots),
             place: vec![usize::MAX; slots],
             unknown: rustc_hash::FxHashMap::default(),
             next: 0,

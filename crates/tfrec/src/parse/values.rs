@@ -469,6 +469,15 @@ impl Values {
         }
     }
 
+    /// Room for exactly `n` more values (see `Vec::reserve_exact`).
+    pub(crate) fn reserve_exact(&mut self, n: usize) {
+        match self {
+            Values::Int64(v) => v.reserve_exact(n),
+            Values::Float32(v) => v.reserve_exact(n),
+            Values::String(v) => v.offsets.reserve_exact(n),
+        }
+    }
+
     /// Keeps the first `len` values.
     pub fn truncate(&mut self, len: usize) {
         match self {

@@ -431,7 +431,46 @@ pub(crate) fn specs_from_json(value: &Value) -> Result<FeatureSpecs, SpecError> 
 /// # Ok::<(), tfrec::parse::SpecError>(())
 /// ```
 pub fn specs_from_json_str(text: &str) -> Result<FeatureSpecs, SpecError> {
+    if let Some(specs) = example_specs_streamed(text) {
+        return Ok(specs);
+    }
     specs_from_json(&parse_text(text)?)
+}
+
+/// The specs of an object of name → spec, each read as soon as its value is parsed, so that
+/// the text's whole tree is never in memory: for a spec of a million features that tree took
+/// about a kilobyte a feature. `None` for anything else (a sequence spec, a spec TensorFlow
+/// refuses, JSON that does not parse, another kind of value), which the caller reads again
+/// through the whole tree: its errors are then the ones that way gives. A name given twice
+/// keeps its last spec, as the tree does.
+fn example_specs_streamed(text: &str) -> Option<FeatureSpecs> {
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Option<Vec<(String, FeatureSpec)>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of name → spec")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(name) = map.next_key::<String>()? {
+                if name == "context_features" || name == "sequence_features" {
+                    return Ok(None);
+                }
+                let value: Value = map.next_value()?;
+                match FeatureSpec::from_json(&name, &value) {
+                    Ok(spec) => entries.push((name, spec)),
+                    Err(_) => return Ok(None),
+                }
+            }
+            Ok(Some(entries))
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let entries = reader.deserialize_map(Entries).ok()??;
+    reader.end().ok()?;
+    Some(entries.into_iter().collect())
 }
 
 /// The JSON text of specs, an object of name → spec (what [`specs_from_json_str`] reads).
@@ -496,6 +535,9 @@ impl SpecFile {
     /// # Ok::<(), tfrec::parse::SpecError>(())
     /// ```
     pub fn from_json_str(text: &str) -> Result<SpecFile, SpecError> {
+        if let Some(specs) = example_specs_streamed(text) {
+            return Ok(SpecFile::Example(specs));
+        }
         SpecFile::from_json(&parse_text(text)?)
     }
 
@@ -529,6 +571,38 @@ impl std::str::FromStr for SpecFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A spec file read entry by entry gives what the whole tree gives, errors included: what
+    /// the streamed read cannot take (a sequence spec, a refused spec, bad JSON, a name given
+    /// twice with a bad spec first) is left to the tree, whose errors stand.
+    #[test]
+    fn specs_read_without_the_tree_are_the_trees() {
+        let tree = |text: &str| parse_text(text).and_then(|v| SpecFile::from_json(&v));
+        let fixed = r#"{"type": "FixedLenFeature", "shape": [2], "dtype": "float32", "default_value": [1.5, 2]}"#;
+        let texts = [
+            format!(r#"{{"b": {fixed}, "a": {{"type": "VarLenFeature", "dtype": "string"}}}}"#),
+            "{}".to_owned(),
+            format!(r#"{{"a": {fixed}, "a": {{"type": "VarLenFeature", "dtype": "int64"}}}}"#),
+            format!(r#"{{"a": {{"type": "VarLenFeature", "dtype": "nope"}}, "a": {fixed}}}"#),
+            format!(r#"{{"a": {fixed}, "a": {{"type": "VarLenFeature", "dtype": "nope"}}}}"#),
+            format!(r#"{{"b": {{"type": "Fixed"}}, "a": {{"type": "VarLenFeature", "dtype": "nope"}}, "c": {fixed}}}"#),
+            format!(r#"{{"a": {fixed}, "sequence_features": {{"s": {{"type": "VarLenFeature", "dtype": "int64"}}}}}}"#),
+            r#"{"sequence_features": {"s": {"type": "VarLenFeature", "dtype": "int64"}}}"#.to_owned(),
+            format!(r#"{{"a": {fixed}"#),
+            format!(r#"{{"a": {fixed}}} []"#),
+            "[1, 2]".to_owned(),
+            "7".to_owned(),
+        ];
+        for text in &texts {
+            assert_eq!(SpecFile::from_json_str(text), tree(text), "{text}");
+        }
+        // Read entry by entry: the plain spec and a name given twice, the last spec good;
+        // left to the tree: a bad spec, even one given again after, and a sequence spec.
+        assert!(example_specs_streamed(&texts[0]).is_some());
+        assert!(example_specs_streamed(&texts[2]).is_some());
+        assert!(example_specs_streamed(&texts[3]).is_none());
+        assert!(example_specs_streamed(&texts[6]).is_none());
+    }
 
     /// The error reading one spec gives, with TensorFlow's spec checks (which run after the
     /// JSON is read, in its order) included.

@@ -46,29 +46,11 @@ pub fn spec_order(text: &str) -> Vec<String> {
 /// sequence spec, a name given twice, text that is not a JSON object), which
 /// [`spec_order`] reads through the tree.
 fn example_names_streamed(text: &str) -> Option<Vec<String>> {
-    struct Names;
-    impl<'de> serde::de::Visitor<'de> for Names {
-        type Value = Option<Vec<String>>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an object of name → spec")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut names = Vec::new();
-            while let Some(name) = map.next_key::<String>()? {
-                if name == "context_features" || name == "sequence_features" {
-                    return Ok(None);
-                }
-                map.next_value::<serde::de::IgnoredAny>()?;
-                names.push(name);
-            }
-            Ok(Some(names))
-        }
-    }
-    let mut reader = serde_json::Deserializer::from_str(text);
-    let names = serde::Deserializer::deserialize_map(&mut reader, Names).ok()??;
-    reader.end().ok()?;
+    let mut names = Vec::new();
+    crate::parse::each_example_entry(text, |name, _: serde::de::IgnoredAny| {
+        names.push(name);
+        Some(())
+    })?;
     let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
     sorted.sort_unstable();
     if sorted.windows(2).any(|pair| pair[0] == pair[1]) {

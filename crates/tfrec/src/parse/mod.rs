@@ -35,6 +35,8 @@ pub use spec::{
     FeatureSpec, FeatureSpecs, FixedLenFeature, FixedLenSequenceFeature, Partition, RaggedFeature, SequenceSpecs,
     SparseFeature, SpecError, SpecFile, VarLenFeature,
 };
+#[cfg(feature = "arrow")]
+pub(crate) use spec_json::each_example_entry;
 pub use spec_json::{specs_from_json_str, specs_to_json_string};
 pub use tensor::{DenseTensor, Nested, RaggedError, RaggedTensor, ShapeError, SparseTensor, Tensor};
 pub use values::{BytesArray, DType, SplitsDType, Values};

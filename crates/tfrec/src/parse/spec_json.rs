@@ -444,33 +444,48 @@ pub fn specs_from_json_str(text: &str) -> Result<FeatureSpecs, SpecError> {
 /// through the whole tree: its errors are then the ones that way gives. A name given twice
 /// keeps its last spec, as the tree does.
 fn example_specs_streamed(text: &str) -> Option<FeatureSpecs> {
-    struct Entries;
-    impl<'de> serde::de::Visitor<'de> for Entries {
-        type Value = Option<Vec<(String, FeatureSpec)>>;
+    let mut entries = Vec::new();
+    each_example_entry(text, |name, value: Value| {
+        let spec = FeatureSpec::from_json(&name, &value).ok()?;
+        entries.push((name, spec));
+        Some(())
+    })?;
+    Some(entries.into_iter().collect())
+}
+
+/// Reads the JSON text of an Example spec's object a top-level entry at a time, each name with
+/// its value read as `V` (a `Value` to read the spec, `IgnoredAny` to pass over it), handed to
+/// `each`, which stops the read by giving `None`. `None` as well for a sequence spec (a key
+/// `context_features` or `sequence_features`) and for text that is not one JSON object: the
+/// caller then reads the text through its whole tree, as every spec reader did before.
+pub(crate) fn each_example_entry<V: serde::de::DeserializeOwned>(
+    text: &str,
+    each: impl FnMut(String, V) -> Option<()>,
+) -> Option<()> {
+    struct Entries<F, V>(F, std::marker::PhantomData<V>);
+    impl<'de, F: FnMut(String, V) -> Option<()>, V: serde::de::DeserializeOwned> serde::de::Visitor<'de> for Entries<F, V> {
+        type Value = Option<()>;
 
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("an object of name → spec")
         }
 
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
             while let Some(name) = map.next_key::<String>()? {
                 if name == "context_features" || name == "sequence_features" {
                     return Ok(None);
                 }
-                let value: Value = map.next_value()?;
-                match FeatureSpec::from_json(&name, &value) {
-                    Ok(spec) => entries.push((name, spec)),
-                    Err(_) => return Ok(None),
+                let value: V = map.next_value()?;
+                if (self.0)(name, value).is_none() {
+                    return Ok(None);
                 }
             }
-            Ok(Some(entries))
+            Ok(Some(()))
         }
     }
     let mut reader = serde_json::Deserializer::from_str(text);
-    let entries = reader.deserialize_map(Entries).ok()??;
-    reader.end().ok()?;
-    Some(entries.into_iter().collect())
+    reader.deserialize_map(Entries(each, std::marker::PhantomData)).ok()??;
+    reader.end().ok()
 }
 
 /// The JSON text of specs, an object of name → spec (what [`specs_from_json_str`] reads).

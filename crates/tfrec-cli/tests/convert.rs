@@ -492,9 +492,10 @@ fn batches_larger_than_a_part_convert_the_same_whatever_the_threads() {
     );
 }
 
-/// JSON lines and Arrow IPC of a wide schema (written a slice of columns at a time, so that a
-/// batch is never whole as Arrow arrays) hold the whole batches: the Arrow IPC file's batches
-/// are those of the Parquet output, which takes whole batches, and the JSON lines are the lines
+/// JSON lines, Arrow IPC and Parquet of a wide schema (written a slice of columns at a time, so
+/// that a batch is never whole as Arrow arrays) hold the whole batches: the Parquet file is byte
+/// for byte the one converted from the Arrow IPC file, whose batches come whole, the Arrow IPC
+/// file's batches are those read from the Parquet file, and the JSON lines are the lines
 /// arrow_json writes of them. Features missing from some records (NULLs left out of a line,
 /// whole slices of a line empty), strings, lists, a spec whose order is not the names' (a slice
 /// waits for its last column), several batches and both thread counts.
@@ -551,6 +552,24 @@ fn wide_outputs_in_column_slices_hold_the_whole_batches() {
             args.extend(common);
             ok(dir.path(), &args);
         }
+        ok(
+            dir.path(),
+            &[
+                "convert",
+                "wide.arrow",
+                "-o",
+                "whole.parquet",
+                "--threads",
+                threads,
+                "--batch-rows",
+                batch_rows,
+            ],
+        );
+        let read = |name: &str| std::fs::read(dir.path().join(name)).expect("parquet");
+        assert!(
+            read("wide.parquet") == read("whole.parquet"),
+            "threads {threads}, batches of {batch_rows}"
+        );
         let file = std::fs::File::open(dir.path().join("wide.parquet")).expect("parquet");
         let rows = batch_rows.parse().expect("rows");
         let whole: Vec<arrow_array::RecordBatch> =

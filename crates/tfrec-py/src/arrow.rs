@@ -488,15 +488,11 @@ pub fn arrow_write_parquet(
             (Some(BatchSource::Files(reader)), _) => {
                 let schema = reader.schema();
                 let mut writer = ParquetWriter::new(file, schema.clone(), pool.clone())?;
-                let in_parts = ParquetWriter::<std::fs::File>::takes_parts(&schema);
-                for piece in reader.into_pieces(pool, in_parts)? {
+                for piece in reader.into_parquet_pieces(pool)? {
                     match piece.map_err(ParquetFailure::Batch)? {
                         BatchPiece::Rows(part) => writer.write_part(&part)?,
+                        BatchPiece::Columns { first, batch } => writer.write_columns(first, &batch)?,
                         BatchPiece::End => writer.end_row_group()?,
-                        // `into_pieces` hands out rows only.
-                        BatchPiece::Columns { .. } => {
-                            return Err(ParquetFailure::Other("a batch in column slices for Parquet".into()))
-                        }
                     }
                 }
                 let rows = writer.rows_written();

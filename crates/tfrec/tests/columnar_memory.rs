@@ -122,6 +122,78 @@ fn a_wide_batch_written_to_arrow_ipc_in_slices_holds_little_a_column() {
     assert!(sliced < whole, "in slices {sliced} bytes, whole {whole} bytes");
 }
 
+/// A wide batch written to Parquet a slice of columns at a time (as `tfrec convert` writes a
+/// wide schema) needs less heap than `ArrowWriter` given the whole batch, and holds of each
+/// column, until the file's footer is written, only the footer's pieces: its column chunk's
+/// metadata and page indexes, encoded and compressed, and their lengths; not its array, nor
+/// the parquet crate's structures of its metadata (about 1.5 KB a column).
+#[cfg(feature = "parquet")]
+#[test]
+fn a_wide_batch_written_to_parquet_in_slices_holds_little_a_column() {
+    let columns = 40 * COLUMN_SLICE_WIDTH;
+    let (held, sliced, whole) = parquet_in_slices(columns);
+    // What a column adds, apart from what any file holds (its spools' open blocks, the
+    // writer's own state): the difference between two widths.
+    let (held_half, _, _) = parquet_in_slices(columns / 2);
+    let per_column = held.saturating_sub(held_half) / (columns - columns / 2);
+    println!("a Parquet file's footer pieces: {per_column} bytes a column, {held} bytes in all");
+    // A column's footer pieces come to about 145 bytes encoded (its schema element 13, column
+    // order 3, `ColumnChunk` 86, column index 31, offset index 12), a fifth or less of that
+    // once a spool's block is full and compressed, and 16 bytes of lengths. At this width a
+    // good share is still in the spools' open blocks, uncompressed.
+    assert!(
+        per_column <= 100,
+        "the file holds {per_column} bytes a column until it closes"
+    );
+    let sliced = sliced + held;
+    println!("Parquet in slices: {sliced} bytes at the peak, whole: {whole}");
+    assert!(sliced < whole / 4, "in slices {sliced} bytes, whole {whole} bytes");
+}
+
+/// For a batch of `columns` one-value int64 columns written to Parquet in slices: the heap
+/// the open file holds when its last row group has ended, the peak while it closes, and the
+/// peak of `ArrowWriter` given the whole batch.
+#[cfg(feature = "parquet")]
+fn parquet_in_slices(columns: usize) -> (usize, usize, usize) {
+    use tfrec::columnar::{ColumnarError, ParquetWriter};
+    let records = wide_records(columns);
+    let spec = one_int64_each(columns);
+    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
+    drop(spec);
+    let schema = specs.schema();
+    let ((), whole) = peak_heap(|| {
+        let batch = specs.to_batch(&records).expect("batch");
+        let mut writer = parquet::arrow::ArrowWriter::try_new(std::io::sink(), schema.clone(), None).expect("writer");
+        writer.write(&batch).expect("write");
+        writer.close().expect("close");
+    });
+    // All on the pool's one thread, whose heap the counts are: the encoders drop the slices'
+    // arrays there.
+    let pool = std::sync::Arc::new(rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool"));
+    let (held, closing) = pool.clone().install(|| {
+        let (writer, held) = held_heap(|| {
+            let mut writer = ParquetWriter::new(std::io::sink(), schema.clone(), pool).expect("writer");
+            specs
+                .to_column_slices(&records, COLUMN_SLICE_WIDTH, |first, slice| {
+                    writer
+                        .write_columns(first, &slice)
+                        .map_err(|error| ColumnarError::Unsupported {
+                            column: String::new(),
+                            reason: error.to_string(),
+                        })
+                })
+                .expect("slices");
+            writer.end_row_group().expect("end");
+            writer
+        });
+        let ((), closing) = peak_heap(|| {
+            writer.close().expect("close");
+        });
+        (held, closing)
+    });
+    (held, closing, whole)
+}
+
 /// What a wide spec's compiled columns hold a column (parser slots, outputs, key table and
 /// size hints, column plans and the Arrow schema's fields), counted as the bytes asked of the
 /// allocator: issue 56's bound allows a wide record's conversion 600 bytes a column for all it

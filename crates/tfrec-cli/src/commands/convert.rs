@@ -12,12 +12,12 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, SchemaRef};
 use clap::{Args as ClapArgs, ValueEnum};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
+use parquet::file::reader::ChunkReader;
 use rayon::ThreadPool;
 use serde_json::Value;
 use tfrec::columnar::{
-    batch_to_records, infer_specs, sample_records, spec_order, BatchError, BatchPiece, BatchReader, ColumnSpecs,
-    IpcColumnsWriter, ParquetWriter, StringColumns, COLUMN_SLICE_WIDTH, WIDE_SCHEMA_COLUMNS,
+    batch_to_records, infer_specs, parquet_rows, sample_records, spec_order, BatchError, BatchPiece, BatchReader,
+    ColumnSpecs, IpcColumnsWriter, ParquetWriter, StringColumns, COLUMN_SLICE_WIDTH, WIDE_SCHEMA_COLUMNS,
 };
 use tfrec::parse::{SpecError, SpecFile};
 use tfrec::record::CompressionChoice;
@@ -155,11 +155,10 @@ fn spec_json(spec: &SpecFile) -> Value {
 }
 
 /// The TFRecord inputs' batches, parsed on `pool` ([`BatchReader::into_pieces`]). For a
-/// Parquet output of a schema that it encodes part by part ([`ParquetWriter::takes_parts`]),
-/// each batch comes in parts of [`PART_ROWS`](tfrec::columnar::PART_ROWS) rows; for JSON lines
-/// or Arrow IPC of a wide schema, in slices of columns ([`BatchReader::into_column_slices`]), so
-/// that the batch is never whole as Arrow arrays; else whole (a wide schema's Examples parsed in parts
-/// took more time and more memory).
+/// Parquet output, in the pieces its writer takes best ([`BatchReader::into_parquet_pieces`]);
+/// for JSON lines or Arrow IPC of a wide schema, in slices of columns
+/// ([`BatchReader::into_column_slices`]), so that the batch is never whole as Arrow arrays;
+/// else whole (a wide schema's Examples parsed in parts took more time and more memory).
 fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: Format) -> Result<Input, CliError> {
     crate::input::check_openable(&files)?;
     let (spec, strings, order) = spec_of(args, &files)?;
@@ -183,22 +182,24 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
         .read_threads(pool.current_num_threads());
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
-    let in_parts = to == Format::Parquet && ParquetWriter::<File>::takes_parts(&schema);
-    // A wide schema's batch is written a slice of columns at a time (JSON lines, Arrow IPC):
-    // each slice, freed as the next is made, is given back at once, so that freed memory does
-    // not add to the peak. (Parquet's encoders free and take again in small pieces, which
-    // purging at once made a third slower.)
-    let in_column_slices = schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow);
-    let memory = in_column_slices.then(crate::memory::ReturnFreedAtOnce::start);
+    // A wide schema's batch is written a slice of columns at a time (JSON lines, Arrow IPC,
+    // Parquet): each slice, freed as the next is made, is given back at once, so that freed
+    // memory does not add to the peak. (Parquet's encoders free and take again in small
+    // pieces, which purging at once made a third slower: not for Parquet.)
+    let in_column_slices =
+        schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow | Format::Parquet);
+    let memory = (in_column_slices && to != Format::Parquet).then(crate::memory::ReturnFreedAtOnce::start);
     // The parse starts when the first piece is asked for, after the output is created: an
     // Arrow IPC file's schema message (tens of bytes a column) is then made and freed before
     // the batch's parse, not beside it.
     let pool = pool.clone();
     let start = move || -> Box<dyn Iterator<Item = Result<BatchPiece, CliError>>> {
-        let started = if in_column_slices {
+        let started = if to == Format::Parquet {
+            reader.into_parquet_pieces(pool)
+        } else if in_column_slices {
             reader.into_column_slices(pool, COLUMN_SLICE_WIDTH)
         } else {
-            reader.into_pieces(pool, in_parts)
+            reader.into_pieces(pool, false)
         };
         match started {
             Ok(pieces) => Box::new(pieces.map(|piece| match piece {
@@ -443,9 +444,11 @@ impl Sink {
     }
 
     /// The next columns of a batch, every row of them, the schema's columns `first..` (JSON
-    /// lines and Arrow IPC only: the reader hands out column slices for no other output).
+    /// lines, Arrow IPC and Parquet only: the reader hands out column slices for no other
+    /// output).
     fn write_columns(&mut self, first: usize, slice: &RecordBatch) -> Result<(), CliError> {
         match self {
+            Sink::Parquet(w, _) => Ok(w.write_columns(first, slice)?),
             Sink::Jsonl(_, _, lines) => lines.add(slice),
             Sink::ArrowColumns(w, _) => Ok(w.write_columns(first, slice)?),
             _ => Err("a batch in column slices for an output that takes whole batches".into()),
@@ -477,9 +480,11 @@ impl Sink {
                 out.finish_verified()?;
             }
             Sink::Parquet(w, pending) => {
+                // What the parse freed (a wide schema's columns, on the reading thread that
+                // has ended) is given back before the footer's pieces are put together.
+                crate::memory::return_freed();
                 w.close()?;
-                let reader = SerializedFileReader::new(File::open(pending.temp_path())?)?;
-                check(reader.metadata().file_metadata().num_rows() as u64, &pending)?;
+                check(parquet_rows(&mut File::open(pending.temp_path())?)?, &pending)?;
                 pending.commit()?;
             }
             Sink::Arrow(mut w, pending) => {

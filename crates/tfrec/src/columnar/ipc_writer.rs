@@ -21,6 +21,8 @@ use arrow_ipc::{Block, FieldNode, MetadataVersion};
 use arrow_schema::{ArrowError, SchemaRef};
 use flatbuffers::FlatBufferBuilder;
 
+use super::ipc_schema::{finished, schema_message, schema_room};
+
 /// The file's magic, at its start (padded to 8 bytes) and end.
 const ARROW_MAGIC: [u8; 6] = *b"ARROW1";
 
@@ -77,20 +79,8 @@ impl<W: Write> IpcColumnsWriter<W> {
         let padding = (ALIGNMENT as usize - ARROW_MAGIC.len() % ALIGNMENT as usize) % ALIGNMENT as usize;
         out.write_all(&ARROW_MAGIC)?;
         out.write_all(&[0; 8][..padding])?;
-        // arrow-ipc's `schema_to_bytes_with_dictionary_tracker` builds the same message, but
-        // in a buffer grown by doubling and then copied: for a million fields, a transient of
-        // about twice the message.
-        let mut builder = FlatBufferBuilder::with_capacity(schema_room(&schema));
-        let fb_schema = arrow_ipc::convert::IpcSchemaEncoder::new().schema_to_fb_offset(&mut builder, &schema);
-        let mut message = arrow_ipc::MessageBuilder::new(&mut builder);
-        message.add_version(METADATA_VERSION);
-        message.add_header_type(arrow_ipc::MessageHeader::Schema);
-        message.add_bodyLength(0);
-        message.add_header(fb_schema.as_union_value());
-        let message = message.finish();
-        builder.finish(message, None);
         let encoded = EncodedData {
-            ipc_message: finished(builder),
+            ipc_message: schema_message(&schema, METADATA_VERSION),
             arrow_data: Vec::new(),
         };
         let (meta, body) = write_message(&mut out, encoded, &options)?;
@@ -253,21 +243,6 @@ impl<W: Write> IpcColumnsWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
-}
-
-/// Room enough, most often, for the flatbuffer of `schema` and a message around it: a field
-/// of a primitive type and a short name takes about 50 bytes.
-fn schema_room(schema: &arrow_schema::Schema) -> usize {
-    let names: usize = schema.fields().iter().map(|f| f.name().len()).sum();
-    1024 + 64 * schema.fields().len() + names
-}
-
-/// A finished builder's bytes, without a copy: the builder fills its buffer from the end, and
-/// the message is its bytes from `head` on.
-fn finished(builder: FlatBufferBuilder<'_>) -> Vec<u8> {
-    let (mut bytes, head) = builder.collapse();
-    bytes.drain(..head);
-    bytes
 }
 
 #[cfg(test)]

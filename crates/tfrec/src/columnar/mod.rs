@@ -33,9 +33,13 @@ mod arrays;
 mod examples;
 mod from_arrow;
 mod infer;
+#[cfg(any(feature = "ipc", feature = "parquet"))]
+mod ipc_schema;
 #[cfg(feature = "ipc")]
 mod ipc_writer;
 mod order;
+#[cfg(feature = "parquet")]
+mod parquet_file;
 #[cfg(feature = "parquet")]
 mod parquet_writer;
 mod pieces;
@@ -43,6 +47,8 @@ mod reader;
 mod sequences;
 mod storage;
 mod tensor_array;
+#[cfg(feature = "parquet")]
+mod thrift_compact;
 
 use crate::example::DecodeError;
 use crate::parse::{ParseError, SpecError};
@@ -54,6 +60,8 @@ pub use infer::infer_specs;
 #[cfg(feature = "ipc")]
 pub use ipc_writer::IpcColumnsWriter;
 pub use order::spec_order;
+#[cfg(feature = "parquet")]
+pub use parquet_file::parquet_rows;
 #[cfg(feature = "parquet")]
 pub use parquet_writer::{ParquetError, ParquetWriter};
 pub use pieces::{BatchPiece, BatchPieces};

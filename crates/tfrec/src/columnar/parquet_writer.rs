@@ -25,12 +25,13 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
 pub use parquet::errors::ParquetError;
 use parquet::errors::Result;
-use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
-use parquet::schema::types::ColumnDescPtr;
+use parquet::file::writer::SerializedRowGroupWriter;
+use parquet::schema::types::SchemaDescPtr;
 use rayon::prelude::*;
 use rayon::ThreadPool;
+
+use super::parquet_file::ParquetFile;
 
 /// Columns encoded at a time into a Parquet row group (see [`ParquetWriter`]).
 const PARQUET_COLUMNS_AT_ONCE: usize = 1024;
@@ -82,7 +83,7 @@ const PARQUET_BACKLOG_BYTES: usize = 64 << 20;
 /// sequence feature) has one encoder a row group, and encoding row groups one after the
 /// other left the other threads idle. The chunks are spliced in row group order.
 pub struct ParquetWriter<W: Write + Send> {
-    file: SerializedFileWriter<W>,
+    file: ParquetFile<W>,
     columns: Arc<ColumnEncoding>,
     row_groups: usize,
     /// The row group being written, if one is.
@@ -108,18 +109,23 @@ struct ColumnEncoding {
 
 /// A row group between its first part and its end.
 enum OpenGroup {
-    /// Each column's encoders (one per Parquet leaf), given every part as it came.
-    Encoding(Vec<Vec<ArrowColumnWriter>>),
+    /// Each column's encoders (one per Parquet leaf), given every part as it came, and the
+    /// descriptor of the schema they encode.
+    Encoding(SchemaDescPtr, Vec<Vec<ArrowColumnWriter>>),
     /// The parts so far, of a schema wider than [`PARQUET_STREAMED_COLUMNS`].
     Parts(Vec<RecordBatch>),
     /// Encoded on a thread of its own (see [`ColumnEncoding::encode_away`]), which is sent the
     /// parts; dropping the sender ends the group.
     Away(std::sync::mpsc::Sender<QueuedPart>, GroupAway),
+    /// Given in slices of columns, every row of them ([`ParquetWriter::write_columns`]), each
+    /// encoded and written when it comes: the next column expected, and the rows.
+    Columns { next: usize, rows: usize },
 }
 
 /// A row group encoding on its thread: its column chunks in schema order, once the thread has
 /// encoded them all, and the bytes its encoders held after the last part they took.
 struct GroupAway {
+    descr: SchemaDescPtr,
     chunks: std::sync::mpsc::Receiver<Result<Vec<ArrowColumnChunk>>>,
     held: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -246,55 +252,21 @@ fn encode_column(field: &FieldRef, column: &ArrayRef, writers: &mut [ArrowColumn
     Ok(())
 }
 
-/// `chunk`'s metadata put on `leaf`, the file's descriptor of its column (equal to the one it
-/// was encoded with, which is the descriptor of a writer of a slice of the schema).
-///
-/// A row group keeps each chunk's metadata until the footer is written, and the metadata keeps
-/// its descriptor: on the slices' descriptors, every slice's schema would live as long as the
-/// file, beside the file's own. The fields are those the row group copies when it takes the
-/// chunk, so the file's bytes do not change.
-fn on_file_leaf(chunk: &mut ArrowColumnChunk, leaf: ColumnDescPtr) -> Result<()> {
-    let old = &chunk.close().metadata;
-    if old.column_descr() != leaf.as_ref() {
-        return Err(ParquetError::General(format!(
-            "a Parquet column chunk of '{}' for the leaf '{}': schema and batch disagree",
-            old.column_path(),
-            leaf.path()
-        )));
-    }
-    let mut builder = ColumnChunkMetaData::builder(leaf)
-        .set_compression_codec(old.compression_codec())
-        .set_encodings_mask(*old.encodings_mask())
-        .set_total_compressed_size(old.compressed_size())
-        .set_total_uncompressed_size(old.uncompressed_size())
-        .set_num_values(old.num_values())
-        .set_data_page_offset(old.data_page_offset())
-        .set_dictionary_page_offset(old.dictionary_page_offset())
-        .set_unencoded_byte_array_data_bytes(old.unencoded_byte_array_data_bytes())
-        .set_repetition_level_histogram(old.repetition_level_histogram().cloned())
-        .set_definition_level_histogram(old.definition_level_histogram().cloned());
-    if let Some(statistics) = old.statistics() {
-        builder = builder.set_statistics(statistics.clone());
-    }
-    if let Some(geo_statistics) = old.geo_statistics() {
-        builder = builder.set_geo_statistics(Box::new(geo_statistics.clone()));
-    }
-    if let Some(page_encoding_stats) = old.page_encoding_stats() {
-        builder = builder.set_page_encoding_stats(page_encoding_stats.clone());
-    }
-    chunk.close_mut().metadata = builder.build()?;
-    Ok(())
-}
-
 impl ColumnEncoding {
-    /// The encoders of row group `row_group` for the schema's columns `range`, by column.
-    /// They are made by a writer of that slice of the schema alone: a column's encoder
-    /// depends only on its own field, so its chunks fit the whole file.
-    fn encoders(&self, range: std::ops::Range<usize>, row_group: usize) -> Result<Vec<Vec<ArrowColumnWriter>>> {
+    /// The encoders of row group `row_group` for the schema's columns `range`, by column, and
+    /// the descriptor of that slice of the schema. They are made by a writer of the slice
+    /// alone: a column's encoder depends only on its own field, so its chunks fit the whole
+    /// file.
+    fn encoders(
+        &self,
+        range: std::ops::Range<usize>,
+        row_group: usize,
+    ) -> Result<(SchemaDescPtr, Vec<Vec<ArrowColumnWriter>>)> {
         let fields = &self.schema.fields()[range];
         let part = SchemaRef::new(arrow_schema::Schema::new(fields.to_vec()));
-        let (_, factory) =
+        let (file, factory) =
             ArrowWriter::try_new(std::io::sink(), part, Some(self.props.clone()))?.into_serialized_writer()?;
+        let descr = Arc::new(file.schema_descr().clone());
         let mut writers = factory.create_column_writers(row_group)?.into_iter();
         let mut by_column = Vec::with_capacity(fields.len());
         for field in fields {
@@ -309,7 +281,7 @@ impl ColumnEncoding {
             }
             by_column.push(own);
         }
-        Ok(by_column)
+        Ok((descr, by_column))
     }
 
     /// A part's columns given to `encoders` (one entry per column), in parallel across columns.
@@ -332,6 +304,7 @@ impl ColumnEncoding {
     /// and on the pool, so it is not counted against `--threads` (like the reading thread).
     fn encode_away(
         self: &Arc<Self>,
+        descr: SchemaDescPtr,
         encoders: Vec<Vec<ArrowColumnWriter>>,
     ) -> Result<(std::sync::mpsc::Sender<QueuedPart>, GroupAway)> {
         let (parts, received) = std::sync::mpsc::channel::<QueuedPart>();
@@ -356,24 +329,22 @@ impl ColumnEncoding {
                 let _ = done.send(encoded);
             })
             .map_err(|e| ParquetError::General(format!("cannot start a Parquet encoding thread: {e}")))?;
-        Ok((parts, GroupAway { chunks, held }))
+        Ok((parts, GroupAway { descr, chunks, held }))
     }
 
     /// The columns `first..` of `parts` given to `encoders` (one entry per column) and each
     /// column finished as soon as it has them all, in parallel across columns; the chunks
-    /// are spliced into `row_group` in order. A column's dictionary (up to a MB, and its hash
-    /// table) is freed with its encoder: the row group never holds them all at once.
+    /// are spliced into `row_group` (a writer of these columns) in order. A column's
+    /// dictionary (up to a MB, and its hash table) is freed with its encoder: the row group
+    /// never holds them all at once.
     ///
     /// `columns` are the columns' arrays, part by part; each is dropped once encoded, so the
-    /// batch's arrays shrink as the row group's chunks grow. `leaves` are the file's
-    /// descriptors of the row group's leaf columns still to come: each chunk is put on its
-    /// own (see [`on_file_leaf`]).
+    /// batch's arrays shrink as the row group's chunks grow.
     fn encode_whole<W: Write + Send>(
         &self,
         encoders: Vec<Vec<ArrowColumnWriter>>,
         columns: Vec<Vec<ArrayRef>>,
         first: usize,
-        leaves: &mut impl Iterator<Item = ColumnDescPtr>,
         row_group: &mut SerializedRowGroupWriter<'_, W>,
     ) -> Result<()> {
         let fields = &self.schema.fields()[first..first + encoders.len()];
@@ -390,11 +361,7 @@ impl ColumnEncoding {
                 })
                 .collect::<Result<_>>()
         })?;
-        for mut chunk in chunks.into_iter().flatten() {
-            let leaf = leaves
-                .next()
-                .ok_or_else(|| ParquetError::General("a Parquet column chunk past the schema's leaves".into()))?;
-            on_file_leaf(&mut chunk, leaf)?;
+        for chunk in chunks.into_iter().flatten() {
             chunk.append_to_row_group(row_group)?;
         }
         Ok(())
@@ -468,7 +435,7 @@ impl<W: Write + Send> ParquetWriter<W> {
     }
 
     fn with_properties(file: W, schema: SchemaRef, props: WriterProperties, pool: Arc<ThreadPool>) -> Result<Self> {
-        let (file, _) = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))?.into_serialized_writer()?;
+        let file = ParquetFile::new(file, schema.clone(), props.clone())?;
         let groups_at_once = pool.current_num_threads().clamp(1, PARQUET_GROUPS_AT_ONCE);
         Ok(ParquetWriter {
             file,
@@ -505,6 +472,11 @@ impl<W: Write + Send> ParquetWriter<W> {
                 part.num_columns()
             )));
         }
+        if let Some(OpenGroup::Columns { .. }) = self.open {
+            return Err(ParquetError::General(
+                "rows for a Parquet row group being given in slices of columns".into(),
+            ));
+        }
         self.rows += part.num_rows() as u64;
         let mut open = match self.open.take() {
             Some(open) => open,
@@ -513,23 +485,70 @@ impl<W: Write + Send> ParquetWriter<W> {
                 while !self.room_beside_ending() {
                     self.append_oldest()?;
                 }
-                let encoders = self.columns.encoders(0..columns, self.row_groups)?;
-                let (parts, away) = self.columns.encode_away(encoders)?;
+                let (descr, encoders) = self.columns.encoders(0..columns, self.row_groups)?;
+                let (parts, away) = self.columns.encode_away(descr, encoders)?;
                 OpenGroup::Away(parts, away)
             }
             None if columns <= PARQUET_STREAMED_COLUMNS => {
-                OpenGroup::Encoding(self.columns.encoders(0..columns, self.row_groups)?)
+                let (descr, encoders) = self.columns.encoders(0..columns, self.row_groups)?;
+                OpenGroup::Encoding(descr, encoders)
             }
             None => OpenGroup::Parts(Vec::new()),
         };
         match &mut open {
-            OpenGroup::Encoding(encoders) => self.columns.encode(encoders, part)?,
+            OpenGroup::Encoding(_, encoders) => self.columns.encode(encoders, part)?,
             OpenGroup::Parts(parts) => parts.push(part.clone()),
             // A thread that stopped at an error takes no more parts; the error is reported
             // when its row group is appended.
             OpenGroup::Away(parts, _) => parts.send(QueuedPart::new(part, &self.backlog)).unwrap_or(()),
+            OpenGroup::Columns { .. } => {}
         }
         self.open = Some(open);
+        Ok(())
+    }
+
+    /// The schema's columns `first..` of the row group being written (which this starts if
+    /// none is), every row of them: a wide schema's batch given a slice of columns at a time
+    /// ([`BatchReader::into_column_slices`](super::BatchReader::into_column_slices)), so that
+    /// it is never whole in memory. Each slice is encoded and written before this returns,
+    /// and may then be dropped. The slices come in order, the first at column 0, and the row
+    /// group ends ([`end_row_group`](Self::end_row_group)) when every column has come. The
+    /// file is the one of the whole batches, byte for byte.
+    pub fn write_columns(&mut self, first: usize, slice: &RecordBatch) -> Result<()> {
+        let columns = self.columns.schema.fields().len();
+        let end = first.checked_add(slice.num_columns()).filter(|&end| end <= columns);
+        let (next, rows) = match &self.open {
+            None => (0, slice.num_rows()),
+            Some(OpenGroup::Columns { next, rows }) => (*next, *rows),
+            Some(_) => {
+                return Err(ParquetError::General(
+                    "columns for a Parquet row group being given in rows".into(),
+                ))
+            }
+        };
+        let Some(end) = end.filter(|_| first == next && slice.num_rows() == rows) else {
+            return Err(ParquetError::General(format!(
+                "columns {first}..{} of {} rows where a Parquet row group of {columns} columns and {rows} rows \
+                 expects column {next}",
+                first + slice.num_columns(),
+                slice.num_rows()
+            )));
+        };
+        if self.open.is_none() {
+            // The row groups still encoding go first, in order.
+            while !self.ending.is_empty() {
+                self.append_oldest()?;
+            }
+            self.file.start_row_group()?;
+            self.rows += rows as u64;
+        }
+        let (descr, encoders) = self.columns.encoders(first..end, self.row_groups)?;
+        let arrays = slice.columns().iter().map(|array| vec![Arc::clone(array)]).collect();
+        let columns_encoding = &self.columns;
+        self.file.write_slice(descr, |row_group| {
+            columns_encoding.encode_whole(encoders, arrays, first, row_group)
+        })?;
+        self.open = Some(OpenGroup::Columns { next: end, rows });
         Ok(())
     }
 
@@ -540,16 +559,27 @@ impl<W: Write + Send> ParquetWriter<W> {
             return Ok(());
         };
         match open {
+            OpenGroup::Columns { next, .. } => {
+                let columns = self.columns.schema.fields().len();
+                if next != columns {
+                    return Err(ParquetError::General(format!(
+                        "a Parquet row group ended at column {next} of {columns}"
+                    )));
+                }
+                self.file.end_row_group()?;
+            }
             OpenGroup::Away(parts, away) => {
                 drop(parts);
                 self.ending.push_back(away);
                 self.row_groups += 1;
                 return self.append_finished();
             }
-            OpenGroup::Encoding(encoders) => {
-                let mut row_group = self.file.next_row_group()?;
-                self.columns.finish(encoders, &mut row_group)?;
-                row_group.close()?;
+            OpenGroup::Encoding(descr, encoders) => {
+                let columns = &self.columns;
+                self.file.start_row_group()?;
+                self.file
+                    .write_slice(descr, |row_group| columns.finish(encoders, row_group))?;
+                self.file.end_row_group()?;
             }
             OpenGroup::Parts(parts) => {
                 let columns = self.columns.schema.fields().len();
@@ -559,12 +589,10 @@ impl<W: Write + Send> ParquetWriter<W> {
                     .into_iter()
                     .map(|part| part.into_parts().1.into_iter().map(Some).collect())
                     .collect();
-                let file_leaves = self.file.schema_descr().columns().to_vec();
-                let mut leaves = file_leaves.into_iter();
-                let mut row_group = self.file.next_row_group()?;
+                self.file.start_row_group()?;
                 for start in (0..columns).step_by(PARQUET_COLUMNS_AT_ONCE) {
                     let end = (start + PARQUET_COLUMNS_AT_ONCE).min(columns);
-                    let encoders = self.columns.encoders(start..end, self.row_groups)?;
+                    let (descr, encoders) = self.columns.encoders(start..end, self.row_groups)?;
                     let slice: Vec<Vec<ArrayRef>> = (start..end)
                         .map(|c| {
                             parts
@@ -573,12 +601,13 @@ impl<W: Write + Send> ParquetWriter<W> {
                                 .collect()
                         })
                         .collect();
-                    self.columns
-                        .encode_whole(encoders, slice, start, &mut leaves, &mut row_group)?;
+                    let columns = &self.columns;
+                    self.file.write_slice(descr, |row_group| {
+                        columns.encode_whole(encoders, slice, start, row_group)
+                    })?;
                 }
                 drop(parts);
-                drop(leaves);
-                row_group.close()?;
+                self.file.end_row_group()?;
             }
         }
         self.row_groups += 1;
@@ -590,8 +619,9 @@ impl<W: Write + Send> ParquetWriter<W> {
         while let Some(oldest) = self.ending.front() {
             match oldest.chunks.try_recv() {
                 Ok(encoded) => {
-                    self.ending.pop_front();
-                    self.append(encoded)?;
+                    if let Some(done) = self.ending.pop_front() {
+                        self.append(done.descr, encoded)?;
+                    }
                 }
                 Err(std::sync::mpsc::TryRecvError::Empty) => break,
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => {
@@ -611,17 +641,19 @@ impl<W: Write + Send> ParquetWriter<W> {
             .chunks
             .recv()
             .map_err(|_| ParquetError::General(GROUP_THREAD_LOST.into()))?;
-        self.append(encoded)
+        self.append(oldest.descr, encoded)
     }
 
-    /// A row group of the chunks a thread encoded.
-    fn append(&mut self, encoded: Result<Vec<ArrowColumnChunk>>) -> Result<()> {
-        let mut row_group = self.file.next_row_group()?;
-        for chunk in encoded? {
-            chunk.append_to_row_group(&mut row_group)?;
-        }
-        row_group.close()?;
-        Ok(())
+    /// A row group of the chunks a thread encoded, of the schema `descr` describes.
+    fn append(&mut self, descr: SchemaDescPtr, encoded: Result<Vec<ArrowColumnChunk>>) -> Result<()> {
+        let chunks = encoded?;
+        self.file.start_row_group()?;
+        self.file.write_slice(descr, |row_group| {
+            chunks
+                .into_iter()
+                .try_for_each(|chunk| chunk.append_to_row_group(row_group))
+        })?;
+        self.file.end_row_group()
     }
 
     /// Ends the row group being written, waits for those encoding, writes the footer and
@@ -631,7 +663,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         while !self.ending.is_empty() {
             self.append_oldest()?;
         }
-        self.file.into_inner()
+        self.file.close()
     }
 }
 
@@ -653,7 +685,14 @@ mod tests {
         let mut fields = Vec::new();
         let mut arrays: Vec<ArrayRef> = Vec::new();
         for c in 0..columns as i64 {
-            if c % 3 == 2 {
+            if c % 5 == 4 {
+                let strings = arrow_array::StringArray::from_iter(
+                    rows.clone()
+                        .map(|r| (r % 7 != 3).then(|| format!("s{}", (r * 31 + c) % 13))),
+                );
+                fields.push(arrow_schema::Field::new(format!("c{c}"), DataType::Utf8, true));
+                arrays.push(Arc::new(strings));
+            } else if c % 3 == 2 {
                 let mut list = ListBuilder::new(Int64Builder::new());
                 for r in rows.clone() {
                     list.values()
@@ -723,6 +762,147 @@ mod tests {
         }
         assert_eq!(at, row_groups.iter().sum::<i64>());
         row_groups
+    }
+
+    /// The file `ArrowWriter` writes of `groups` (each a row group, written whole) with `props`.
+    fn written_by_the_crate(groups: &[RecordBatch], props: WriterProperties) -> Vec<u8> {
+        let mut writer = ArrowWriter::try_new(Vec::new(), groups[0].schema(), Some(props)).expect("writer");
+        for group in groups {
+            writer.write(group).expect("write");
+            writer.flush().expect("row group");
+        }
+        writer.into_inner().expect("file")
+    }
+
+    /// The file's bytes are `ArrowWriter`'s, footer and page indexes included, although its
+    /// footer is put together from pieces: for narrow schemas and schemas of several slices,
+    /// with one row group, several, or none, on one thread or three, with page indexes,
+    /// with column indexes only for some chunks (statistics by chunk), and with neither.
+    #[test]
+    fn the_file_is_the_one_arrow_writer_writes() {
+        use parquet::file::properties::EnabledStatistics;
+        let settings = [
+            WriterProperties::builder()
+                .set_compression(ParquetCompression::SNAPPY)
+                .build(),
+            WriterProperties::builder()
+                .set_statistics_enabled(EnabledStatistics::Chunk)
+                .build(),
+            WriterProperties::builder()
+                .set_statistics_enabled(EnabledStatistics::None)
+                .set_offset_index_disabled(true)
+                .set_dictionary_enabled(false)
+                .build(),
+            // Key-value metadata of the caller's own, beside the Arrow schema.
+            WriterProperties::builder()
+                .set_key_value_metadata(Some(vec![parquet::file::metadata::KeyValue::new(
+                    "origin".into(),
+                    "a test".to_string(),
+                )]))
+                .build(),
+        ];
+        for columns in [1, 4, PARQUET_STREAMED_COLUMNS + 3, 2 * PARQUET_COLUMNS_AT_ONCE + 5] {
+            let groups = [table(columns, 0..5), table(columns, 5..6), table(columns, 6..40)];
+            for props in &settings {
+                for row_groups in [0, 1, 3] {
+                    let expected = written_by_the_crate(&groups[..row_groups.max(1)], props.clone());
+                    for threads in [1, 3] {
+                        let pool = Arc::new(
+                            rayon::ThreadPoolBuilder::new()
+                                .num_threads(threads)
+                                .build()
+                                .expect("pool"),
+                        );
+                        let mut file =
+                            ParquetWriter::with_properties(Vec::new(), groups[0].schema(), props.clone(), pool)
+                                .expect("writer");
+                        for group in &groups[..row_groups] {
+                            file.write_batch(group).expect("batch");
+                        }
+                        let bytes = file.close().expect("close");
+                        if row_groups == 0 {
+                            // The crate's writer given nothing writes no row group either.
+                            let empty = ArrowWriter::try_new(Vec::new(), groups[0].schema(), Some(props.clone()))
+                                .expect("writer")
+                                .into_inner()
+                                .expect("file");
+                            assert_eq!(bytes, empty, "{columns} columns, no row group");
+                        } else {
+                            assert!(
+                                bytes == expected,
+                                "{columns} columns, {row_groups} row groups, {threads} threads, {props:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A row group given in slices of columns, of any widths, is the one of the whole batch,
+    /// byte for byte, beside row groups given whole; slices out of turn, of other rows, past
+    /// the schema, rows in the middle, and a row group ended early are errors.
+    #[test]
+    fn a_row_group_in_slices_of_columns_is_the_whole_batch() {
+        let columns = PARQUET_COLUMNS_AT_ONCE + 40;
+        let groups = [table(columns, 0..6), table(columns, 6..9)];
+        let pool = || Arc::new(rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool"));
+        let props = WriterProperties::builder().build();
+        let new =
+            || ParquetWriter::with_properties(Vec::new(), groups[0].schema(), props.clone(), pool()).expect("writer");
+        let mut whole = new();
+        groups.iter().for_each(|g| whole.write_batch(g).expect("batch"));
+        let whole = whole.close().expect("close");
+        for widths in [vec![columns], vec![1, 1023, 16, 24], vec![7; columns.div_ceil(7)]] {
+            let mut file = new();
+            file.write_batch(&groups[0]).expect("batch");
+            let mut first = 0;
+            for width in widths {
+                let width = width.min(columns - first);
+                let slice = groups[1]
+                    .project(&(first..first + width).collect::<Vec<_>>())
+                    .expect("slice");
+                file.write_columns(first, &slice).expect("columns");
+                first += width;
+            }
+            file.end_row_group().expect("end");
+            assert_eq!(file.rows_written(), 9);
+            assert!(file.close().expect("close") == whole);
+        }
+        let slice = |batch: &RecordBatch, range: std::ops::Range<usize>| {
+            batch.project(&range.collect::<Vec<_>>()).expect("slice")
+        };
+        let mut file = new();
+        assert!(
+            file.write_columns(1, &slice(&groups[0], 1..3)).is_err(),
+            "not at column 0"
+        );
+        file.write_columns(0, &slice(&groups[0], 0..2)).expect("columns");
+        assert!(file.write_columns(3, &slice(&groups[0], 3..4)).is_err(), "out of turn");
+        assert!(file.write_columns(2, &slice(&groups[1], 2..4)).is_err(), "other rows");
+        file.write_columns(2, &slice(&groups[0], 2..5)).expect("columns");
+        assert!(file.write_part(&groups[0]).is_err(), "rows in the middle");
+        assert!(file.end_row_group().is_err(), "ended early");
+        let mut file = new();
+        let wide = table(columns + 3, 0..6);
+        assert!(file.write_columns(0, &wide).is_err(), "past the schema");
+    }
+
+    /// A dictionary column's Arrow schema is stored as the crate stores it (with the ids its
+    /// dictionary tracker gives), so the file is `ArrowWriter`'s too.
+    #[test]
+    fn a_dictionary_column_is_stored_as_arrow_writer_stores_it() {
+        let keys = arrow_array::Int32Array::from(vec![0, 1, 0, 1]);
+        let values = arrow_array::StringArray::from(vec!["a", "b"]);
+        let dictionary: ArrayRef =
+            Arc::new(arrow_array::DictionaryArray::try_new(keys, Arc::new(values)).expect("dictionary"));
+        let batch = RecordBatch::try_from_iter([("d", dictionary)]).expect("batch");
+        let props = WriterProperties::builder().build();
+        let pool = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool"));
+        let mut file = ParquetWriter::with_properties(Vec::new(), batch.schema(), props.clone(), pool).expect("writer");
+        file.write_batch(&batch).expect("batch");
+        let bytes = file.close().expect("close");
+        assert!(bytes == written_by_the_crate(&[batch], props));
     }
 
     /// Parts written one after the other (one of no rows among them) make the row group of

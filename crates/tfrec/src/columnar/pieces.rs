@@ -6,6 +6,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+#[cfg(feature = "parquet")]
+use arrow_array::RecordBatchReader;
 use rayon::ThreadPool;
 
 use super::reader::{BatchError, BatchReader};
@@ -100,13 +102,31 @@ impl BatchReader {
         Ok(Box::new(receiver.into_iter()))
     }
 
+    /// The batches in the pieces a [`ParquetWriter`](super::ParquetWriter) takes best: a wide
+    /// schema's (of [`WIDE_SCHEMA_COLUMNS`](super::WIDE_SCHEMA_COLUMNS) columns or more) in
+    /// slices of [`COLUMN_SLICE_WIDTH`](super::COLUMN_SLICE_WIDTH) columns, so that the batch
+    /// is never whole ([`into_column_slices`](Self::into_column_slices)); a schema the writer
+    /// encodes part by part in parts of rows; any other whole. Given to the writer as they
+    /// come, they make the same file, byte for byte, whatever the threads.
+    #[cfg(feature = "parquet")]
+    pub fn into_parquet_pieces(self, pool: Arc<ThreadPool>) -> std::io::Result<BatchPieces> {
+        let schema = self.schema();
+        if schema.fields().len() >= super::WIDE_SCHEMA_COLUMNS {
+            self.into_column_slices(pool, super::COLUMN_SLICE_WIDTH)
+        } else {
+            let in_parts = super::ParquetWriter::<std::fs::File>::takes_parts(&schema);
+            self.into_pieces(pool, in_parts)
+        }
+    }
+
     /// The batches as pieces of columns: each batch parsed on `pool` a slice of `width`
     /// columns at a time ([`next_batch_slices`](Self::next_batch_slices)), each slice a
     /// [`BatchPiece::Columns`] handed over as soon as it is made, then [`BatchPiece::End`].
-    /// For a writer that can write a batch's columns apart (JSON lines): a wide schema's batch
-    /// is then never whole as Arrow arrays. A thread of its own parses, whatever the pool's
-    /// size, and at most two slices wait for the writer. Fails only when that thread cannot
-    /// start.
+    /// For a writer that can write a batch's columns apart (JSON lines, Arrow IPC, Parquet): a
+    /// wide schema's batch is then never whole as Arrow arrays. A thread of its own parses,
+    /// whatever the pool's size, and at most two slices wait for the writer. The writer may
+    /// work on the same pool (Parquet's encoders do): while a slice waits, the pool thread
+    /// that made it runs the pool's other work. Fails only when that thread cannot start.
     pub fn into_column_slices(mut self, pool: Arc<ThreadPool>, width: usize) -> std::io::Result<BatchPieces> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(2);
         std::thread::Builder::new()
@@ -116,7 +136,7 @@ impl BatchReader {
                 // then this thread ends at the batch's end.
                 let slices = pool.install(|| {
                     self.next_batch_slices(width, |first, batch| {
-                        let _ = sender.send(Ok(BatchPiece::Columns { first, batch }));
+                        let _ = send_working(&sender, Ok(BatchPiece::Columns { first, batch }));
                     })
                 });
                 match slices {
@@ -134,5 +154,29 @@ impl BatchReader {
             })
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start the reading thread: {e}")))?;
         Ok(Box::new(receiver.into_iter()))
+    }
+}
+
+/// Sends `item` on `sender`, running the current rayon pool's other work while the channel is
+/// full: a slice is made on a pool thread, and a writer that encodes on the same pool would
+/// otherwise wait for that thread while it waits for the writer (with one thread, for ever).
+/// `Err` when the receiver is gone.
+fn send_working<T>(sender: &std::sync::mpsc::SyncSender<T>, mut item: T) -> Result<(), ()> {
+    let mut idle = std::time::Duration::from_micros(10);
+    loop {
+        match sender.try_send(item) {
+            Ok(()) => return Ok(()),
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Err(()),
+            Err(std::sync::mpsc::TrySendError::Full(back)) => {
+                item = back;
+                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                    idle = std::time::Duration::from_micros(10);
+                } else {
+                    // Nothing to run: the writer is busy elsewhere; wait a little longer each time.
+                    std::thread::sleep(idle);
+                    idle = (idle * 2).min(std::time::Duration::from_millis(1));
+                }
+            }
+        }
     }
 }

@@ -78,7 +78,7 @@ impl Spool {
         // Grown by doubling up to a block, so that a narrow file's spools stay small.
         let needed = self.open.len() + bytes.len();
         if needed > self.open.capacity() {
-            let grown = (2 * self.open.capacity()).clamp(256, self.block);
+            let grown = (2 * self.open.capacity()).max(256).min(self.block);
             self.open.reserve_exact(grown.max(needed) - self.open.len());
         }
         self.open.extend_from_slice(bytes);

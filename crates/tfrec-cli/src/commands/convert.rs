@@ -481,7 +481,7 @@ impl Sink {
             }
             Sink::Parquet(w, pending) => {
                 // What the parse freed (a wide schema's columns, on the reading thread that
-                // has ended) is given back before the footer's pieces are put together.
+                // has ended) is given back before the page indexes and the footer are written.
                 crate::memory::return_freed();
                 w.close()?;
                 check(parquet_rows(&mut File::open(pending.temp_path())?)?, &pending)?;

@@ -45,13 +45,18 @@ fn wide_records(columns: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// `wide_records(columns)` and the compiled columns of `one_int64_each(columns)` (the spec
+/// itself dropped, as `convert` drops it before the first batch).
+fn wide_table(columns: usize) -> (Vec<Vec<u8>>, ColumnSpecs) {
+    let spec = one_int64_each(columns);
+    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
+    (wide_records(columns), specs)
+}
+
 #[test]
 fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
     let columns = 40 * COLUMN_SLICE_WIDTH;
-    let records = wide_records(columns);
-    let spec = one_int64_each(columns);
-    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
-    drop(spec);
+    let (records, specs) = wide_table(columns);
     let (batch, whole) = peak_heap(|| specs.to_batch(&records).expect("batch"));
     let arrays = batch.get_array_memory_size();
     drop(batch);
@@ -83,10 +88,7 @@ fn a_wide_batch_in_column_slices_never_holds_its_arrays() {
 fn a_wide_batch_written_to_arrow_ipc_in_slices_holds_little_a_column() {
     use tfrec::columnar::{ColumnarError, IpcColumnsWriter};
     let columns = 40 * COLUMN_SLICE_WIDTH;
-    let records = wide_records(columns);
-    let spec = one_int64_each(columns);
-    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
-    drop(spec);
+    let (records, specs) = wide_table(columns);
     let schema = specs.schema();
     let ((), whole) = peak_heap(|| {
         let batch = specs.to_batch(&records).expect("batch");
@@ -156,10 +158,7 @@ fn a_wide_batch_written_to_parquet_in_slices_holds_little_a_column() {
 #[cfg(feature = "parquet")]
 fn parquet_in_slices(columns: usize) -> (usize, usize, usize) {
     use tfrec::columnar::{ColumnarError, ParquetWriter};
-    let records = wide_records(columns);
-    let spec = one_int64_each(columns);
-    let specs = ColumnSpecs::new(&spec, &StringColumns::Binary).expect("columns");
-    drop(spec);
+    let (records, specs) = wide_table(columns);
     let schema = specs.schema();
     let ((), whole) = peak_heap(|| {
         let batch = specs.to_batch(&records).expect("batch");

@@ -65,3 +65,14 @@ for f in "$golden"/records/*.tfrecord; do
     -o "$here/corpus/stats_inputs/$name.pbtxt" "$f" >/dev/null 2>&1 || true
 done
 echo "seeded: $(ls "$here/corpus/stats_inputs" | wc -l) stats_inputs inputs"
+# Parquet files: the golden record files and the bundled samples converted, each whole (a
+# footer is read from the end).
+mkdir -p "$here/corpus/parquet_footer"
+for f in "$golden"/records/*.tfrecord "$here"/../samples/*.tfrecord; do
+  [ -e "$f" ] || continue
+  cargo run -q --manifest-path "$here/../Cargo.toml" -p tfrec-cli -- convert --skip-corrupt \
+    -o "$here/corpus/parquet_footer/$(basename "$f").parquet" "$f" >/dev/null 2>&1 || true
+done
+n=$(ls "$here/corpus/parquet_footer" | wc -l)
+echo "seeded: $n parquet_footer inputs"
+[ "$n" -gt 0 ] || { echo "no golden record file converted to Parquet" >&2; exit 1; }

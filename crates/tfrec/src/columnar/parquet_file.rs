@@ -714,6 +714,40 @@ impl<W: Write + Send> ParquetFile<W> {
 mod tests {
     use super::*;
 
+    /// A small Parquet file as `ArrowWriter` writes it, of `rows` rows.
+    fn small_file(rows: i64) -> Vec<u8> {
+        use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+        let ints: ArrayRef = Arc::new(Int64Array::from_iter_values(0..rows));
+        let texts: ArrayRef = Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("v{i}"))));
+        let batch = RecordBatch::try_from_iter([("i", ints), ("s", texts)]).expect("batch");
+        let mut out = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).expect("writer");
+        writer.write(&batch).expect("write");
+        writer.close().expect("close");
+        out
+    }
+
+    /// `parquet_rows` reads the row count from a file's footer, and a footer with any one byte
+    /// changed, or a file cut short anywhere, is an error or a count, never a panic (the
+    /// footer's length and Thrift are read as untrusted).
+    #[test]
+    fn a_damaged_footer_is_an_error_not_a_panic() {
+        let file = small_file(7);
+        assert_eq!(parquet_rows(&mut std::io::Cursor::new(&file)).expect("rows"), 7);
+        let footer_len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().expect("4 bytes"));
+        let footer_start = file.len() - 8 - footer_len as usize;
+        for at in footer_start..file.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut damaged = file.clone();
+                damaged[at] ^= flip;
+                let _ = parquet_rows(&mut std::io::Cursor::new(&damaged));
+            }
+        }
+        for len in 0..file.len() {
+            assert!(parquet_rows(&mut std::io::Cursor::new(&file[..len])).is_err());
+        }
+    }
+
     /// Strings pushed into a spool of small blocks (some longer than a block, some empty) come
     /// back as they went in, one by one and all together.
     #[test]

@@ -128,7 +128,8 @@ fn a_wide_batch_written_to_arrow_ipc_in_slices_holds_little_a_column() {
 /// wide schema) needs less heap than `ArrowWriter` given the whole batch, and holds of each
 /// column, until the file's footer is written, only the footer's pieces: its column chunk's
 /// metadata and page indexes, encoded and compressed, and their lengths; not its array, nor
-/// the parquet crate's structures of its metadata (about 1.5 KB a column).
+/// the parquet crate's structures of its metadata (several times as much: the performance
+/// guide has the figures).
 #[cfg(feature = "parquet")]
 #[test]
 fn a_wide_batch_written_to_parquet_in_slices_holds_little_a_column() {
@@ -139,10 +140,10 @@ fn a_wide_batch_written_to_parquet_in_slices_holds_little_a_column() {
     let (held_half, _, _) = parquet_in_slices(columns / 2);
     let per_column = held.saturating_sub(held_half) / (columns - columns / 2);
     println!("a Parquet file's footer pieces: {per_column} bytes a column, {held} bytes in all");
-    // A column's footer pieces come to about 145 bytes encoded (its schema element 13, column
-    // order 3, `ColumnChunk` 86, column index 31, offset index 12), a fifth or less of that
-    // once a spool's block is full and compressed, and 16 bytes of lengths. At this width a
-    // good share is still in the spools' open blocks, uncompressed.
+    // A column's footer pieces are its schema element, column order, `ColumnChunk`, column
+    // index and offset index, encoded, compressed once a spool's block is full, and 16 bytes
+    // of lengths (the performance guide has their sizes). At this width a good share is still
+    // in the spools' open blocks, uncompressed.
     assert!(
         per_column <= 100,
         "the file holds {per_column} bytes a column until it closes"

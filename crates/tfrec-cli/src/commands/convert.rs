@@ -182,13 +182,12 @@ fn tfrecord_input(args: &Args, files: Vec<PathBuf>, pool: &Arc<ThreadPool>, to: 
         .read_threads(pool.current_num_threads());
     let progress = reader.disk_progress().map(|(total, done)| Progress::new(total, done));
     let schema = reader.schema();
-    // A wide schema's batch is written a slice of columns at a time (JSON lines, Arrow IPC,
-    // Parquet): each slice, freed as the next is made, is given back at once, so that freed
-    // memory does not add to the peak. (Parquet's encoders free and take again in small
-    // pieces, which purging at once made a third slower: not for Parquet.)
-    let in_column_slices =
-        schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow | Format::Parquet);
-    let memory = (in_column_slices && to != Format::Parquet).then(crate::memory::ReturnFreedAtOnce::start);
+    // A wide schema's batch is written to JSON lines or Arrow IPC a slice of columns at a time:
+    // each slice, freed as the next is made, is given back at once, so that freed memory does
+    // not add to the peak. (Parquet's pieces, slices too for a wide schema, are not: its
+    // encoders free and take again in small pieces, which purging at once made a third slower.)
+    let in_column_slices = schema.fields().len() >= WIDE_SCHEMA_COLUMNS && matches!(to, Format::Jsonl | Format::Arrow);
+    let memory = in_column_slices.then(crate::memory::ReturnFreedAtOnce::start);
     // The parse starts when the first piece is asked for, after the output is created: an
     // Arrow IPC file's schema message (tens of bytes a column) is then made and freed before
     // the batch's parse, not beside it.

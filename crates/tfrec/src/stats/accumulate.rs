@@ -13,6 +13,7 @@ use super::proto;
 use super::quantiles::QuantilesSketch;
 use super::select::keep_allowed;
 use super::sequence::{has_feature_lists, DecodedValues, FeatureListsAcc, ValuesAcc};
+use super::string_counts::StringCounts;
 use crate::example::{ExampleView, FeatureView, Kind, SequenceExampleView};
 use crate::wire::{DecodeError, DecodeErrorKind};
 
@@ -152,93 +153,31 @@ impl NumericAcc {
     }
 }
 
-/// A distinct string value, as the string maps key it: its bytes, hashed as the `[u8]` they
-/// are looked up by. The hashing is forced inline: the maps hash stored keys when they insert
-/// and grow, and a `Box<[u8]>` key's hash, called from several places, was left out of line
-/// there, a large share of counting a file of short strings.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct StringKey(Box<[u8]>);
-
-impl std::hash::Hash for StringKey {
-    #[inline(always)]
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0[..].hash(state);
-    }
-}
-
-impl std::borrow::Borrow<[u8]> for StringKey {
-    #[inline]
-    fn borrow(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl std::ops::Deref for StringKey {
-    type Target = [u8];
-
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl From<&[u8]> for StringKey {
-    #[inline]
-    fn from(bytes: &[u8]) -> Self {
-        StringKey(bytes.into())
-    }
-}
-
 /// What TFDV keeps of one feature's string values: their lengths, and every distinct value
 /// with its count (TFDV's top-k and uniques are exact). Whether a value is UTF-8 is asked once
 /// per distinct value, when the figures are read.
 #[derive(Debug, Clone, Default)]
 pub(super) struct StringAcc {
     pub(super) total_bytes: u64,
-    pub(super) counts: FxHashMap<StringKey, u64>,
+    pub(super) counts: StringCounts,
 }
 
 impl StringAcc {
     #[inline]
     fn add(&mut self, value: &[u8]) {
         self.total_bytes += value.len() as u64;
-        match self.counts.get_mut(value) {
-            Some(n) => *n += 1,
-            None => {
-                self.counts.insert(value.into(), 1);
-            }
-        }
+        self.counts.add(value);
     }
 
     fn merge(&mut self, other: &StringAcc) {
         self.total_bytes += other.total_bytes;
-        for (value, n) in &other.counts {
-            // Looked up as a slice, as `add` looks values up: one hashing routine for the
-            // lookups keeps it inlined into them.
-            match self.counts.get_mut(&value[..]) {
-                Some(count) => *count += n,
-                None => {
-                    self.counts.insert(value.clone(), *n);
-                }
-            }
-        }
+        self.counts.merge(&other.counts);
     }
 
     /// [`StringAcc::merge`], taking `other`'s values instead of copying them.
     fn merge_owned(&mut self, other: StringAcc) {
         self.total_bytes += other.total_bytes;
-        if self.counts.is_empty() {
-            self.counts = other.counts;
-            return;
-        }
-        for (value, n) in other.counts {
-            match self.counts.get_mut(&value[..]) {
-                Some(count) => *count += n,
-                None => {
-                    self.counts.insert(value, n);
-                }
-            }
-        }
+        self.counts.merge_owned(other.counts);
     }
 
     /// Occurrences of values that are not UTF-8.
@@ -861,20 +800,51 @@ impl StatsAccumulator {
 
     /// [`StatsAccumulator::merge`], taking `other`'s figures instead of copying them: the same
     /// result, without a copy of every distinct string.
+    ///
+    /// Called on a thread of a rayon pool, it merges the features on the pool's threads (each
+    /// feature's merge is the same wherever it runs, so the figures are the same bytes); a
+    /// caller that set up no pool merges on its own thread only.
     pub fn merge_from(&mut self, other: StatsAccumulator) -> Result<(), StatsError> {
         self.check_mergeable(&other)?;
-        self.feature_lists.merge(&other.feature_lists)?;
+        let on_pool = rayon::current_thread_index().is_some();
+        if on_pool {
+            self.feature_lists.merge_on_pool(&other.feature_lists)?;
+        } else {
+            self.feature_lists.merge(&other.feature_lists)?;
+        }
         self.num_examples += other.num_examples;
+        if !on_pool {
+            for (name, theirs) in other.names.into_iter().zip(other.features) {
+                match self.positions.get(&name) {
+                    Some(&i) => self.features[i].merge_owned(&name, theirs)?,
+                    None => {
+                        let i = self.learn(&name);
+                        self.features[i] = theirs;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        // The features both have, by our index; those new to us are taken as they are.
+        let mut incoming: Vec<Option<(Box<[u8]>, FeatureAcc)>> = Vec::new();
+        incoming.resize_with(self.features.len(), || None);
         for (name, theirs) in other.names.into_iter().zip(other.features) {
             match self.positions.get(&name) {
-                Some(&i) => self.features[i].merge_owned(&name, theirs)?,
+                Some(&i) => incoming[i] = Some((name, theirs)),
                 None => {
                     let i = self.learn(&name);
                     self.features[i] = theirs;
                 }
             }
         }
-        Ok(())
+        use rayon::prelude::*;
+        self.features
+            .par_iter_mut()
+            .zip(incoming.into_par_iter())
+            .try_for_each(|(ours, theirs)| match theirs {
+                Some((name, theirs)) => ours.merge_owned(&name, theirs),
+                None => Ok(()),
+            })
     }
 
     /// Fails, changing nothing, when `other` was computed with other options or a feature's
@@ -1048,7 +1018,7 @@ impl StatsAccumulator {
         stats.unique = strings.counts.len() as u64;
         // TFDV's order: by count, then by the value's bytes, both descending.
         let keep = self.options.num_top_values.max(self.options.num_rank_histogram_buckets);
-        let mut ranked: Vec<(&[u8], u64)> = strings.counts.iter().map(|(v, &n)| (&v[..], n)).collect();
+        let mut ranked: Vec<(&[u8], u64)> = strings.counts.iter().collect();
         let by_rank = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then_with(|| b.0.cmp(a.0));
         if ranked.len() > keep {
             ranked.select_nth_unstable_by(keep, by_rank);

@@ -110,21 +110,35 @@ pub fn statistics_of_files(
         }
         drop(sender);
         // The chunks in file order, as they come: a chunk counted early waits for those before.
-        let mut waiting = BTreeMap::new();
-        let mut next = 0u64;
-        let out = merge_chunks(options, || loop {
-            match waiting.remove(&next) {
-                Some(counted) => {
-                    next += 1;
-                    shared.merged_one();
-                    return Some(counted);
+        let shared = &shared;
+        let merge = move || {
+            let mut waiting = BTreeMap::new();
+            let mut next = 0u64;
+            merge_chunks(options, || loop {
+                match waiting.remove(&next) {
+                    Some(counted) => {
+                        next += 1;
+                        shared.merged_one();
+                        return Some(counted);
+                    }
+                    None => {
+                        let (seq, counted) = receiver.recv().ok()?;
+                        waiting.insert(seq, counted);
+                    }
                 }
-                None => {
-                    let (seq, counted) = receiver.recv().ok()?;
-                    waiting.insert(seq, counted);
-                }
-            }
-        });
+            })
+        };
+        // The merge runs on a pool of as many threads, which merge a chunk's features in
+        // parallel: merging is the one step in file order, and a thread that counted its
+        // chunks ahead waits for it.
+        let out = match rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("tfrec-stats-merge-{i}"))
+            .build()
+        {
+            Ok(pool) => pool.install(merge),
+            Err(_) => merge(),
+        };
         shared.stop();
         out
     })
@@ -459,6 +473,7 @@ mod tests {
     use crate::example::Example;
     use crate::record::{RecordWriter, WriterOptions};
     use crate::stats::encode_statistics;
+    use crate::stats::RecordMessage;
 
     /// Files of uneven sizes whose numeric values overflow the sketches' exact range and whose
     /// floats round differently when summed in other groupings.
@@ -552,6 +567,54 @@ mod tests {
         });
         let merged = merge_partials(&options, [partial]).unwrap();
         assert!(encode_statistics(&merged.statistics) == one);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// SequenceExamples over several chunks: their feature lists (numbers, and strings of
+    /// many distinct values) are merged on the merge's threads, with the same bytes as one.
+    #[test]
+    fn sequence_examples_of_many_chunks_give_the_same_bytes_on_any_thread_count() {
+        use crate::example::SequenceExample;
+        let dir = std::env::temp_dir().join(format!("tfrec-stats-seq-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("seq.tfrecord");
+        let mut writer = RecordWriter::create(&path, WriterOptions::default()).unwrap();
+        for r in 0..12_000u64 {
+            let steps = 1 + r % 9;
+            let record = SequenceExample::builder()
+                .context_int64("user", [(r % 977) as i64])
+                .context_bytes("id", [format!("seq-{r}")])
+                .int64_list(
+                    "ids",
+                    (0..steps)
+                        .map(|s| vec![((r * 31 + s) % 10_007) as i64])
+                        .collect::<Vec<_>>(),
+                )
+                .float_list(
+                    "dwell",
+                    (0..steps).map(|s| vec![(r + s) as f32 / 3.0]).collect::<Vec<_>>(),
+                )
+                .bytes_list(
+                    "terms",
+                    (0..steps)
+                        .map(|s| vec![format!("t{}", (r * 7 + s) % 50_021).into_bytes()])
+                        .collect::<Vec<_>>(),
+                )
+                .build()
+                .unwrap();
+            writer.write_record(&record.encode()).unwrap();
+        }
+        writer.finish().unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 2 * CHUNK_BYTES as u64);
+        let options = StatsOptions::default().message(RecordMessage::SequenceExample);
+        let run = |threads| {
+            let out = statistics_of_files(vec![path.clone()], ReaderOptions::default(), &options, threads).unwrap();
+            encode_statistics(&out.statistics)
+        };
+        let one = run(1);
+        for threads in [2, 3] {
+            assert!(run(threads) == one, "{threads} threads differ from one");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -47,6 +47,7 @@ pub mod report;
 mod schema;
 mod select;
 mod sequence;
+mod string_counts;
 mod text;
 mod validate;
 mod view;

@@ -15,12 +15,13 @@
 
 use rustc_hash::FxHashMap;
 
-use super::accumulate::{FeatureAcc, MeanVar, NumericAcc, StatsAccumulator, StringAcc, StringKey};
+use super::accumulate::{FeatureAcc, MeanVar, NumericAcc, StatsAccumulator, StringAcc};
 use super::error::{RecordPlace, StatsError};
 use super::lengths::LengthCounts;
 use super::options::{RecordMessage, StatsOptions};
 use super::quantiles::{Entry, QuantilesSketch, Summary};
 use super::sequence::{FeatureListAcc, FeatureListsAcc, Level};
+use super::string_counts::StringCounts;
 use crate::example::Kind;
 use crate::record::ReadStats;
 
@@ -393,10 +394,10 @@ fn write_feature(w: &mut Writer, acc: &FeatureAcc) {
             w.u8(1);
             w.u64(strings.total_bytes);
             w.u64(strings.invalid_utf8());
-            let mut values: Vec<(&StringKey, &u64)> = strings.counts.iter().collect();
+            let mut values: Vec<(&[u8], u64)> = strings.counts.iter().collect();
             values.sort_unstable();
             w.u64(values.len() as u64);
-            for (value, &n) in values {
+            for (value, n) in values {
                 w.bytes(value);
                 w.u64(n);
             }
@@ -442,11 +443,11 @@ fn read_feature(r: &mut Reader<'_>, eps: f64, num_examples: u64) -> Decoded<Feat
         }
         let total_bytes = r.count()?;
         let invalid_utf8 = r.count()?;
-        let mut counts = FxHashMap::default();
+        let mut counts = StringCounts::default();
         for _ in 0..r.len(16)? {
-            let value = StringKey::from(r.bytes()?);
+            let value = r.bytes()?;
             let n = r.count()?;
-            if counts.insert(value, n).is_some() {
+            if !counts.insert_new(value, n) {
                 return r.error("a string value is repeated");
             }
         }

@@ -15,7 +15,7 @@ use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 /// Values' bytes are kept in pages of this many bytes (the first grows up to it).
-const ARENA_PAGE_BYTES: usize = 1 << 16;
+const ARENA_PAGE_BYTES: usize = 1 << 12;
 
 /// `Value::start` of a value that has a page of its own (it was longer than a page).
 const WHOLE_PAGE: u32 = u32::MAX;
@@ -92,7 +92,7 @@ fn keep(arena: &mut Vec<Vec<u8>>, bytes: &[u8]) -> (u32, u32, u32) {
 
 /// The number of `arena`'s last page.
 fn page_number(arena: &[Vec<u8>]) -> u32 {
-    // A page holds 64 KiB or more: there are never 2^32 of them.
+    // A page holds 4 KiB or more: there are never 2^32 of them.
     (arena.len() - 1) as u32
 }
 

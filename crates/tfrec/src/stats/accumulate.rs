@@ -800,51 +800,20 @@ impl StatsAccumulator {
 
     /// [`StatsAccumulator::merge`], taking `other`'s figures instead of copying them: the same
     /// result, without a copy of every distinct string.
-    ///
-    /// Called on a thread of a rayon pool, it merges the features on the pool's threads (each
-    /// feature's merge is the same wherever it runs, so the figures are the same bytes); a
-    /// caller that set up no pool merges on its own thread only.
     pub fn merge_from(&mut self, other: StatsAccumulator) -> Result<(), StatsError> {
         self.check_mergeable(&other)?;
-        let on_pool = rayon::current_thread_index().is_some();
-        if on_pool {
-            self.feature_lists.merge_on_pool(&other.feature_lists)?;
-        } else {
-            self.feature_lists.merge(&other.feature_lists)?;
-        }
+        self.feature_lists.merge(&other.feature_lists)?;
         self.num_examples += other.num_examples;
-        if !on_pool {
-            for (name, theirs) in other.names.into_iter().zip(other.features) {
-                match self.positions.get(&name) {
-                    Some(&i) => self.features[i].merge_owned(&name, theirs)?,
-                    None => {
-                        let i = self.learn(&name);
-                        self.features[i] = theirs;
-                    }
-                }
-            }
-            return Ok(());
-        }
-        // The features both have, by our index; those new to us are taken as they are.
-        let mut incoming: Vec<Option<(Box<[u8]>, FeatureAcc)>> = Vec::new();
-        incoming.resize_with(self.features.len(), || None);
         for (name, theirs) in other.names.into_iter().zip(other.features) {
             match self.positions.get(&name) {
-                Some(&i) => incoming[i] = Some((name, theirs)),
+                Some(&i) => self.features[i].merge_owned(&name, theirs)?,
                 None => {
                     let i = self.learn(&name);
                     self.features[i] = theirs;
                 }
             }
         }
-        use rayon::prelude::*;
-        self.features
-            .par_iter_mut()
-            .zip(incoming.into_par_iter())
-            .try_for_each(|(ours, theirs)| match theirs {
-                Some((name, theirs)) => ours.merge_owned(&name, theirs),
-                None => Ok(()),
-            })
+        Ok(())
     }
 
     /// Fails, changing nothing, when `other` was computed with other options or a feature's

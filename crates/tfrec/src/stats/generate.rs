@@ -110,35 +110,21 @@ pub fn statistics_of_files(
         }
         drop(sender);
         // The chunks in file order, as they come: a chunk counted early waits for those before.
-        let shared = &shared;
-        let merge = move || {
-            let mut waiting = BTreeMap::new();
-            let mut next = 0u64;
-            merge_chunks(options, || loop {
-                match waiting.remove(&next) {
-                    Some(counted) => {
-                        next += 1;
-                        shared.merged_one();
-                        return Some(counted);
-                    }
-                    None => {
-                        let (seq, counted) = receiver.recv().ok()?;
-                        waiting.insert(seq, counted);
-                    }
+        let mut waiting = BTreeMap::new();
+        let mut next = 0u64;
+        let out = merge_chunks(options, || loop {
+            match waiting.remove(&next) {
+                Some(counted) => {
+                    next += 1;
+                    shared.merged_one();
+                    return Some(counted);
                 }
-            })
-        };
-        // The merge runs on a pool of as many threads, which merge a chunk's features in
-        // parallel: merging is the one step in file order, and a thread that counted its
-        // chunks ahead waits for it.
-        let out = match rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("tfrec-stats-merge-{i}"))
-            .build()
-        {
-            Ok(pool) => pool.install(merge),
-            Err(_) => merge(),
-        };
+                None => {
+                    let (seq, counted) = receiver.recv().ok()?;
+                    waiting.insert(seq, counted);
+                }
+            }
+        });
         shared.stop();
         out
     })
@@ -571,7 +557,7 @@ mod tests {
     }
 
     /// SequenceExamples over several chunks: their feature lists (numbers, and strings of
-    /// many distinct values) are merged on the merge's threads, with the same bytes as one.
+    /// many distinct values) merged chunk by chunk give the same bytes on any thread count.
     #[test]
     fn sequence_examples_of_many_chunks_give_the_same_bytes_on_any_thread_count() {
         use crate::example::SequenceExample;

@@ -464,32 +464,6 @@ impl<V: ValuesAcc> FeatureListsAcc<V> {
         Ok(())
     }
 
-    /// [`Self::merge`], the lists both have merged on the threads of the rayon pool this runs
-    /// on (each list's merge is the same wherever it runs).
-    pub(super) fn merge_on_pool(&mut self, other: &FeatureListsAcc<V>) -> Result<(), StatsError>
-    where
-        V: Send + Sync,
-    {
-        use rayon::prelude::*;
-        self.lists
-            .par_iter_mut()
-            .try_for_each(|(key, ours)| -> Result<(), StatsError> {
-                let Some(theirs) = other.lists.get(key) else {
-                    return Ok(());
-                };
-                ours.values.merge(list_name(key).as_bytes(), &theirs.values)?;
-                ours.steps.merge(&theirs.steps);
-                ours.step_values.merge(&theirs.step_values);
-                Ok(())
-            })?;
-        for (key, theirs) in &other.lists {
-            if !self.lists.contains_key(key) {
-                self.lists.insert(key.clone(), theirs.clone());
-            }
-        }
-        Ok(())
-    }
-
     /// Whether two partial results disagree on a list's kind (checked before merging).
     pub(super) fn kind_conflict(&self, other: &FeatureListsAcc<V>) -> Option<StatsError> {
         other.lists.iter().find_map(|(key, theirs)| {

@@ -531,6 +531,21 @@ mod tests {
         writer.finish().unwrap();
     }
 
+    /// The statistics of the file at `path` on one thread, checked to be the same bytes on two
+    /// and three.
+    fn same_bytes_on_any_thread_count(path: &Path, options: &StatsOptions) -> Vec<u8> {
+        let run = |threads| {
+            let out =
+                statistics_of_files(vec![path.to_path_buf()], ReaderOptions::default(), options, threads).unwrap();
+            encode_statistics(&out.statistics)
+        };
+        let one = run(1);
+        for threads in [2, 3] {
+            assert!(run(threads) == one, "{threads} threads differ from one");
+        }
+        one
+    }
+
     #[test]
     fn one_file_of_many_chunks_gives_the_same_bytes_on_any_thread_count_as_its_partial() {
         let dir = std::env::temp_dir().join(format!("tfrec-stats-chunks-{}", std::process::id()));
@@ -539,14 +554,7 @@ mod tests {
         write_wide_file(&path, 30_000, None);
         assert!(std::fs::metadata(&path).unwrap().len() > 2 * CHUNK_BYTES as u64);
         let options = StatsOptions::default();
-        let run = |threads| {
-            let out = statistics_of_files(vec![path.clone()], ReaderOptions::default(), &options, threads).unwrap();
-            encode_statistics(&out.statistics)
-        };
-        let one = run(1);
-        for threads in [2, 3] {
-            assert!(run(threads) == one, "{threads} threads differ from one");
-        }
+        let one = same_bytes_on_any_thread_count(&path, &options);
         let partial = statistics_of_file(&path, ReaderOptions::default(), &options).map(|(acc, read)| {
             let bytes = acc.to_partial_bytes();
             (StatsAccumulator::from_partial_bytes(&bytes).unwrap(), read)
@@ -593,14 +601,7 @@ mod tests {
         writer.finish().unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() > 2 * CHUNK_BYTES as u64);
         let options = StatsOptions::default().message(RecordMessage::SequenceExample);
-        let run = |threads| {
-            let out = statistics_of_files(vec![path.clone()], ReaderOptions::default(), &options, threads).unwrap();
-            encode_statistics(&out.statistics)
-        };
-        let one = run(1);
-        for threads in [2, 3] {
-            assert!(run(threads) == one, "{threads} threads differ from one");
-        }
+        same_bytes_on_any_thread_count(&path, &options);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -92,7 +92,8 @@ fn keep(arena: &mut Vec<Vec<u8>>, bytes: &[u8]) -> (u32, u32, u32) {
 
 /// The number of `arena`'s last page.
 fn page_number(arena: &[Vec<u8>]) -> u32 {
-    // A page holds 4 KiB or more: there are never 2^32 of them.
+    // A page is started only for a value the last one could not take, so any two pages in a
+    // row hold more than `ARENA_PAGE_BYTES`: 2^32 pages would be 8 TiB of distinct values.
     (arena.len() - 1) as u32
 }
 

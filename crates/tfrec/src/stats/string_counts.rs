@@ -90,6 +90,18 @@ fn keep(arena: &mut Vec<Vec<u8>>, bytes: &[u8]) -> (u32, u32, u32) {
     (page_at, start as u32, page.len() as u32)
 }
 
+/// A value not seen before: its bytes kept in `arena`, with its hash and count.
+fn new_value(arena: &mut Vec<Vec<u8>>, bytes: &[u8], hash: u32, count: u64) -> Value {
+    let (page, start, end) = keep(arena, bytes);
+    Value {
+        page,
+        start,
+        end,
+        hash,
+        count,
+    }
+}
+
 /// The number of `arena`'s last page.
 fn page_number(arena: &[Vec<u8>]) -> u32 {
     // A page is started only for a value the last one could not take, so any two pages in a
@@ -133,14 +145,7 @@ impl StringCounts {
         match entry {
             Entry::Occupied(mut found) => found.get_mut().count += count,
             Entry::Vacant(slot) => {
-                let (page, start, end) = keep(arena, value);
-                slot.insert(Value {
-                    page,
-                    start,
-                    end,
-                    hash,
-                    count,
-                });
+                slot.insert(new_value(arena, value, hash, count));
             }
         }
     }
@@ -149,15 +154,19 @@ impl StringCounts {
     /// it is.
     pub(super) fn insert_new(&mut self, value: &[u8], count: u64) -> bool {
         let hash = hash_of(value);
-        let arena = &self.arena;
-        let known = self
-            .table
-            .find(table_hash(hash), |v| v.hash == hash && bytes_of(arena, v) == value)
-            .is_some();
-        if !known {
-            self.add_count(value, hash, count);
+        let arena = &mut self.arena;
+        let entry = self.table.entry(
+            table_hash(hash),
+            |v| v.hash == hash && bytes_of(arena, v) == value,
+            |v| table_hash(v.hash),
+        );
+        match entry {
+            Entry::Occupied(_) => false,
+            Entry::Vacant(slot) => {
+                slot.insert(new_value(arena, value, hash, count));
+                true
+            }
         }
-        !known
     }
 
     /// Adds `other`'s counts.

@@ -2,6 +2,7 @@
 //! `Example` at a time, mergeable across threads and shards, finished into the protos.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustc_hash::FxHashMap;
 
@@ -188,6 +189,42 @@ impl StringAcc {
             .map(|(_, n)| n)
             .sum()
     }
+}
+
+/// `f` of every item, in order, computed on up to `threads` threads (scoped, each taking the
+/// next item not yet taken).
+pub(super) fn map_on_threads<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = threads.min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { return done };
+            done.push((i, f(item)));
+        }
+    };
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
+        let mut done = take();
+        for other in others {
+            done.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        done
+    });
+    done.sort_unstable_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Whose distinct string values: a feature's, or a feature list's (a SequenceExample may have
+/// a context feature and a feature list of one name).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct StringsKey {
+    pub(super) list: bool,
+    pub(super) name: Box<[u8]>,
 }
 
 /// One feature's partial statistics.
@@ -781,6 +818,53 @@ impl StatsAccumulator {
         self.add_message(record, place, true)
     }
 
+    /// Takes every string feature's distinct values and counts out (features, then feature
+    /// lists), each with its key, leaving the rest. The figures made of them (top values,
+    /// rank histogram, unique, invalid UTF-8) are the same whatever order the counts of
+    /// several accumulators merge in, so they may merge apart from the rest, which merges in
+    /// file order; [`StatsAccumulator::put_string_counts`] gives them back.
+    pub(super) fn take_string_counts(&mut self) -> Vec<(StringsKey, StringCounts)> {
+        let features = self
+            .names
+            .iter()
+            .zip(&mut self.features)
+            .map(|(name, f)| (false, name, f));
+        let lists = self
+            .feature_lists
+            .lists
+            .iter_mut()
+            .map(|(name, l)| (true, name, &mut l.values));
+        features
+            .chain(lists)
+            .filter_map(|(list, name, feature)| {
+                let strings = feature.strings.as_mut()?;
+                let key = StringsKey {
+                    list,
+                    name: name.clone(),
+                };
+                Some((key, std::mem::take(&mut strings.counts)))
+            })
+            .collect()
+    }
+
+    /// Adds string counts taken out of accumulators merged into this one
+    /// ([`StatsAccumulator::take_string_counts`]) and merged elsewhere; counts of a feature
+    /// this one does not have are dropped.
+    pub(super) fn put_string_counts(&mut self, key: StringsKey, counts: StringCounts) {
+        let feature = if key.list {
+            self.feature_lists.lists.get_mut(&key.name).map(|l| &mut l.values)
+        } else {
+            self.positions.get(&key.name).map(|&i| &mut self.features[i])
+        };
+        if let Some(feature) = feature {
+            feature
+                .strings
+                .get_or_insert_with(StringAcc::default)
+                .counts
+                .merge_owned(counts);
+        }
+    }
+
     /// Adds `other`'s examples (a shard's or a thread's partial statistics).
     pub fn merge(&mut self, other: &StatsAccumulator) -> Result<(), StatsError> {
         self.check_mergeable(other)?;
@@ -849,14 +933,19 @@ impl StatsAccumulator {
     /// The statistics, as TFDV's `generate_statistics_from_tfrecord` gives them with these
     /// options: one dataset, its features in name order.
     pub fn finish(&self) -> proto::DatasetFeatureStatisticsList {
+        self.finish_on(1)
+    }
+
+    /// [`StatsAccumulator::finish`], the features' statistics made on `threads` threads (the
+    /// same bytes): the last step, which no other overlaps, and on many distinct strings the
+    /// longest one after counting.
+    pub(super) fn finish_on(&self, threads: usize) -> proto::DatasetFeatureStatisticsList {
         let sorted: BTreeMap<&[u8], &FeatureAcc> = self.names.iter().map(|k| &k[..]).zip(&self.features).collect();
-        let mut features: Vec<_> = sorted
-            .into_iter()
-            .map(|(name, acc)| self.feature_stats(name, acc))
-            .collect();
+        let sorted: Vec<(&[u8], &FeatureAcc)> = sorted.into_iter().collect();
+        let mut features = map_on_threads(&sorted, threads, |&(name, acc)| self.feature_stats(name, acc));
         features.extend(
             self.feature_lists
-                .finish(self.num_examples, &self.options, |name, acc| {
+                .finish(self.num_examples, &self.options, threads, |name, acc| {
                     self.feature_stats(name, acc)
                 }),
         );
@@ -1021,6 +1110,16 @@ mod tests {
     use super::*;
     use crate::example::Example;
     use proto::feature_name_statistics::{Stats, Type};
+
+    #[test]
+    fn mapping_on_threads_keeps_the_items_order() {
+        let items: Vec<u64> = (0..1_000).collect();
+        let want: Vec<u64> = items.iter().map(|i| i * i).collect();
+        for threads in [0, 1, 2, 3, 8, 2_000] {
+            assert_eq!(map_on_threads(&items, threads, |i| i * i), want, "{threads} threads");
+        }
+        assert!(map_on_threads(&[] as &[u64], 4, |i| *i).is_empty());
+    }
 
     fn feature<'a>(stats: &'a proto::DatasetFeatureStatisticsList, name: &str) -> &'a proto::FeatureNameStatistics {
         let found = stats.datasets[0].features.iter().find(

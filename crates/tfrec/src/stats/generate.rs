@@ -12,6 +12,11 @@
 //! included, are the same bytes for any thread count, and the same as those of any other
 //! process that merges the files' partials in that order (Ray's workers, `tfrec.ray`).
 //!
+//! On threads, the counting threads also merge the distinct values of string features, as
+//! each finishes a chunk: the figures made of them do not depend on the order they merge in,
+//! and with them out of the merge in file order, that merge no longer keeps the other threads
+//! waiting on data of many distinct strings.
+//!
 //! An error is the one a single pass over the records meets first: a chunk that fails, or
 //! whose kinds disagree with the chunks before it, is counted again record by record after
 //! those chunks to find the record that fails.
@@ -19,13 +24,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, PoisonError, RwLock};
 
-use super::accumulate::StatsAccumulator;
+use rustc_hash::FxHashMap;
+
+use super::accumulate::{StatsAccumulator, StringsKey};
 use super::error::{RecordPlace, StatsError};
 use super::options::StatsOptions;
 use super::proto::DatasetFeatureStatisticsList;
 use super::select::{in_sample, note_damage};
+use super::string_counts::StringCounts;
 use crate::record::{expand_inputs, MultiFileReader, ReadStats, ReaderOptions};
 
 /// Bytes of records in a chunk: large enough that merging chunks costs little next to
@@ -95,14 +103,16 @@ pub fn statistics_of_files(
     options.validate()?;
     let mut feed = Feed::new(&files, reader, options.sample_rate);
     if threads <= 1 {
-        return merge_chunks(options, || Some(count_chunk(options, feed.next_chunk()?)));
+        let (total, read_stats) = merge_chunks(options, || Some(count_chunk(options, feed.next_chunk()?)))?;
+        return Ok(finish_merged(total, read_stats, 1));
     }
     let shared = Shared {
         feed: Mutex::new(feed),
         wake: Condvar::new(),
         limit: CHUNKS_AHEAD_PER_THREAD * threads,
+        strings: SharedStringCounts::default(),
     };
-    std::thread::scope(|scope| {
+    let (mut total, read_stats) = std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::channel();
         for _ in 0..threads {
             let (sender, shared) = (sender.clone(), &shared);
@@ -127,7 +137,12 @@ pub fn statistics_of_files(
         });
         shared.stop();
         out
-    })
+    })?;
+    // Every chunk merged was counted, and its strings merged, before it was sent.
+    for (key, counts) in shared.strings.into_counts() {
+        total.put_string_counts(key, counts);
+    }
+    Ok(finish_merged(total, read_stats, threads))
 }
 
 /// Folds counted chunks, in file order, into their files' partial statistics and merges those
@@ -137,7 +152,7 @@ pub fn statistics_of_files(
 fn merge_chunks(
     options: &StatsOptions,
     mut next: impl FnMut() -> Option<Counted>,
-) -> Result<GenerateOutput, StatsError> {
+) -> Result<(StatsAccumulator, ReadStats), StatsError> {
     let mut total = StatsAccumulator::new(options.clone())?;
     let mut read_stats = ReadStats::default();
     let mut folder = FileFolder::new(options);
@@ -156,7 +171,7 @@ fn merge_chunks(
             read_stats.add(&stats);
         }
     }
-    Ok(finish_merged(total, read_stats))
+    Ok((total, read_stats))
 }
 
 /// The partial statistics of one file: its records read with `reader` options, sampled at
@@ -200,12 +215,13 @@ pub fn merge_partials(
         total.merge_from(acc)?;
         read_stats.add(&stats);
     }
-    Ok(finish_merged(total, read_stats))
+    Ok(finish_merged(total, read_stats, 1))
 }
 
-/// The statistics of everything merged, with the damage skipped noted on the features.
-fn finish_merged(total: StatsAccumulator, read_stats: ReadStats) -> GenerateOutput {
-    let mut statistics = total.finish();
+/// The statistics of everything merged, with the damage skipped noted on the features, made
+/// on `threads` threads.
+fn finish_merged(total: StatsAccumulator, read_stats: ReadStats, threads: usize) -> GenerateOutput {
+    let mut statistics = total.finish_on(threads);
     for dataset in &mut statistics.datasets {
         note_damage(dataset, &read_stats);
     }
@@ -411,6 +427,8 @@ struct Shared<'f> {
     wake: Condvar,
     /// Chunks handed out at most ahead of the merge.
     limit: usize,
+    /// The string features' distinct values of every chunk counted.
+    strings: SharedStringCounts,
 }
 
 impl<'f> Shared<'f> {
@@ -444,12 +462,66 @@ impl<'f> Shared<'f> {
     }
 }
 
-/// One counting thread: counts chunks until the feed ends or the merge stops listening.
+/// One counting thread: counts chunks, and merges their string counts, until the feed ends
+/// or the merge stops listening.
 fn count_chunks(shared: &Shared<'_>, options: &StatsOptions, sender: mpsc::Sender<(u64, Counted)>) {
     while let Some((seq, chunk)) = shared.next_chunk() {
-        if sender.send((seq, count_chunk(options, chunk))).is_err() {
+        let mut counted = count_chunk(options, chunk);
+        if let Ok(acc) = &mut counted.result {
+            shared.strings.merge(acc.take_string_counts());
+        }
+        if sender.send((seq, counted)).is_err() {
             break;
         }
+    }
+}
+
+/// The distinct values of every string feature of the chunks counted, merged by the counting
+/// threads (see the module's documentation), each feature under a lock of its own.
+#[derive(Default)]
+struct SharedStringCounts {
+    by_key: RwLock<FxHashMap<StringsKey, Mutex<StringCounts>>>,
+}
+
+impl SharedStringCounts {
+    /// Merges a chunk's counts. A feature another thread is merging into is left for after
+    /// the others, so that two threads do not wait on each other feature after feature.
+    fn merge(&self, chunk: Vec<(StringsKey, StringCounts)>) {
+        let mut busy = Vec::new();
+        for (key, counts) in chunk {
+            let by_key = self.by_key.read().unwrap_or_else(PoisonError::into_inner);
+            let known = match by_key.get(&key).map(Mutex::try_lock) {
+                Some(Ok(mut ours)) => {
+                    ours.merge_owned(counts);
+                    continue;
+                }
+                Some(Err(_)) => true,
+                None => false,
+            };
+            drop(by_key);
+            if known {
+                busy.push((key, counts));
+            } else {
+                let mut by_key = self.by_key.write().unwrap_or_else(PoisonError::into_inner);
+                let ours = by_key.entry(key).or_default();
+                ours.get_mut()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .merge_owned(counts);
+            }
+        }
+        for (key, counts) in busy {
+            let by_key = self.by_key.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(ours) = by_key.get(&key) {
+                ours.lock().unwrap_or_else(PoisonError::into_inner).merge_owned(counts);
+            }
+        }
+    }
+
+    fn into_counts(self) -> impl Iterator<Item = (StringsKey, StringCounts)> {
+        let by_key = self.by_key.into_inner().unwrap_or_else(PoisonError::into_inner);
+        by_key
+            .into_iter()
+            .map(|(key, counts)| (key, counts.into_inner().unwrap_or_else(PoisonError::into_inner)))
     }
 }
 
@@ -476,6 +548,7 @@ mod tests {
                     .int64("n", [((n * 7919) % 100_003) as i64])
                     .float("x", [(n as f32).sqrt() * 0.1])
                     .bytes("s", [format!("v{}", n % 13)])
+                    .bytes("u", [format!("u{}", n % 4_099), format!("w{}", n % 7)])
                     .build()
                     .unwrap();
                 writer.write_record(&record.encode()).unwrap();

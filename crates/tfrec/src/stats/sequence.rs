@@ -24,6 +24,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::accumulate::map_on_threads;
 use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
 use super::lengths::LengthCounts;
@@ -491,8 +492,12 @@ impl<V: ValuesAcc> FeatureListsAcc<V> {
         &self,
         num_examples: u64,
         options: &StatsOptions,
-        feature_stats: impl Fn(&[u8], &V) -> proto::FeatureNameStatistics,
-    ) -> Vec<proto::FeatureNameStatistics> {
+        threads: usize,
+        feature_stats: impl Fn(&[u8], &V) -> proto::FeatureNameStatistics + Sync,
+    ) -> Vec<proto::FeatureNameStatistics>
+    where
+        V: Sync,
+    {
         use proto::feature_name_statistics::{FieldId, Stats, Type};
         if self.lists.is_empty() {
             return Vec::new();
@@ -508,10 +513,9 @@ impl<V: ValuesAcc> FeatureListsAcc<V> {
         parent.r#type = Type::Struct as i32;
         parent.stats = Some(Stats::StructStats(proto::StructStatistics { common_stats: common }));
         out.push(parent);
-        let mut keys: Vec<&Box<[u8]>> = self.lists.keys().collect();
-        keys.sort_unstable();
-        for key in keys {
-            let acc = &self.lists[key];
+        let mut lists: Vec<(&Box<[u8]>, &FeatureListAcc<V>)> = self.lists.iter().collect();
+        lists.sort_unstable_by_key(|&(key, _)| key);
+        out.extend(map_on_threads(&lists, threads, |&(key, acc)| {
             let mut feature = feature_stats(key, &acc.values);
             feature.field_id = Some(FieldId::Path(proto::Path {
                 step: vec![SEQUENCE_FEATURE.to_owned(), String::from_utf8_lossy(key).into_owned()],
@@ -535,8 +539,8 @@ impl<V: ValuesAcc> FeatureListsAcc<V> {
                     options.num_values_histogram_buckets,
                 ));
             }
-            out.push(feature);
-        }
+            feature
+        }));
         out
     }
 }

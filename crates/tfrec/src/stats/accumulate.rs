@@ -2,7 +2,6 @@
 //! `Example` at a time, mergeable across threads and shards, finished into the protos.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustc_hash::FxHashMap;
 
@@ -10,6 +9,7 @@ use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
 use super::lengths::LengthCounts;
 use super::options::{RecordMessage, StatsOptions};
+use super::parallel::map_on_threads;
 use super::proto;
 use super::quantiles::QuantilesSketch;
 use super::select::keep_allowed;
@@ -189,34 +189,6 @@ impl StringAcc {
             .map(|(_, n)| n)
             .sum()
     }
-}
-
-/// `f` of every item, in order, computed on up to `threads` threads (scoped, each taking the
-/// next item not yet taken).
-pub(super) fn map_on_threads<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads.min(items.len());
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let take = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { return done };
-            done.push((i, f(item)));
-        }
-    };
-    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
-        let mut done = take();
-        for other in others {
-            done.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        }
-        done
-    });
-    done.sort_unstable_by_key(|&(i, _)| i);
-    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Whose distinct string values: a feature's, or a feature list's (a SequenceExample may have
@@ -1110,16 +1082,6 @@ mod tests {
     use super::*;
     use crate::example::Example;
     use proto::feature_name_statistics::{Stats, Type};
-
-    #[test]
-    fn mapping_on_threads_keeps_the_items_order() {
-        let items: Vec<u64> = (0..1_000).collect();
-        let want: Vec<u64> = items.iter().map(|i| i * i).collect();
-        for threads in [0, 1, 2, 3, 8, 2_000] {
-            assert_eq!(map_on_threads(&items, threads, |i| i * i), want, "{threads} threads");
-        }
-        assert!(map_on_threads(&[] as &[u64], 4, |i| *i).is_empty());
-    }
 
     fn feature<'a>(stats: &'a proto::DatasetFeatureStatisticsList, name: &str) -> &'a proto::FeatureNameStatistics {
         let found = stats.datasets[0].features.iter().find(

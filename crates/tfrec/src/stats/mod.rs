@@ -40,6 +40,7 @@ mod generate;
 mod histogram;
 mod lengths;
 mod options;
+mod parallel;
 mod partial;
 pub mod proto;
 mod quantiles;

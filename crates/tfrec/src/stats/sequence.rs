@@ -24,11 +24,11 @@
 
 use rustc_hash::FxHashMap;
 
-use super::accumulate::map_on_threads;
 use super::error::{type_name, RecordPlace, StatsError};
 use super::histogram::{self, quantiles_histogram};
 use super::lengths::LengthCounts;
 use super::options::StatsOptions;
+use super::parallel::map_on_threads;
 use super::proto;
 use super::quantiles::QuantilesSketch;
 use crate::example::{FeatureView, Kind, SequenceExampleView};

@@ -68,6 +68,16 @@ fn bytes_of<'a>(arena: &'a [Vec<u8>], value: &Value) -> &'a [u8] {
     }
 }
 
+/// `table`'s entry for `value`, whose hash is `hash`: the value found, or where it goes.
+#[inline(always)]
+fn entry_of<'t>(table: &'t mut HashTable<Value>, arena: &[Vec<u8>], value: &[u8], hash: u32) -> Entry<'t, Value> {
+    table.entry(
+        table_hash(hash),
+        |v| v.hash == hash && bytes_of(arena, v) == value,
+        |v| table_hash(v.hash),
+    )
+}
+
 /// Keeps `bytes` in `arena`: where they are, as a [`Value`]'s `(page, start, end)`.
 fn keep(arena: &mut Vec<Vec<u8>>, bytes: &[u8]) -> (u32, u32, u32) {
     if bytes.len() > ARENA_PAGE_BYTES {
@@ -136,16 +146,10 @@ impl StringCounts {
     /// Counts `value` `count` times; `hash` is its [`hash_of`].
     #[inline]
     fn add_count(&mut self, value: &[u8], hash: u32, count: u64) {
-        let arena = &mut self.arena;
-        let entry = self.table.entry(
-            table_hash(hash),
-            |v| v.hash == hash && bytes_of(arena, v) == value,
-            |v| table_hash(v.hash),
-        );
-        match entry {
+        match entry_of(&mut self.table, &self.arena, value, hash) {
             Entry::Occupied(mut found) => found.get_mut().count += count,
             Entry::Vacant(slot) => {
-                slot.insert(new_value(arena, value, hash, count));
+                slot.insert(new_value(&mut self.arena, value, hash, count));
             }
         }
     }
@@ -154,16 +158,10 @@ impl StringCounts {
     /// it is.
     pub(super) fn insert_new(&mut self, value: &[u8], count: u64) -> bool {
         let hash = hash_of(value);
-        let arena = &mut self.arena;
-        let entry = self.table.entry(
-            table_hash(hash),
-            |v| v.hash == hash && bytes_of(arena, v) == value,
-            |v| table_hash(v.hash),
-        );
-        match entry {
+        match entry_of(&mut self.table, &self.arena, value, hash) {
             Entry::Occupied(_) => false,
             Entry::Vacant(slot) => {
-                slot.insert(new_value(arena, value, hash, count));
+                slot.insert(new_value(&mut self.arena, value, hash, count));
                 true
             }
         }

@@ -178,7 +178,10 @@
   function barsSvg(f) {
     var bars = f.bars || [];
     if (!bars.length) return '<span class="dim">no values</span>';
-    var W = 190, row = compare ? 14 : 12, label = 70;
+    // The figures at the right are each side's share, so a comparison's second side is read
+    // as well as seen; the room they take is kept out of the bars' length.
+    var figures = compare ? 84 : 42;
+    var W = 148 + figures, row = compare ? 14 : 12, label = 70;
     var H = bars.length * row;
     var out = ['<svg class="bars" width="' + W + '" height="' + H + '" viewBox="0 0 ' + W + " " + H + '" role="img">'];
     bars.forEach(function (bar, r) {
@@ -190,10 +193,14 @@
         var fr = num(bar[i]) || 0;
         var h = compare ? 5 : 9;
         var by = y + 1 + (i - 1) * 6;
-        out.push('<rect class="s' + (i - 1) + '" x="' + label + '" y="' + by + '" width="' + Math.max(fr > 0 ? 1 : 0, fr * (W - label - 34)).toFixed(1) + '" height="' + h + '"><title>' +
+        out.push('<rect class="s' + (i - 1) + '" x="' + label + '" y="' + by + '" width="' + Math.max(fr > 0 ? 1 : 0, fr * (W - label - figures)).toFixed(1) + '" height="' + h + '"><title>' +
           esc(data.datasets[i - 1].name + ": " + name + ": " + fmt(fr, true)) + "</title></rect>");
       }
-      out.push('<text x="' + W + '" y="' + (y + 9) + '" text-anchor="end">' + esc(fmt(num(bar[1]) || 0, true)) + "</text>");
+      var shares = [];
+      for (var j = 1; j < bar.length; j++) {
+        shares.push('<tspan class="s' + (j - 1) + '">' + esc(fmt(num(bar[j]) || 0, true)) + "</tspan>");
+      }
+      out.push('<text class="share" x="' + W + '" y="' + (y + 9) + '" text-anchor="end">' + shares.join(" ") + "</text>");
     });
     out.push("</svg>");
     return out.join("");

@@ -284,11 +284,20 @@ impl QuantilesSketch {
             let current = &mut self.levels[level];
             self.local.merge(current);
             if current.entries.is_empty() || self.local.entries.len() as i64 <= self.block_size + 1 {
-                *current = std::mem::take(&mut self.local);
+                let mut entries = std::mem::take(&mut self.local.entries);
+                // A level holds its summary until a later push reaches it, and a merged or
+                // compressed summary has up to twice its entries' room: what a sketch keeps
+                // over a long stream is its levels, a feature each, so they keep only their
+                // entries.
+                if entries.capacity() > entries.len() + entries.len() / 8 {
+                    entries = entries.as_slice().to_vec();
+                }
+                current.entries = entries;
                 return;
             }
             self.local.compress(self.block_size, self.eps);
-            current.entries.clear();
+            // An emptied level gives its room back: the summary it held moves up a level.
+            current.entries = Vec::new();
             level += 1;
         }
     }
@@ -494,6 +503,25 @@ mod tests {
                 (value - want).abs() <= 0.01 * f64::from(n),
                 "quantile {k}: {value} vs {want}"
             );
+        }
+    }
+
+    /// A long stream's sketch holds its levels in little more room than their entries, and an
+    /// empty level in none: the levels are what a statistics pass keeps per feature to its
+    /// end.
+    #[test]
+    fn levels_keep_only_their_entries_room() {
+        let mut sketch = QuantilesSketch::new(0.01);
+        let buffer = (sketch.block_size * 2) as u64;
+        // Enough full buffers for several levels, some of them empty at the end.
+        for i in 0..buffer * 45 {
+            sketch.add(((i * 7919) % 1_000_003) as f64);
+        }
+        assert!(sketch.levels.len() >= 5, "{} levels", sketch.levels.len());
+        assert!(sketch.levels.iter().any(|level| level.entries.is_empty()));
+        for (n, level) in sketch.levels.iter().enumerate() {
+            let (len, room) = (level.entries.len(), level.entries.capacity());
+            assert!(room <= len + len / 8, "level {n}: {len} entries in room for {room}");
         }
     }
 

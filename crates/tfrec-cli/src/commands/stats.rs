@@ -34,8 +34,9 @@ pub struct Args {
     /// Protobuf text format instead of binary (the default on a terminal).
     #[arg(long)]
     text: bool,
-    /// Threads, 1 to 256 (default: one per core); files are shared out whole, and the
-    /// statistics are the same whatever the number, up to the quantiles' epsilon.
+    /// Threads, 1 to 256 (default: one per core); the records, of one file or many, are
+    /// counted in chunks of about a MiB shared out among them, and the statistics are the same
+    /// bytes whatever the number.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: Option<u64>,
     /// Most frequent values kept per string feature.

@@ -139,9 +139,10 @@ def generate_statistics_from_tfrecord(
 ) -> Any:
     """Statistics of the Examples in ``data_location`` (a path, glob, directory or URL, or a
     list of them), as TFDV's function of the same name computes them; written to
-    ``output_path`` (binary) when given. ``threads`` defaults to one per core (files are
-    shared out whole); ``on_corruption`` (``"raise"``, ``"skip"``, ``"skip_file"``) is the
-    readers' policy for damaged records.
+    ``output_path`` (binary) when given. ``threads`` defaults to one per core (one file is
+    read on every thread, and the figures are the same bytes for any number);
+    ``on_corruption`` (``"raise"``, ``"skip"``, ``"skip_file"``) is the readers' policy for
+    damaged records.
 
     ``kind`` says what the records hold: ``"example"`` reads every record as an Example, as
     TFDV's function does (a SequenceExample's context features only); ``"sequence"`` as a

@@ -65,7 +65,7 @@ impl ReportArgs {
         if let Some(path) = &self.html {
             refuse_same_file(path, &files)?;
         }
-        let out = tfrec::stats::statistics_of_files(files.clone(), run.reader.clone(), run.options, run.threads)?;
+        let out = super::stats::statistics_with_progress(&files, run.reader, run.options, run.threads)?;
         print_skipped_stats(&out.read_stats, &[]);
         Ok(Some((files, out)))
     }

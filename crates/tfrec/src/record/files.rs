@@ -416,6 +416,13 @@ impl MultiFileReader {
         Arc::clone(&self.disk_bytes)
     }
 
+    /// Adds the on-disk bytes it reads to `counter` instead of a counter of its own, so that
+    /// readers of a data set's files one after another count into one progress bar.
+    pub fn with_disk_bytes_counter(mut self, counter: Arc<AtomicU64>) -> Self {
+        self.disk_bytes = counter;
+        self
+    }
+
     /// The total on-disk size of all files (files that cannot be inspected count as 0).
     pub fn total_disk_bytes(&self) -> u64 {
         self.files.iter().filter_map(|p| super::remote::size_of(p).ok()).sum()

@@ -23,8 +23,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc;
-use std::sync::{Condvar, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
 
 use rustc_hash::FxHashMap;
 
@@ -100,8 +101,22 @@ pub fn statistics_of_files(
     options: &StatsOptions,
     threads: usize,
 ) -> Result<GenerateOutput, StatsError> {
+    statistics_of_files_counting(files, reader, options, threads, &Arc::default())
+}
+
+/// [`statistics_of_files`], adding the on-disk bytes of the files to `disk_bytes_read` as they
+/// are read (compressed bytes for compressed files), for a progress bar drawn by another
+/// thread.
+pub fn statistics_of_files_counting(
+    files: Vec<PathBuf>,
+    reader: ReaderOptions,
+    options: &StatsOptions,
+    threads: usize,
+    disk_bytes_read: &Arc<AtomicU64>,
+) -> Result<GenerateOutput, StatsError> {
     options.validate()?;
     let mut feed = Feed::new(&files, reader, options.sample_rate);
+    feed.disk_bytes = Arc::clone(disk_bytes_read);
     if threads <= 1 {
         let (total, read_stats) = merge_chunks(options, || Some(count_chunk(options, feed.next_chunk()?)))?;
         return Ok(finish_merged(total, read_stats, 1));
@@ -290,6 +305,8 @@ struct Feed<'f> {
     stopped: bool,
     /// What reading found, for [`statistics_of_file`] when the file ended (unused otherwise).
     read_stats: Option<ReadStats>,
+    /// On-disk bytes read, every file's readers adding to it.
+    disk_bytes: Arc<AtomicU64>,
 }
 
 impl<'f> Feed<'f> {
@@ -304,6 +321,7 @@ impl<'f> Feed<'f> {
             merged: 0,
             stopped: false,
             read_stats: None,
+            disk_bytes: Arc::default(),
         }
     }
 
@@ -315,7 +333,9 @@ impl<'f> Feed<'f> {
         }
         if self.current.is_none() {
             let path = self.files.next()?;
-            self.current = Some((MultiFileReader::new(vec![path.clone()], self.reader_options.clone()), 0));
+            let reader = MultiFileReader::new(vec![path.clone()], self.reader_options.clone())
+                .with_disk_bytes_counter(Arc::clone(&self.disk_bytes));
+            self.current = Some((reader, 0));
         }
         let (records, next_index) = self.current.as_mut()?;
         let path = records.files().first().cloned().unwrap_or_default();
@@ -580,6 +600,30 @@ mod tests {
         });
         let merged = merge_partials(&options, partials).unwrap();
         assert!(encode_statistics(&merged.statistics) == one);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The progress counter ends at the files' size on disk, whatever the threads, and the
+    /// statistics are those of the run without it.
+    #[test]
+    fn the_counter_of_bytes_read_ends_at_the_files_size() {
+        let dir = std::env::temp_dir().join(format!("tfrec-stats-progress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = write_files(&dir);
+        let size: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+        let options = StatsOptions::default();
+        let plain = statistics_of_files(files.clone(), ReaderOptions::default(), &options, 1).unwrap();
+        for threads in [1, 3] {
+            let read = Arc::new(AtomicU64::new(0));
+            let out = statistics_of_files_counting(files.clone(), ReaderOptions::default(), &options, threads, &read)
+                .unwrap();
+            assert_eq!(
+                read.load(std::sync::atomic::Ordering::Relaxed),
+                size,
+                "{threads} threads"
+            );
+            assert!(encode_statistics(&out.statistics) == encode_statistics(&plain.statistics));
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -63,7 +63,8 @@ pub use files::{
     decode_anomalies, decode_schema, encode_anomalies, encode_schema, read_schema_file, read_statistics_file,
 };
 pub use generate::{
-    generate_statistics, merge_partials, statistics_of_file, statistics_of_files, GenerateOutput, CHUNK_BYTES,
+    generate_statistics, merge_partials, statistics_of_file, statistics_of_files, statistics_of_files_counting,
+    GenerateOutput, CHUNK_BYTES,
 };
 pub use options::{RecordMessage, StatsOptions};
 pub use partial::statistics_of_records;

@@ -5,14 +5,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
-use tfrec::record::ReaderOptions;
-use tfrec::stats::{GenerateOutput, RecordMessage, StatsOptions};
+use tfrec::stats::RecordMessage;
 
 use crate::error::{CliError, ExitCode};
 use crate::input::{InputArgs, SkipArgs};
 use crate::messages::{KindChoice, MessageArgs};
 use crate::output::{pending_file, refuse_same_file};
-use crate::progress::Progress;
 use crate::report::{print_skipped_stats, report_stdout};
 
 use super::stats_report::{ReportArgs, StatsRun};
@@ -62,20 +60,6 @@ pub struct Args {
     feature_allowlist: Vec<String>,
 }
 
-/// The statistics of `files`, with a progress bar by on-disk bytes on a terminal (a pass over
-/// a large data set takes minutes).
-pub(crate) fn statistics_with_progress(
-    files: &[PathBuf],
-    reader: &ReaderOptions,
-    options: &StatsOptions,
-    threads: usize,
-) -> Result<GenerateOutput, CliError> {
-    let (progress, done) = Progress::for_files(files);
-    let out = tfrec::stats::statistics_of_files_counting(files.to_vec(), reader.clone(), options, threads, &done)?;
-    progress.finish();
-    Ok(out)
-}
-
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let reader = args.input.reader_options(args.skip);
     let files = args.input.files()?;
@@ -98,13 +82,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let out = statistics_with_progress(&files, &reader, &options, threads)?;
     let run = StatsRun {
         files: &files,
         reader: &reader,
         options: &options,
         threads,
     };
+    let out = run.statistics_of(&files)?;
     let compared = args.report.compared(&run)?;
     let statistics = args.report.to_write(&out, compared.as_ref().map(|(_, c)| c));
     let bytes = if args.text || (args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout())) {

@@ -13,6 +13,7 @@ use tfrec::stats::{GenerateOutput, StatsOptions};
 
 use crate::error::CliError;
 use crate::output::{pending_file, refuse_same_file};
+use crate::progress::Progress;
 use crate::report::print_skipped_stats;
 
 #[derive(ClapArgs)]
@@ -47,6 +48,23 @@ pub struct StatsRun<'a> {
     pub threads: usize,
 }
 
+impl StatsRun<'_> {
+    /// The statistics of `files` with the run's reader, options and threads, and a progress
+    /// bar by on-disk bytes on a terminal (a pass over a large data set takes minutes).
+    pub fn statistics_of(&self, files: &[PathBuf]) -> Result<GenerateOutput, CliError> {
+        let (progress, done) = Progress::for_files(files);
+        let out = tfrec::stats::statistics_of_files_counting(
+            files.to_vec(),
+            self.reader.clone(),
+            self.options,
+            self.threads,
+            &done,
+        )?;
+        progress.finish();
+        Ok(out)
+    }
+}
+
 impl ReportArgs {
     /// Refuses a report path or a compared file that would overwrite an input.
     pub fn check_paths(&self, inputs: &[PathBuf]) -> Result<(), CliError> {
@@ -65,7 +83,7 @@ impl ReportArgs {
         if let Some(path) = &self.html {
             refuse_same_file(path, &files)?;
         }
-        let out = super::stats::statistics_with_progress(&files, run.reader, run.options, run.threads)?;
+        let out = run.statistics_of(&files)?;
         print_skipped_stats(&out.read_stats, &[]);
         Ok(Some((files, out)))
     }

@@ -152,6 +152,7 @@ def main():
     a = p.parse_args()
     core = None if a.core < 0 else a.core
     directory = a.data or tempfile.mkdtemp(prefix="tfrec-bench-strings-")
+    os.makedirs(directory, exist_ok=True)
     try:
         inputs = write_all(directory, a.seed, a.scale)
         sides = ["tf", *FORMS]

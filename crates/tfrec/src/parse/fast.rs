@@ -372,10 +372,24 @@ pub(crate) fn take_floats(feature: &[u8], out: &mut Vec<f32>) -> Taken {
 /// [`take_feature`] for a string column.
 #[inline(always)]
 pub(crate) fn take_bytes(feature: &[u8], out: &mut BytesArray) -> Taken {
-    if feature.is_empty() {
+    take_bytes_in(feature, 0, feature.len(), out)
+}
+
+/// [`take_bytes`] of the Feature `buf[start..end]`. The positions stay within `buf`, so that
+/// a short value near the Feature's end can still be copied with the bytes after it (see
+/// [`BytesArray::push_within`]): a sequence's rows are often a few short strings each, and
+/// most of them lie within 16 bytes of their row's end.
+#[inline(always)]
+fn take_bytes_in(buf: &[u8], start: usize, end: usize, out: &mut BytesArray) -> Taken {
+    if start == end {
         return Taken::KindUnset;
     }
-    let Some(list) = single_field(feature, 0x0a) else {
+    // Exactly `0a <len> BytesList`, filling the Feature.
+    let mut pos = start;
+    if tagged_end(buf, &mut pos, 0x0a) != Some(end) {
+        return Taken::GiveUp;
+    }
+    let Some(list) = buf.get(pos..end) else {
         return Taken::GiveUp;
     };
     // A value takes at least two bytes of the list, and its bytes at most all of
@@ -394,7 +408,7 @@ pub(crate) fn take_bytes(feature: &[u8], out: &mut BytesArray) -> Taken {
         out.reserve(values, bytes);
     }
     let before = out.len();
-    match take_strings(list, 0, list.len(), out) {
+    match take_strings(buf, pos, end, out) {
         Some(n) => Taken::Values(n),
         None => {
             out.truncate(before);
@@ -480,10 +494,14 @@ pub(crate) fn take_rows(
             out.reserve(floats.len().max(SHORT_ROW));
             append_in_spare(out, |spare| spare.push_floats(floats, ahead))
         }),
-        Values::String(_) => {
+        Values::String(out) => {
             let mut rows = 0;
-            for row in list_rows(list) {
-                let n = match take_feature(row?, values) {
+            let mut pos = 0;
+            while pos < list.len() {
+                let row_end = tagged_end(list, &mut pos, 0x0a)?;
+                let row = pos;
+                pos = row_end;
+                let n = match take_bytes_in(list, row, row_end, out) {
                     Taken::Values(n) => n,
                     Taken::KindUnset => 0,
                     Taken::GiveUp => return None,
@@ -1214,6 +1232,88 @@ mod tests {
             }
         }
         assert!(at_once_reads > 100, "only {at_once_reads}");
+    }
+
+    /// String rows read in one walk over the FeatureList (values copied from within the whole
+    /// list) are what each row's Feature gives alone: the same values and counts, and a refusal
+    /// where any row is refused; rows of short strings, empty Features, and rows whose lengths
+    /// or tags are wrong, at every place in the list.
+    #[test]
+    fn string_rows_read_in_one_walk_are_each_feature_read_alone() {
+        let one_by_one = |list: &[u8], stride: Option<usize>| -> Option<(Vec<Vec<u8>>, Vec<usize>)> {
+            let mut out = BytesArray::new();
+            let mut counts = Vec::new();
+            for row in list_rows(list) {
+                let n = match take_bytes(row?, &mut out) {
+                    Taken::Values(n) => n,
+                    Taken::KindUnset => 0,
+                    Taken::GiveUp => return None,
+                };
+                if stride.is_some_and(|s| s != n) {
+                    return None;
+                }
+                counts.push(n);
+            }
+            Some((out.to_vecs(), counts))
+        };
+        let row_of = |strings: &[Vec<u8>]| -> Vec<u8> {
+            let mut bytes_list = Vec::new();
+            for v in strings {
+                bytes_list.push(0x0a);
+                put(&mut bytes_list, v.len() as u64);
+                bytes_list.extend_from_slice(v);
+            }
+            let mut feature = Vec::new();
+            if !strings.is_empty() {
+                feature.push(0x0a);
+                put(&mut feature, bytes_list.len() as u64);
+                feature.extend_from_slice(&bytes_list);
+            }
+            feature
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |below: u64| (xorshift(&mut state) % below) as usize;
+        let mut refused = 0;
+        for case in 0..3000 {
+            let mut rows: Vec<Vec<u8>> = (0..next(6))
+                .map(|_| {
+                    let strings: Vec<Vec<u8>> = (0..next(4))
+                        .map(|_| (0..next(20)).map(|_| next(256) as u8).collect())
+                        .collect();
+                    row_of(&strings)
+                })
+                .collect();
+            // Damage one row in a third of the cases: a length one more or one less (so that
+            // it runs into the next row, or stops short of its end), another tag, a byte more.
+            if case % 3 == 0 && !rows.is_empty() {
+                let r = next(rows.len() as u64);
+                let row = &mut rows[r];
+                match (next(4), row.len()) {
+                    (0, n) if n >= 2 => row[1] = row[1].wrapping_add(1),
+                    (1, n) if n >= 2 => row[1] = row[1].wrapping_sub(1),
+                    (2, n) if n >= 1 => row[0] = 0x12,
+                    _ => row.push(0x0a),
+                }
+            }
+            let mut list = Vec::new();
+            for row in &rows {
+                list.push(0x0a);
+                put(&mut list, row.len() as u64);
+                list.extend_from_slice(row);
+            }
+            for stride in [None, Some(1), Some(2)] {
+                let expected = one_by_one(&list, stride);
+                let mut values = Values::String(BytesArray::new());
+                let mut counts = Vec::new();
+                let got = take_rows(&list, &mut values, stride, &mut counts).map(|n| {
+                    assert_eq!(n, counts.len());
+                    (values.as_bytes().map(BytesArray::to_vecs).unwrap_or_default(), counts)
+                });
+                refused += usize::from(expected.is_none());
+                assert_eq!(got, expected, "case {case}, stride {stride:?}: {list:02x?}");
+            }
+        }
+        assert!(refused > 1000, "only {refused} refusals");
     }
 
     #[test]
